@@ -1,0 +1,1 @@
+//! Integration and interop tests: one test binary, one module per area.

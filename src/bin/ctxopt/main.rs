@@ -1,0 +1,54 @@
+//! `ctxopt`: build contexts from session records and measure what MCP costs.
+
+mod audit;
+mod bench;
+mod build;
+mod gap;
+mod report;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "ctxopt",
+    version,
+    about = "Compact session context and measure MCP token costs"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Build a compact, provenance-tagged context from session records.
+    Build(build::Args),
+    /// Run the optimizer benchmark over fixtures/scenarios.
+    Bench(bench::Args),
+    /// Per-tool cost report over frame logs.
+    Report(report::Args),
+    /// Tool-definition footprint of a server's tools/list.
+    Audit(audit::Args),
+    /// Compare client-reported tool calls with the calls on the wire.
+    Gap(gap::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Build(args) => build::run(args),
+        Command::Bench(args) => bench::run(args),
+        Command::Report(args) => report::run(args),
+        Command::Audit(args) => audit::run(args),
+        Command::Gap(args) => gap::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("ctxopt: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,220 @@
+//! The records of a frame log (JSON Lines): one header, one line per frame, one trailer.
+//!
+//! This is a public interface, specified in `docs/frame-log.md` with a JSON Schema in
+//! `docs/frame-log.schema.json`. Any change that a reader could notice bumps
+//! [`FORMAT_VERSION`].
+
+use serde::{Deserialize, Serialize};
+
+/// The version of the frame-log format written into every header.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// Which way a frame travelled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    /// Client to server, relayed.
+    C2s,
+    /// Server to client, relayed.
+    S2c,
+    /// Client to proxy: a frame the proxy consumed itself (an injected tool call).
+    C2p,
+    /// Proxy to client: a frame the proxy originated (an injected tool result).
+    P2c,
+}
+
+impl Direction {
+    /// The short name used in logs and reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::C2s => "c2s",
+            Direction::S2c => "s2c",
+            Direction::C2p => "c2p",
+            Direction::P2c => "p2c",
+        }
+    }
+}
+
+/// What a frame is, by its JSON-RPC shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FrameKind {
+    /// Has `method` and `id`.
+    Request,
+    /// Has `id` and `result`.
+    Response,
+    /// Has `id` and `error`.
+    Error,
+    /// Has `method` and no `id`.
+    Notification,
+    /// A JSON array of messages.
+    Batch,
+    /// Anything else: not JSON, not an object or array, not JSON-RPC, not UTF-8.
+    Unparseable,
+}
+
+/// How the frame's line ended on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LineEnding {
+    /// `\n`.
+    Lf,
+    /// `\r\n`.
+    Crlf,
+    /// End of stream with no line ending.
+    None,
+}
+
+/// The first line of a log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Header {
+    /// [`FORMAT_VERSION`] at the time of writing.
+    pub format_version: u32,
+    /// The proxy's crate version.
+    pub proxy_version: String,
+    /// The tokenizer that produced every `tokens` figure (`o200k_base`, `cl100k_base`, `chars/4`).
+    pub tokenizer: String,
+    /// When the proxy started, RFC 3339 UTC.
+    pub started: String,
+    /// A short name for the wrapped server (from `--name`, or derived from its argv).
+    pub server_name: String,
+    /// The server's command and arguments.
+    pub server_argv: Vec<String>,
+    /// The working directory the server was started in.
+    pub cwd: String,
+    /// The server's process id (absent if it could not be started).
+    pub server_pid: Option<u32>,
+    /// The proxy's own process id.
+    pub proxy_pid: u32,
+}
+
+/// Per-item accounting of a batch member.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BatchItem {
+    /// The item's kind (never `batch`).
+    pub kind: FrameKind,
+    /// The id as its JSON text on the wire.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// The method, or for a response the method of the request it answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method: Option<String>,
+    /// The tool name for `tools/call` requests and their responses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    /// Microseconds since the paired request was relayed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_us: Option<u64>,
+    /// `true` when a `tools/call` result says `isError: true`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub is_error: Option<bool>,
+    /// The JSON-RPC error code of an error response.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_code: Option<i64>,
+    /// Tokens of the item's compact JSON text.
+    pub tokens: u64,
+    /// Tokens attributable to `_meta` members inside the item.
+    pub meta_tokens: u64,
+}
+
+/// One relayed (or proxy-originated) frame.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Frame {
+    /// Monotonic sequence number across both directions, starting at 0.
+    pub seq: u64,
+    /// When the frame was relayed, RFC 3339 UTC with microseconds.
+    pub ts: String,
+    /// Which way it went.
+    pub dir: Direction,
+    /// Bytes on the wire, line ending included.
+    pub bytes: u64,
+    /// How the line ended.
+    pub line_ending: LineEnding,
+    /// The JSON-RPC shape.
+    pub kind: FrameKind,
+    /// The id exactly as its JSON text on the wire (`1`, `"\"abc\""`, `18446744073709551616`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// The method; for a response, the method of the request it answers (paired by id per direction).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method: Option<String>,
+    /// The tool name for `tools/call` requests and their responses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    /// For a response: microseconds since its request was relayed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_us: Option<u64>,
+    /// The protocol revision in effect for this frame.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<String>,
+    /// `true` when a `tools/call` result says `isError: true`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub is_error: Option<bool>,
+    /// The JSON-RPC error code of an error response.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_code: Option<i64>,
+    /// Tokens of the frame text (without the line ending).
+    pub tokens: u64,
+    /// Tokens of the frame minus tokens of the frame with every `_meta` member removed.
+    pub meta_tokens: u64,
+    /// Per-item accounting when `kind` is `batch`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub items: Option<Vec<BatchItem>>,
+    /// The frame text exactly, without the line ending (when it is valid UTF-8).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw: Option<String>,
+    /// The frame bytes, base64 (standard alphabet, padded), when they are not valid UTF-8.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw_b64: Option<String>,
+}
+
+/// How the server ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExitStatus {
+    /// The exit code, if it exited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<i32>,
+    /// The signal number, if a signal killed it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<i32>,
+}
+
+/// Counts per relayed direction.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PerDirection {
+    /// Client to server.
+    pub c2s: u64,
+    /// Server to client.
+    pub s2c: u64,
+}
+
+/// The last line of a log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Trailer {
+    /// When the proxy finished, RFC 3339 UTC.
+    pub ts: String,
+    /// How the server ended.
+    pub exit: ExitStatus,
+    /// Frames relayed each way.
+    pub frames_relayed: PerDirection,
+    /// Frame records written to this log.
+    pub frames_logged: u64,
+    /// Frames relayed but not logged (log write or accounting failures).
+    pub frames_unlogged: u64,
+    /// Bytes relayed each way.
+    pub bytes: PerDirection,
+    /// Logging and accounting errors, one line each.
+    pub errors: Vec<String>,
+}
+
+/// Any line of a frame log, tagged by its `type` member.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum LogLine {
+    /// The header.
+    Header(Header),
+    /// A frame.
+    Frame(Box<Frame>),
+    /// The trailer.
+    Trailer(Trailer),
+}

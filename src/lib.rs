@@ -1,0 +1,16 @@
+//! ctxopt: a transparent MCP wire-tap proxy with token accounting, and a deterministic
+//! context optimizer.
+//!
+//! # Layout
+//! - [`tokenizer`]: token counting shared by every part (o200k_base by default).
+//! - [`framelog`]: the frame-log records (a public format) and their writer.
+//! - [`relay`]: the byte-exact stdio relay between an MCP client and a server, and its tap.
+//! - [`optimizer`]: records in, a budgeted, provenance-tagged context out.
+//! - [`measure`]: reports over frame logs (`report`), tool-list footprints (`audit`), and
+//!   the tool-call gap between what a client says and what the wire shows (`gap`).
+
+pub mod framelog;
+pub mod measure;
+pub mod optimizer;
+pub mod relay;
+pub mod tokenizer;

@@ -1,0 +1,1 @@
+//! Measurement over frame logs and tool lists: `report`, `audit`, `gap`.

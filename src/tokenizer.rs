@@ -1,0 +1,130 @@
+//! Token counting shared by the proxy, the optimizer and the measurement commands.
+//!
+//! Counts are exact `o200k_base` by default (through `bpe-openai`, which produces the same
+//! token counts as tiktoken and is measured faster; see `docs/benchmarks.md`). Loading a
+//! vocabulary takes tens of milliseconds, so the encoders are built lazily on first use;
+//! [`Tokenizer::preload`] warms one on a background thread so the relay never waits for it.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// Which tokenizer counts tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum Tokenizer {
+    /// OpenAI `o200k_base`, exact (the default).
+    #[default]
+    O200kBase,
+    /// OpenAI `cl100k_base`, exact.
+    Cl100kBase,
+    /// An estimate: Unicode scalar values divided by four, rounded up.
+    CharsDiv4,
+}
+
+/// A tokenizer name that is not one of ours.
+#[derive(Debug, thiserror::Error)]
+#[error("unknown tokenizer `{0}` (expected o200k_base, cl100k_base or chars/4)")]
+pub struct UnknownTokenizer(pub String);
+
+impl Tokenizer {
+    /// The name written into logs and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Tokenizer::O200kBase => "o200k_base",
+            Tokenizer::Cl100kBase => "cl100k_base",
+            Tokenizer::CharsDiv4 => "chars/4",
+        }
+    }
+
+    /// Counts the tokens of `text`.
+    pub fn count(self, text: &str) -> usize {
+        match self {
+            Tokenizer::O200kBase => bpe_openai::o200k_base().count(text),
+            Tokenizer::Cl100kBase => bpe_openai::cl100k_base().count(text),
+            Tokenizer::CharsDiv4 => text.chars().count().div_ceil(4),
+        }
+    }
+
+    /// Counts the tokens of bytes that may not be UTF-8 (invalid sequences are replaced
+    /// by U+FFFD first, as a client decoding the stream would).
+    pub fn count_bytes(self, bytes: &[u8]) -> usize {
+        self.count(&String::from_utf8_lossy(bytes))
+    }
+
+    /// Loads the vocabulary now, on the calling thread.
+    pub fn warm(self) {
+        self.count("warm");
+    }
+
+    /// Loads the vocabulary on a background thread, so a later [`Tokenizer::count`] does
+    /// not pay for it.
+    pub fn preload(self) {
+        std::thread::Builder::new()
+            .name("tokenizer-preload".into())
+            .spawn(move || self.warm())
+            .ok();
+    }
+}
+
+impl fmt::Display for Tokenizer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Tokenizer {
+    type Err = UnknownTokenizer;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "o200k_base" | "o200k" => Ok(Tokenizer::O200kBase),
+            "cl100k_base" | "cl100k" => Ok(Tokenizer::Cl100kBase),
+            "chars/4" | "chars" => Ok(Tokenizer::CharsDiv4),
+            other => Err(UnknownTokenizer(other.to_string())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for t in [
+            Tokenizer::O200kBase,
+            Tokenizer::Cl100kBase,
+            Tokenizer::CharsDiv4,
+        ] {
+            assert_eq!(t.name().parse::<Tokenizer>().unwrap(), t);
+        }
+        assert!("gpt2".parse::<Tokenizer>().is_err());
+    }
+
+    #[test]
+    fn counts_agree_with_tiktoken_on_mixed_text() {
+        let text = "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"héllo wörld 😀 \\n  fn main() {}\"}]}}";
+        let o200k = tiktoken_rs::o200k_base().unwrap();
+        let cl100k = tiktoken_rs::cl100k_base().unwrap();
+        assert_eq!(
+            Tokenizer::O200kBase.count(text),
+            o200k.encode_ordinary(text).len()
+        );
+        assert_eq!(
+            Tokenizer::Cl100kBase.count(text),
+            cl100k.encode_ordinary(text).len()
+        );
+    }
+
+    #[test]
+    fn chars_estimate_rounds_up() {
+        assert_eq!(Tokenizer::CharsDiv4.count(""), 0);
+        assert_eq!(Tokenizer::CharsDiv4.count("abcde"), 2);
+        assert_eq!(Tokenizer::CharsDiv4.count("ééé"), 1);
+    }
+
+    #[test]
+    fn invalid_utf8_is_counted_not_rejected() {
+        assert!(Tokenizer::O200kBase.count_bytes(b"ab\xffcd") > 0);
+    }
+}
