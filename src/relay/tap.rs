@@ -243,3 +243,84 @@ impl Tap {
         let _ = self.handle.join();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::framelog::{Frame, Trailer};
+
+    fn header() -> Header {
+        Header {
+            format_version: crate::framelog::FORMAT_VERSION,
+            proxy_version: "test".into(),
+            tokenizer: "chars/4".into(),
+            started: rfc3339(SystemTime::UNIX_EPOCH),
+            server_name: "t".into(),
+            server_argv: vec!["t".into()],
+            cwd: "/".into(),
+            server_pid: Some(1),
+            proxy_pid: 1,
+        }
+    }
+
+    #[test]
+    fn frames_are_logged_in_ticket_order_and_skips_leave_counted_gaps() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log.jsonl");
+        let stats = Arc::new(RelayStats::default());
+        let (tap, sender) = Tap::start(
+            header(),
+            LogWriter::open(&path),
+            Tokenizer::CharsDiv4,
+            stats.clone(),
+        )
+        .unwrap();
+        let (t0, t1, t2, t3) = (
+            sender.ticket(),
+            sender.ticket(),
+            sender.ticket(),
+            sender.ticket(),
+        );
+        // Handed over out of order: the response's copy arrives before the request's.
+        stats.s2c.relayed(8);
+        sender.relayed(t2, Direction::S2c, b"{\"id\":1,\"result\":{}}\n".to_vec());
+        stats.c2s.relayed(8);
+        sender.relayed(
+            t1,
+            Direction::C2s,
+            b"{\"id\":1,\"method\":\"m\"}\n".to_vec(),
+        );
+        stats.c2s.relayed(8);
+        sender.send(t0.order, Item::Skipped);
+        sender.not_relayed(t3);
+        tap.finish(ExitStatus {
+            code: Some(0),
+            signal: None,
+        });
+
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<LogLine> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let frames: Vec<&Frame> = lines
+            .iter()
+            .filter_map(|l| match l {
+                LogLine::Frame(f) => Some(&**f),
+                _ => None,
+            })
+            .collect();
+        let seqs: Vec<u64> = frames.iter().map(|f| f.seq).collect();
+        assert_eq!(seqs, [1, 2], "seq 0 was skipped");
+        assert_eq!(frames[1].method.as_deref(), Some("m"), "response paired");
+        let Some(LogLine::Trailer(Trailer {
+            frames_logged,
+            frames_unlogged,
+            ..
+        })) = lines.last()
+        else {
+            panic!("no trailer")
+        };
+        assert_eq!((*frames_logged, *frames_unlogged), (2, 1));
+    }
+}
