@@ -72,7 +72,7 @@ impl Peers {
             Server::Filesystem => "server-filesystem",
             Server::Everything => "server-everything",
             Server::Memory => "server-memory",
-            Server::PyServer => return self.dir.join("py_server.py"),
+            Server::PythonSdk => return self.dir.join("py_server.py"),
         };
         self.dir
             .join("node_modules/@modelcontextprotocol")
@@ -87,7 +87,7 @@ impl Peers {
             Server::Filesystem => vec!["node".into(), script, fixture.into()],
             Server::Everything => vec!["node".into(), script, "stdio".into()],
             Server::Memory => vec!["node".into(), script],
-            Server::PyServer => vec![self.python.clone().into_os_string(), script],
+            Server::PythonSdk => vec![self.python.clone().into_os_string(), script],
         }
     }
 
@@ -102,7 +102,7 @@ impl Peers {
     ) -> Vec<OsString> {
         let mut command: Vec<OsString> = match client {
             Client::Ts => vec!["node".into(), self.dir.join("ts_client.mjs").into()],
-            Client::PySession | Client::PyClient => vec![
+            Client::PySession | Client::PyHighLevel => vec![
                 self.python.clone().into(),
                 self.dir.join("py_client.py").into(),
                 if client == Client::PySession {
@@ -135,7 +135,7 @@ pub enum Server {
     /// `@modelcontextprotocol/server-memory` (a knowledge graph in a temporary file).
     Memory,
     /// `proxy-tests/peers/py_server.py`, on the Python SDK (answers `server/discover`).
-    PyServer,
+    PythonSdk,
 }
 
 impl Server {
@@ -145,7 +145,7 @@ impl Server {
             Server::Filesystem => "filesystem",
             Server::Everything => "everything",
             Server::Memory => "memory",
-            Server::PyServer => "pyserver",
+            Server::PythonSdk => "pyserver",
         }
     }
 }
@@ -158,7 +158,7 @@ pub enum Client {
     /// The Python SDK's `ClientSession` with `initialize` (`py_client.py session`).
     PySession,
     /// The Python SDK's high-level `Client`, which probes `server/discover` (`py_client.py client`).
-    PyClient,
+    PyHighLevel,
 }
 
 /// The fixture tree the filesystem server serves, as an absolute path.

@@ -179,7 +179,7 @@ fn py_session_memory() {
 
 #[test]
 fn py_session_python_server_negotiates_initialize() {
-    let Some(pair) = run_pair(Client::PySession, Server::PyServer) else {
+    let Some(pair) = run_pair(Client::PySession, Server::PythonSdk) else {
         return;
     };
     assert_initialize_era(&pair);
@@ -202,7 +202,7 @@ fn assert_discover_then_initialize(pair: &Pair) {
 
 #[test]
 fn py_client_filesystem() {
-    let Some(pair) = run_pair(Client::PyClient, Server::Filesystem) else {
+    let Some(pair) = run_pair(Client::PyHighLevel, Server::Filesystem) else {
         return;
     };
     assert_discover_then_initialize(&pair);
@@ -210,7 +210,7 @@ fn py_client_filesystem() {
 
 #[test]
 fn py_client_everything() {
-    let Some(pair) = run_pair(Client::PyClient, Server::Everything) else {
+    let Some(pair) = run_pair(Client::PyHighLevel, Server::Everything) else {
         return;
     };
     assert_discover_then_initialize(&pair);
@@ -219,7 +219,7 @@ fn py_client_everything() {
 
 #[test]
 fn py_client_memory() {
-    let Some(pair) = run_pair(Client::PyClient, Server::Memory) else {
+    let Some(pair) = run_pair(Client::PyHighLevel, Server::Memory) else {
         return;
     };
     assert_discover_then_initialize(&pair);
@@ -230,7 +230,7 @@ fn py_client_memory() {
 /// with that revision, and the server-identity `_meta` (with an inline icon) costs tokens.
 #[test]
 fn py_client_python_server_is_stateless_2026_07_28() {
-    let Some(pair) = run_pair(Client::PyClient, Server::PyServer) else {
+    let Some(pair) = run_pair(Client::PyHighLevel, Server::PythonSdk) else {
         return;
     };
     assert_eq!(pair.proxied.protocol(), "2026-07-28");
