@@ -4,6 +4,7 @@
 //! normalize → dedupe → extract → score → select → render.
 
 pub mod output;
+pub mod parse;
 pub mod records;
 
 pub use output::{
