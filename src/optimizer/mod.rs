@@ -12,6 +12,7 @@ pub mod extract;
 pub mod fragment;
 pub mod normalize;
 pub mod output;
+pub mod parse;
 pub mod records;
 pub mod render;
 pub mod report;
