@@ -6,10 +6,12 @@
 //! - [`framelog`]: the frame-log records (a public format) and their writer.
 //! - [`relay`]: the byte-exact stdio relay between an MCP client and a server, and its tap.
 //! - [`optimizer`]: records in, a budgeted, provenance-tagged context out.
+//! - [`import`]: other tools' session formats converted into records.
 //! - [`measure`]: reports over frame logs (`report`), tool-list footprints (`audit`), and
 //!   the tool-call gap between what a client says and what the wire shows (`gap`).
 
 pub mod framelog;
+pub mod import;
 pub mod measure;
 pub mod optimizer;
 pub mod relay;

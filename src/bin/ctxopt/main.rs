@@ -4,6 +4,8 @@ mod audit;
 mod bench;
 mod build;
 mod gap;
+mod import_swe;
+mod output_file;
 mod report;
 
 use std::process::ExitCode;
@@ -33,6 +35,8 @@ enum Command {
     Audit(audit::Args),
     /// Compare client-reported tool calls with the calls on the wire.
     Gap(gap::Args),
+    /// Convert a mini-swe-agent trajectory (*.traj.json) into a records file.
+    ImportSwe(import_swe::Args),
 }
 
 fn main() -> ExitCode {
@@ -43,6 +47,7 @@ fn main() -> ExitCode {
         Command::Report(args) => report::run(args),
         Command::Audit(args) => audit::run(args),
         Command::Gap(args) => gap::run(args),
+        Command::ImportSwe(args) => import_swe::run(args),
     };
     match result {
         Ok(code) => code,
