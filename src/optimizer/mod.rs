@@ -1,21 +1,43 @@
 //! The context optimizer: session records in, a compact, provenance-tagged context out.
 //!
 //! Stages run in a fixed order, each a pure function in its own module:
-//! normalize → dedupe → extract → score → select → render.
+//! [`normalize`] → [`dedupe`] (and [`supersede`]) → [`extract`] → [`score`] → [`select`]
+//! → [`render`], and [`report`] gathers the figures. Identical input and config give
+//! byte-identical output: nothing reads the clock, draws random numbers or iterates a hash
+//! map into the output.
 
+pub mod chunk;
+pub mod dedupe;
+pub mod extract;
+pub mod fragment;
+pub mod normalize;
 pub mod output;
 pub mod parse;
 pub mod records;
+pub mod render;
+pub mod report;
+pub mod score;
+pub mod select;
+pub mod supersede;
+mod tokens;
 
 pub use output::{
     BuildOutput, BuildReport, OmittedFragment, ScoreComponent, SourceFragment, Stats,
 };
 pub use records::Records;
+pub use score::Weights;
 
 use crate::tokenizer::Tokenizer;
 
 /// The default token budget of a build.
 pub const DEFAULT_BUDGET: usize = 4000;
+
+/// The default least relevance (sum of the content signals' contributions) a fragment
+/// needs to fill the budget with.
+pub const DEFAULT_MIN_RELEVANCE: f64 = 1.0;
+
+/// The pipeline's version, written into every report.
+pub const PIPELINE_VERSION: &str = concat!("ctxopt-optimizer/", env!("CARGO_PKG_VERSION"), "+1");
 
 /// How to build a context.
 #[derive(Debug, Clone, PartialEq)]
@@ -26,6 +48,13 @@ pub struct BuildConfig {
     pub task: Option<String>,
     /// The tokenizer for every count.
     pub tokenizer: Tokenizer,
+    /// The scoring weights.
+    pub weights: Weights,
+    /// The least relevance a non-mandatory fragment needs to be selected.
+    pub min_relevance: f64,
+    /// Threads for token counting (0: as many as the machine has, at most 8). The output
+    /// never depends on it.
+    pub threads: usize,
 }
 
 impl Default for BuildConfig {
@@ -34,6 +63,9 @@ impl Default for BuildConfig {
             budget: DEFAULT_BUDGET,
             task: None,
             tokenizer: Tokenizer::O200kBase,
+            weights: Weights::default(),
+            min_relevance: DEFAULT_MIN_RELEVANCE,
+            threads: 0,
         }
     }
 }
@@ -50,8 +82,67 @@ pub enum OptimizerError {
 /// Builds a context from `records` under `config`. Pure: identical input and config give
 /// byte-identical output.
 pub fn build(records: &Records, config: &BuildConfig) -> Result<BuildOutput, OptimizerError> {
-    let _ = (records, config);
-    Err(OptimizerError::Invalid(
-        "the pipeline is not built yet".into(),
-    ))
+    let (units, mut fragments) = normalize::normalize(records, config.task.as_deref())?;
+    let mut deduped = dedupe::dedupe(&units);
+    let outcomes = extract::outcomes(&units);
+    supersede::supersede(&units, &outcomes, &mut deduped.dropped);
+    let counts = tokens::count(&units, &mut fragments, config.tokenizer, config.threads);
+    let features = extract::extract(&units, &fragments);
+    let live: Vec<bool> = deduped.dropped.iter().map(Option::is_none).collect();
+    let focus = score::focus(&units, &fragments, &features, &outcomes, &live);
+    let recency = score::Recency::new(&units);
+    let headers: Vec<Option<String>> = units
+        .iter()
+        .zip(&deduped.history)
+        .map(|(u, h)| render::unit_header(u, h.as_deref()))
+        .collect();
+    let mut scores = Vec::with_capacity(fragments.len());
+    let mut candidates = Vec::new();
+    for (fi, f) in fragments.iter().enumerate() {
+        let unit = &units[f.unit];
+        if !live[f.unit] {
+            scores.push(None);
+            continue;
+        }
+        let s = score::score(
+            &config.weights,
+            &focus,
+            &units,
+            f,
+            &features[fi],
+            outcomes[f.unit],
+            deduped.redundancy[f.unit],
+            &recency,
+        );
+        candidates.push(select::Candidate {
+            placed: render::Placed {
+                section: render::Section::of(unit, &features[fi]),
+                order: unit.order,
+                chunk: f.chunk,
+                fragment: fi,
+            },
+            mandatory: report::is_mandatory(unit, &features[fi], &focus, f.unit),
+            score: s.total,
+            eligible: s.relevance >= config.min_relevance,
+        });
+        scores.push(Some(s));
+    }
+    let selection = select::select(
+        &units,
+        &fragments,
+        &headers,
+        &candidates,
+        config.budget,
+        config.tokenizer,
+    );
+    Ok(report::assemble(report::Parts {
+        config,
+        units: &units,
+        fragments: &fragments,
+        deduped: &deduped,
+        candidates: &candidates,
+        scores: &scores,
+        selection,
+        input_tokens: counts.input_tokens,
+    }))
 }

@@ -58,6 +58,9 @@ pub struct OmittedFragment {
     /// Its score, when it was scored.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub score: Option<f64>,
+    /// A sentence saying what happened (what it duplicates, what superseded it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
 }
 
 /// How a build went.

@@ -1,0 +1,111 @@
+//! Stage 3, extract: the facts the scorer and the selector work with, read from each
+//! fragment's text by small scanners, one family per module.
+
+pub mod failing_tests;
+pub mod frames;
+pub mod outcomes;
+pub mod paths;
+pub mod requirements;
+pub mod signatures;
+pub mod symbols;
+pub mod terms;
+
+use crate::optimizer::fragment::{Fragment, Kind, Unit};
+use crate::optimizer::records::TestStatus;
+
+pub use outcomes::Outcome;
+
+/// What one fragment says.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Features {
+    /// Paths (normalized) and code symbols, lowercased, sorted, without repeats.
+    pub identifiers: Vec<String>,
+    /// Stack frames.
+    pub frames: Vec<frames::Frame>,
+    /// Error signature keys, sorted, without repeats.
+    pub signatures: Vec<String>,
+    /// Failing test names.
+    pub failing_tests: Vec<String>,
+    /// How many requirement sentences it states.
+    pub requirements: usize,
+    /// How many lines are evidence of failure.
+    pub failure_lines: usize,
+}
+
+impl Features {
+    /// Whether the fragment shows an error: a signature, a frame or a failing test.
+    pub fn shows_error(&self) -> bool {
+        !self.signatures.is_empty() || !self.frames.is_empty() || !self.failing_tests.is_empty()
+    }
+}
+
+/// Extracts the features of one piece of text.
+pub fn features(text: &str) -> Features {
+    let mut identifiers: Vec<String> = paths::paths(text)
+        .into_iter()
+        .map(|p| p.to_lowercase())
+        .chain(symbols::symbols(text).into_iter().map(str::to_lowercase))
+        .collect();
+    identifiers.sort_unstable();
+    identifiers.dedup();
+    let mut signatures: Vec<String> = signatures::signatures(text)
+        .iter()
+        .map(|s| s.key())
+        .collect();
+    signatures.sort_unstable();
+    signatures.dedup();
+    Features {
+        identifiers,
+        frames: frames::frames(text),
+        signatures,
+        failing_tests: failing_tests::failing_tests(text),
+        requirements: requirements::requirements(text).len(),
+        failure_lines: text
+            .lines()
+            .filter(|l| outcomes::is_failure_line(l))
+            .count(),
+    }
+}
+
+/// The features of every fragment, in fragment order.
+pub fn extract(units: &[Unit], fragments: &[Fragment]) -> Vec<Features> {
+    fragments.iter().map(|f| features(f.text(units))).collect()
+}
+
+/// The outcome of every unit: runs from exit codes and markers, test results from their
+/// status; other records have no outcome.
+pub fn outcomes(units: &[Unit]) -> Vec<Outcome> {
+    units
+        .iter()
+        .map(|u| match (u.kind, u.test_status) {
+            (Kind::ToolOutput, _) => outcomes::run_outcome(u.exit_code, &u.text),
+            (Kind::TestResult, Some(TestStatus::Passed)) => Outcome::Passed,
+            (Kind::TestResult, Some(TestStatus::Failed)) => Outcome::Failed,
+            _ => Outcome::Unknown,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn features_of_a_node_failure() {
+        let f = features("FAIL src/billing.test.ts > rounds\nTypeError: x is undefined\n    at computeTotal (src/billing.ts:42:7)");
+        assert!(f.identifiers.contains(&"src/billing.ts".to_string()));
+        assert!(f.identifiers.contains(&"computetotal".to_string()));
+        assert_eq!(f.signatures, vec!["TypeError: x is undefined"]);
+        assert_eq!(f.failing_tests, vec!["src/billing.test.ts > rounds"]);
+        assert_eq!(f.frames.len(), 1);
+        assert!(f.failure_lines >= 1);
+        assert!(f.shows_error());
+    }
+
+    #[test]
+    fn plain_prose_has_no_features() {
+        let f = features("Sounds good, thanks!");
+        assert_eq!(f, Features::default());
+        assert!(!f.shows_error());
+    }
+}

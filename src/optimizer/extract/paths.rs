@@ -1,0 +1,141 @@
+//! File paths in free text: unix (`src/a.ts`, `/usr/lib/x.py`, `./b.rs:10:5`) and windows
+//! (`C:\src\app.cs`, `src\lib\util.ts`), plus bare file names with a known source extension.
+
+use std::borrow::Cow;
+
+/// Extensions that make a bare name (`billing.ts`) a file name.
+const KNOWN_EXTENSIONS: &[&str] = &[
+    "c", "cc", "cpp", "cs", "css", "go", "h", "hpp", "html", "java", "js", "json", "jsx", "kt",
+    "lock", "md", "mjs", "cjs", "php", "py", "rb", "rs", "scala", "sh", "sql", "swift", "toml",
+    "ts", "tsx", "txt", "vue", "xml", "yaml", "yml",
+];
+
+/// The paths in `text`, in order of appearance, normalized by [`normalize_path`]
+/// (duplicates kept; the caller dedupes).
+pub fn paths(text: &str) -> Vec<Cow<'_, str>> {
+    text.split(|c: char| c.is_whitespace() || "\"'`()[]{}<>,;|=".contains(c))
+        .filter_map(path_in_token)
+        .map(normalize_path)
+        .collect()
+}
+
+/// The path in one whitespace-free token, with `:line:col` and trailing punctuation cut.
+fn path_in_token(token: &str) -> Option<&str> {
+    if token.len() < 3 || token.contains("://") {
+        return None;
+    }
+    let mut t = token.trim_end_matches(['.', ':', '!', '?']);
+    // Cut `:line` and `:line:col` (a windows drive colon is at index 1 and stays).
+    while let Some(colon) = t.rfind(':') {
+        if colon > 1 && t[colon + 1..].bytes().all(|b| b.is_ascii_digit()) {
+            t = &t[..colon];
+        } else {
+            break;
+        }
+    }
+    let t = t.trim_end_matches(['.', ':']);
+    if !t
+        .chars()
+        .all(|c| c.is_alphanumeric() || "/\\._-@+~:$".contains(c))
+    {
+        return None;
+    }
+    let drive = t.len() > 3 && t.as_bytes()[0].is_ascii_alphabetic() && &t[1..3] == ":\\";
+    let skip = usize::from(drive) * 2;
+    let t = match t[skip..].find(':') {
+        Some(colon) => &t[..skip + colon],
+        None => t,
+    };
+    let last = t.rsplit(['/', '\\']).next().unwrap_or("");
+    let ext = last.rsplit_once('.');
+    let has_ext = matches!(ext, Some((stem, ext)) if !stem.is_empty()
+        && (1..=8).contains(&ext.len())
+        && ext.bytes().all(|b| b.is_ascii_alphanumeric())
+        && !ext.bytes().all(|b| b.is_ascii_digit()));
+    let has_sep = t.contains('/') || t.contains('\\');
+    if has_sep {
+        let rooted = t.starts_with('/') || t.starts_with("./") || t.starts_with("../") || drive;
+        let segments_ok =
+            t.split(['/', '\\']).filter(|s| !s.is_empty()).count() >= if rooted { 1 } else { 2 };
+        (segments_ok && (has_ext || (rooted && t.len() > 3))).then_some(t)
+    } else {
+        let known = ext.is_some_and(|(stem, ext)| {
+            !stem.is_empty()
+                && stem.chars().any(|c| c.is_alphabetic())
+                && KNOWN_EXTENSIONS.contains(&ext)
+        });
+        known.then_some(t)
+    }
+}
+
+/// A path with forward slashes and without a leading `./`.
+pub fn normalize_path(path: &str) -> Cow<'_, str> {
+    let path = path.strip_prefix("./").unwrap_or(path);
+    if path.contains('\\') {
+        Cow::Owned(path.replace('\\', "/"))
+    } else {
+        Cow::Borrowed(path)
+    }
+}
+
+/// The last component of a normalized path.
+pub fn basename(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn found(text: &str) -> Vec<String> {
+        paths(text).into_iter().map(Cow::into_owned).collect()
+    }
+
+    #[test]
+    fn unix_paths_with_line_numbers() {
+        assert_eq!(
+            found("at total (src/billing/invoice.ts:42:7) and ./lib/x.py:3."),
+            vec!["src/billing/invoice.ts", "lib/x.py"]
+        );
+        assert_eq!(
+            found("see /usr/lib/python3.11/json/decoder.py"),
+            vec!["/usr/lib/python3.11/json/decoder.py"]
+        );
+    }
+
+    #[test]
+    fn windows_paths_become_forward_slashes() {
+        assert_eq!(
+            found(r"at C:\work\app\Program.cs:line 12 in src\lib\util.ts"),
+            vec!["C:/work/app/Program.cs", "src/lib/util.ts"]
+        );
+    }
+
+    #[test]
+    fn bare_names_need_a_known_extension() {
+        assert_eq!(
+            found("edit billing.ts, not e.g. or v1.2 or and/or"),
+            vec!["billing.ts"]
+        );
+    }
+
+    #[test]
+    fn urls_and_prose_are_not_paths() {
+        assert!(found("https://example.com/a/b.html input/output the end.").is_empty());
+        assert!(found("").is_empty());
+    }
+
+    #[test]
+    fn python_quoted_paths() {
+        assert_eq!(
+            found(r#"File "/app/pkg/mod.py", line 3, in run"#),
+            vec!["/app/pkg/mod.py"]
+        );
+    }
+
+    #[test]
+    fn basename_is_last_component() {
+        assert_eq!(basename("src/a/b.ts"), "b.ts");
+        assert_eq!(basename("b.ts"), "b.ts");
+    }
+}

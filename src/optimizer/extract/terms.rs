@@ -1,0 +1,58 @@
+//! Words for lexical overlap: lowercase alphanumeric runs of three characters or more
+//! that are not common English or shell stop words.
+
+/// Words too common to signal relevance.
+const STOP_WORDS: &[&str] = &[
+    "about", "after", "all", "also", "and", "any", "are", "because", "been", "but", "can", "could",
+    "did", "does", "doing", "done", "for", "from", "get", "got", "had", "has", "have", "her",
+    "here", "his", "how", "into", "its", "just", "let", "like", "make", "may", "more", "not",
+    "now", "off", "one", "only", "our", "out", "please", "should", "some", "than", "that", "the",
+    "their", "them", "then", "there", "these", "they", "this", "those", "too", "use", "using",
+    "very", "was", "way", "were", "what", "when", "where", "which", "while", "who", "why", "will",
+    "with", "would", "yes", "you", "your",
+];
+
+/// Calls `f` with every term of `text` (lowercased, stop words removed), in order.
+pub fn for_each_term(text: &str, mut f: impl FnMut(&str)) {
+    let mut buf = String::new();
+    for word in text.split(|c: char| !c.is_alphanumeric()) {
+        if word.len() < 3 {
+            continue;
+        }
+        buf.clear();
+        buf.extend(word.chars().flat_map(char::to_lowercase));
+        if buf.chars().count() >= 3 && STOP_WORDS.binary_search(&buf.as_str()).is_err() {
+            f(&buf);
+        }
+    }
+}
+
+/// The distinct terms of `text`, sorted.
+pub fn term_set(text: &str) -> std::collections::BTreeSet<String> {
+    let mut set = std::collections::BTreeSet::new();
+    for_each_term(text, |t| {
+        set.insert(t.to_string());
+    });
+    set
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stop_words_are_sorted_for_binary_search() {
+        assert!(STOP_WORDS.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn terms_are_lowercase_and_filtered() {
+        let set = term_set("Fix the Billing rounding in computeTotal, please. Ünïcode ok");
+        let got: Vec<&str> = set.iter().map(String::as_str).collect();
+        assert_eq!(
+            got,
+            vec!["billing", "computetotal", "fix", "rounding", "ünïcode"]
+        );
+        assert!(term_set("").is_empty());
+    }
+}

@@ -1,0 +1,174 @@
+//! The optimizer's working types: a normalized record ([`Unit`]) and the fragments cut
+//! from it ([`Fragment`]).
+//!
+//! A unit is one input record after validation and normalization; its `text` is what the
+//! context may show. Structured records (errors, files, diffs, test results, decisions, the
+//! task) give exactly one fragment; messages and tool outputs are cut into paragraph chunks
+//! (see [`crate::optimizer::chunk`]).
+
+use std::ops::Range;
+
+use crate::optimizer::records::{DecisionStatus, Role, TestStatus};
+
+/// What kind of record a unit came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Kind {
+    /// The task statement.
+    Task,
+    /// A chat message.
+    Message,
+    /// A tool or command run.
+    ToolOutput,
+    /// An error with its stack.
+    Error,
+    /// A file snapshot.
+    File,
+    /// A diff.
+    Diff,
+    /// A test result.
+    TestResult,
+    /// A decision or constraint.
+    Decision,
+}
+
+impl Kind {
+    /// The kind's name in `sources` and `omitted` (`toolOutput`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Task => "task",
+            Kind::Message => "message",
+            Kind::ToolOutput => "toolOutput",
+            Kind::Error => "error",
+            Kind::File => "file",
+            Kind::Diff => "diff",
+            Kind::TestResult => "testResult",
+            Kind::Decision => "decision",
+        }
+    }
+
+    /// The list the kind lives in, in the records format (`toolOutputs`, …).
+    pub fn list(self) -> &'static str {
+        match self {
+            Kind::Task => "task",
+            Kind::Message => "messages",
+            Kind::ToolOutput => "toolOutputs",
+            Kind::Error => "errors",
+            Kind::File => "files",
+            Kind::Diff => "diffs",
+            Kind::TestResult => "testResults",
+            Kind::Decision => "decisions",
+        }
+    }
+
+    /// Whether records of this kind are structured: kept or dropped whole, never split.
+    pub fn is_structured(self) -> bool {
+        !matches!(self, Kind::Message | Kind::ToolOutput)
+    }
+}
+
+/// One input record, validated and normalized.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unit {
+    /// The record id: the caller's, or `rec_` + a content hash prefix.
+    pub id: String,
+    /// The record's kind.
+    pub kind: Kind,
+    /// Position among all records (task, messages, toolOutputs, errors, files, diffs,
+    /// testResults, decisions — in that order).
+    pub order: usize,
+    /// Position within its own list.
+    pub index: usize,
+    /// The record's time in Unix milliseconds, when it has one.
+    pub time: Option<i64>,
+    /// Caller priority in 0..=1.
+    pub priority: f64,
+    /// The file path of a file or diff.
+    pub path: Option<String>,
+    /// The role of a message.
+    pub role: Option<Role>,
+    /// The tool of a tool output.
+    pub tool: Option<String>,
+    /// The tool and its canonical arguments: runs with equal keys are repeats.
+    pub tool_key: Option<String>,
+    /// The exit code of a tool output.
+    pub exit_code: Option<i64>,
+    /// The name of a test result.
+    pub test_name: Option<String>,
+    /// The status of a test result.
+    pub test_status: Option<TestStatus>,
+    /// The status of a decision.
+    pub decision_status: Option<DecisionStatus>,
+    /// A line shown once before the unit's first fragment in a section (`$ npm test (exit 1)`).
+    pub header: Option<String>,
+    /// The normalized text the fragments are cut from.
+    pub text: String,
+    /// Lines removed by collapsing repeated log lines (for input token accounting).
+    pub collapsed: String,
+    /// How many lines collapsing removed.
+    pub collapsed_lines: usize,
+    /// sha256 of the kind, the identifying fields and the normalized text.
+    pub hash: [u8; 32],
+    /// The unit's fragments, as a range into the fragment list.
+    pub fragments: Range<usize>,
+}
+
+impl Unit {
+    /// Where the record sits in the input, as error messages name it (`toolOutputs[2]`).
+    pub fn place(&self) -> String {
+        match self.kind {
+            Kind::Task => "task".to_string(),
+            kind => format!("{}[{}]", kind.list(), self.index),
+        }
+    }
+}
+
+/// A piece of a unit's text: the smallest thing the context keeps or drops.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fragment {
+    /// `fr_` + the first 12 hex digits of sha256(record id, chunk number, text).
+    pub id: String,
+    /// Index of its unit.
+    pub unit: usize,
+    /// Its number within the unit (0-based).
+    pub chunk: usize,
+    /// Its bytes within the unit's text.
+    pub span: Range<usize>,
+    /// Its tokens (the body alone; tags and headers are counted at selection).
+    pub tokens: usize,
+}
+
+impl Fragment {
+    /// The fragment's text.
+    pub fn text<'a>(&self, units: &'a [Unit]) -> &'a str {
+        &units[self.unit].text[self.span.clone()]
+    }
+}
+
+/// The first `n` hex digits of a sha256 digest.
+pub fn hex_prefix(hash: &[u8; 32], n: usize) -> String {
+    let mut s = hex::encode(hash);
+    s.truncate(n);
+    s
+}
+
+/// Whether `a` happened after `b`: by timestamps when both have one, else by list
+/// position when they share a kind; `None` when the records cannot be ordered.
+pub fn is_later(a: &Unit, b: &Unit) -> Option<bool> {
+    match (a.time, b.time) {
+        (Some(x), Some(y)) if x != y => Some(x > y),
+        _ if a.kind == b.kind => Some(a.index > b.index),
+        (Some(_), Some(_)) => Some(a.order > b.order),
+        _ => None,
+    }
+}
+
+/// Why a unit left the candidates before scoring.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dropped {
+    /// The reason code (`duplicate`, `near_duplicate`, `repeated_run`, `superseded`).
+    pub reason: &'static str,
+    /// The unit that absorbed or superseded it.
+    pub by: Option<usize>,
+    /// A sentence saying what happened.
+    pub detail: String,
+}

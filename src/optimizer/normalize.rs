@@ -1,0 +1,581 @@
+//! Stage 1, normalize: validate the records, give every record and fragment a
+//! deterministic id, normalize line endings, collapse pathological runs of repeated log
+//! lines inside tool output, and cut the text into fragments.
+//!
+//! The input records are never changed: units hold normalized copies. Ids are content
+//! hashes (sha256): a record keeps the caller's id or gets `rec_` + 12 hex digits of the
+//! hash of its kind, identifying fields and text (with `-2`, `-3`, … on collisions); a
+//! fragment gets `fr_` + 12 hex digits of sha256(record id, chunk number, text).
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+use sha2::{Digest, Sha256};
+
+use crate::optimizer::chunk::chunks;
+use crate::optimizer::fragment::{hex_prefix, Fragment, Kind, Unit};
+use crate::optimizer::records::{Common, DecisionStatus, Records, Role, TestStatus};
+use crate::optimizer::OptimizerError;
+
+/// The shortest run of same-shaped lines that collapsing shortens.
+pub const MIN_COLLAPSE_RUN: usize = 4;
+
+/// Normalizes `records` (with `task` overriding the records' task when given) into units
+/// and their fragments. Fragment token counts are left at 0 for the caller to fill.
+pub fn normalize(
+    records: &Records,
+    task: Option<&str>,
+) -> Result<(Vec<Unit>, Vec<Fragment>), OptimizerError> {
+    let mut drafts = Vec::new();
+    let task = task.or(records.task.as_deref()).map(str::trim);
+    if let Some(task) = task.filter(|t| !t.is_empty()) {
+        drafts.push(Draft::new(
+            Kind::Task,
+            0,
+            &Common::default(),
+            normalize_newlines(task),
+        )?);
+    }
+    for (i, m) in records.messages.iter().enumerate() {
+        let mut d = Draft::new(Kind::Message, i, &m.common, normalize_newlines(&m.text))?;
+        d.unit.role = Some(m.role);
+        d.unit.header = Some(format!("{}:", role_name(m.role)));
+        d.key = role_name(m.role).to_string();
+        drafts.push(d);
+    }
+    for (i, t) in records.tool_outputs.iter().enumerate() {
+        let collapsed = collapse_repeats(&normalize_newlines(&t.output));
+        let mut d = Draft::new(Kind::ToolOutput, i, &t.common, collapsed.text.into())?;
+        let args = match &t.args {
+            Some(v) if !v.is_null() => Some(canonical_json(v)),
+            _ => None,
+        };
+        let key = match &args {
+            Some(a) => format!("{} {a}", t.tool.trim()),
+            None => t.tool.trim().to_string(),
+        };
+        let exit = t
+            .exit_code
+            .map(|c| format!(" (exit {c})"))
+            .unwrap_or_default();
+        d.unit.header = Some(format!("$ {}{exit}", one_line(&key, 300)));
+        d.key = format!("{key}\0{:?}", t.exit_code);
+        d.unit.tool = Some(t.tool.trim().to_string());
+        d.unit.tool_key = Some(key);
+        d.unit.exit_code = t.exit_code;
+        d.unit.collapsed = collapsed.removed;
+        d.unit.collapsed_lines = collapsed.removed_lines;
+        drafts.push(d);
+    }
+    for (i, e) in records.errors.iter().enumerate() {
+        let mut text = normalize_newlines(e.message.trim_end()).into_owned();
+        if let Some(stack) = e.stack.as_deref().map(str::trim_end) {
+            if !stack.is_empty() {
+                text.push('\n');
+                text.push_str(&normalize_newlines(stack));
+            }
+        }
+        drafts.push(Draft::new(Kind::Error, i, &e.common, text.into())?);
+    }
+    for (i, f) in records.files.iter().enumerate() {
+        let mut d = Draft::new(Kind::File, i, &f.common, normalize_newlines(&f.content))?;
+        d.unit.path = Some(checked_path(&f.path, Kind::File, i)?);
+        d.key = f.path.clone();
+        drafts.push(d);
+    }
+    for (i, f) in records.diffs.iter().enumerate() {
+        let mut d = Draft::new(Kind::Diff, i, &f.common, normalize_newlines(&f.diff))?;
+        d.unit.path = Some(checked_path(&f.path, Kind::Diff, i)?);
+        d.key = f.path.clone();
+        drafts.push(d);
+    }
+    for (i, t) in records.test_results.iter().enumerate() {
+        let mut text = format!("{}: {}", t.name.trim(), status_name(t.status));
+        if let Some(out) = t.output.as_deref().map(str::trim_end) {
+            if !out.is_empty() {
+                text.push('\n');
+                text.push_str(&normalize_newlines(out));
+            }
+        }
+        let mut d = Draft::new(Kind::TestResult, i, &t.common, text.into())?;
+        d.unit.test_name = Some(t.name.trim().to_string());
+        d.unit.test_status = Some(t.status);
+        drafts.push(d);
+    }
+    for (i, dec) in records.decisions.iter().enumerate() {
+        let text = format!(
+            "{}: {}",
+            decision_name(dec.status),
+            normalize_newlines(dec.text.trim())
+        );
+        let mut d = Draft::new(Kind::Decision, i, &dec.common, text.into())?;
+        d.unit.decision_status = Some(dec.status);
+        drafts.push(d);
+    }
+    assign_ids(&mut drafts)?;
+    Ok(finish(drafts))
+}
+
+/// A unit on its way: everything but the final id and fragments.
+struct Draft {
+    unit: Unit,
+    id: Option<String>,
+    key: String,
+}
+
+impl Draft {
+    fn new(
+        kind: Kind,
+        index: usize,
+        common: &Common,
+        text: Cow<'_, str>,
+    ) -> Result<Draft, OptimizerError> {
+        let place = |field: &str| format!("{}[{index}].{field}", kind.list());
+        let time = match &common.timestamp {
+            Some(ts) => Some(parse_timestamp(ts).ok_or_else(|| {
+                OptimizerError::Invalid(format!(
+                    "{}: not RFC 3339 (got {ts:?})",
+                    place("timestamp")
+                ))
+            })?),
+            None => None,
+        };
+        let priority = common.priority.unwrap_or(0.5);
+        if !(0.0..=1.0).contains(&priority) {
+            return Err(OptimizerError::Invalid(format!(
+                "{}: must be between 0 and 1 (got {priority})",
+                place("priority")
+            )));
+        }
+        if common.id.as_deref().is_some_and(|id| id.trim().is_empty()) {
+            return Err(OptimizerError::Invalid(format!(
+                "{}: empty id",
+                place("id")
+            )));
+        }
+        Ok(Draft {
+            unit: Unit {
+                id: String::new(),
+                kind,
+                order: 0,
+                index,
+                time,
+                priority,
+                path: None,
+                role: None,
+                tool: None,
+                tool_key: None,
+                exit_code: None,
+                test_name: None,
+                test_status: None,
+                decision_status: None,
+                header: None,
+                text: text.into_owned(),
+                collapsed: String::new(),
+                collapsed_lines: 0,
+                hash: [0; 32],
+                fragments: 0..0,
+            },
+            id: common.id.clone(),
+            key: String::new(),
+        })
+    }
+}
+
+/// Hashes every draft and gives it its id: the caller's (which must be unique) or
+/// `rec_<hash12>`, made unique with a `-N` suffix.
+fn assign_ids(drafts: &mut [Draft]) -> Result<(), OptimizerError> {
+    let mut taken: BTreeMap<String, String> = BTreeMap::new();
+    for d in drafts.iter() {
+        if let Some(id) = &d.id {
+            let place = format!("{}.id", d.unit.place());
+            if let Some(first) = taken.insert(id.clone(), place.clone()) {
+                return Err(OptimizerError::Invalid(format!(
+                    "{place}: duplicate id {id:?} (also used by {first})"
+                )));
+            }
+        }
+    }
+    for d in drafts.iter_mut() {
+        let mut h = Sha256::new();
+        h.update(d.unit.kind.name().as_bytes());
+        h.update([0]);
+        h.update(d.key.as_bytes());
+        h.update([0]);
+        h.update(d.unit.text.as_bytes());
+        d.unit.hash = h.finalize().into();
+        if d.id.is_none() {
+            let base = match d.unit.kind {
+                Kind::Task => "task".to_string(),
+                _ => format!("rec_{}", hex_prefix(&d.unit.hash, 12)),
+            };
+            let mut id = base.clone();
+            let mut n = 1;
+            while taken.contains_key(&id) {
+                n += 1;
+                id = format!("{base}-{n}");
+            }
+            taken.insert(id.clone(), d.unit.place());
+            d.id = Some(id);
+        }
+    }
+    Ok(())
+}
+
+/// Turns drafts into units and cuts their fragments.
+fn finish(drafts: Vec<Draft>) -> (Vec<Unit>, Vec<Fragment>) {
+    let mut units = Vec::with_capacity(drafts.len());
+    let mut fragments = Vec::with_capacity(drafts.len());
+    for (order, d) in drafts.into_iter().enumerate() {
+        let mut u = d.unit;
+        u.id = d.id.unwrap_or_default();
+        u.order = order;
+        let spans: Vec<std::ops::Range<usize>> = if u.kind.is_structured() {
+            std::iter::once(0..u.text.trim_end().len()).collect()
+        } else {
+            chunks(&u.text, u.kind == Kind::ToolOutput)
+        };
+        let start = fragments.len();
+        for (chunk, span) in spans.into_iter().enumerate() {
+            let mut h = Sha256::new();
+            h.update(u.id.as_bytes());
+            h.update([0]);
+            h.update(chunk.to_le_bytes());
+            h.update([0]);
+            h.update(u.text[span.clone()].as_bytes());
+            let hash: [u8; 32] = h.finalize().into();
+            fragments.push(Fragment {
+                id: format!("fr_{}", hex_prefix(&hash, 12)),
+                unit: order,
+                chunk,
+                span,
+                tokens: 0,
+            });
+        }
+        u.fragments = start..fragments.len();
+        units.push(u);
+    }
+    (units, fragments)
+}
+
+/// Parses an RFC 3339 timestamp into Unix milliseconds.
+pub fn parse_timestamp(ts: &str) -> Option<i64> {
+    chrono::DateTime::parse_from_rfc3339(ts.trim())
+        .ok()
+        .map(|t| t.timestamp_millis())
+}
+
+/// Turns CRLF and lone CR into LF.
+pub fn normalize_newlines(text: &str) -> Cow<'_, str> {
+    if !text.contains('\r') {
+        return Cow::Borrowed(text);
+    }
+    Cow::Owned(text.replace("\r\n", "\n").replace('\r', "\n"))
+}
+
+/// Text with runs of repeated log lines collapsed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Collapsed {
+    /// The text with every long run shortened to its first and last line and a marker.
+    pub text: String,
+    /// The removed lines, joined with newlines.
+    pub removed: String,
+    /// How many lines were removed.
+    pub removed_lines: usize,
+}
+
+/// Collapses every run of at least [`MIN_COLLAPSE_RUN`] consecutive lines of the same
+/// shape (equal after each digit run becomes `0`) to its first line, a marker
+/// `[ctxopt: N similar lines collapsed]`, and its last line.
+pub fn collapse_repeats(text: &str) -> Collapsed {
+    let lines: Vec<&str> = text.split('\n').collect();
+    let mut out = String::with_capacity(text.len());
+    let mut removed = String::new();
+    let mut removed_lines = 0;
+    let mut i = 0;
+    while i < lines.len() {
+        let shape = line_shape(lines[i]);
+        let mut j = i + 1;
+        while j < lines.len() && !lines[i].trim().is_empty() && line_shape(lines[j]) == shape {
+            j += 1;
+        }
+        if !out.is_empty() || i > 0 {
+            out.push('\n');
+        }
+        if j - i >= MIN_COLLAPSE_RUN {
+            let n = j - i - 2;
+            out.push_str(lines[i]);
+            out.push_str(&format!("\n[ctxopt: {n} similar lines collapsed]\n"));
+            out.push_str(lines[j - 1]);
+            for line in &lines[i + 1..j - 1] {
+                removed.push_str(line);
+                removed.push('\n');
+            }
+            removed_lines += n;
+        } else {
+            out.push_str(&lines[i..j].join("\n"));
+        }
+        i = j;
+    }
+    Collapsed {
+        text: out,
+        removed,
+        removed_lines,
+    }
+}
+
+/// A line with every run of ASCII digits replaced by one `0`.
+fn line_shape(line: &str) -> Cow<'_, str> {
+    if !line.bytes().any(|b| b.is_ascii_digit()) {
+        return Cow::Borrowed(line);
+    }
+    let mut s = String::with_capacity(line.len());
+    let mut in_digits = false;
+    for c in line.chars() {
+        if c.is_ascii_digit() {
+            if !in_digits {
+                s.push('0');
+            }
+            in_digits = true;
+        } else {
+            s.push(c);
+            in_digits = false;
+        }
+    }
+    Cow::Owned(s)
+}
+
+/// JSON with object keys sorted, so equal arguments give equal keys.
+pub fn canonical_json(value: &serde_json::Value) -> String {
+    fn sort(v: &serde_json::Value) -> serde_json::Value {
+        match v {
+            serde_json::Value::Object(map) => {
+                let sorted: BTreeMap<&String, serde_json::Value> =
+                    map.iter().map(|(k, v)| (k, sort(v))).collect();
+                serde_json::Value::Object(sorted.into_iter().map(|(k, v)| (k.clone(), v)).collect())
+            }
+            serde_json::Value::Array(items) => {
+                serde_json::Value::Array(items.iter().map(sort).collect())
+            }
+            other => other.clone(),
+        }
+    }
+    sort(value).to_string()
+}
+
+/// The first line of `s`, at most `max` characters.
+fn one_line(s: &str, max: usize) -> String {
+    let line = s.lines().next().unwrap_or("");
+    match line.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", &line[..cut]),
+        None => line.to_string(),
+    }
+}
+
+fn checked_path(path: &str, kind: Kind, index: usize) -> Result<String, OptimizerError> {
+    let path = path.trim();
+    if path.is_empty() {
+        return Err(OptimizerError::Invalid(format!(
+            "{}[{index}].path: empty",
+            kind.list()
+        )));
+    }
+    Ok(path.to_string())
+}
+
+/// The lowercase name of a role.
+pub fn role_name(role: Role) -> &'static str {
+    match role {
+        Role::User => "user",
+        Role::Assistant => "assistant",
+        Role::System => "system",
+        Role::Tool => "tool",
+    }
+}
+
+fn status_name(status: TestStatus) -> &'static str {
+    match status {
+        TestStatus::Passed => "passed",
+        TestStatus::Failed => "failed",
+        TestStatus::Skipped => "skipped",
+    }
+}
+
+fn decision_name(status: DecisionStatus) -> &'static str {
+    match status {
+        DecisionStatus::Accepted => "accepted",
+        DecisionStatus::Proposed => "proposed",
+        DecisionStatus::Rejected => "rejected",
+        DecisionStatus::Superseded => "superseded",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::optimizer::records::{ErrorRecord, FileRecord, Message, ToolOutput};
+
+    fn msg(text: &str) -> Message {
+        Message {
+            common: Common::default(),
+            role: Role::User,
+            text: text.into(),
+        }
+    }
+
+    fn tool(out: &str) -> ToolOutput {
+        ToolOutput {
+            common: Common::default(),
+            tool: "npm test".into(),
+            args: None,
+            output: out.into(),
+            exit_code: Some(1),
+        }
+    }
+
+    #[test]
+    fn empty_records_give_no_units() {
+        let (units, frags) = normalize(&Records::default(), None).unwrap();
+        assert!(units.is_empty() && frags.is_empty());
+    }
+
+    #[test]
+    fn task_override_wins_and_gets_id_task() {
+        let records = Records {
+            task: Some("old".into()),
+            ..Records::default()
+        };
+        let (units, frags) = normalize(&records, Some("new task")).unwrap();
+        assert_eq!(units[0].id, "task");
+        assert_eq!(frags[0].text(&units), "new task");
+    }
+
+    #[test]
+    fn a_record_called_task_does_not_clash_with_the_task() {
+        let mut m = msg("x");
+        m.common.id = Some("task".into());
+        let records = Records {
+            task: Some("t".into()),
+            messages: vec![m],
+            ..Records::default()
+        };
+        let (units, _) = normalize(&records, None).unwrap();
+        assert_eq!(
+            (units[0].id.as_str(), units[1].id.as_str()),
+            ("task-2", "task")
+        );
+    }
+
+    #[test]
+    fn bad_timestamp_names_the_place() {
+        let mut t = tool("x");
+        t.common.timestamp = Some("yesterday".into());
+        let records = Records {
+            tool_outputs: vec![tool("a"), tool("b"), t],
+            ..Records::default()
+        };
+        let err = normalize(&records, None).unwrap_err().to_string();
+        assert!(
+            err.starts_with("toolOutputs[2].timestamp: not RFC 3339"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn priority_out_of_range_names_the_place() {
+        let mut m = msg("x");
+        m.common.priority = Some(1.5);
+        let records = Records {
+            messages: vec![m],
+            ..Records::default()
+        };
+        let err = normalize(&records, None).unwrap_err().to_string();
+        assert!(err.starts_with("messages[0].priority:"), "{err}");
+    }
+
+    #[test]
+    fn duplicate_given_ids_are_rejected() {
+        let mut a = msg("a");
+        a.common.id = Some("x".into());
+        let e = ErrorRecord {
+            common: Common {
+                id: Some("x".into()),
+                ..Common::default()
+            },
+            message: "boom".into(),
+            stack: None,
+        };
+        let records = Records {
+            messages: vec![a],
+            errors: vec![e],
+            ..Records::default()
+        };
+        let err = normalize(&records, None).unwrap_err().to_string();
+        assert!(err.contains("errors[0].id: duplicate id"), "{err}");
+    }
+
+    #[test]
+    fn ids_are_content_hashes_and_unique() {
+        let records = Records {
+            messages: vec![msg("same"), msg("same"), msg("other")],
+            ..Records::default()
+        };
+        let (units, frags) = normalize(&records, None).unwrap();
+        assert!(units[0].id.starts_with("rec_") && units[0].id.len() == 16);
+        assert_eq!(units[1].id, format!("{}-2", units[0].id));
+        assert_ne!(units[0].id, units[2].id);
+        assert_ne!(frags[0].id, frags[1].id);
+        let (again, _) = normalize(&records, None).unwrap();
+        assert_eq!(units, again);
+    }
+
+    #[test]
+    fn crlf_becomes_lf() {
+        assert_eq!(normalize_newlines("a\r\nb\rc"), "a\nb\nc");
+        assert!(matches!(normalize_newlines("plain"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn repeated_log_lines_collapse_in_tool_output_only() {
+        let log: String = (0..100).map(|i| format!("retry {i} failed\n")).collect();
+        let records = Records {
+            tool_outputs: vec![tool(&log)],
+            files: vec![FileRecord {
+                common: Common::default(),
+                path: "a.log".into(),
+                content: log.clone(),
+            }],
+            ..Records::default()
+        };
+        let (units, _) = normalize(&records, None).unwrap();
+        assert_eq!(
+            units[0].text,
+            "retry 0 failed\n[ctxopt: 98 similar lines collapsed]\nretry 99 failed\n"
+        );
+        assert_eq!(units[0].collapsed_lines, 98);
+        assert_eq!(units[1].text, log);
+    }
+
+    #[test]
+    fn short_runs_and_blank_lines_stay() {
+        let text = "a1\na2\na3\n\n\n\n\nb";
+        assert_eq!(collapse_repeats(text).text, text);
+    }
+
+    #[test]
+    fn unicode_and_empty_text_survive() {
+        let records = Records {
+            messages: vec![msg(""), msg("héllo — 世界")],
+            ..Records::default()
+        };
+        let (units, frags) = normalize(&records, None).unwrap();
+        assert!(units[0].fragments.is_empty());
+        assert_eq!(frags[0].text(&units), "héllo — 世界");
+    }
+
+    #[test]
+    fn canonical_json_sorts_keys() {
+        let v: serde_json::Value = serde_json::from_str(r#"{"b":1,"a":{"d":2,"c":3}}"#).unwrap();
+        assert_eq!(canonical_json(&v), r#"{"a":{"c":3,"d":2},"b":1}"#);
+    }
+}

@@ -1,0 +1,196 @@
+//! Stage 6, render: the kept fragments as text, in a fixed section order, each behind a
+//! source tag `[source: fr_… | record … | path]`. Machine-readable data stays in
+//! `sources`; the text holds only what a model should read.
+
+use crate::optimizer::extract::Features;
+use crate::optimizer::fragment::{Fragment, Kind, Unit};
+use crate::optimizer::records::TestStatus;
+use crate::optimizer::score::is_constraint;
+
+/// The context's sections, in render order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Section {
+    /// The task.
+    Task,
+    /// Decisions in force and explicit requirements.
+    Constraints,
+    /// Errors and stack traces.
+    Errors,
+    /// Failing test results.
+    FailingTests,
+    /// File snapshots.
+    Files,
+    /// Diffs.
+    Diffs,
+    /// Tool and command runs.
+    Attempts,
+    /// Everything else: messages, passing or skipped tests.
+    Notes,
+}
+
+impl Section {
+    /// The section's heading text.
+    pub fn title(self) -> &'static str {
+        match self {
+            Section::Task => "Task",
+            Section::Constraints => "Constraints & decisions",
+            Section::Errors => "Errors",
+            Section::FailingTests => "Failing tests",
+            Section::Files => "Files",
+            Section::Diffs => "Diffs",
+            Section::Attempts => "Attempts",
+            Section::Notes => "Notes",
+        }
+    }
+
+    /// The heading line as rendered (with its newline).
+    pub fn heading(self) -> String {
+        format!("## {}\n", self.title())
+    }
+
+    /// The section a fragment goes to.
+    pub fn of(unit: &Unit, features: &Features) -> Section {
+        match unit.kind {
+            Kind::Task => Section::Task,
+            Kind::Decision => Section::Constraints,
+            Kind::Message if is_constraint(unit, features) => Section::Constraints,
+            Kind::Message => Section::Notes,
+            Kind::Error => Section::Errors,
+            Kind::TestResult if unit.test_status == Some(TestStatus::Failed) => {
+                Section::FailingTests
+            }
+            Kind::TestResult => Section::Notes,
+            Kind::File => Section::Files,
+            Kind::Diff => Section::Diffs,
+            Kind::ToolOutput => Section::Attempts,
+        }
+    }
+}
+
+/// The source tag line of a fragment (with its newline).
+pub fn tag(fragment: &Fragment, unit: &Unit) -> String {
+    match &unit.path {
+        Some(path) => format!(
+            "[source: {} | record {} | {}]\n",
+            fragment.id, unit.id, path
+        ),
+        None => format!("[source: {} | record {}]\n", fragment.id, unit.id),
+    }
+}
+
+/// The line(s) shown once before a unit's first fragment in a section (with newline):
+/// the command line of a run and its history, or who spoke.
+pub fn unit_header(unit: &Unit, history: Option<&str>) -> Option<String> {
+    let header = unit.header.as_deref()?;
+    Some(match history {
+        Some(h) => format!("{header}\n{h}\n"),
+        None => format!("{header}\n"),
+    })
+}
+
+/// One fragment to render, with its section.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Placed {
+    /// The section.
+    pub section: Section,
+    /// The unit's input order.
+    pub order: usize,
+    /// The fragment's number within its unit.
+    pub chunk: usize,
+    /// The fragment's index.
+    pub fragment: usize,
+}
+
+/// Renders `placed` (sorted here by section, record order and chunk) and returns the text
+/// and the fragments in render order.
+pub fn render(
+    units: &[Unit],
+    fragments: &[Fragment],
+    headers: &[Option<String>],
+    placed: &[Placed],
+) -> (String, Vec<Placed>) {
+    let mut placed = placed.to_vec();
+    placed.sort_unstable();
+    let mut out = String::new();
+    let mut section: Option<Section> = None;
+    let mut last_unit: Option<usize> = None;
+    for p in &placed {
+        let f = &fragments[p.fragment];
+        if section != Some(p.section) {
+            if section.is_some() {
+                out.push('\n');
+            }
+            out.push_str(&p.section.heading());
+            section = Some(p.section);
+            last_unit = None;
+        }
+        out.push_str(&tag(f, &units[f.unit]));
+        if last_unit != Some(f.unit) {
+            if let Some(h) = &headers[f.unit] {
+                out.push_str(h);
+            }
+            last_unit = Some(f.unit);
+        }
+        out.push_str(f.text(units));
+        out.push('\n');
+    }
+    (out, placed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::optimizer::extract::extract;
+    use crate::optimizer::normalize::normalize;
+    use crate::optimizer::records::{Common, FileRecord, Message, Records, Role};
+
+    #[test]
+    fn sections_come_in_fixed_order_with_tags() {
+        let records = Records {
+            task: Some("Fix it".into()),
+            messages: vec![Message {
+                common: Common::default(),
+                role: Role::User,
+                text: "You must keep the API".into(),
+            }],
+            files: vec![FileRecord {
+                common: Common {
+                    id: Some("f1".into()),
+                    ..Common::default()
+                },
+                path: "src/a.ts".into(),
+                content: "export {}".into(),
+            }],
+            ..Records::default()
+        };
+        let (units, frags) = normalize(&records, None).unwrap();
+        let feats = extract(&units, &frags);
+        let headers: Vec<Option<String>> = units.iter().map(|u| unit_header(u, None)).collect();
+        let placed: Vec<Placed> = frags
+            .iter()
+            .enumerate()
+            .rev()
+            .map(|(i, f)| Placed {
+                section: Section::of(&units[f.unit], &feats[i]),
+                order: units[f.unit].order,
+                chunk: f.chunk,
+                fragment: i,
+            })
+            .collect();
+        let (text, order) = render(&units, &frags, &headers, &placed);
+        let expected = format!(
+            "## Task\n[source: {} | record task]\nFix it\n\n## Constraints & decisions\n[source: {} | record {}]\nuser:\nYou must keep the API\n\n## Files\n[source: {} | record f1 | src/a.ts]\nexport {{}}\n",
+            frags[0].id, frags[1].id, units[1].id, frags[2].id
+        );
+        assert_eq!(text, expected);
+        assert_eq!(
+            order.iter().map(|p| p.fragment).collect::<Vec<_>>(),
+            vec![0, 1, 2]
+        );
+    }
+
+    #[test]
+    fn nothing_renders_to_nothing() {
+        assert_eq!(render(&[], &[], &[], &[]).0, "");
+    }
+}

@@ -1,0 +1,182 @@
+//! The report: the mandatory rule, and assembling the output (sources, omissions, warnings,
+//! merges, the configuration hash and the token figures).
+
+use std::collections::BTreeMap;
+
+use sha2::{Digest, Sha256};
+
+use crate::optimizer::dedupe::Deduped;
+use crate::optimizer::extract::Features;
+use crate::optimizer::fragment::{Fragment, Kind, Unit};
+use crate::optimizer::normalize::canonical_json;
+use crate::optimizer::output::{BuildOutput, BuildReport, OmittedFragment, SourceFragment, Stats};
+use crate::optimizer::records::DecisionStatus;
+use crate::optimizer::score::{is_constraint, Focus, Scored};
+use crate::optimizer::select::{Candidate, Selection};
+use crate::optimizer::{BuildConfig, PIPELINE_VERSION};
+
+/// Whether a live fragment must be kept: the task; decisions accepted; requirements stated
+/// by the user or the system; and the errors and failing tests the task is about (see
+/// [`crate::optimizer::score::focus`]).
+pub fn is_mandatory(unit: &Unit, features: &Features, focus: &Focus, unit_index: usize) -> bool {
+    match unit.kind {
+        Kind::Task => true,
+        Kind::Decision => unit.decision_status == Some(DecisionStatus::Accepted),
+        Kind::Message => is_constraint(unit, features),
+        Kind::Error | Kind::TestResult => focus.error_units.contains(&unit_index),
+        _ => false,
+    }
+}
+
+/// sha256 (hex) of the canonical JSON of the configuration (keys sorted).
+pub fn config_hash(config: &BuildConfig) -> String {
+    let json = serde_json::json!({
+        "budget": config.budget,
+        "min_relevance": config.min_relevance,
+        "pipeline_version": PIPELINE_VERSION,
+        "task": config.task,
+        "tokenizer": config.tokenizer.name(),
+        "weights": config.weights,
+    });
+    hex::encode(Sha256::digest(canonical_json(&json).as_bytes()))
+}
+
+/// Everything the output is made of.
+pub struct Parts<'a> {
+    /// The configuration.
+    pub config: &'a BuildConfig,
+    /// The units.
+    pub units: &'a [Unit],
+    /// The fragments.
+    pub fragments: &'a [Fragment],
+    /// What dedupe and supersede dropped.
+    pub deduped: &'a Deduped,
+    /// The live fragments offered to selection.
+    pub candidates: &'a [Candidate],
+    /// Per fragment: its score, when it was live.
+    pub scores: &'a [Option<Scored>],
+    /// What selection decided.
+    pub selection: Selection,
+    /// Tokens of the input.
+    pub input_tokens: usize,
+}
+
+/// Builds the output.
+pub fn assemble(p: Parts<'_>) -> BuildOutput {
+    let Parts {
+        config,
+        units,
+        fragments,
+        deduped,
+        candidates,
+        scores,
+        selection,
+        input_tokens,
+    } = p;
+    let mandatory: BTreeMap<usize, bool> = candidates
+        .iter()
+        .map(|c| (c.placed.fragment, c.mandatory))
+        .collect();
+    let sources: Vec<SourceFragment> = selection
+        .kept
+        .iter()
+        .map(|pl| {
+            let f = &fragments[pl.fragment];
+            let u = &units[f.unit];
+            let s = scores[pl.fragment].as_ref();
+            SourceFragment {
+                id: f.id.clone(),
+                record: u.id.clone(),
+                kind: u.kind.name().to_string(),
+                path: u.path.clone(),
+                section: pl.section.title().to_string(),
+                mandatory: mandatory.get(&pl.fragment).copied().unwrap_or(false),
+                tokens: selection
+                    .rendered_tokens
+                    .get(&pl.fragment)
+                    .copied()
+                    .unwrap_or(f.tokens),
+                score: s.map_or(0.0, |s| s.total),
+                components: s.map(|s| s.components.clone()).unwrap_or_default(),
+            }
+        })
+        .collect();
+    let mut omitted = Vec::new();
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    for (fi, f) in fragments.iter().enumerate() {
+        let u = &units[f.unit];
+        let (reason, by, detail) = match (&deduped.dropped[f.unit], selection.left_out.get(&fi)) {
+            (Some(d), _) => (
+                d.reason,
+                d.by.map(|b| units[b].id.clone()),
+                Some(d.detail.clone()),
+            ),
+            (None, Some(&reason)) => (reason, None, None),
+            (None, None) => continue,
+        };
+        *counts.entry(reason.to_string()).or_default() += 1;
+        omitted.push(OmittedFragment {
+            id: f.id.clone(),
+            record: u.id.clone(),
+            kind: u.kind.name().to_string(),
+            reason: reason.to_string(),
+            superseded_by: by,
+            tokens: f.tokens,
+            score: scores[fi].as_ref().map(|s| s.total),
+            detail,
+        });
+    }
+    let mut warnings = Vec::new();
+    if let Some(needed) = selection.conflict {
+        warnings.push(format!(
+            "BUDGET_CONFLICT: mandatory content renders to {needed} tokens, over the budget of {}; it was kept whole",
+            config.budget
+        ));
+    }
+    let output_tokens = selection.tokens;
+    let reduction = if input_tokens == 0 {
+        0.0
+    } else {
+        crate::optimizer::score::round4(1.0 - output_tokens as f64 / input_tokens as f64)
+    };
+    BuildOutput {
+        context: selection.context,
+        sources,
+        omitted,
+        report: BuildReport {
+            pipeline_version: PIPELINE_VERSION.to_string(),
+            config_hash: config_hash(config),
+            tokenizer: config.tokenizer.name().to_string(),
+            budget: config.budget,
+            warnings,
+            merges: deduped.merges.clone(),
+            omissions: counts.into_iter().collect(),
+        },
+        stats: Stats {
+            input_tokens,
+            output_tokens,
+            reduction,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_hash_changes_with_the_config_only() {
+        let a = BuildConfig::default();
+        let mut b = BuildConfig::default();
+        assert_eq!(config_hash(&a), config_hash(&b));
+        b.threads = 3;
+        assert_eq!(
+            config_hash(&a),
+            config_hash(&b),
+            "threads never change the output"
+        );
+        b.weights.recency = 2.0;
+        assert_ne!(config_hash(&a), config_hash(&b));
+        assert_eq!(config_hash(&a).len(), 64);
+    }
+}

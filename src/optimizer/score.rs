@@ -1,0 +1,430 @@
+//! Stage 4, score: weighted, explainable signals per fragment. Every component (value,
+//! weight, contribution) goes into the output; see `docs/scoring.md`.
+//!
+//! Recency is measured from the newest timestamp in the data, never the clock.
+
+use std::collections::{BTreeSet, HashSet};
+
+use serde::{Deserialize, Serialize};
+
+use crate::optimizer::extract::{terms, Features, Outcome};
+use crate::optimizer::fragment::{Fragment, Kind, Unit};
+use crate::optimizer::output::ScoreComponent;
+use crate::optimizer::records::{DecisionStatus, Role, TestStatus};
+
+/// The weight of each signal, and the recency curve.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Weights {
+    /// Share of the task's terms the fragment contains.
+    pub lexical_overlap: f64,
+    /// Identifiers (paths, symbols) shared with the task and the errors it is about.
+    pub identifier_match: f64,
+    /// The fragment shows an error, above all one the task is about.
+    pub error_relevance: f64,
+    /// A decision in force or an explicit requirement.
+    pub constraint_decision: f64,
+    /// Evidence of a failed attempt (a run that failed).
+    pub failed_attempt: f64,
+    /// Newer is better: halves every `half_life_days`.
+    pub recency: f64,
+    /// Who said it (user over system over assistant over tool).
+    pub role: f64,
+    /// Penalty for content that largely recurs in a later record (negative).
+    pub redundancy: f64,
+    /// The caller's priority.
+    pub priority: f64,
+    /// Recency half-life in days.
+    pub half_life_days: f64,
+    /// The lowest recency value of a constraint or decision.
+    pub constraint_recency_floor: f64,
+}
+
+impl Default for Weights {
+    fn default() -> Self {
+        Weights {
+            lexical_overlap: 3.0,
+            identifier_match: 4.0,
+            error_relevance: 3.0,
+            constraint_decision: 5.0,
+            failed_attempt: 2.0,
+            recency: 1.5,
+            role: 1.0,
+            redundancy: -2.0,
+            priority: 1.0,
+            half_life_days: 7.0,
+            constraint_recency_floor: 0.7,
+        }
+    }
+}
+
+/// What the task is about: its terms and identifiers, and the errors it concerns.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Focus {
+    /// The task's terms.
+    pub terms: HashSet<String>,
+    /// Identifiers of the task and of the errors it is about (lowercase, with basenames).
+    pub identifiers: HashSet<String>,
+    /// Error signature keys and failing test names of the errors the task is about.
+    pub errors: HashSet<String>,
+    /// Units (errors and failing test results) the task is about.
+    pub error_units: BTreeSet<usize>,
+}
+
+/// A fragment's score.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scored {
+    /// The sum of the contributions.
+    pub total: f64,
+    /// The contributions of the content signals (lexical, identifier, error, constraint,
+    /// failed attempt): how much the fragment is *about* something that matters.
+    pub relevance: f64,
+    /// Every signal.
+    pub components: Vec<ScoreComponent>,
+}
+
+/// Share of the task's terms in `text`.
+pub fn lexical(focus: &Focus, text: &str) -> f64 {
+    if focus.terms.is_empty() {
+        return 0.0;
+    }
+    let mut seen: HashSet<&str> = HashSet::new();
+    terms::for_each_term(text, |t| {
+        if let Some(k) = focus.terms.get(t) {
+            seen.insert(k.as_str());
+        }
+    });
+    seen.len() as f64 / focus.terms.len() as f64
+}
+
+/// How many of `identifiers` the focus holds (by full name or basename).
+fn identifier_hits(identifiers: &HashSet<String>, features: &Features) -> usize {
+    features
+        .identifiers
+        .iter()
+        .filter(|id| identifiers.contains(*id) || identifiers.contains(basename(id)))
+        .count()
+}
+
+fn basename(id: &str) -> &str {
+    id.rsplit('/').next().unwrap_or(id)
+}
+
+fn add_identifiers(set: &mut HashSet<String>, ids: &[String]) {
+    for id in ids {
+        set.insert(id.clone());
+        if id.contains('/') {
+            set.insert(basename(id).to_string());
+        }
+    }
+}
+
+/// Share of the task's terms a record must hold for an error to count as the task's.
+pub const ABOUT_TASK_LEXICAL: f64 = 0.3;
+
+/// Works out the focus: the task's terms and identifiers, then the live errors and failing
+/// test results the task is about (sharing an identifier with it or
+/// [`ABOUT_TASK_LEXICAL`] of its terms; when none does, the latest live error and failing
+/// test), whose identifiers, signatures and test names join the focus.
+pub fn focus(
+    units: &[Unit],
+    fragments: &[Fragment],
+    features: &[Features],
+    outcomes: &[Outcome],
+    live: &[bool],
+) -> Focus {
+    let mut f = Focus::default();
+    if let Some(task) = units.iter().position(|u| u.kind == Kind::Task) {
+        let text = &units[task].text;
+        f.terms = terms::term_set(text).into_iter().collect();
+        for fi in units[task].fragments.clone() {
+            add_identifiers(&mut f.identifiers, &features[fi].identifiers);
+        }
+    }
+    let task_ids = f.identifiers.clone();
+    let error_like = |i: usize| {
+        live[i]
+            && (units[i].kind == Kind::Error
+                || (units[i].kind == Kind::TestResult && outcomes[i] == Outcome::Failed))
+    };
+    for (i, u) in units.iter().enumerate().filter(|(i, _)| error_like(*i)) {
+        let about = u.fragments.clone().any(|fi| {
+            identifier_hits(&task_ids, &features[fi]) > 0
+                || lexical(&f, fragments[fi].text(units)) >= ABOUT_TASK_LEXICAL
+                || u.test_name.as_deref().is_some_and(|n| {
+                    units
+                        .iter()
+                        .any(|t| t.kind == Kind::Task && t.text.contains(n))
+                })
+        });
+        if about {
+            f.error_units.insert(i);
+        }
+    }
+    if f.error_units.is_empty() {
+        for kind in [Kind::Error, Kind::TestResult] {
+            if let Some(i) = (0..units.len()).rfind(|&i| error_like(i) && units[i].kind == kind) {
+                f.error_units.insert(i);
+            }
+        }
+    }
+    for &i in &f.error_units {
+        for fi in units[i].fragments.clone() {
+            add_identifiers(&mut f.identifiers, &features[fi].identifiers);
+            f.errors.extend(features[fi].signatures.iter().cloned());
+            f.errors.extend(features[fi].failing_tests.iter().cloned());
+        }
+        if let Some(n) = &units[i].test_name {
+            f.errors.insert(n.clone());
+        }
+    }
+    f
+}
+
+/// Whether a fragment states a constraint: a decision in force, or a requirement said by
+/// the user or the system.
+pub fn is_constraint(unit: &Unit, features: &Features) -> bool {
+    match unit.kind {
+        Kind::Decision => matches!(
+            unit.decision_status,
+            Some(DecisionStatus::Accepted | DecisionStatus::Proposed)
+        ),
+        Kind::Message => {
+            features.requirements > 0 && matches!(unit.role, Some(Role::User | Role::System))
+        }
+        _ => false,
+    }
+}
+
+/// Scores fragment `fi`.
+#[allow(clippy::too_many_arguments)]
+pub fn score(
+    weights: &Weights,
+    focus: &Focus,
+    units: &[Unit],
+    fragment: &Fragment,
+    features: &Features,
+    outcome: Outcome,
+    redundancy: f64,
+    recency_clock: &Recency,
+) -> Scored {
+    let unit = &units[fragment.unit];
+    let text = fragment.text(units);
+    let lexical = lexical(focus, text);
+    let identifier = (identifier_hits(&focus.identifiers, features) as f64 / 2.0).min(1.0);
+    let error = if focus.error_units.contains(&fragment.unit)
+        || features
+            .signatures
+            .iter()
+            .chain(&features.failing_tests)
+            .any(|s| focus.errors.contains(s))
+    {
+        1.0
+    } else if features.shows_error() || unit.test_status == Some(TestStatus::Failed) {
+        0.5
+    } else {
+        0.0
+    };
+    let constraint = match (unit.kind, unit.decision_status, unit.role) {
+        (Kind::Decision, Some(DecisionStatus::Accepted), _) => 1.0,
+        (Kind::Decision, Some(DecisionStatus::Proposed), _) => 0.5,
+        (Kind::Message, _, Some(Role::User | Role::System)) if features.requirements > 0 => 1.0,
+        (Kind::Message, _, Some(Role::Assistant)) if features.requirements > 0 => 0.3,
+        _ => 0.0,
+    };
+    let failed = match (unit.kind, outcome) {
+        (Kind::ToolOutput, Outcome::Failed)
+            if features.failure_lines > 0 || features.shows_error() =>
+        {
+            1.0
+        }
+        (Kind::ToolOutput, Outcome::Failed) => 0.5,
+        _ => 0.0,
+    };
+    let mut recency = recency_clock.value(unit, weights);
+    if is_constraint(unit, features) {
+        recency = recency.max(weights.constraint_recency_floor);
+    }
+    let role = match (unit.kind, unit.role) {
+        (Kind::Task | Kind::Decision, _) => 1.0,
+        (_, Some(Role::User)) => 1.0,
+        (_, Some(Role::System)) => 0.8,
+        (_, Some(Role::Assistant)) => 0.5,
+        (_, Some(Role::Tool)) => 0.3,
+        _ => 0.5,
+    };
+    let signals = [
+        ("lexical_overlap", lexical, weights.lexical_overlap),
+        ("identifier_match", identifier, weights.identifier_match),
+        ("error_relevance", error, weights.error_relevance),
+        (
+            "constraint_decision",
+            constraint,
+            weights.constraint_decision,
+        ),
+        ("failed_attempt", failed, weights.failed_attempt),
+        ("recency", recency, weights.recency),
+        ("role", role, weights.role),
+        ("redundancy", redundancy, weights.redundancy),
+        ("priority", unit.priority, weights.priority),
+    ];
+    let components: Vec<ScoreComponent> = signals
+        .iter()
+        .map(|&(signal, value, weight)| ScoreComponent {
+            signal: signal.to_string(),
+            value: round4(value),
+            weight,
+            contribution: round4(value * weight),
+        })
+        .collect();
+    let relevance = components[..5].iter().map(|c| c.contribution).sum::<f64>();
+    let total = round4(components.iter().map(|c| c.contribution).sum::<f64>());
+    Scored {
+        total,
+        relevance: round4(relevance),
+        components,
+    }
+}
+
+/// Rounds to four decimals, so reports read well and sums are stable.
+pub fn round4(x: f64) -> f64 {
+    (x * 10_000.0).round() / 10_000.0
+}
+
+/// The recency reference: the newest timestamp in the data, and list lengths for records
+/// without one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recency {
+    newest: Option<i64>,
+    list_len: [usize; 8],
+}
+
+impl Recency {
+    /// Reads the reference from the units.
+    pub fn new(units: &[Unit]) -> Recency {
+        let mut list_len = [0; 8];
+        for u in units {
+            list_len[u.kind as usize] = list_len[u.kind as usize].max(u.index + 1);
+        }
+        Recency {
+            newest: units.iter().filter_map(|u| u.time).max(),
+            list_len,
+        }
+    }
+
+    /// `0.5^(age / half-life)` for timed records; `(index + 1) / list length` otherwise;
+    /// 1 for the task.
+    pub fn value(&self, unit: &Unit, weights: &Weights) -> f64 {
+        if unit.kind == Kind::Task {
+            return 1.0;
+        }
+        match (unit.time, self.newest) {
+            (Some(t), Some(newest)) => {
+                let days = (newest - t) as f64 / 86_400_000.0;
+                0.5f64.powf(days / weights.half_life_days.max(f64::MIN_POSITIVE))
+            }
+            _ => (unit.index + 1) as f64 / self.list_len[unit.kind as usize].max(1) as f64,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::optimizer::extract::{extract, outcomes};
+    use crate::optimizer::normalize::normalize;
+    use crate::optimizer::records::{Common, Decision, ErrorRecord, Message, Records};
+
+    fn scored(records: &Records) -> (Vec<Unit>, Vec<Scored>, Focus) {
+        let (units, frags) = normalize(records, None).unwrap();
+        let feats = extract(&units, &frags);
+        let outs = outcomes(&units);
+        let live = vec![true; units.len()];
+        let focus = focus(&units, &frags, &feats, &outs, &live);
+        let rec = Recency::new(&units);
+        let w = Weights::default();
+        let s = frags
+            .iter()
+            .zip(&feats)
+            .map(|(f, ft)| score(&w, &focus, &units, f, ft, outs[f.unit], 0.0, &rec))
+            .collect();
+        (units, s, focus)
+    }
+
+    fn get(s: &Scored, signal: &str) -> f64 {
+        s.components
+            .iter()
+            .find(|c| c.signal == signal)
+            .unwrap()
+            .value
+    }
+
+    #[test]
+    fn components_sum_to_total_and_use_default_weights() {
+        let records = Records {
+            task: Some("Fix rounding in computeTotal".into()),
+            messages: vec![Message {
+                common: Common::default(),
+                role: Role::Assistant,
+                text: "computeTotal rounds wrong".into(),
+            }],
+            ..Records::default()
+        };
+        let (_, s, _) = scored(&records);
+        let m = &s[1];
+        assert_eq!(m.components.len(), 9);
+        let sum: f64 = m.components.iter().map(|c| c.contribution).sum();
+        assert!((sum - m.total).abs() < 1e-9);
+        assert_eq!(get(m, "identifier_match"), 0.5);
+        assert!(get(m, "lexical_overlap") > 0.0);
+        assert_eq!(m.components[1].weight, 4.0);
+    }
+
+    #[test]
+    fn errors_the_task_names_join_the_focus() {
+        let records = Records {
+            task: Some("Fix the crash in the invoice page".into()),
+            errors: vec![ErrorRecord {
+                common: Common::default(),
+                message: "TypeError: total is undefined".into(),
+                stack: Some("    at renderInvoice (src/invoice.ts:3:1)".into()),
+            }],
+            ..Records::default()
+        };
+        let (_, s, focus) = scored(&records);
+        assert!(focus.error_units.contains(&1));
+        assert!(focus.identifiers.contains("src/invoice.ts"));
+        assert_eq!(get(&s[1], "error_relevance"), 1.0);
+    }
+
+    #[test]
+    fn recency_uses_the_newest_timestamp_and_floors_constraints() {
+        let d = |ts: &str| Decision {
+            common: Common {
+                timestamp: Some(ts.into()),
+                ..Common::default()
+            },
+            text: "Use cents".into(),
+            status: DecisionStatus::Accepted,
+        };
+        let records = Records {
+            decisions: vec![d("2024-01-01T00:00:00Z"), d("2024-03-01T00:00:00Z")],
+            messages: vec![Message {
+                common: Common {
+                    timestamp: Some("2024-02-23T00:00:00Z".into()),
+                    ..Common::default()
+                },
+                role: Role::User,
+                text: "hello".into(),
+            }],
+            ..Records::default()
+        };
+        let (_, s, _) = scored(&records);
+        assert_eq!(get(&s[0], "recency"), 0.5, "one week old");
+        assert_eq!(get(&s[2], "recency"), 1.0);
+        assert_eq!(
+            get(&s[1], "recency"),
+            0.7,
+            "a constraint never drops below the floor"
+        );
+    }
+}

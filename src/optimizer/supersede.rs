@@ -1,0 +1,319 @@
+//! Superseded information: an older snapshot of the same file, a rejected or superseded
+//! decision, an earlier result of the same test, and an error fixed by a later passing run.
+//! Superseded units leave the candidates so they never crowd out the current ones; each
+//! names what superseded it.
+
+use std::collections::BTreeMap;
+
+use crate::optimizer::extract::terms::term_set;
+use crate::optimizer::extract::{failing_tests, signatures, Outcome};
+use crate::optimizer::fragment::{is_later, Dropped, Kind, Unit};
+use crate::optimizer::records::DecisionStatus;
+
+/// Marks superseded units in `dropped` (units already dropped stay as they are).
+pub fn supersede(units: &[Unit], outcomes: &[Outcome], dropped: &mut [Option<Dropped>]) {
+    let live: Vec<usize> = (0..units.len()).filter(|&i| dropped[i].is_none()).collect();
+    older_versions(units, &live, dropped);
+    decisions(units, &live, dropped);
+    fixed_errors(units, outcomes, &live, dropped);
+}
+
+fn later_of(units: &[Unit], a: usize, b: usize) -> usize {
+    match is_later(&units[a], &units[b]) {
+        Some(true) => a,
+        Some(false) => b,
+        None => a.max(b),
+    }
+}
+
+/// Files by path and test results by name: all but the latest are superseded.
+fn older_versions(units: &[Unit], live: &[usize], dropped: &mut [Option<Dropped>]) {
+    let mut groups: BTreeMap<(Kind, &str), Vec<usize>> = BTreeMap::new();
+    for &i in live {
+        let u = &units[i];
+        let key = match u.kind {
+            Kind::File => u.path.as_deref(),
+            Kind::TestResult => u.test_name.as_deref(),
+            _ => None,
+        };
+        if let Some(key) = key {
+            groups.entry((u.kind, key)).or_default().push(i);
+        }
+    }
+    for ((kind, key), group) in groups {
+        let keep = group
+            .iter()
+            .copied()
+            .reduce(|a, b| later_of(units, a, b))
+            .unwrap_or(0);
+        for i in group.into_iter().filter(|&i| i != keep) {
+            let what = if kind == Kind::File {
+                format!("older snapshot of {key}")
+            } else {
+                format!("earlier result of test `{key}`")
+            };
+            dropped[i] = Some(Dropped {
+                reason: "superseded",
+                by: Some(keep),
+                detail: format!(
+                    "{what}; current: {} ({})",
+                    units[keep].id,
+                    units[keep].place()
+                ),
+            });
+        }
+    }
+}
+
+/// Rejected and superseded decisions leave; each names the accepted decision that shares
+/// the most words with it (the latest on a tie), if there is one.
+fn decisions(units: &[Unit], live: &[usize], dropped: &mut [Option<Dropped>]) {
+    let accepted: Vec<(usize, _)> = live
+        .iter()
+        .filter(|&&i| units[i].decision_status == Some(DecisionStatus::Accepted))
+        .map(|&i| (i, term_set(&units[i].text)))
+        .collect();
+    for &i in live {
+        let status = units[i].decision_status;
+        if !matches!(
+            status,
+            Some(DecisionStatus::Rejected | DecisionStatus::Superseded)
+        ) {
+            continue;
+        }
+        let terms = term_set(&units[i].text);
+        let best = accepted
+            .iter()
+            .filter(|(a, _)| is_later(&units[i], &units[*a]) != Some(true))
+            .map(|(a, t)| (t.intersection(&terms).count(), *a))
+            .max();
+        let state = if status == Some(DecisionStatus::Rejected) {
+            "rejected"
+        } else {
+            "superseded"
+        };
+        let (by, detail) = match best {
+            Some((_, a)) => (
+                Some(a),
+                format!(
+                    "decision was {state}; in force: {} ({})",
+                    units[a].id,
+                    units[a].place()
+                ),
+            ),
+            None => (None, format!("decision was {state}")),
+        };
+        dropped[i] = Some(Dropped {
+            reason: "superseded",
+            by,
+            detail,
+        });
+    }
+}
+
+/// An error (or failing test result) is fixed when the signature or failing test it names
+/// showed up in a failed run of some tool whose latest run passed, and that passing run is
+/// not known to come before it.
+fn fixed_errors(
+    units: &[Unit],
+    outcomes: &[Outcome],
+    live: &[usize],
+    dropped: &mut [Option<Dropped>],
+) {
+    // For each tool: its latest run.
+    let mut latest_run: BTreeMap<&str, usize> = BTreeMap::new();
+    for (i, u) in units
+        .iter()
+        .enumerate()
+        .filter(|(_, u)| u.kind == Kind::ToolOutput)
+    {
+        let key = u.tool_key.as_deref().unwrap_or("");
+        let e = latest_run.entry(key).or_insert(i);
+        *e = later_of(units, *e, i);
+    }
+    // Evidence seen in failed runs of tools whose latest run passed: evidence key → run.
+    let mut fixed_by: BTreeMap<String, usize> = BTreeMap::new();
+    for (i, u) in units
+        .iter()
+        .enumerate()
+        .filter(|(_, u)| u.kind == Kind::ToolOutput)
+    {
+        let Some(&last) = latest_run.get(u.tool_key.as_deref().unwrap_or("")) else {
+            continue;
+        };
+        if outcomes[i] != Outcome::Failed || outcomes[last] != Outcome::Passed || last == i {
+            continue;
+        }
+        for key in evidence(&u.text) {
+            fixed_by.entry(key).or_insert(last);
+        }
+    }
+    if fixed_by.is_empty() {
+        return;
+    }
+    for &i in live {
+        let u = &units[i];
+        let failing_test = u.kind == Kind::TestResult && outcomes[i] == Outcome::Failed;
+        if u.kind != Kind::Error && !failing_test {
+            continue;
+        }
+        let mut keys = evidence(&u.text);
+        if let Some(name) = &u.test_name {
+            keys.push(format!("test\0{name}"));
+        }
+        let by = keys
+            .iter()
+            .filter_map(|k| fixed_by.get(k))
+            .copied()
+            .find(|&run| is_later(&units[run], u) != Some(false));
+        if let Some(run) = by {
+            dropped[i] = Some(Dropped {
+                reason: "superseded",
+                by: Some(run),
+                detail: format!(
+                    "fixed: a later run of `{}` passed ({}, {})",
+                    units[run].tool.as_deref().unwrap_or(""),
+                    units[run].id,
+                    units[run].place()
+                ),
+            });
+        }
+    }
+}
+
+/// Error signature keys and failing test names in `text`, as evidence keys.
+fn evidence(text: &str) -> Vec<String> {
+    signatures::signatures(text)
+        .iter()
+        .map(|s| format!("sig\0{}", s.key()))
+        .chain(
+            failing_tests::failing_tests(text)
+                .into_iter()
+                .map(|t| format!("test\0{t}")),
+        )
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::optimizer::extract::outcomes as compute_outcomes;
+    use crate::optimizer::normalize::normalize;
+    use crate::optimizer::records::{
+        Common, Decision, ErrorRecord, FileRecord, Records, ToolOutput,
+    };
+
+    fn run_super(records: &Records) -> (Vec<Unit>, Vec<Option<Dropped>>) {
+        let (units, _) = normalize(records, None).unwrap();
+        let outcomes = compute_outcomes(&units);
+        let mut dropped = vec![None; units.len()];
+        supersede(&units, &outcomes, &mut dropped);
+        (units, dropped)
+    }
+
+    fn file(path: &str, content: &str) -> FileRecord {
+        FileRecord {
+            common: Common::default(),
+            path: path.into(),
+            content: content.into(),
+        }
+    }
+
+    fn decision(text: &str, status: DecisionStatus) -> Decision {
+        Decision {
+            common: Common::default(),
+            text: text.into(),
+            status,
+        }
+    }
+
+    fn run(out: &str, exit: i64) -> ToolOutput {
+        ToolOutput {
+            common: Common::default(),
+            tool: "pytest".into(),
+            args: None,
+            output: out.into(),
+            exit_code: Some(exit),
+        }
+    }
+
+    #[test]
+    fn older_file_snapshot_is_superseded_by_the_newer() {
+        let records = Records {
+            files: vec![
+                file("src/a.ts", "v1"),
+                file("src/b.ts", "b"),
+                file("src/a.ts", "v2"),
+            ],
+            ..Records::default()
+        };
+        let (_, dropped) = run_super(&records);
+        let d = dropped[0].as_ref().unwrap();
+        assert_eq!((d.reason, d.by), ("superseded", Some(2)));
+        assert!(d.detail.starts_with("older snapshot of src/a.ts"));
+        assert!(dropped[1].is_none() && dropped[2].is_none());
+    }
+
+    #[test]
+    fn rejected_decision_names_the_accepted_one() {
+        let records = Records {
+            decisions: vec![
+                decision("Store money as floats", DecisionStatus::Rejected),
+                decision("Log every request", DecisionStatus::Accepted),
+                decision("Store money as integer cents", DecisionStatus::Accepted),
+            ],
+            ..Records::default()
+        };
+        let (_, dropped) = run_super(&records);
+        assert_eq!(dropped[0].as_ref().unwrap().by, Some(2));
+        assert!(dropped[1].is_none() && dropped[2].is_none());
+    }
+
+    #[test]
+    fn error_fixed_by_a_later_passing_run() {
+        let records = Records {
+            tool_outputs: vec![
+                run(
+                    "E   ValueError: bad cents\nFAILED tests/test_a.py::test_x - ValueError",
+                    1,
+                ),
+                run("1 passed", 0),
+            ],
+            errors: vec![
+                ErrorRecord {
+                    common: Common::default(),
+                    message: "ValueError: bad cents".into(),
+                    stack: None,
+                },
+                ErrorRecord {
+                    common: Common::default(),
+                    message: "KeyError: 'id'".into(),
+                    stack: None,
+                },
+            ],
+            ..Records::default()
+        };
+        let (_, dropped) = run_super(&records);
+        let d = dropped[2].as_ref().unwrap();
+        assert_eq!((d.reason, d.by), ("superseded", Some(1)));
+        assert!(dropped[3].is_none(), "an unrelated error stays");
+    }
+
+    #[test]
+    fn error_stays_when_the_latest_run_still_fails() {
+        let records = Records {
+            tool_outputs: vec![
+                run("ValueError: bad cents", 1),
+                run("ValueError: bad cents", 1),
+            ],
+            errors: vec![ErrorRecord {
+                common: Common::default(),
+                message: "ValueError: bad cents".into(),
+                stack: None,
+            }],
+            ..Records::default()
+        };
+        let (_, dropped) = run_super(&records);
+        assert!(dropped.iter().all(Option::is_none));
+    }
+}
