@@ -3,4 +3,5 @@
 mod frame_log;
 mod interop;
 mod relay_faults;
+mod scenarios;
 mod support;
