@@ -1,1 +1,37 @@
 //! Measurement over frame logs and tool lists: `report`, `audit`, `gap`.
+//!
+//! # Layout
+//! - [`canonical`]: the canonical serialization of a tool list (the text audits count).
+//! - [`toollist`]: what a server listed, from a capture, a frame log or a live server.
+//! - [`probe`]: starts a server and asks it for its lists (both protocol eras).
+//! - [`audit`]: the tool-definition footprint of one listing.
+//! - [`logread`]: a streaming frame-log reader.
+
+pub mod audit;
+pub mod canonical;
+pub mod logread;
+pub mod probe;
+pub mod toollist;
+
+/// What can go wrong while measuring.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum MeasureError {
+    /// The input is not a `tools/list` response.
+    #[error("not a tools/list response: {0}")]
+    NotAToolList(String),
+    /// Reading an input failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The server could not be started or did not answer as MCP requires.
+    #[error("server: {0}")]
+    Server(String),
+    /// A frame log holds no usable `tools/list` response.
+    #[error("{0}")]
+    NoListing(String),
+}
