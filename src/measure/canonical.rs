@@ -6,7 +6,8 @@
 //! Numbers keep their wire text. Strings are escaped the way Go's `encoding/json` does
 //! with HTML escaping off (the reference implementation's encoder): `\"`, `\\`, `\n`,
 //! `\r`, `\t`, `\b`, `\f`, other control characters as `\u00xx`, and U+2028/U+2029 as
-//! `\u2028`/`\u2029`; every other character is written as itself.
+//! `\u2028`/`\u2029`; every other character is written as itself. One known difference:
+//! serde_json spells a number's exponent `e+3` whatever the wire said (`1E3`, `1e3`).
 
 use serde_json::{Map, Value};
 
