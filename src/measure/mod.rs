@@ -6,11 +6,15 @@
 //! - [`probe`]: starts a server and asks it for its lists (both protocol eras).
 //! - [`audit`]: the tool-definition footprint of one listing.
 //! - [`logread`]: a streaming frame-log reader.
+//! - [`report`]: per-tool cost and anomalies over frame logs.
+//! - [`stats`]: nearest-rank order statistics.
 
 pub mod audit;
 pub mod canonical;
 pub mod logread;
 pub mod probe;
+pub mod report;
+pub mod stats;
 pub mod toollist;
 
 /// What can go wrong while measuring.
