@@ -1,2 +1,3 @@
 //! Integration and interop tests: one test binary, one module per area.
 mod measure_audit;
+mod measure_gap;
