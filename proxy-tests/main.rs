@@ -1,4 +1,8 @@
 //! Integration and interop tests: one test binary, one module per area.
+
+mod frame_log;
 mod measure_audit;
 mod measure_gap;
 mod measure_report;
+mod relay_faults;
+mod support;

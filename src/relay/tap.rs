@@ -1,0 +1,326 @@
+//! The tap: the relay hands a copy of each frame it wrote to the accounting thread, which
+//! classifies, counts and logs it. The relay never waits on the tap.
+//!
+//! The channel is unbounded, with a byte budget instead of a length bound: while the
+//! frames queued for accounting hold more than [`TAP_BUDGET_BYTES`], further frames are
+//! still relayed but not queued; they are counted and reported in the trailer
+//! (`frames_unlogged` and a line in `errors`). Blocking the relay is never an option.
+//!
+//! Order: each direction takes a [`Ticket`] (sequence number and time) just before it
+//! writes a frame on, and the tap processes frames in ticket order. A response can only
+//! be read after its request's write began, so it always comes after its request in the
+//! log, even when the two relay threads hand their copies over in the other order.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Instant, SystemTime};
+
+use super::stats::RelayStats;
+use crate::framelog::accounting::{rfc3339, Accountant, Tapped};
+use crate::framelog::writer::LogWriter;
+use crate::framelog::{Direction, ExitStatus, Header, LogLine, Trailer};
+use crate::tokenizer::Tokenizer;
+
+/// Bytes of frames that may wait for accounting before new frames skip the log.
+pub const TAP_BUDGET_BYTES: usize = 256 << 20;
+
+/// A frame's place in the relay order, and when it was relayed.
+#[derive(Debug)]
+pub struct Ticket {
+    order: u64,
+    at: SystemTime,
+    instant: Instant,
+}
+
+enum Item {
+    Frame(Tapped),
+    Skipped,
+    NotRelayed,
+}
+
+enum TapMsg {
+    Item(u64, Item),
+    Finish(ExitStatus),
+}
+
+/// The relay's end of the tap. Cheap to clone; [`TapSender::send`] never blocks.
+#[derive(Debug, Clone)]
+pub struct TapSender {
+    tx: mpsc::Sender<TapMsg>,
+    order: Arc<AtomicU64>,
+    queued: Arc<AtomicUsize>,
+    skipped: Arc<AtomicU64>,
+}
+
+impl std::fmt::Debug for TapMsg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TapMsg::Item(n, Item::Frame(t)) => {
+                write!(f, "Frame({n}, {:?}, {} bytes)", t.dir, t.bytes.len())
+            }
+            TapMsg::Item(n, Item::Skipped) => write!(f, "Skipped({n})"),
+            TapMsg::Item(n, Item::NotRelayed) => write!(f, "NotRelayed({n})"),
+            TapMsg::Finish(e) => write!(f, "Finish({e:?})"),
+        }
+    }
+}
+
+impl TapSender {
+    /// Takes the next place in the relay order; call it just before writing a frame on.
+    pub fn ticket(&self) -> Ticket {
+        Ticket {
+            order: self.order.fetch_add(1, Ordering::Relaxed),
+            at: SystemTime::now(),
+            instant: Instant::now(),
+        }
+    }
+
+    fn send(&self, order: u64, item: Item) {
+        // A closed channel means the tap has finished; nothing is left to count into.
+        let _ = self.tx.send(TapMsg::Item(order, item));
+    }
+
+    /// Hands a frame that was just written on to the accounting thread.
+    pub fn relayed(&self, ticket: Ticket, dir: Direction, bytes: Vec<u8>) {
+        let len = bytes.len();
+        if self.queued.load(Ordering::Relaxed) + len > TAP_BUDGET_BYTES {
+            self.skipped.fetch_add(1, Ordering::Relaxed);
+            self.send(ticket.order, Item::Skipped);
+            return;
+        }
+        self.queued.fetch_add(len, Ordering::Relaxed);
+        let tapped = Tapped {
+            dir,
+            bytes,
+            at: ticket.at,
+            instant: ticket.instant,
+        };
+        self.send(ticket.order, Item::Frame(tapped));
+    }
+
+    /// Gives back a ticket whose frame could not be written on.
+    pub fn not_relayed(&self, ticket: Ticket) {
+        self.send(ticket.order, Item::NotRelayed);
+    }
+}
+
+/// The accounting thread; [`Tap::finish`] makes it write the trailer and waits for it.
+#[derive(Debug)]
+pub struct Tap {
+    tx: mpsc::Sender<TapMsg>,
+    handle: JoinHandle<()>,
+}
+
+struct TapState {
+    waiting: BTreeMap<u64, Item>,
+    next: u64,
+    writer: LogWriter,
+    accountant: Accountant,
+    queued: Arc<AtomicUsize>,
+    skipped: Arc<AtomicU64>,
+    stats: Arc<RelayStats>,
+}
+
+impl TapState {
+    /// Takes an item in any order; processes items in ticket order.
+    fn item(&mut self, order: u64, item: Item) {
+        self.waiting.insert(order, item);
+        while let Some(item) = self.waiting.remove(&self.next) {
+            self.next += 1;
+            self.process(item);
+        }
+    }
+
+    /// Processes what is left, in order, skipping tickets never handed back.
+    fn flush(&mut self) {
+        while let Some((_, item)) = self.waiting.pop_first() {
+            self.process(item);
+        }
+    }
+
+    fn process(&mut self, item: Item) {
+        match item {
+            Item::Frame(tapped) => self.frame(tapped),
+            Item::Skipped => self.accountant.skip(),
+            Item::NotRelayed => {}
+        }
+    }
+
+    fn frame(&mut self, tapped: Tapped) {
+        let len = tapped.bytes.len();
+        if self.writer.is_open() {
+            let frame = self.accountant.frame(tapped);
+            self.writer.write(&LogLine::Frame(Box::new(frame)));
+        }
+        self.queued.fetch_sub(len, Ordering::Relaxed);
+    }
+
+    fn trailer(&mut self, exit: ExitStatus) {
+        let frames_relayed = self.stats.frames();
+        let frames_logged = self.writer.written_frames();
+        let mut errors = self.stats.error_lines();
+        let skipped = self.skipped.load(Ordering::Relaxed);
+        if skipped > 0 {
+            errors.push(format!(
+                "{skipped} frames relayed but not logged: more than {TAP_BUDGET_BYTES} bytes were waiting for accounting"
+            ));
+        }
+        errors.extend(self.writer.errors().iter().cloned());
+        let trailer = Trailer {
+            ts: rfc3339(SystemTime::now()),
+            exit,
+            frames_relayed,
+            frames_logged,
+            frames_unlogged: (frames_relayed.c2s + frames_relayed.s2c)
+                .saturating_sub(frames_logged),
+            bytes: self.stats.bytes(),
+            errors,
+        };
+        self.writer.write(&LogLine::Trailer(trailer));
+    }
+}
+
+impl Tap {
+    /// Starts the accounting thread: it writes `header` first, then loads the tokenizer
+    /// (frames queue meanwhile; the relay does not wait), then logs frames as they come.
+    pub fn start(
+        header: Header,
+        writer: LogWriter,
+        tokenizer: Tokenizer,
+        stats: Arc<RelayStats>,
+    ) -> std::io::Result<(Tap, TapSender)> {
+        let (tx, rx) = mpsc::channel();
+        let sender = TapSender {
+            tx: tx.clone(),
+            order: Arc::new(AtomicU64::new(0)),
+            queued: Arc::new(AtomicUsize::new(0)),
+            skipped: Arc::new(AtomicU64::new(0)),
+        };
+        let mut state = TapState {
+            waiting: BTreeMap::new(),
+            next: 0,
+            writer,
+            accountant: Accountant::new(tokenizer),
+            queued: sender.queued.clone(),
+            skipped: sender.skipped.clone(),
+            stats,
+        };
+        let handle = std::thread::Builder::new()
+            .name("tap".into())
+            .spawn(move || {
+                state.writer.write(&LogLine::Header(header));
+                if state.writer.is_open() {
+                    tokenizer.warm();
+                }
+                let mut exit = ExitStatus {
+                    code: None,
+                    signal: None,
+                };
+                for msg in &rx {
+                    match msg {
+                        TapMsg::Item(order, item) => state.item(order, item),
+                        TapMsg::Finish(e) => {
+                            exit = e;
+                            break;
+                        }
+                    }
+                }
+                while let Ok(TapMsg::Item(order, item)) = rx.try_recv() {
+                    state.item(order, item);
+                }
+                state.flush();
+                state.trailer(exit);
+            })?;
+        Ok((Tap { tx, handle }, sender))
+    }
+
+    /// Logs what is still queued, writes the trailer with `exit`, and waits for it.
+    pub fn finish(self, exit: ExitStatus) {
+        let _ = self.tx.send(TapMsg::Finish(exit));
+        let _ = self.handle.join();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::framelog::{Frame, Trailer};
+
+    fn header() -> Header {
+        Header {
+            format_version: crate::framelog::FORMAT_VERSION,
+            proxy_version: "test".into(),
+            tokenizer: "chars/4".into(),
+            started: rfc3339(SystemTime::UNIX_EPOCH),
+            server_name: "t".into(),
+            server_argv: vec!["t".into()],
+            cwd: "/".into(),
+            server_pid: Some(1),
+            proxy_pid: 1,
+        }
+    }
+
+    #[test]
+    fn frames_are_logged_in_ticket_order_and_skips_leave_counted_gaps() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log.jsonl");
+        let stats = Arc::new(RelayStats::default());
+        let (tap, sender) = Tap::start(
+            header(),
+            LogWriter::open(&path),
+            Tokenizer::CharsDiv4,
+            stats.clone(),
+        )
+        .unwrap();
+        let (t0, t1, t2, t3) = (
+            sender.ticket(),
+            sender.ticket(),
+            sender.ticket(),
+            sender.ticket(),
+        );
+        // Handed over out of order: the response's copy arrives before the request's.
+        stats.s2c.relayed(8);
+        sender.relayed(t2, Direction::S2c, b"{\"id\":1,\"result\":{}}\n".to_vec());
+        stats.c2s.relayed(8);
+        sender.relayed(
+            t1,
+            Direction::C2s,
+            b"{\"id\":1,\"method\":\"m\"}\n".to_vec(),
+        );
+        stats.c2s.relayed(8);
+        sender.send(t0.order, Item::Skipped);
+        sender.not_relayed(t3);
+        tap.finish(ExitStatus {
+            code: Some(0),
+            signal: None,
+        });
+
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<LogLine> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let frames: Vec<&Frame> = lines
+            .iter()
+            .filter_map(|l| match l {
+                LogLine::Frame(f) => Some(&**f),
+                _ => None,
+            })
+            .collect();
+        let seqs: Vec<u64> = frames.iter().map(|f| f.seq).collect();
+        assert_eq!(seqs, [1, 2], "seq 0 was skipped");
+        assert_eq!(frames[1].method.as_deref(), Some("m"), "response paired");
+        let Some(LogLine::Trailer(Trailer {
+            frames_logged,
+            frames_unlogged,
+            ..
+        })) = lines.last()
+        else {
+            panic!("no trailer")
+        };
+        assert_eq!((*frames_logged, *frames_unlogged), (2, 1));
+    }
+}
