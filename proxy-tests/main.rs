@@ -2,6 +2,9 @@
 
 mod frame_log;
 mod interop;
+mod measure_audit;
+mod measure_gap;
+mod measure_report;
 mod relay_faults;
 mod scenarios;
 mod support;

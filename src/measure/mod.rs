@@ -1,1 +1,46 @@
 //! Measurement over frame logs and tool lists: `report`, `audit`, `gap`.
+//!
+//! # Layout
+//! - [`canonical`]: the canonical serialization of a tool list (the text audits count).
+//! - [`toollist`]: what a server listed, from a capture, a frame log or a live server.
+//! - [`probe`]: starts a server and asks it for its lists (both protocol eras).
+//! - [`audit`]: the tool-definition footprint of one listing.
+//! - [`gap`]: client-reported tool calls beside the calls on the wire.
+//! - [`logread`]: a streaming frame-log reader.
+//! - [`report`]: per-tool cost and anomalies over frame logs.
+//! - [`stats`]: nearest-rank order statistics.
+
+pub mod audit;
+pub mod canonical;
+pub mod gap;
+pub mod logread;
+pub mod probe;
+pub mod report;
+pub mod stats;
+pub mod toollist;
+
+/// What can go wrong while measuring.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum MeasureError {
+    /// The input is not a `tools/list` response.
+    #[error("not a tools/list response: {0}")]
+    NotAToolList(String),
+    /// Reading an input failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The server could not be started or did not answer as MCP requires.
+    #[error("server: {0}")]
+    Server(String),
+    /// A client's output is not in the format expected.
+    #[error("client output: {0}")]
+    ClientOutput(String),
+    /// A frame log holds no usable `tools/list` response.
+    #[error("{0}")]
+    NoListing(String),
+}

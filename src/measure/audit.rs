@@ -1,0 +1,300 @@
+//! `audit`: what a server's tool list costs a context window before the agent does
+//! anything, counted on the canonical serialization (see [`super::canonical`]).
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use super::canonical::{resolve_tool_refs, restrict_tool, to_compact};
+use super::toollist::Listing;
+use crate::tokenizer::Tokenizer;
+
+/// The footprint of one server's tool list. Its JSON form is a public interface
+/// (documented in `docs/audit.md`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AuditReport {
+    /// Who answered, when known.
+    pub server: ServerIdentity,
+    /// The protocol revision in effect, when known (`null` for a bare capture).
+    pub protocol: Option<String>,
+    /// The tokenizer of every `tokens` figure.
+    pub tokenizer: String,
+    /// Tools listed.
+    pub tool_count: usize,
+    /// Tokens of the canonical serialization of the whole `tools` array (wire form).
+    pub total_tokens: usize,
+    /// The same with same-document `$ref`s inlined and `$defs` dropped.
+    pub ref_resolved_total_tokens: usize,
+    /// Bytes of the canonical serialization.
+    pub canonical_bytes: usize,
+    /// SHA-256 (hex) of the canonical serialization.
+    pub canonical_sha256: String,
+    /// SHA-256 (hex) of the serialization with `$ref`s inlined.
+    pub ref_resolved_sha256: String,
+    /// One entry per tool, in wire order.
+    pub tools: Vec<ToolFootprint>,
+    /// The prompt list, when the server was asked for it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompts: Option<ListFootprint>,
+    /// The resource list, when the server was asked for it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resources: Option<ListFootprint>,
+    /// Findings a reader should act on, one sentence each.
+    pub warnings: Vec<String>,
+}
+
+/// Who answered the listing.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ServerIdentity {
+    /// `serverInfo.name`.
+    pub name: Option<String>,
+    /// `serverInfo.version`.
+    pub version: Option<String>,
+    /// How the listing was obtained.
+    pub source: String,
+}
+
+/// The footprint of one tool.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolFootprint {
+    /// The tool's `name`.
+    pub name: String,
+    /// Tokens of the tool's canonical serialization.
+    pub tokens: usize,
+    /// The same after `$ref` inlining.
+    pub ref_resolved_tokens: usize,
+    /// The dialect `inputSchema` declares: `2020-12`, `2019-09`, `draft-07`, `draft-06`,
+    /// `draft-04`, `other` or `none`.
+    pub schema_dialect: String,
+    /// The dialect `outputSchema` declares, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_schema_dialect: Option<String>,
+    /// Compact bytes of `inputSchema` plus `outputSchema`.
+    pub schema_bytes: usize,
+    /// Compact bytes of the tool's `_meta` member (0 when absent).
+    pub meta_bytes: usize,
+    /// Compact bytes of the tool's `icons` member (0 when absent).
+    pub icons_bytes: usize,
+    /// Tokens the tool's `_meta` and `icons` members add (tool tokens minus the tokens of
+    /// the tool without them).
+    pub envelope_tokens: usize,
+    /// `true` when a `$ref` could not be inlined (recursive or dangling).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub unresolved_refs: bool,
+}
+
+/// The footprint of a prompt or resource list.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ListFootprint {
+    /// Entries listed.
+    pub count: usize,
+    /// Tokens of the compact serialization of the array.
+    pub tokens: usize,
+    /// Entry names (`name`, else `uri`), in wire order.
+    pub names: Vec<String>,
+}
+
+/// Measures `listing` with `tokenizer`.
+pub fn audit(listing: &Listing, tokenizer: Tokenizer) -> AuditReport {
+    let restricted: Vec<Value> = listing.tools.iter().map(restrict_tool).collect();
+    let resolved: Vec<(Value, bool)> = restricted.iter().map(resolve_tool_refs).collect();
+
+    let canonical = to_compact(&Value::Array(restricted.clone()));
+    let resolved_text = to_compact(&Value::Array(
+        resolved.iter().map(|(v, _)| v.clone()).collect(),
+    ));
+
+    let tools: Vec<ToolFootprint> = restricted
+        .iter()
+        .zip(&resolved)
+        .map(|(tool, (resolved_tool, unresolved))| {
+            footprint(tool, resolved_tool, *unresolved, tokenizer)
+        })
+        .collect();
+
+    let mut warnings = Vec::new();
+    let newer: Vec<&str> = tools
+        .iter()
+        .filter(|t| {
+            t.schema_dialect == "2020-12" || t.output_schema_dialect.as_deref() == Some("2020-12")
+        })
+        .map(|t| t.name.as_str())
+        .collect();
+    if !newer.is_empty() {
+        warnings.push(format!(
+            "{} tool(s) declare JSON Schema 2020-12 ({}): a client whose validator only knows \
+             draft-07 fails these calls inside itself, and the wire shows nothing",
+            newer.len(),
+            newer.join(", ")
+        ));
+    }
+    let unresolved: Vec<&str> = tools
+        .iter()
+        .filter(|t| t.unresolved_refs)
+        .map(|t| t.name.as_str())
+        .collect();
+    if !unresolved.is_empty() {
+        warnings.push(format!(
+            "$ref left unresolved (recursive or dangling) in: {}",
+            unresolved.join(", ")
+        ));
+    }
+
+    let info = listing.server_info.as_ref();
+    let text = |key: &str| {
+        info.and_then(|i| i.get(key))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
+    AuditReport {
+        server: ServerIdentity {
+            name: text("name"),
+            version: text("version"),
+            source: listing.source.clone(),
+        },
+        protocol: listing.protocol.clone(),
+        tokenizer: tokenizer.name().to_owned(),
+        tool_count: tools.len(),
+        total_tokens: tokenizer.count(&canonical),
+        ref_resolved_total_tokens: tokenizer.count(&resolved_text),
+        canonical_bytes: canonical.len(),
+        canonical_sha256: hex::encode(Sha256::digest(canonical.as_bytes())),
+        ref_resolved_sha256: hex::encode(Sha256::digest(resolved_text.as_bytes())),
+        tools,
+        prompts: listing
+            .prompts
+            .as_deref()
+            .map(|p| list_footprint(p, tokenizer)),
+        resources: listing
+            .resources
+            .as_deref()
+            .map(|r| list_footprint(r, tokenizer)),
+        warnings,
+    }
+}
+
+fn footprint(
+    tool: &Value,
+    resolved: &Value,
+    unresolved: bool,
+    tokenizer: Tokenizer,
+) -> ToolFootprint {
+    let member_bytes = |key: &str| tool.get(key).map_or(0, |v| to_compact(v).len());
+    let tokens = tokenizer.count(&to_compact(tool));
+    let bare = super::canonical::without_top_level(tool, &["_meta", "icons"]);
+    ToolFootprint {
+        name: tool
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned(),
+        tokens,
+        ref_resolved_tokens: tokenizer.count(&to_compact(resolved)),
+        schema_dialect: dialect(tool.get("inputSchema")).to_owned(),
+        output_schema_dialect: tool
+            .get("outputSchema")
+            .map(|s| dialect(Some(s)).to_owned()),
+        schema_bytes: member_bytes("inputSchema") + member_bytes("outputSchema"),
+        meta_bytes: member_bytes("_meta"),
+        icons_bytes: member_bytes("icons"),
+        envelope_tokens: tokens.saturating_sub(tokenizer.count(&to_compact(&bare))),
+        unresolved_refs: unresolved,
+    }
+}
+
+fn list_footprint(items: &[Value], tokenizer: Tokenizer) -> ListFootprint {
+    ListFootprint {
+        count: items.len(),
+        tokens: tokenizer.count(&to_compact(&Value::Array(items.to_vec()))),
+        names: items
+            .iter()
+            .filter_map(|i| i.get("name").or_else(|| i.get("uri")))
+            .filter_map(Value::as_str)
+            .map(str::to_owned)
+            .collect(),
+    }
+}
+
+/// The JSON Schema dialect a schema declares with `$schema`.
+pub fn dialect(schema: Option<&Value>) -> &'static str {
+    let Some(uri) = schema
+        .and_then(|s| s.get("$schema"))
+        .and_then(Value::as_str)
+    else {
+        return "none";
+    };
+    const KNOWN: [(&str, &str); 5] = [
+        ("/draft/2020-12/", "2020-12"),
+        ("/draft/2019-09/", "2019-09"),
+        ("/draft-07/", "draft-07"),
+        ("/draft-06/", "draft-06"),
+        ("/draft-04/", "draft-04"),
+    ];
+    KNOWN
+        .iter()
+        .find(|(needle, _)| uri.contains(needle))
+        .map_or("other", |(_, name)| name)
+}
+
+/// Renders `report` as a plain-text table.
+pub fn render_table(report: &AuditReport) -> String {
+    let mut out = String::new();
+    let name = report.server.name.as_deref().unwrap_or("(unnamed)");
+    let version = report.server.version.as_deref().unwrap_or("-");
+    let _ = writeln!(
+        out,
+        "server {name} {version} ({}), protocol {}",
+        report.server.source,
+        report.protocol.as_deref().unwrap_or("unknown")
+    );
+    let width = report
+        .tools
+        .iter()
+        .map(|t| t.name.chars().count())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    let _ = writeln!(
+        out,
+        "{:<width$}  {:>7}  {:>7}  {:<8}  {:>8}  {:>7}  {:>7}  {:>6}",
+        "tool", "tokens", "$ref-in", "dialect", "schema B", "_meta B", "icons B", "env tk"
+    );
+    for t in &report.tools {
+        let _ = writeln!(
+            out,
+            "{:<width$}  {:>7}  {:>7}  {:<8}  {:>8}  {:>7}  {:>7}  {:>6}",
+            t.name,
+            t.tokens,
+            t.ref_resolved_tokens,
+            t.schema_dialect,
+            t.schema_bytes,
+            t.meta_bytes,
+            t.icons_bytes,
+            t.envelope_tokens
+        );
+    }
+    let _ = writeln!(
+        out,
+        "{} tools, {} tokens ({}), {} with $ref inlined; {} canonical bytes, sha256 {}",
+        report.tool_count,
+        report.total_tokens,
+        report.tokenizer,
+        report.ref_resolved_total_tokens,
+        report.canonical_bytes,
+        report.canonical_sha256
+    );
+    for (label, list) in [
+        ("prompts", &report.prompts),
+        ("resources", &report.resources),
+    ] {
+        if let Some(l) = list {
+            let _ = writeln!(out, "{label}: {} listed, {} tokens", l.count, l.tokens);
+        }
+    }
+    for w in &report.warnings {
+        let _ = writeln!(out, "warning: {w}");
+    }
+    out
+}

@@ -1,0 +1,250 @@
+//! Starts an MCP server over stdio and asks it what it offers.
+//!
+//! It speaks the stateless 2026-07-28 revision first (`server/discover`, every request
+//! carrying `params._meta`); when the server answers that with a JSON-RPC error (an
+//! initialize-era server says `-32601`, method not found) it falls back to `initialize` →
+//! `notifications/initialized`. Then it pages through `tools/list` (following
+//! `nextCursor`), and `prompts/list` / `resources/list` when the capabilities offer them.
+//! Requests the server sends meanwhile (`roots/list`, …) are answered with `-32601`.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use super::toollist::{push_tools_page, Listing};
+use super::MeasureError;
+
+/// The stateless protocol revision tried first.
+pub const STATELESS_REVISION: &str = "2026-07-28";
+/// The revision offered in `initialize` when the server is from the initialize era.
+pub const INITIALIZE_REVISION: &str = "2025-11-25";
+/// Pages followed per list before giving up (a server that loops its cursor).
+const MAX_PAGES: usize = 1000;
+
+/// Starts `argv` and returns everything it lists. `timeout` bounds each answer.
+pub fn probe(argv: &[String], timeout: Duration) -> Result<Listing, MeasureError> {
+    let (program, args) = argv
+        .split_first()
+        .ok_or_else(|| MeasureError::Server("no server command given".into()))?;
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|e| MeasureError::Server(format!("cannot start `{program}`: {e}")))?;
+    let result = Session::new(&mut child, timeout).and_then(|mut s| s.list_everything());
+    drop(child.stdin.take());
+    stop(&mut child);
+    result
+}
+
+/// Waits briefly for the server to leave after its stdin closed, then kills it.
+fn stop(child: &mut Child) {
+    for _ in 0..20 {
+        if matches!(child.try_wait(), Ok(Some(_))) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+struct Session {
+    stdin: ChildStdin,
+    lines: Receiver<String>,
+    timeout: Duration,
+    next_id: u64,
+    stateless: bool,
+}
+
+impl Session {
+    fn new(child: &mut Child, timeout: Duration) -> Result<Self, MeasureError> {
+        let stdin = child
+            .stdin
+            .take()
+            .ok_or_else(|| MeasureError::Server("no stdin".into()))?;
+        let stdout = child
+            .stdout
+            .take()
+            .ok_or_else(|| MeasureError::Server("no stdout".into()))?;
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Ok(Session {
+            stdin,
+            lines,
+            timeout,
+            next_id: 0,
+            stateless: false,
+        })
+    }
+
+    fn client_meta() -> Value {
+        json!({
+            "io.modelcontextprotocol/protocolVersion": STATELESS_REVISION,
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {
+                "name": "ctxopt-audit",
+                "version": env!("CARGO_PKG_VERSION")
+            }
+        })
+    }
+
+    fn send(&mut self, message: &Value) -> Result<(), MeasureError> {
+        let mut line = message.to_string();
+        line.push('\n');
+        self.stdin
+            .write_all(line.as_bytes())
+            .and_then(|()| self.stdin.flush())
+            .map_err(|e| MeasureError::Server(format!("writing to the server: {e}")))
+    }
+
+    /// Sends a request and returns its response (result or error), answering the
+    /// server's own requests meanwhile.
+    fn request(&mut self, method: &str, mut params: Value) -> Result<Value, MeasureError> {
+        if self.stateless {
+            params["_meta"] = Self::client_meta();
+        }
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))?;
+        loop {
+            let line = match self.lines.recv_timeout(self.timeout) {
+                Ok(line) => line,
+                Err(RecvTimeoutError::Timeout) => {
+                    return Err(MeasureError::Server(format!(
+                        "no answer to {method} within {:?}",
+                        self.timeout
+                    )))
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err(MeasureError::Server(format!(
+                        "the server closed stdout before answering {method}"
+                    )))
+                }
+            };
+            let Ok(message) = serde_json::from_str::<Value>(&line) else {
+                continue;
+            };
+            if message.get("method").is_some() {
+                if let Some(their_id) = message.get("id") {
+                    let reply = json!({"jsonrpc": "2.0", "id": their_id,
+                        "error": {"code": -32601, "message": "not supported by ctxopt audit"}});
+                    self.send(&reply)?;
+                }
+                continue;
+            }
+            if message.get("id").and_then(Value::as_u64) == Some(id) {
+                return Ok(message);
+            }
+        }
+    }
+
+    fn handshake(&mut self, listing: &mut Listing) -> Result<Value, MeasureError> {
+        self.stateless = true;
+        let discovered = self.request("server/discover", json!({}))?;
+        if let Some(result) = discovered.get("result") {
+            listing.source = "server/discover".into();
+            listing.protocol = Some(STATELESS_REVISION.into());
+            listing.server_info = result.get("serverInfo").cloned().or_else(|| {
+                result
+                    .pointer("/_meta/io.modelcontextprotocol~1serverInfo")
+                    .cloned()
+            });
+            return Ok(result.get("capabilities").cloned().unwrap_or(Value::Null));
+        }
+        self.stateless = false;
+        let init = self.request(
+            "initialize",
+            json!({
+                "protocolVersion": INITIALIZE_REVISION,
+                "capabilities": {},
+                "clientInfo": {"name": "ctxopt-audit", "version": env!("CARGO_PKG_VERSION")}
+            }),
+        )?;
+        let result = init.get("result").ok_or_else(|| {
+            MeasureError::Server(format!(
+                "initialize failed: {}",
+                init.get("error").unwrap_or(&Value::Null)
+            ))
+        })?;
+        listing.source = "initialize".into();
+        listing.protocol = result
+            .get("protocolVersion")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        listing.server_info = result.get("serverInfo").cloned();
+        self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))?;
+        Ok(result.get("capabilities").cloned().unwrap_or(Value::Null))
+    }
+
+    /// Pages through a list method; `on_page` takes each result and returns its cursor.
+    fn paginate(
+        &mut self,
+        method: &str,
+        mut on_page: impl FnMut(&Value) -> Result<Option<String>, MeasureError>,
+    ) -> Result<(), MeasureError> {
+        let mut cursor: Option<String> = None;
+        for _ in 0..MAX_PAGES {
+            let params = match &cursor {
+                Some(c) => json!({ "cursor": c }),
+                None => json!({}),
+            };
+            let response = self.request(method, params)?;
+            if let Some(error) = response.get("error") {
+                return Err(MeasureError::Server(format!("{method} failed: {error}")));
+            }
+            let next = on_page(&response)?;
+            if next.is_none() || next == cursor {
+                return Ok(());
+            }
+            cursor = next;
+        }
+        Err(MeasureError::Server(format!(
+            "{method} still paging after {MAX_PAGES} pages"
+        )))
+    }
+
+    fn list_everything(&mut self) -> Result<Listing, MeasureError> {
+        let mut listing = Listing::default();
+        let capabilities = self.handshake(&mut listing)?;
+        let mut tools = Vec::new();
+        self.paginate("tools/list", |page| push_tools_page(page, &mut tools))?;
+        listing.tools = tools;
+        for (capability, method, member) in [
+            ("prompts", "prompts/list", "prompts"),
+            ("resources", "resources/list", "resources"),
+        ] {
+            if capabilities.get(capability).is_none() {
+                continue;
+            }
+            let mut items = Vec::new();
+            self.paginate(method, |page| {
+                let result = page.get("result").unwrap_or(page);
+                if let Some(list) = result.get(member).and_then(Value::as_array) {
+                    items.extend(list.iter().cloned());
+                }
+                Ok(result
+                    .get("nextCursor")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned))
+            })?;
+            match capability {
+                "prompts" => listing.prompts = Some(items),
+                _ => listing.resources = Some(items),
+            }
+        }
+        Ok(listing)
+    }
+}

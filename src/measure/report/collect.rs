@@ -1,0 +1,526 @@
+//! Reads frame logs one line at a time and accumulates the report.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::{
+    Anomalies, Anomaly, DirectionCounts, Identity, Report, ServerReport, Session, ToolReport,
+    MAX_LISTED_ANOMALIES,
+};
+use crate::framelog::{BatchItem, Direction, Frame, FrameKind, LogLine};
+use crate::measure::canonical::{has_member, to_compact, without_member};
+use crate::measure::logread::{LogItem, LogReader};
+use crate::measure::stats::{Latency, Summary};
+use crate::measure::MeasureError;
+use crate::tokenizer::Tokenizer;
+
+/// Reads every log in `paths` (in order) and builds the report.
+pub fn collect(paths: &[PathBuf]) -> Result<Report, MeasureError> {
+    let mut acc = Accumulator::default();
+    for path in paths {
+        acc.read_log(path)?;
+    }
+    Ok(acc.finish())
+}
+
+#[derive(Default)]
+struct ToolAcc {
+    calls: u64,
+    tokens: Vec<u64>,
+    stripped: Vec<u64>,
+    bytes: Vec<u64>,
+    latency: Vec<u64>,
+    jsonrpc_errors: u64,
+    is_error_results: u64,
+}
+
+/// (server name, origin, tool); origin sorts `proxy` after `server`.
+type ToolKey = (String, Origin, String);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Origin {
+    Server,
+    Proxy,
+}
+
+#[derive(Default)]
+struct Accumulator {
+    tokenizer: Option<Tokenizer>,
+    sessions: Vec<Session>,
+    tools: BTreeMap<ToolKey, ToolAcc>,
+    anomalies: Anomalies,
+    listed_per_kind: HashMap<&'static str, usize>,
+}
+
+/// A request waiting for its answer.
+struct Pending {
+    seq: u64,
+    method: Option<String>,
+    tool: Option<String>,
+    ts: String,
+    tokens: u64,
+    stripped: u64,
+    bytes: u64,
+}
+
+/// One JSON-RPC message: a frame, or one item of a batch frame.
+struct Message<'a> {
+    seq: u64,
+    ts: &'a str,
+    dir: Direction,
+    kind: FrameKind,
+    id: Option<&'a str>,
+    method: Option<&'a str>,
+    tool: Option<&'a str>,
+    latency_us: Option<u64>,
+    is_error: bool,
+    bytes: u64,
+    /// The parsed message, when the frame is a single message worth parsing.
+    json: Option<Value>,
+    /// Recorded (tokens, stripped tokens) for batch items, which have no text of their own.
+    recorded: Option<(u64, u64)>,
+}
+
+struct LogState {
+    log: String,
+    pending: HashMap<(Direction, String), Pending>,
+    advertised: HashSet<String>,
+    /// `tools/call` requests whose tool was not advertised when they were made.
+    early_calls: Vec<(u64, Direction, String)>,
+}
+
+fn opposite(dir: Direction) -> Direction {
+    match dir {
+        Direction::C2s => Direction::S2c,
+        Direction::S2c => Direction::C2s,
+        Direction::C2p => Direction::P2c,
+        Direction::P2c => Direction::C2p,
+    }
+}
+
+fn bump(counts: &mut DirectionCounts, dir: Direction, by: u64) {
+    match dir {
+        Direction::C2s => counts.c2s += by,
+        Direction::S2c => counts.s2c += by,
+        Direction::C2p => counts.c2p += by,
+        Direction::P2c => counts.p2c += by,
+    }
+}
+
+fn identity(info: Option<&Value>) -> Option<Identity> {
+    let info = info?;
+    Some(Identity {
+        name: info.get("name")?.as_str()?.to_owned(),
+        version: info
+            .get("version")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+    })
+}
+
+/// Methods whose frames are parsed (everything else is measured from the record alone).
+fn worth_parsing(method: Option<&str>) -> bool {
+    matches!(
+        method,
+        Some(
+            "tools/call"
+                | "tools/list"
+                | "initialize"
+                | "server/discover"
+                | "notifications/cancelled"
+        )
+    )
+}
+
+fn preview(text: &str) -> String {
+    let mut out: String = text.chars().take(60).collect();
+    if out.len() < text.len() {
+        out.push('…');
+    }
+    out
+}
+
+fn micros_between(from: &str, to: &str) -> Option<u64> {
+    let from = chrono::DateTime::parse_from_rfc3339(from).ok()?;
+    let to = chrono::DateTime::parse_from_rfc3339(to).ok()?;
+    u64::try_from((to - from).num_microseconds()?).ok()
+}
+
+impl Accumulator {
+    fn tokenizer(&self) -> Tokenizer {
+        self.tokenizer.unwrap_or_default()
+    }
+
+    fn anomaly(&mut self, kind: &'static str, log: &str, seq: u64, dir: Direction, detail: String) {
+        let counter = match kind {
+            "unanswered_request" => &mut self.anomalies.unanswered_requests,
+            "unknown_id_response" => &mut self.anomalies.unknown_id_responses,
+            "unadvertised_tool_call" => &mut self.anomalies.unadvertised_tool_calls,
+            "cancellation" => &mut self.anomalies.cancellations,
+            _ => &mut self.anomalies.unparseable_frames,
+        };
+        *counter += 1;
+        let listed = self.listed_per_kind.entry(kind).or_default();
+        if *listed < MAX_LISTED_ANOMALIES {
+            *listed += 1;
+            self.anomalies.listed.push(Anomaly {
+                kind: kind.to_owned(),
+                log: log.to_owned(),
+                seq,
+                dir: dir.as_str().to_owned(),
+                detail,
+            });
+        }
+    }
+
+    /// Tokens of a message member, whole and with every `_meta` removed.
+    fn member_tokens(&self, member: Option<&Value>) -> (u64, u64) {
+        let Some(member) = member else { return (0, 0) };
+        let text = to_compact(member);
+        let full = self.tokenizer().count(&text) as u64;
+        if !has_member(member, "_meta") {
+            return (full, full);
+        }
+        let stripped = self
+            .tokenizer()
+            .count(&to_compact(&without_member(member, "_meta"))) as u64;
+        (full, stripped)
+    }
+
+    fn read_log(&mut self, path: &Path) -> Result<(), MeasureError> {
+        let log = path.file_name().map_or_else(
+            || path.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
+        let mut session = Session {
+            log: log.clone(),
+            server_name: String::new(),
+            started: String::new(),
+            protocols: Vec::new(),
+            client: None,
+            server: None,
+            frames: DirectionCounts::default(),
+            bytes: DirectionCounts::default(),
+            tokens: DirectionCounts::default(),
+            meta_tokens: DirectionCounts::default(),
+            calls: 0,
+            call_tokens: 0,
+            unreadable_log_lines: 0,
+            frames_unlogged: 0,
+            complete: false,
+        };
+        let mut state = LogState {
+            log,
+            pending: HashMap::new(),
+            advertised: HashSet::new(),
+            early_calls: Vec::new(),
+        };
+        for item in LogReader::open(path)? {
+            match item? {
+                LogItem::Bad { .. } => session.unreadable_log_lines += 1,
+                LogItem::Line(LogLine::Header(h)) => {
+                    if self.tokenizer.is_none() {
+                        self.tokenizer = Some(h.tokenizer.parse().unwrap_or_default());
+                    }
+                    session.server_name = h.server_name;
+                    session.started = h.started;
+                }
+                LogItem::Line(LogLine::Trailer(t)) => {
+                    session.complete = true;
+                    session.frames_unlogged = t.frames_unlogged;
+                }
+                LogItem::Line(LogLine::Frame(frame)) => {
+                    self.frame(&mut session, &mut state, &frame)
+                }
+            }
+        }
+        let mut left: Vec<(Direction, Pending)> = state
+            .pending
+            .drain()
+            .map(|((dir, _), p)| (dir, p))
+            .collect();
+        left.sort_by_key(|(_, p)| p.seq);
+        for (dir, p) in left {
+            let what = match &p.tool {
+                Some(tool) => format!("tools/call {tool}"),
+                None => p.method.clone().unwrap_or_default(),
+            };
+            self.anomaly("unanswered_request", &state.log, p.seq, dir, what);
+        }
+        for (seq, dir, tool) in std::mem::take(&mut state.early_calls) {
+            if !state.advertised.contains(&tool) {
+                self.anomaly("unadvertised_tool_call", &state.log, seq, dir, tool);
+            }
+        }
+        self.sessions.push(session);
+        Ok(())
+    }
+
+    fn frame(&mut self, session: &mut Session, state: &mut LogState, frame: &Frame) {
+        bump(&mut session.frames, frame.dir, 1);
+        bump(&mut session.bytes, frame.dir, frame.bytes);
+        bump(&mut session.tokens, frame.dir, frame.tokens);
+        bump(&mut session.meta_tokens, frame.dir, frame.meta_tokens);
+        if let Some(p) = &frame.protocol {
+            if !session.protocols.contains(p) {
+                session.protocols.push(p.clone());
+            }
+        }
+        match frame.kind {
+            FrameKind::Unparseable => {
+                let detail = match &frame.raw {
+                    Some(raw) => preview(raw),
+                    None => format!("({} bytes, not UTF-8)", frame.bytes),
+                };
+                self.anomaly(
+                    "unparseable_frame",
+                    &state.log,
+                    frame.seq,
+                    frame.dir,
+                    detail,
+                );
+            }
+            FrameKind::Batch => {
+                for item in frame.items.as_deref().unwrap_or_default() {
+                    let message = batch_message(frame, item);
+                    self.message(session, state, message);
+                }
+            }
+            _ => {
+                let json = if worth_parsing(frame.method.as_deref())
+                    || (session.client.is_none() && frame.kind == FrameKind::Request)
+                {
+                    frame
+                        .raw
+                        .as_deref()
+                        .and_then(|r| serde_json::from_str(r).ok())
+                } else {
+                    None
+                };
+                let message = Message {
+                    seq: frame.seq,
+                    ts: &frame.ts,
+                    dir: frame.dir,
+                    kind: frame.kind,
+                    id: frame.id.as_deref(),
+                    method: frame.method.as_deref(),
+                    tool: frame.tool.as_deref(),
+                    latency_us: frame.latency_us,
+                    is_error: frame.is_error.unwrap_or(false),
+                    bytes: frame.bytes,
+                    json,
+                    recorded: None,
+                };
+                self.message(session, state, message);
+            }
+        }
+    }
+
+    fn message(&mut self, session: &mut Session, state: &mut LogState, m: Message<'_>) {
+        match m.kind {
+            FrameKind::Request => self.request(session, state, m),
+            FrameKind::Response | FrameKind::Error => self.answer(session, state, m),
+            FrameKind::Notification if m.method == Some("notifications/cancelled") => {
+                let target = m
+                    .json
+                    .as_ref()
+                    .and_then(|j| j.pointer("/params/requestId"))
+                    .map_or_else(|| "?".to_owned(), Value::to_string);
+                self.anomaly(
+                    "cancellation",
+                    &state.log,
+                    m.seq,
+                    m.dir,
+                    format!("requestId {target}"),
+                );
+            }
+            _ => {}
+        }
+    }
+
+    fn request(&mut self, session: &mut Session, state: &mut LogState, m: Message<'_>) {
+        let params = m.json.as_ref().and_then(|j| j.get("params"));
+        if session.client.is_none() && matches!(m.dir, Direction::C2s) {
+            session.client = identity(params.and_then(|p| p.get("clientInfo"))).or_else(|| {
+                identity(
+                    params.and_then(|p| p.pointer("/_meta/io.modelcontextprotocol~1clientInfo")),
+                )
+            });
+        }
+        let tool = m.tool.map(str::to_owned).or_else(|| {
+            (m.method == Some("tools/call"))
+                .then(|| params.and_then(|p| p.get("name")).and_then(Value::as_str))
+                .flatten()
+                .map(str::to_owned)
+        });
+        let (tokens, stripped) = match (m.recorded, &tool) {
+            (Some(recorded), _) => recorded,
+            (None, Some(_)) => self.member_tokens(params),
+            (None, None) => (0, 0),
+        };
+        if let Some(tool) = &tool {
+            session.calls += 1;
+            let origin = origin(m.dir);
+            self.tool_acc(&session.server_name, origin, tool).calls += 1;
+            if origin == Origin::Server && !state.advertised.contains(tool) {
+                state.early_calls.push((m.seq, m.dir, tool.clone()));
+            }
+        }
+        let Some(id) = m.id else { return };
+        state.pending.insert(
+            (m.dir, id.to_owned()),
+            Pending {
+                seq: m.seq,
+                method: m.method.map(str::to_owned),
+                tool,
+                ts: m.ts.to_owned(),
+                tokens,
+                stripped,
+                bytes: m.bytes,
+            },
+        );
+    }
+
+    fn answer(&mut self, session: &mut Session, state: &mut LogState, m: Message<'_>) {
+        let id = m.id.unwrap_or("null");
+        let Some(request) = state.pending.remove(&(opposite(m.dir), id.to_owned())) else {
+            let detail = format!("id {id}");
+            self.anomaly("unknown_id_response", &state.log, m.seq, m.dir, detail);
+            return;
+        };
+        let result = m.json.as_ref().and_then(|j| j.get("result"));
+        match request.method.as_deref() {
+            Some("tools/list") if m.dir == Direction::S2c => {
+                let tools = result
+                    .and_then(|r| r.get("tools"))
+                    .and_then(Value::as_array);
+                for t in tools.into_iter().flatten() {
+                    if let Some(name) = t.get("name").and_then(Value::as_str) {
+                        state.advertised.insert(name.to_owned());
+                    }
+                }
+            }
+            Some("initialize" | "server/discover") if m.dir == Direction::S2c => {
+                session.server = identity(result.and_then(|r| r.get("serverInfo"))).or_else(|| {
+                    identity(
+                        result
+                            .and_then(|r| r.pointer("/_meta/io.modelcontextprotocol~1serverInfo")),
+                    )
+                });
+                if let Some(p) = result
+                    .and_then(|r| r.get("protocolVersion"))
+                    .and_then(Value::as_str)
+                {
+                    if !session.protocols.iter().any(|q| q == p) {
+                        session.protocols.push(p.to_owned());
+                    }
+                }
+            }
+            _ => {}
+        }
+        let Some(tool) = request.tool else { return };
+        let (tokens, stripped) = match m.recorded {
+            Some(recorded) => recorded,
+            None => {
+                let member = m
+                    .json
+                    .as_ref()
+                    .and_then(|j| j.get("result").or_else(|| j.get("error")));
+                self.member_tokens(member)
+            }
+        };
+        let is_error = m.is_error
+            || result
+                .and_then(|r| r.get("isError"))
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
+        let latency = m.latency_us.or_else(|| micros_between(&request.ts, m.ts));
+        session.call_tokens += request.tokens + tokens;
+        let acc = self.tool_acc(&session.server_name, origin(opposite(m.dir)), &tool);
+        acc.tokens.push(request.tokens + tokens);
+        acc.stripped.push(request.stripped + stripped);
+        acc.bytes.push(request.bytes + m.bytes);
+        acc.latency.extend(latency);
+        acc.jsonrpc_errors += u64::from(m.kind == FrameKind::Error);
+        acc.is_error_results += u64::from(is_error);
+    }
+
+    fn tool_acc(&mut self, server: &str, origin: Origin, tool: &str) -> &mut ToolAcc {
+        self.tools
+            .entry((server.to_owned(), origin, tool.to_owned()))
+            .or_default()
+    }
+
+    fn finish(self) -> Report {
+        let tokenizer = self.tokenizer().name().to_owned();
+        let mut servers: Vec<ServerReport> = Vec::new();
+        for ((server, origin, tool), acc) in self.tools {
+            if servers.last().is_none_or(|s| s.name != server) {
+                servers.push(ServerReport {
+                    name: server.clone(),
+                    tools: Vec::new(),
+                });
+            }
+            let call_tokens = Summary::of(acc.tokens);
+            let stripped_tokens = Summary::of(acc.stripped);
+            let envelope_tokens = call_tokens.total.saturating_sub(stripped_tokens.total);
+            let envelope_share = if call_tokens.total == 0 {
+                0.0
+            } else {
+                envelope_tokens as f64 / call_tokens.total as f64
+            };
+            if let Some(s) = servers.last_mut() {
+                s.tools.push(ToolReport {
+                    tool,
+                    origin: match origin {
+                        Origin::Server => "server",
+                        Origin::Proxy => "proxy",
+                    }
+                    .to_owned(),
+                    calls: acc.calls,
+                    answered: call_tokens.n as u64,
+                    call_tokens,
+                    stripped_tokens,
+                    envelope_tokens,
+                    envelope_share,
+                    bytes: Summary::of(acc.bytes),
+                    latency: Latency::of(acc.latency),
+                    jsonrpc_errors: acc.jsonrpc_errors,
+                    is_error_results: acc.is_error_results,
+                });
+            }
+        }
+        Report {
+            tokenizer,
+            sessions: self.sessions,
+            servers,
+            anomalies: self.anomalies,
+        }
+    }
+}
+
+fn origin(request_dir: Direction) -> Origin {
+    match request_dir {
+        Direction::C2p | Direction::P2c => Origin::Proxy,
+        Direction::C2s | Direction::S2c => Origin::Server,
+    }
+}
+
+fn batch_message<'a>(frame: &'a Frame, item: &'a BatchItem) -> Message<'a> {
+    Message {
+        seq: frame.seq,
+        ts: &frame.ts,
+        dir: frame.dir,
+        kind: item.kind,
+        id: item.id.as_deref(),
+        method: item.method.as_deref(),
+        tool: item.tool.as_deref(),
+        latency_us: item.latency_us,
+        is_error: item.is_error.unwrap_or(false),
+        bytes: 0,
+        json: None,
+        recorded: Some((item.tokens, item.tokens.saturating_sub(item.meta_tokens))),
+    }
+}

@@ -1,0 +1,249 @@
+//! Plain-text and Markdown renderings of a [`Report`]: the same tables, two syntaxes.
+
+use std::fmt::Write as _;
+
+use super::{Report, Session};
+
+/// Plain text (aligned columns) or Markdown (pipe tables).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    /// Aligned columns for a terminal.
+    Plain,
+    /// GitHub-flavoured Markdown.
+    Markdown,
+}
+
+/// A table: a header row and data rows.
+pub struct Table {
+    /// Column titles.
+    pub head: Vec<String>,
+    /// Rows, each as long as `head`.
+    pub rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    fn render(&self, style: Style, out: &mut String) {
+        match style {
+            Style::Markdown => {
+                let line = |cells: &[String]| {
+                    let cells: Vec<String> = cells.iter().map(|c| c.replace('|', "\\|")).collect();
+                    format!("| {} |\n", cells.join(" | "))
+                };
+                out.push_str(&line(&self.head));
+                out.push_str(&line(&vec!["---".to_owned(); self.head.len()]));
+                for row in &self.rows {
+                    out.push_str(&line(row));
+                }
+            }
+            Style::Plain => {
+                let widths: Vec<usize> = (0..self.head.len())
+                    .map(|i| {
+                        std::iter::once(&self.head)
+                            .chain(&self.rows)
+                            .map(|r| r[i].chars().count())
+                            .max()
+                            .unwrap_or(0)
+                    })
+                    .collect();
+                for row in std::iter::once(&self.head).chain(&self.rows) {
+                    let cells: Vec<String> = row
+                        .iter()
+                        .zip(&widths)
+                        .enumerate()
+                        .map(|(i, (cell, w))| {
+                            if i == 0 {
+                                format!("{cell:<w$}")
+                            } else {
+                                format!("{cell:>w$}")
+                            }
+                        })
+                        .collect();
+                    out.push_str(cells.join("  ").trim_end());
+                    out.push('\n');
+                }
+            }
+        }
+    }
+}
+
+fn ms(us: u64) -> String {
+    format!("{:.1}", us as f64 / 1000.0)
+}
+
+fn who(identity: &Option<super::Identity>) -> String {
+    identity.as_ref().map_or_else(
+        || "-".to_owned(),
+        |i| {
+            format!("{} {}", i.name, i.version.as_deref().unwrap_or(""))
+                .trim()
+                .to_owned()
+        },
+    )
+}
+
+/// The per-session table.
+pub fn sessions_table(sessions: &[Session]) -> Table {
+    let head = [
+        "log",
+        "server",
+        "server identity",
+        "client",
+        "protocol",
+        "frames c2s/s2c",
+        "bytes c2s/s2c",
+        "tokens c2s/s2c",
+        "_meta tokens",
+        "calls",
+        "call tokens",
+        "complete",
+    ];
+    Table {
+        head: head.iter().map(|h| (*h).to_owned()).collect(),
+        rows: sessions
+            .iter()
+            .map(|s| {
+                vec![
+                    s.log.clone(),
+                    s.server_name.clone(),
+                    who(&s.server),
+                    who(&s.client),
+                    if s.protocols.is_empty() {
+                        "-".into()
+                    } else {
+                        s.protocols.join(", ")
+                    },
+                    format!("{}/{}", s.frames.c2s, s.frames.s2c),
+                    format!("{}/{}", s.bytes.c2s, s.bytes.s2c),
+                    format!("{}/{}", s.tokens.c2s, s.tokens.s2c),
+                    (s.meta_tokens.c2s + s.meta_tokens.s2c).to_string(),
+                    s.calls.to_string(),
+                    s.call_tokens.to_string(),
+                    if s.complete {
+                        "yes".into()
+                    } else {
+                        "NO (no trailer)".into()
+                    },
+                ]
+            })
+            .collect(),
+    }
+}
+
+/// The per-tool table of one server.
+pub fn tools_table(server: &super::ServerReport) -> Table {
+    let head = [
+        "tool",
+        "origin",
+        "calls",
+        "answered",
+        "tokens median",
+        "min",
+        "max",
+        "total",
+        "stripped median",
+        "envelope share",
+        "bytes total",
+        "p50 ms",
+        "p95 ms",
+        "max ms",
+        "rpc errors",
+        "isError",
+    ];
+    Table {
+        head: head.iter().map(|h| (*h).to_owned()).collect(),
+        rows: server
+            .tools
+            .iter()
+            .map(|t| {
+                vec![
+                    t.tool.clone(),
+                    t.origin.clone(),
+                    t.calls.to_string(),
+                    t.answered.to_string(),
+                    t.call_tokens.median.to_string(),
+                    t.call_tokens.min.to_string(),
+                    t.call_tokens.max.to_string(),
+                    t.call_tokens.total.to_string(),
+                    t.stripped_tokens.median.to_string(),
+                    format!("{:.1}%", t.envelope_share * 100.0),
+                    t.bytes.total.to_string(),
+                    ms(t.latency.p50_us),
+                    ms(t.latency.p95_us),
+                    ms(t.latency.max_us),
+                    t.jsonrpc_errors.to_string(),
+                    t.is_error_results.to_string(),
+                ]
+            })
+            .collect(),
+    }
+}
+
+/// The anomaly list.
+pub fn anomalies_table(report: &Report) -> Table {
+    Table {
+        head: ["kind", "log", "seq", "dir", "detail"]
+            .iter()
+            .map(|h| (*h).to_owned())
+            .collect(),
+        rows: report
+            .anomalies
+            .listed
+            .iter()
+            .map(|a| {
+                vec![
+                    a.kind.clone(),
+                    a.log.clone(),
+                    a.seq.to_string(),
+                    a.dir.clone(),
+                    a.detail.clone(),
+                ]
+            })
+            .collect(),
+    }
+}
+
+/// Renders the whole report as plain text or Markdown.
+pub fn render(report: &Report, style: Style) -> String {
+    let mut out = String::new();
+    let heading = |out: &mut String, text: &str| match style {
+        Style::Markdown => {
+            let _ = write!(out, "\n## {text}\n\n");
+        }
+        Style::Plain => {
+            let _ = write!(out, "\n{text}\n");
+        }
+    };
+    match style {
+        Style::Markdown => {
+            let _ = writeln!(out, "# MCP cost report\n\nTokens: {}.", report.tokenizer);
+        }
+        Style::Plain => {
+            let _ = writeln!(out, "MCP cost report (tokens: {})", report.tokenizer);
+        }
+    }
+    heading(&mut out, "Sessions");
+    sessions_table(&report.sessions).render(style, &mut out);
+    for server in &report.servers {
+        heading(&mut out, &format!("Server {}", server.name));
+        tools_table(server).render(style, &mut out);
+    }
+    let a = &report.anomalies;
+    heading(&mut out, "Anomalies");
+    let _ = writeln!(
+        out,
+        "unanswered requests {}, unknown-id responses {}, calls to unadvertised tools {}, \
+         cancellations {}, unparseable frames {}",
+        a.unanswered_requests,
+        a.unknown_id_responses,
+        a.unadvertised_tool_calls,
+        a.cancellations,
+        a.unparseable_frames
+    );
+    if !a.listed.is_empty() {
+        if style == Style::Markdown {
+            out.push('\n');
+        }
+        anomalies_table(report).render(style, &mut out);
+    }
+    out
+}
