@@ -272,3 +272,23 @@ fn real_filesystem_server_matches_its_published_capture() {
     assert_eq!(live["tool_count"], capture["tool_count"]);
     assert_eq!(live["total_tokens"], capture["total_tokens"]);
 }
+
+#[test]
+fn frame_log_listing_uses_the_servers_last_answer_and_identity() {
+    let log = repo().join("fixtures/frame-logs/everything-stateless.jsonl");
+    let report = run_json(
+        ctxopt()
+            .args(["audit", "--format", "json", "--log"])
+            .arg(log),
+    );
+    assert_eq!(report["server"]["source"], "frame-log");
+    assert_eq!(report["server"]["name"], "mcp-servers/everything");
+    assert_eq!(report["protocol"], "2026-07-28");
+    let names: Vec<&str> = report["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["echo", "get-tiny-image"]);
+}
