@@ -1,6 +1,7 @@
 //! Integration and interop tests: one test binary, one module per area.
 
 mod frame_log;
+mod interop;
 mod measure_audit;
 mod measure_gap;
 mod measure_report;
