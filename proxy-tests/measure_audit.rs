@@ -239,26 +239,32 @@ fn initialize_era_server_falls_back_and_warns_on_2020_12() {
     );
 }
 
-/// The pinned npm peers (installed by `.ci/run`); `CTXOPT_PEERS_DIR` points elsewhere.
-fn peers_dir() -> PathBuf {
-    std::env::var_os("CTXOPT_PEERS_DIR")
+/// A file among the pinned peers (`./proxy-tests/run-all --install-only` installs them;
+/// `CTXOPT_PEERS_DIR` points elsewhere). `None` (skip) only when `CTXOPT_SKIP_PEER_TESTS`
+/// is set; a missing peer fails the test otherwise.
+fn peer(rel: &str) -> Option<PathBuf> {
+    let dir = std::env::var_os("CTXOPT_PEERS_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| repo().join("proxy-tests/peers"))
+        .unwrap_or_else(|| repo().join("proxy-tests/peers"));
+    let path = dir.join(rel);
+    if path.exists() {
+        return Some(path);
+    }
+    if std::env::var_os("CTXOPT_SKIP_PEER_TESTS").is_some_and(|v| v != "0") {
+        return None;
+    }
+    panic!(
+        "{} is missing: run `./proxy-tests/run-all --install-only` (or set CTXOPT_SKIP_PEER_TESTS=1)",
+        path.display()
+    );
 }
 
 #[test]
 fn real_filesystem_server_matches_its_published_capture() {
-    let server =
-        peers_dir().join("node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
-    if !server.exists() {
-        if std::env::var_os("CTXOPT_SKIP_PEER_TESTS").is_some() {
-            return;
-        }
-        panic!(
-            "{} is missing: run `npm ci` in proxy-tests/peers (or set CTXOPT_SKIP_PEER_TESTS=1)",
-            server.display()
-        );
-    }
+    let Some(server) = peer("node_modules/@modelcontextprotocol/server-filesystem/dist/index.js")
+    else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let live = run_json(
         ctxopt()
@@ -267,10 +273,33 @@ fn real_filesystem_server_matches_its_published_capture() {
             .arg(dir.path()),
     );
     assert_eq!(live["server"]["name"], "secure-filesystem-server");
+    assert_eq!(
+        live["server"]["source"], "initialize",
+        "an initialize-era server"
+    );
     let capture =
         serde_json::to_value(audit_capture(&captures_dir().join("filesystem-wire.jsonl"))).unwrap();
     assert_eq!(live["tool_count"], capture["tool_count"]);
     assert_eq!(live["total_tokens"], capture["total_tokens"]);
+}
+
+#[test]
+fn real_python_sdk_server_is_audited_statelessly() {
+    let (Some(python), Some(script)) = (peer(".venv/bin/python"), peer("py_server.py")) else {
+        return;
+    };
+    let live = run_json(
+        ctxopt()
+            .args(["audit", "--format", "json", "--"])
+            .arg(python)
+            .arg(script),
+    );
+    assert_eq!(live["server"]["source"], "server/discover");
+    assert_eq!(live["protocol"], "2026-07-28");
+    assert!(live["tool_count"].as_u64().unwrap() > 0);
+    assert!(live["total_tokens"].as_u64().unwrap() > 0);
+    assert!(live["prompts"]["count"].as_u64().unwrap() > 0);
+    assert!(live["resources"]["count"].as_u64().unwrap() > 0);
 }
 
 #[test]
