@@ -175,6 +175,8 @@ fn sessions_carry_identity_protocol_and_totals() {
         Some("2026.8.31")
     );
     assert_eq!(fs.calls, 8);
+    assert_eq!(fs.jsonrpc_errors, 2, "write_file and delete_file");
+    assert_eq!(ev.jsonrpc_errors, 0);
     assert!(ev.meta_tokens.s2c > 0 && ev.call_tokens > 0);
     assert!(fs.complete && ev.complete);
 }

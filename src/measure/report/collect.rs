@@ -221,6 +221,7 @@ impl Accumulator {
             meta_tokens: DirectionCounts::default(),
             calls: 0,
             call_tokens: 0,
+            jsonrpc_errors: 0,
             unreadable_log_lines: 0,
             frames_unlogged: 0,
             complete: false,
@@ -401,6 +402,7 @@ impl Accumulator {
     }
 
     fn answer(&mut self, session: &mut Session, state: &mut LogState, m: Message<'_>) {
+        session.jsonrpc_errors += u64::from(m.kind == FrameKind::Error);
         let id = m.id.unwrap_or("null");
         let Some(request) = state.pending.remove(&(opposite(m.dir), id.to_owned())) else {
             let detail = format!("id {id}");

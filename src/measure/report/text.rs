@@ -118,6 +118,7 @@ pub fn sessions_table(sessions: &[Session]) -> Table {
                     (s.meta_tokens.c2s + s.meta_tokens.s2c).to_string(),
                     s.calls.to_string(),
                     s.call_tokens.to_string(),
+                    s.jsonrpc_errors.to_string(),
                     if s.complete {
                         "yes".into()
                     } else {
