@@ -321,3 +321,44 @@ fn frame_log_listing_uses_the_servers_last_answer_and_identity() {
         .collect();
     assert_eq!(names, ["echo", "get-tiny-image"]);
 }
+
+/// The frame logs a test can audit: the hand-made ones, and the recorded ones when this
+/// checkout has them (`frame-logs/`), each with a `tools/list` answer.
+fn logs_with_listings(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut paths: Vec<PathBuf> = entries
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().and_then(|e| e.to_str()) == Some("jsonl"))
+        .filter(|p| {
+            std::fs::read_to_string(p)
+                .unwrap()
+                .contains("\"method\":\"tools/list\"")
+        })
+        .collect();
+    paths.sort();
+    paths
+}
+
+#[test]
+fn snapshots_of_frame_log_listings() {
+    let fixtures = logs_with_listings(&repo().join("fixtures/frame-logs"));
+    assert!(fixtures.len() >= 3);
+    let recorded = logs_with_listings(&repo().join("frame-logs"));
+    for (prefix, path) in fixtures
+        .iter()
+        .map(|p| ("fixture", p))
+        .chain(recorded.iter().map(|p| ("recorded", p)))
+    {
+        let listing = toollist::from_frame_log(path).unwrap();
+        let report = audit(&listing, Tokenizer::O200kBase);
+        assert_eq!(report.tool_count, listing.tools.len());
+        let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
+        insta::assert_json_snapshot!(format!("audit_log_json_{prefix}_{stem}"), report);
+        insta::assert_snapshot!(
+            format!("audit_log_table_{prefix}_{stem}"),
+            render_table(&report)
+        );
+    }
+}
