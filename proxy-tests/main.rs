@@ -1,3 +1,6 @@
 //! Integration and interop tests: one test binary, one module per area.
 
+mod frame_log;
 mod interop;
+mod relay_faults;
+mod support;
