@@ -31,7 +31,7 @@ fn run_pair(client: Client, server: Server) -> Option<Pair> {
     let fixture = fixture_tree();
     let keep = std::env::var_os(KEEP_VAR).is_some();
     let tmp = tempfile::Builder::new()
-        .keep(keep)
+        .disable_cleanup(keep)
         .tempdir()
         .expect("tempdir");
     if keep {
