@@ -152,6 +152,24 @@ fn ts_client_filesystem() {
     assert_initialize_era(&pair);
     let server_requests = methods(&pair.log, Direction::S2c, FrameKind::Request);
     assert_eq!(server_requests, ["roots/list"]);
+    // The session is fully sequential, so its frames and their classification are stable.
+    let frames: Vec<String> = pair
+        .log
+        .frames
+        .iter()
+        .map(|f| {
+            format!(
+                "{} {:?} id={} {} {} {}",
+                f.dir.as_str(),
+                f.kind,
+                f.id.as_deref().unwrap_or("-"),
+                f.method.as_deref().unwrap_or("-"),
+                f.tool.as_deref().unwrap_or("-"),
+                f.protocol.as_deref().unwrap_or("-"),
+            )
+        })
+        .collect();
+    insta::assert_json_snapshot!(frames);
 }
 
 #[test]
