@@ -362,3 +362,22 @@ fn snapshots_of_frame_log_listings() {
         );
     }
 }
+
+#[test]
+fn a_recorded_filesystem_session_lists_what_the_published_capture_lists() {
+    let listing = toollist::from_frame_log(&repo().join("frame-logs/ts-filesystem.jsonl")).unwrap();
+    let live = audit(&listing, Tokenizer::O200kBase);
+    let published = &published()["servers"]["filesystem"];
+    assert_eq!(
+        live.total_tokens as u64,
+        published["total_tokens"].as_u64().unwrap()
+    );
+    assert_eq!(
+        live.canonical_sha256,
+        published["canonical_sha256"].as_str().unwrap()
+    );
+    assert_eq!(
+        live.server.name.as_deref(),
+        Some("secure-filesystem-server")
+    );
+}
