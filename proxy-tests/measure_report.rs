@@ -318,6 +318,9 @@ fn html_renders_in_headless_chromium() {
         .output()
         .unwrap();
     assert!(out.status.success());
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&page).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600, "the report file is private");
     let profile = dir.path().join("profile");
     let shot = dir.path().join("shot.png");
     let chrome = |extra: &[&str]| {
