@@ -239,26 +239,32 @@ fn initialize_era_server_falls_back_and_warns_on_2020_12() {
     );
 }
 
-/// The pinned npm peers (installed by `.ci/run`); `CTXOPT_PEERS_DIR` points elsewhere.
-fn peers_dir() -> PathBuf {
-    std::env::var_os("CTXOPT_PEERS_DIR")
+/// A file among the pinned peers (`./proxy-tests/run-all --install-only` installs them;
+/// `CTXOPT_PEERS_DIR` points elsewhere). `None` (skip) only when `CTXOPT_SKIP_PEER_TESTS`
+/// is set; a missing peer fails the test otherwise.
+fn peer(rel: &str) -> Option<PathBuf> {
+    let dir = std::env::var_os("CTXOPT_PEERS_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| repo().join("proxy-tests/peers"))
+        .unwrap_or_else(|| repo().join("proxy-tests/peers"));
+    let path = dir.join(rel);
+    if path.exists() {
+        return Some(path);
+    }
+    if std::env::var_os("CTXOPT_SKIP_PEER_TESTS").is_some_and(|v| v != "0") {
+        return None;
+    }
+    panic!(
+        "{} is missing: run `./proxy-tests/run-all --install-only` (or set CTXOPT_SKIP_PEER_TESTS=1)",
+        path.display()
+    );
 }
 
 #[test]
 fn real_filesystem_server_matches_its_published_capture() {
-    let server =
-        peers_dir().join("node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
-    if !server.exists() {
-        if std::env::var_os("CTXOPT_SKIP_PEER_TESTS").is_some() {
-            return;
-        }
-        panic!(
-            "{} is missing: run `npm ci` in proxy-tests/peers (or set CTXOPT_SKIP_PEER_TESTS=1)",
-            server.display()
-        );
-    }
+    let Some(server) = peer("node_modules/@modelcontextprotocol/server-filesystem/dist/index.js")
+    else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let live = run_json(
         ctxopt()
@@ -267,8 +273,111 @@ fn real_filesystem_server_matches_its_published_capture() {
             .arg(dir.path()),
     );
     assert_eq!(live["server"]["name"], "secure-filesystem-server");
+    assert_eq!(
+        live["server"]["source"], "initialize",
+        "an initialize-era server"
+    );
     let capture =
         serde_json::to_value(audit_capture(&captures_dir().join("filesystem-wire.jsonl"))).unwrap();
     assert_eq!(live["tool_count"], capture["tool_count"]);
     assert_eq!(live["total_tokens"], capture["total_tokens"]);
+}
+
+#[test]
+fn real_python_sdk_server_is_audited_statelessly() {
+    let (Some(python), Some(script)) = (peer(".venv/bin/python"), peer("py_server.py")) else {
+        return;
+    };
+    let live = run_json(
+        ctxopt()
+            .args(["audit", "--format", "json", "--"])
+            .arg(python)
+            .arg(script),
+    );
+    assert_eq!(live["server"]["source"], "server/discover");
+    assert_eq!(live["protocol"], "2026-07-28");
+    assert!(live["tool_count"].as_u64().unwrap() > 0);
+    assert!(live["total_tokens"].as_u64().unwrap() > 0);
+    assert!(live["prompts"]["count"].as_u64().unwrap() > 0);
+    assert!(live["resources"]["count"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn frame_log_listing_uses_the_servers_last_answer_and_identity() {
+    let log = repo().join("fixtures/frame-logs/everything-stateless.jsonl");
+    let report = run_json(
+        ctxopt()
+            .args(["audit", "--format", "json", "--log"])
+            .arg(log),
+    );
+    assert_eq!(report["server"]["source"], "frame-log");
+    assert_eq!(report["server"]["name"], "mcp-servers/everything");
+    assert_eq!(report["protocol"], "2026-07-28");
+    let names: Vec<&str> = report["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["echo", "get-tiny-image"]);
+}
+
+/// The frame logs a test can audit: the hand-made ones, and the recorded ones when this
+/// checkout has them (`frame-logs/`), each with a `tools/list` answer.
+fn logs_with_listings(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut paths: Vec<PathBuf> = entries
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().and_then(|e| e.to_str()) == Some("jsonl"))
+        .filter(|p| {
+            std::fs::read_to_string(p)
+                .unwrap()
+                .contains("\"method\":\"tools/list\"")
+        })
+        .collect();
+    paths.sort();
+    paths
+}
+
+#[test]
+fn snapshots_of_frame_log_listings() {
+    let fixtures = logs_with_listings(&repo().join("fixtures/frame-logs"));
+    assert!(fixtures.len() >= 3);
+    let recorded = logs_with_listings(&repo().join("frame-logs"));
+    for (prefix, path) in fixtures
+        .iter()
+        .map(|p| ("fixture", p))
+        .chain(recorded.iter().map(|p| ("recorded", p)))
+    {
+        let listing = toollist::from_frame_log(path).unwrap();
+        let report = audit(&listing, Tokenizer::O200kBase);
+        assert_eq!(report.tool_count, listing.tools.len());
+        let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
+        insta::assert_json_snapshot!(format!("audit_log_json_{prefix}_{stem}"), report);
+        insta::assert_snapshot!(
+            format!("audit_log_table_{prefix}_{stem}"),
+            render_table(&report)
+        );
+    }
+}
+
+#[test]
+fn a_recorded_filesystem_session_lists_what_the_published_capture_lists() {
+    let listing = toollist::from_frame_log(&repo().join("frame-logs/ts-filesystem.jsonl")).unwrap();
+    let live = audit(&listing, Tokenizer::O200kBase);
+    let published = &published()["servers"]["filesystem"];
+    assert_eq!(
+        live.total_tokens as u64,
+        published["total_tokens"].as_u64().unwrap()
+    );
+    assert_eq!(
+        live.canonical_sha256,
+        published["canonical_sha256"].as_str().unwrap()
+    );
+    assert_eq!(
+        live.server.name.as_deref(),
+        Some("secure-filesystem-server")
+    );
 }

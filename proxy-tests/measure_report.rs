@@ -4,8 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use ctxopt::framelog::json_scan::root;
+use ctxopt::framelog::meta_strip::strip_meta;
 use ctxopt::framelog::LogLine;
-use ctxopt::measure::canonical::{to_compact, without_member};
 use ctxopt::measure::report::{self, html, text, Report, ToolReport};
 use ctxopt::tokenizer::Tokenizer;
 use serde_json::Value;
@@ -66,8 +67,9 @@ fn fixture_logs_follow_the_record_types_and_count_true_tokens() {
                     i + 1
                 );
                 let stripped = serde_json::from_str::<Value>(raw)
-                    .map(|v| t.count(&to_compact(&without_member(&v, "_meta"))) as u64)
-                    .unwrap_or(f.tokens);
+                    .ok()
+                    .and_then(|_| strip_meta(raw, root(raw)))
+                    .map_or(f.tokens, |text| t.count(&text) as u64);
                 assert_eq!(
                     f.meta_tokens,
                     f.tokens - stripped,
@@ -173,6 +175,8 @@ fn sessions_carry_identity_protocol_and_totals() {
         Some("2026.8.31")
     );
     assert_eq!(fs.calls, 8);
+    assert_eq!(fs.jsonrpc_errors, 2, "write_file and delete_file");
+    assert_eq!(ev.jsonrpc_errors, 0);
     assert!(ev.meta_tokens.s2c > 0 && ev.call_tokens > 0);
     assert!(fs.complete && ev.complete);
 }
@@ -269,7 +273,7 @@ fn ctxopt_report(args: &[&str]) -> Vec<u8> {
 
 #[test]
 fn cli_output_is_deterministic_in_every_format() {
-    for format in ["table", "json", "md", "html"] {
+    for format in ["json", "html"] {
         assert_eq!(
             ctxopt_report(&["--format", format]),
             ctxopt_report(&["--format", format]),
@@ -314,6 +318,9 @@ fn html_renders_in_headless_chromium() {
         .output()
         .unwrap();
     assert!(out.status.success());
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&page).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600, "the report file is private");
     let profile = dir.path().join("profile");
     let shot = dir.path().join("shot.png");
     let chrome = |extra: &[&str]| {

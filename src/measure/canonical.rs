@@ -103,27 +103,6 @@ pub fn restrict_tool(tool: &Value) -> Value {
     }
 }
 
-/// Returns `value` with every object member named `name` removed, at any depth.
-pub fn without_member(value: &Value, name: &str) -> Value {
-    without_members(value, &[name])
-}
-
-/// Returns `value` with every object member named in `names` removed, at any depth.
-pub fn without_members(value: &Value, names: &[&str]) -> Value {
-    match value {
-        Value::Object(map) => Value::Object(
-            map.iter()
-                .filter(|(k, _)| !names.contains(&k.as_str()))
-                .map(|(k, v)| (k.clone(), without_members(v, names)))
-                .collect(),
-        ),
-        Value::Array(items) => {
-            Value::Array(items.iter().map(|v| without_members(v, names)).collect())
-        }
-        other => other.clone(),
-    }
-}
-
 /// Returns `value` with the members named in `names` removed from its top level only.
 pub fn without_top_level(value: &Value, names: &[&str]) -> Value {
     match value {
@@ -134,15 +113,6 @@ pub fn without_top_level(value: &Value, names: &[&str]) -> Value {
                 .collect(),
         ),
         other => other.clone(),
-    }
-}
-
-/// Whether any object inside `value` (at any depth) has a member named `name`.
-pub fn has_member(value: &Value, name: &str) -> bool {
-    match value {
-        Value::Object(map) => map.iter().any(|(k, v)| k == name || has_member(v, name)),
-        Value::Array(items) => items.iter().any(|v| has_member(v, name)),
-        _ => false,
     }
 }
 
@@ -324,11 +294,11 @@ mod tests {
     }
 
     #[test]
-    fn strip_removes_meta_at_any_depth() {
-        let v = parse(r#"{"_meta":{"a":1},"content":[{"type":"text","_meta":{}}]}"#);
-        assert!(has_member(&v, "_meta"));
-        let s = without_member(&v, "_meta");
-        assert!(!has_member(&s, "_meta"));
-        assert_eq!(to_compact(&s), r#"{"content":[{"type":"text"}]}"#);
+    fn top_level_removal_keeps_nested_members() {
+        let v = parse(r#"{"_meta":{"a":1},"inputSchema":{"properties":{"icons":{}}},"icons":[]}"#);
+        assert_eq!(
+            to_compact(&without_top_level(&v, &["_meta", "icons"])),
+            r#"{"inputSchema":{"properties":{"icons":{}}}}"#
+        );
     }
 }

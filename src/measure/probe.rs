@@ -216,34 +216,33 @@ impl Session {
         )))
     }
 
+    /// Every item of a paged list method (`prompts/list` → `prompts`, …).
+    fn list_items(&mut self, method: &str, member: &str) -> Result<Vec<Value>, MeasureError> {
+        let mut items = Vec::new();
+        self.paginate(method, |page| {
+            let result = page.get("result").unwrap_or(page);
+            if let Some(list) = result.get(member).and_then(Value::as_array) {
+                items.extend(list.iter().cloned());
+            }
+            Ok(result
+                .get("nextCursor")
+                .and_then(Value::as_str)
+                .map(str::to_owned))
+        })?;
+        Ok(items)
+    }
+
     fn list_everything(&mut self) -> Result<Listing, MeasureError> {
         let mut listing = Listing::default();
         let capabilities = self.handshake(&mut listing)?;
         let mut tools = Vec::new();
         self.paginate("tools/list", |page| push_tools_page(page, &mut tools))?;
         listing.tools = tools;
-        for (capability, method, member) in [
-            ("prompts", "prompts/list", "prompts"),
-            ("resources", "resources/list", "resources"),
-        ] {
-            if capabilities.get(capability).is_none() {
-                continue;
-            }
-            let mut items = Vec::new();
-            self.paginate(method, |page| {
-                let result = page.get("result").unwrap_or(page);
-                if let Some(list) = result.get(member).and_then(Value::as_array) {
-                    items.extend(list.iter().cloned());
-                }
-                Ok(result
-                    .get("nextCursor")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned))
-            })?;
-            match capability {
-                "prompts" => listing.prompts = Some(items),
-                _ => listing.resources = Some(items),
-            }
+        if capabilities.get("prompts").is_some() {
+            listing.prompts = Some(self.list_items("prompts/list", "prompts")?);
+        }
+        if capabilities.get("resources").is_some() {
+            listing.resources = Some(self.list_items("resources/list", "resources")?);
         }
         Ok(listing)
     }

@@ -28,7 +28,8 @@ pub struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
-    /// Write the report here instead of to stdout.
+    /// Write the report here instead of to stdout (created with mode 0600: anomaly details
+    /// quote frame text).
     #[arg(long, short, value_name = "FILE")]
     output: Option<PathBuf>,
 }
@@ -43,10 +44,23 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Format::Html => html::render(&report),
     };
     match &args.output {
-        Some(path) => {
-            std::fs::write(path, rendered).with_context(|| format!("writing {}", path.display()))?
-        }
+        Some(path) => write_private(path, rendered.as_bytes())
+            .with_context(|| format!("writing {}", path.display()))?,
         None => print!("{rendered}"),
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes `bytes` to `path`, readable by its owner only (an existing file is narrowed too).
+fn write_private(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)?;
+    file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    file.write_all(bytes)
 }

@@ -9,8 +9,9 @@ use super::{
     Anomalies, Anomaly, DirectionCounts, Identity, Report, ServerReport, Session, ToolReport,
     MAX_LISTED_ANOMALIES,
 };
+use crate::framelog::json_scan::{as_str, is_valid, member, root};
+use crate::framelog::meta_strip::strip_meta;
 use crate::framelog::{BatchItem, Direction, Frame, FrameKind, LogLine};
-use crate::measure::canonical::{has_member, to_compact, without_member};
 use crate::measure::logread::{LogItem, LogReader};
 use crate::measure::stats::{Latency, Summary};
 use crate::measure::MeasureError;
@@ -73,14 +74,15 @@ struct Message<'a> {
     kind: FrameKind,
     id: Option<&'a str>,
     method: Option<&'a str>,
-    tool: Option<&'a str>,
+    tool: Option<String>,
     latency_us: Option<u64>,
     is_error: bool,
     bytes: u64,
     /// The parsed message, when the frame is a single message worth parsing.
     json: Option<Value>,
-    /// Recorded (tokens, stripped tokens) for batch items, which have no text of their own.
-    recorded: Option<(u64, u64)>,
+    /// For a `tools/call` request or answer: (tokens, tokens without `_meta`) of its
+    /// `params` / `result` / `error` text, or of the whole item of a batch.
+    call_tokens: Option<(u64, u64)>,
 }
 
 struct LogState {
@@ -120,18 +122,44 @@ fn identity(info: Option<&Value>) -> Option<Identity> {
     })
 }
 
-/// Methods whose frames are parsed (everything else is measured from the record alone).
+/// Methods whose frames are parsed into a tree (`tools/call` frames are measured on spans
+/// of their text instead; everything else from the record alone).
 fn worth_parsing(method: Option<&str>) -> bool {
     matches!(
         method,
-        Some(
-            "tools/call"
-                | "tools/list"
-                | "initialize"
-                | "server/discover"
-                | "notifications/cancelled"
-        )
+        Some("tools/list" | "initialize" | "server/discover" | "notifications/cancelled")
     )
+}
+
+/// What a `tools/call` frame's text says: the tool name (requests), whether the result
+/// says `isError: true` (answers), and the tokens of the counted member.
+struct CallText {
+    tool: Option<String>,
+    is_error: bool,
+    tokens: (u64, u64),
+}
+
+/// Measures a `tools/call` request (`params`) or answer (`result`, else `error`) on the
+/// wire text: tokens of the member's text, and of that text with every `_meta` cut out
+/// (the cut the proxy makes for `meta_tokens`).
+fn call_text(raw: &str, tokenizer: Tokenizer) -> Option<CallText> {
+    if !is_valid(raw) {
+        return None;
+    }
+    let top = root(raw);
+    let span = ["params", "result", "error"]
+        .iter()
+        .find_map(|name| member(raw, top.clone(), name))?;
+    let text = &raw[span.clone()];
+    let full = tokenizer.count(text) as u64;
+    let stripped = strip_meta(text, root(text)).map_or(full, |s| tokenizer.count(&s) as u64);
+    Some(CallText {
+        tool: member(raw, span.clone(), "name")
+            .and_then(|n| as_str(raw, n))
+            .map(|n| n.into_owned()),
+        is_error: member(raw, span, "isError").is_some_and(|v| &raw[v] == "true"),
+        tokens: (full, stripped),
+    })
 }
 
 fn preview(text: &str) -> String {
@@ -175,20 +203,6 @@ impl Accumulator {
         }
     }
 
-    /// Tokens of a message member, whole and with every `_meta` removed.
-    fn member_tokens(&self, member: Option<&Value>) -> (u64, u64) {
-        let Some(member) = member else { return (0, 0) };
-        let text = to_compact(member);
-        let full = self.tokenizer().count(&text) as u64;
-        if !has_member(member, "_meta") {
-            return (full, full);
-        }
-        let stripped = self
-            .tokenizer()
-            .count(&to_compact(&without_member(member, "_meta"))) as u64;
-        (full, stripped)
-    }
-
     fn read_log(&mut self, path: &Path) -> Result<(), MeasureError> {
         let log = path.file_name().map_or_else(
             || path.display().to_string(),
@@ -207,6 +221,7 @@ impl Accumulator {
             meta_tokens: DirectionCounts::default(),
             calls: 0,
             call_tokens: 0,
+            jsonrpc_errors: 0,
             unreadable_log_lines: 0,
             frames_unlogged: 0,
             complete: false,
@@ -289,16 +304,24 @@ impl Accumulator {
                 }
             }
             _ => {
+                let raw = frame.raw.as_deref();
                 let json = if worth_parsing(frame.method.as_deref())
                     || (session.client.is_none() && frame.kind == FrameKind::Request)
                 {
-                    frame
-                        .raw
-                        .as_deref()
-                        .and_then(|r| serde_json::from_str(r).ok())
+                    raw.and_then(|r| serde_json::from_str(r).ok())
                 } else {
                     None
                 };
+                let is_call = match frame.kind {
+                    FrameKind::Request => frame.method.as_deref() == Some("tools/call"),
+                    _ => frame.id.as_ref().is_some_and(|id| {
+                        let key = (opposite(frame.dir), id.clone());
+                        state.pending.get(&key).is_some_and(|p| p.tool.is_some())
+                    }),
+                };
+                let call = is_call
+                    .then(|| raw.and_then(|r| call_text(r, self.tokenizer())))
+                    .flatten();
                 let message = Message {
                     seq: frame.seq,
                     ts: &frame.ts,
@@ -306,12 +329,16 @@ impl Accumulator {
                     kind: frame.kind,
                     id: frame.id.as_deref(),
                     method: frame.method.as_deref(),
-                    tool: frame.tool.as_deref(),
+                    tool: frame
+                        .tool
+                        .clone()
+                        .or_else(|| call.as_ref().and_then(|c| c.tool.clone())),
                     latency_us: frame.latency_us,
-                    is_error: frame.is_error.unwrap_or(false),
+                    is_error: frame.is_error.unwrap_or(false)
+                        || call.as_ref().is_some_and(|c| c.is_error),
                     bytes: frame.bytes,
                     json,
-                    recorded: None,
+                    call_tokens: call.map(|c| c.tokens),
                 };
                 self.message(session, state, message);
             }
@@ -349,17 +376,8 @@ impl Accumulator {
                 )
             });
         }
-        let tool = m.tool.map(str::to_owned).or_else(|| {
-            (m.method == Some("tools/call"))
-                .then(|| params.and_then(|p| p.get("name")).and_then(Value::as_str))
-                .flatten()
-                .map(str::to_owned)
-        });
-        let (tokens, stripped) = match (m.recorded, &tool) {
-            (Some(recorded), _) => recorded,
-            (None, Some(_)) => self.member_tokens(params),
-            (None, None) => (0, 0),
-        };
+        let tool = m.tool.filter(|_| m.method == Some("tools/call"));
+        let (tokens, stripped) = m.call_tokens.unwrap_or((0, 0));
         if let Some(tool) = &tool {
             session.calls += 1;
             let origin = origin(m.dir);
@@ -384,6 +402,7 @@ impl Accumulator {
     }
 
     fn answer(&mut self, session: &mut Session, state: &mut LogState, m: Message<'_>) {
+        session.jsonrpc_errors += u64::from(m.kind == FrameKind::Error);
         let id = m.id.unwrap_or("null");
         let Some(request) = state.pending.remove(&(opposite(m.dir), id.to_owned())) else {
             let detail = format!("id {id}");
@@ -421,21 +440,8 @@ impl Accumulator {
             _ => {}
         }
         let Some(tool) = request.tool else { return };
-        let (tokens, stripped) = match m.recorded {
-            Some(recorded) => recorded,
-            None => {
-                let member = m
-                    .json
-                    .as_ref()
-                    .and_then(|j| j.get("result").or_else(|| j.get("error")));
-                self.member_tokens(member)
-            }
-        };
-        let is_error = m.is_error
-            || result
-                .and_then(|r| r.get("isError"))
-                .and_then(Value::as_bool)
-                .unwrap_or(false);
+        let (tokens, stripped) = m.call_tokens.unwrap_or((0, 0));
+        let is_error = m.is_error;
         let latency = m.latency_us.or_else(|| micros_between(&request.ts, m.ts));
         session.call_tokens += request.tokens + tokens;
         let acc = self.tool_acc(&session.server_name, origin(opposite(m.dir)), &tool);
@@ -516,11 +522,11 @@ fn batch_message<'a>(frame: &'a Frame, item: &'a BatchItem) -> Message<'a> {
         kind: item.kind,
         id: item.id.as_deref(),
         method: item.method.as_deref(),
-        tool: item.tool.as_deref(),
+        tool: item.tool.clone(),
         latency_us: item.latency_us,
         is_error: item.is_error.unwrap_or(false),
         bytes: 0,
         json: None,
-        recorded: Some((item.tokens, item.tokens.saturating_sub(item.meta_tokens))),
+        call_tokens: Some((item.tokens, item.tokens.saturating_sub(item.meta_tokens))),
     }
 }

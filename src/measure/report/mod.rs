@@ -56,6 +56,8 @@ pub struct Session {
     pub calls: u64,
     /// Sum of the call tokens of every answered call.
     pub call_tokens: u64,
+    /// JSON-RPC error answers of any method, both directions.
+    pub jsonrpc_errors: u64,
     /// Lines of the log that are not frame-log records (damage, truncation).
     pub unreadable_log_lines: u64,
     /// Frames the proxy relayed but could not log (from the trailer).

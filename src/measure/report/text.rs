@@ -23,6 +23,10 @@ pub struct Table {
 
 impl Table {
     fn render(&self, style: Style, out: &mut String) {
+        debug_assert!(
+            self.rows.iter().all(|r| r.len() == self.head.len()),
+            "every row has one cell per column"
+        );
         match style {
             Style::Markdown => {
                 let line = |cells: &[String]| {
@@ -95,6 +99,7 @@ pub fn sessions_table(sessions: &[Session]) -> Table {
         "_meta tokens",
         "calls",
         "call tokens",
+        "rpc errors",
         "complete",
     ];
     Table {
@@ -118,6 +123,7 @@ pub fn sessions_table(sessions: &[Session]) -> Table {
                     (s.meta_tokens.c2s + s.meta_tokens.s2c).to_string(),
                     s.calls.to_string(),
                     s.call_tokens.to_string(),
+                    s.jsonrpc_errors.to_string(),
                     if s.complete {
                         "yes".into()
                     } else {
