@@ -3,4 +3,7 @@
 
 pub mod content;
 pub mod file_reads;
+pub mod handlers;
 pub mod ingest;
+pub mod inject;
+pub mod tools;

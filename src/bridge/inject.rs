@@ -1,0 +1,144 @@
+//! Extending a server's `tools/list` result with the injected tools.
+//!
+//! Only the last page is extended (a result without `nextCursor`), so a paginating client
+//! sees our tools once. A name the server already uses — on this page or an earlier one —
+//! is not shadowed: ours takes the `ctxopt_` prefix.
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+
+use super::tools::{Selection, ToolNames};
+
+/// An extended `tools/list` result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Extended {
+    /// The result object as JSON text: the server's members in their order, our tools
+    /// appended to `tools`.
+    pub result: String,
+    /// The names our tools were offered under.
+    pub names: ToolNames,
+    /// Renames made to avoid the server's names: (own name, offered name).
+    pub renamed: Vec<(String, String)>,
+}
+
+/// The names of the tools listed in a `tools/list` result.
+pub fn listed_names(result: &Value) -> Vec<String> {
+    result
+        .get("tools")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t.get("name")?.as_str().map(str::to_string))
+        .collect()
+}
+
+/// Whether a `tools/list` result says more pages follow.
+pub fn has_next_page(result: &Value) -> bool {
+    result.get("nextCursor").is_some_and(|c| !c.is_null())
+}
+
+/// Extends a `tools/list` result (the `result` object's JSON text) with the selected tools.
+/// `earlier_pages` holds the tool names of the earlier pages of the same listing. `None`
+/// when the text is not a result with a `tools` array, when more pages follow, or when
+/// nothing is selected: the result is then relayed as it is.
+pub fn extend_tools_list(
+    raw_result: &str,
+    selection: Selection,
+    earlier_pages: &BTreeSet<String>,
+) -> Option<Extended> {
+    if selection.tools().is_empty() {
+        return None;
+    }
+    let mut result: Value = serde_json::from_str(raw_result).ok()?;
+    if has_next_page(&result) {
+        return None;
+    }
+    let page: BTreeSet<String> = listed_names(&result).into_iter().collect();
+    let taken = |name: &str| page.contains(name) || earlier_pages.contains(name);
+    let (names, renamed) = ToolNames::avoiding(selection, &taken);
+    let tools = result.get_mut("tools")?.as_array_mut()?;
+    tools.extend(names.definitions());
+    Some(Extended {
+        result: serde_json::to_string(&result).ok()?,
+        names,
+        renamed,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The `tools/list` result of the real server-filesystem, recorded on the wire.
+    fn filesystem_result() -> String {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../shared/real-world/tier1-tools-list/filesystem-wire.jsonl"
+        );
+        let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let frame: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+        frame["result"].to_string()
+    }
+
+    #[test]
+    fn real_filesystem_list_gains_six_tools_after_its_own() {
+        let raw = filesystem_result();
+        let own = listed_names(&serde_json::from_str(&raw).unwrap());
+        assert!(own.contains(&"read_text_file".to_string()));
+        let ext = extend_tools_list(&raw, Selection::All, &BTreeSet::new()).unwrap();
+        assert!(ext.renamed.is_empty());
+        let value: Value = serde_json::from_str(&ext.result).unwrap();
+        let names = listed_names(&value);
+        assert_eq!(names.len(), own.len() + 6);
+        assert_eq!(&names[..own.len()], own.as_slice());
+        assert_eq!(names[own.len()], "build_context");
+        // The server's part is unchanged, byte for byte, as canonical JSON.
+        let before: Value = serde_json::from_str(&raw).unwrap();
+        for (i, tool) in before["tools"].as_array().unwrap().iter().enumerate() {
+            assert_eq!(&value["tools"][i], tool);
+        }
+    }
+
+    #[test]
+    fn a_taken_name_gets_the_prefix_even_from_an_earlier_page() {
+        let raw = r#"{"tools":[{"name":"build_context","inputSchema":{"type":"object"}}]}"#;
+        let earlier: BTreeSet<String> = ["get_decisions".to_string()].into();
+        let ext = extend_tools_list(raw, Selection::All, &earlier).unwrap();
+        assert_eq!(
+            ext.renamed,
+            vec![
+                ("build_context".into(), "ctxopt_build_context".into()),
+                ("get_decisions".into(), "ctxopt_get_decisions".into()),
+            ]
+        );
+        let names = listed_names(&serde_json::from_str(&ext.result).unwrap());
+        assert_eq!(names[0], "build_context");
+        assert_eq!(names[1], "ctxopt_build_context");
+        assert!(ext.names.is_injected("ctxopt_build_context"));
+        assert!(!ext.names.is_injected("build_context"));
+    }
+
+    #[test]
+    fn only_the_last_page_and_only_a_selection_are_extended() {
+        let page = r#"{"tools":[],"nextCursor":"2"}"#;
+        assert_eq!(
+            extend_tools_list(page, Selection::All, &BTreeSet::new()),
+            None
+        );
+        let last = r#"{"tools":[],"nextCursor":null}"#;
+        let ext = extend_tools_list(last, Selection::BuildContext, &BTreeSet::new()).unwrap();
+        assert_eq!(
+            listed_names(&serde_json::from_str(&ext.result).unwrap()),
+            ["build_context"]
+        );
+        assert_eq!(
+            extend_tools_list(last, Selection::None, &BTreeSet::new()),
+            None
+        );
+        assert_eq!(
+            extend_tools_list(r#"{"prompts":[]}"#, Selection::All, &BTreeSet::new()),
+            None
+        );
+    }
+}
