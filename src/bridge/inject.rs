@@ -22,6 +22,18 @@ pub struct Extended {
     pub renamed: Vec<(String, String)>,
 }
 
+impl Extended {
+    /// One line per rename, for stderr.
+    pub fn notes(&self) -> Vec<String> {
+        self.renamed
+            .iter()
+            .map(|(own, offered)| {
+                format!("ctxopt: the server already has a tool named `{own}`; ours is offered as `{offered}`")
+            })
+            .collect()
+    }
+}
+
 /// The names of the tools listed in a `tools/list` result.
 pub fn listed_names(result: &Value) -> Vec<String> {
     result

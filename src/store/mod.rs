@@ -150,6 +150,35 @@ pub struct Scope {
     pub session: String,
 }
 
+impl Scope {
+    /// A scope for `server` in `workspace` (default: the current directory), made absolute
+    /// and canonical so every process names a workspace the same way.
+    pub fn resolve(
+        workspace: Option<&Path>,
+        server: &str,
+        session: String,
+    ) -> std::io::Result<Scope> {
+        let dir = match workspace {
+            Some(dir) => dir.to_path_buf(),
+            None => std::env::current_dir()?,
+        };
+        Ok(Scope {
+            workspace: dir.canonicalize()?.display().to_string(),
+            server: server.to_string(),
+            session,
+        })
+    }
+}
+
+/// A fresh session id: the UTC start time and the process id (`20260301T100000Z-4242`).
+pub fn new_session_id() -> String {
+    format!(
+        "{}-{}",
+        chrono::Utc::now().format("%Y%m%dT%H%M%SZ"),
+        std::process::id()
+    )
+}
+
 /// Where a record came from.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Provenance {
@@ -250,6 +279,16 @@ impl Store {
         store.configure(matches!(location, StoreLocation::File(_)))?;
         store.migrate()?;
         Ok(store)
+    }
+
+    /// Opens the store a `--store` argument names (`:memory:` or a path), or the default
+    /// file when there is none.
+    pub fn open_arg(arg: Option<&str>) -> Result<Store, StoreError> {
+        let location = match arg {
+            Some(arg) => StoreLocation::parse(arg),
+            None => StoreLocation::default_file().ok_or(StoreError::NoDefaultLocation)?,
+        };
+        Store::open(&location)
     }
 
     /// Opens the store file at `path`.
