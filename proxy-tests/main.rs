@@ -1,1 +1,3 @@
 //! Integration and interop tests: one test binary, one module per area.
+
+mod interop;

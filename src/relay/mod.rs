@@ -1,1 +1,234 @@
 //! The relay: bytes in, the same bytes out, a copy of each frame to the tap.
+//!
+//! # Layout
+//! - [`line_reader`]: a byte stream cut into frames (`\n`-terminated lines, and a last
+//!   unterminated chunk), without looking inside them.
+//! - [`pump`]: one direction's loop: read a frame, write it on, count it, tap it.
+//! - [`outlet`]: the writable end of a direction, closable from the other direction.
+//! - [`tap`]: the never-blocking hand-off to the accounting thread that writes the log.
+//! - [`child`]: starting the server in its own process group, and its exit status.
+//! - [`signals`]: `SIGINT`/`SIGTERM`/`SIGHUP`/`SIGCHLD` collected synchronously.
+//! - [`stats`]: per-direction counters for the trailer.
+//! - [`server_name`]: a short name for the server, for the log file name.
+//!
+//! # Threads
+//! The thread that calls [`run`] blocks the signals, starts the server and then only
+//! supervises it (signals, exit, grace period). `c2s` and `s2c` each run a [`pump::Pump`];
+//! the `tap` thread does all parsing, counting and log writing.
+
+pub mod child;
+pub mod line_reader;
+pub mod outlet;
+pub mod pump;
+pub mod server_name;
+pub mod signals;
+pub mod stats;
+pub mod tap;
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::io;
+use std::os::fd::AsFd;
+use std::path::PathBuf;
+use std::process::Child;
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant, SystemTime};
+
+use crate::framelog::accounting::rfc3339;
+use crate::framelog::writer::{create_log_dir, default_log_dir, default_log_name, LogWriter};
+use crate::framelog::FORMAT_VERSION;
+use crate::framelog::{Direction, ExitStatus, Header, LogLine, PerDirection, Trailer};
+use crate::tokenizer::Tokenizer;
+use outlet::Outlet;
+use pump::Pump;
+use signals::Signals;
+use stats::RelayStats;
+use tap::Tap;
+
+/// Where the frame log goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LogTarget {
+    /// A new file in the default log directory (see [`default_log_dir`]).
+    Default,
+    /// This file (appended to if it exists; its directory must exist).
+    Path(PathBuf),
+    /// No log.
+    Disabled,
+}
+
+/// How to run the proxy.
+#[derive(Debug, Clone)]
+pub struct ProxyConfig {
+    /// The server's command and arguments.
+    pub command: Vec<OsString>,
+    /// A short name for the server (the log file name and header use it).
+    pub server_name: String,
+    /// Where the frame log goes.
+    pub log: LogTarget,
+    /// The tokenizer for `tokens` and `meta_tokens`.
+    pub tokenizer: Tokenizer,
+    /// How long a server may take to exit after a forwarded signal before `SIGKILL`.
+    pub grace: Duration,
+}
+
+/// What stops the proxy before it can relay anything.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RelayError {
+    /// The signal mask, a pipe or a thread could not be set up.
+    #[error("cannot set up the relay: {0}")]
+    Setup(#[from] io::Error),
+}
+
+/// How often the supervisor re-checks the server when no signal arrives.
+const POLL: Duration = Duration::from_millis(200);
+
+/// How long to wait for the server's stdout to close after its process group was killed.
+const LAST_DRAIN: Duration = Duration::from_secs(1);
+
+fn open_log(config: &ProxyConfig, started: SystemTime) -> LogWriter {
+    match &config.log {
+        LogTarget::Disabled => LogWriter::disabled(),
+        LogTarget::Path(path) => LogWriter::open(path),
+        LogTarget::Default => {
+            let dir = default_log_dir().unwrap_or_else(|| PathBuf::from("."));
+            // A failure here surfaces as the open failure below.
+            let _ = create_log_dir(&dir);
+            let name = default_log_name(started, &config.server_name, std::process::id());
+            LogWriter::open(&dir.join(name))
+        }
+    }
+}
+
+fn header(config: &ProxyConfig, started: SystemTime, server_pid: Option<u32>) -> Header {
+    Header {
+        format_version: FORMAT_VERSION,
+        proxy_version: env!("CARGO_PKG_VERSION").to_string(),
+        tokenizer: config.tokenizer.name().to_string(),
+        started: rfc3339(started),
+        server_name: config.server_name.clone(),
+        server_argv: config
+            .command
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect(),
+        cwd: std::env::current_dir()
+            .map(|d| d.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        server_pid,
+        proxy_pid: std::process::id(),
+    }
+}
+
+/// Runs the proxy until the server has exited and its output is drained; returns the
+/// proxy's exit code (the server's code, 128 + its signal, or 127/126 when it could not be
+/// started).
+pub fn run(config: ProxyConfig) -> Result<u8, RelayError> {
+    let signals = Signals::block()?;
+    let started = SystemTime::now();
+    let mut writer = open_log(&config, started);
+    let mut server = match child::spawn(&config.command) {
+        Ok(server) => server,
+        Err(err) => {
+            eprintln!("ctxopt-proxy: {err}");
+            writer.write(&LogLine::Header(header(&config, started, None)));
+            writer.write(&LogLine::Trailer(Trailer {
+                ts: rfc3339(SystemTime::now()),
+                exit: ExitStatus {
+                    code: None,
+                    signal: None,
+                },
+                frames_relayed: PerDirection::default(),
+                frames_logged: 0,
+                frames_unlogged: 0,
+                bytes: PerDirection::default(),
+                errors: vec![err.to_string()],
+            }));
+            return Ok(err.exit_code());
+        }
+    };
+    let pid = server.id();
+    let stats = Arc::new(RelayStats::default());
+    let (tap, tap_sender) = Tap::start(
+        header(&config, started, Some(pid)),
+        writer,
+        config.tokenizer,
+        stats.clone(),
+    )?;
+
+    let (server_in, server_out) = match (server.stdin.take(), server.stdout.take()) {
+        (Some(i), Some(o)) => (i, o),
+        _ => return Err(io::Error::other("server pipes missing").into()),
+    };
+    let client_in = File::from(io::stdin().as_fd().try_clone_to_owned()?);
+    let client_out = File::from(io::stdout().as_fd().try_clone_to_owned()?);
+    let to_server = Arc::new(Outlet::new(server_in));
+    let c2s = Pump {
+        dir: Direction::C2s,
+        outlet: to_server.clone(),
+        on_break_close: None,
+        tap: tap_sender.clone(),
+        stats: stats.clone(),
+    };
+    let s2c = Pump {
+        dir: Direction::S2c,
+        outlet: Arc::new(Outlet::new(client_out)),
+        on_break_close: Some(to_server),
+        tap: tap_sender,
+        stats: stats.clone(),
+    };
+    std::thread::Builder::new()
+        .name("c2s".into())
+        .spawn(move || c2s.run(client_in))?;
+    let (drained_tx, drained_rx) = mpsc::channel::<()>();
+    std::thread::Builder::new()
+        .name("s2c".into())
+        .spawn(move || {
+            s2c.run(server_out);
+            let _ = drained_tx.send(());
+        })?;
+
+    let status = supervise(&mut server, &signals, config.grace)?;
+    if drained_rx.recv_timeout(config.grace).is_err() {
+        stats.error(format!(
+            "the server's stdout stayed open {:?} after it exited; its process group was killed",
+            config.grace
+        ));
+        child::signal_group(pid, libc::SIGKILL);
+        let _ = drained_rx.recv_timeout(LAST_DRAIN);
+    }
+    let (exit, code) = child::exit_of(status);
+    tap.finish(exit);
+    Ok(code)
+}
+
+/// Waits for the server to exit, forwarding signals and killing it when it outlives the
+/// grace period after one.
+fn supervise(
+    server: &mut Child,
+    signals: &Signals,
+    grace: Duration,
+) -> io::Result<std::process::ExitStatus> {
+    let pid = server.id();
+    let mut deadline: Option<Instant> = None;
+    loop {
+        if let Some(status) = server.try_wait()? {
+            return Ok(status);
+        }
+        let timeout = deadline
+            .map(|d| d.saturating_duration_since(Instant::now()).min(POLL))
+            .unwrap_or(POLL);
+        match signals.wait(timeout) {
+            Some(sig) if signals::FORWARDED.contains(&sig) => {
+                child::signal_group(pid, sig);
+                deadline.get_or_insert_with(|| Instant::now() + grace);
+            }
+            _ => {}
+        }
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            child::signal_group(pid, libc::SIGKILL);
+            deadline = Some(Instant::now() + POLL * 50);
+        }
+    }
+}

@@ -1,0 +1,381 @@
+//! The proxy benchmark: the same work direct and through `ctxopt-proxy`, in one run.
+//!
+//! `cargo bench --bench proxy` measures:
+//! - round trips of 10,000 sequential small `tools/call`s against a minimal Python responder
+//!   (`proxy-tests/peers/py_responder.py`), a minimal Rust responder (this binary, re-spawned)
+//!   and `@modelcontextprotocol/server-everything` (p50, p99, added µs, ratio);
+//! - relaying 1 MB and 16 MB results (throughput, ratio proxied/direct);
+//! - the proxy's idle RSS and its peak RSS (VmHWM) while relaying one 64 MB frame.
+//!
+//! Direct and proxied sessions run side by side and take turns in blocks, so both see the
+//! same machine load. The proxy logs every frame to a temporary file, as it does in use.
+//! Environment: `CTXOPT_BENCH_CALLS` (default 10000) sets the number of small calls.
+//! Results are printed as Markdown; `docs/benchmarks.md` records a run.
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+
+/// Set in the environment of a re-spawned copy of this binary that acts as the Rust responder.
+const ROLE_VAR: &str = "CTXOPT_BENCH_ROLE";
+const MB: usize = 1 << 20;
+
+fn main() -> Result<()> {
+    if std::env::var_os(ROLE_VAR).is_some() {
+        return rust_responder();
+    }
+    if !std::env::args().any(|a| a == "--bench") {
+        println!(
+            "proxy benchmark: run it with `cargo bench --bench proxy` (skipped under cargo test)"
+        );
+        return Ok(());
+    }
+    let calls: usize = std::env::var("CTXOPT_BENCH_CALLS")
+        .ok()
+        .map(|v| v.parse())
+        .transpose()
+        .context("CTXOPT_BENCH_CALLS")?
+        .unwrap_or(10_000);
+    let tmp = tempfile::tempdir()?;
+    let bench = Bench { tmp: tmp.path() };
+    println!("# Proxy benchmark\n");
+    println!(
+        "{} cores, load average at start {}\n",
+        std::thread::available_parallelism()?,
+        std::fs::read_to_string("/proc/loadavg")?.trim()
+    );
+
+    println!("## Round trips: {calls} sequential small tools/call\n");
+    println!("| server | direct p50 | direct p99 | proxied p50 | proxied p99 | added p50 | added p99 | ratio p50 |");
+    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+    let python = vec![
+        OsString::from("python3"),
+        peers_dir().join("py_responder.py").into(),
+    ];
+    bench.round_trips("minimal Python responder", &python, calls)?;
+    bench.round_trips("minimal Rust responder", &rust_responder_command()?, calls)?;
+    let everything =
+        peers_dir().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    if everything.is_file() {
+        let command = vec!["node".into(), everything.into(), "stdio".into()];
+        bench.round_trips("server-everything (echo)", &command, calls)?;
+    } else {
+        println!("| server-everything | not installed: run ./proxy-tests/run-all --install-only | | | | | | |");
+    }
+
+    println!("\n## Throughput: relaying large results (minimal Rust responder)\n");
+    println!("| result size | calls | direct MB/s | proxied MB/s | ratio |");
+    println!("| ---: | ---: | ---: | ---: | ---: |");
+    bench.throughput(MB, 64)?;
+    bench.throughput(16 * MB, 8)?;
+
+    println!("\n## Memory of the proxy process\n");
+    bench.memory(64 * MB)?;
+    Ok(())
+}
+
+fn peers_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("proxy-tests/peers")
+}
+
+fn rust_responder_command() -> Result<Vec<OsString>> {
+    Ok(vec![std::env::current_exe()?.into_os_string()])
+}
+
+/// A running stdio peer that the benchmark talks to.
+struct Session {
+    child: Child,
+    stdin: BufWriter<ChildStdin>,
+    stdout: BufReader<ChildStdout>,
+    line: Vec<u8>,
+    next_id: u64,
+}
+
+impl Session {
+    fn spawn(command: &[OsString]) -> Result<Session> {
+        let mut child = Command::new(&command[0])
+            .args(&command[1..])
+            .env(ROLE_VAR, "responder")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .with_context(|| format!("start {command:?}"))?;
+        let stdin = BufWriter::new(child.stdin.take().context("stdin")?);
+        let stdout = BufReader::with_capacity(MB, child.stdout.take().context("stdout")?);
+        let mut session = Session {
+            child,
+            stdin,
+            stdout,
+            line: Vec::with_capacity(MB),
+            next_id: 0,
+        };
+        session.request(
+            "initialize",
+            r#"{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"ctxopt-bench","version":"1"}}"#,
+        )?;
+        session.send(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)?;
+        Ok(session)
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    fn send(&mut self, frame: &[u8]) -> Result<()> {
+        self.stdin.write_all(frame)?;
+        self.stdin.write_all(b"\n")?;
+        self.stdin.flush()?;
+        Ok(())
+    }
+
+    /// Sends a request and reads lines until its response; returns the response's size.
+    fn request(&mut self, method: &str, params: &str) -> Result<usize> {
+        self.next_id += 1;
+        let id = self.next_id;
+        let frame =
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{params}}}"#);
+        self.send(frame.as_bytes())?;
+        let marker = format!(r#""id":{id},"#);
+        let marker_end = format!(r#""id":{id}}}"#);
+        loop {
+            self.line.clear();
+            if self.stdout.read_until(b'\n', &mut self.line)? == 0 {
+                bail!("the peer closed its stdout while {method} {id} was pending");
+            }
+            // Responses carry the id near the front or the end; notifications have none.
+            let head = &self.line[..self.line.len().min(256)];
+            let tail = &self.line[self.line.len().saturating_sub(256)..];
+            let has = |hay: &[u8], needle: &str| {
+                hay.windows(needle.len()).any(|w| w == needle.as_bytes())
+            };
+            if has(head, &marker) || has(tail, &marker) || has(tail, &marker_end) {
+                return Ok(self.line.len());
+            }
+        }
+    }
+
+    fn call_tool(&mut self, name: &str, arguments: &str) -> Result<usize> {
+        self.request(
+            "tools/call",
+            &format!(r#"{{"name":"{name}","arguments":{arguments}}}"#),
+        )
+    }
+
+    fn finish(mut self) -> Result<()> {
+        drop(self.stdin);
+        self.child.wait()?;
+        Ok(())
+    }
+}
+
+struct Bench<'a> {
+    tmp: &'a Path,
+}
+
+impl Bench<'_> {
+    /// `ctxopt-proxy --log <tmp>/<name>.jsonl -- <server>`.
+    fn proxied(&self, name: &str, server: &[OsString]) -> Vec<OsString> {
+        let mut command: Vec<OsString> = vec![
+            env!("CARGO_BIN_EXE_ctxopt-proxy").into(),
+            "--log".into(),
+            self.tmp.join(format!("{name}.jsonl")).into(),
+            "--".into(),
+        ];
+        command.extend(server.iter().cloned());
+        command
+    }
+
+    fn round_trips(&self, label: &str, server: &[OsString], calls: usize) -> Result<()> {
+        let mut direct = Session::spawn(server)?;
+        let mut proxied = Session::spawn(&self.proxied("round-trips", server))?;
+        let (echo, args) = if label.starts_with("server-everything") {
+            ("echo", r#"{"message":"hi"}"#)
+        } else {
+            ("ping-tool", "{}")
+        };
+        for session in [&mut direct, &mut proxied] {
+            for _ in 0..200 {
+                session.call_tool(echo, args)?; // warm-up: JIT, page cache, tokenizer load
+            }
+        }
+        let (mut d, mut p) = (Vec::with_capacity(calls), Vec::with_capacity(calls));
+        let block = 500.min(calls);
+        while d.len() < calls {
+            for (session, times) in [(&mut direct, &mut d), (&mut proxied, &mut p)] {
+                for _ in 0..block.min(calls - times.len()) {
+                    let start = Instant::now();
+                    session.call_tool(echo, args)?;
+                    times.push(start.elapsed());
+                }
+            }
+        }
+        direct.finish()?;
+        proxied.finish()?;
+        let (d, p) = (Percentiles::of(d), Percentiles::of(p));
+        println!(
+            "| {label} | {} | {} | {} | {} | {:+.1} µs | {:+.1} µs | {:.3} |",
+            us(d.p50),
+            us(d.p99),
+            us(p.p50),
+            us(p.p99),
+            p.p50 - d.p50,
+            p.p99 - d.p99,
+            p.p50 / d.p50
+        );
+        Ok(())
+    }
+
+    fn throughput(&self, size: usize, calls: usize) -> Result<()> {
+        let server = rust_responder_command()?;
+        let mut direct = Session::spawn(&server)?;
+        let mut proxied = Session::spawn(&self.proxied(&format!("throughput-{size}"), &server))?;
+        let args = format!(r#"{{"bytes":{size}}}"#);
+        let mut elapsed = [Duration::ZERO; 2];
+        let mut bytes = [0usize; 2];
+        for _ in 0..calls {
+            for (i, session) in [&mut direct, &mut proxied].into_iter().enumerate() {
+                let start = Instant::now();
+                bytes[i] += session.call_tool("big", &args)?;
+                elapsed[i] += start.elapsed();
+            }
+        }
+        direct.finish()?;
+        proxied.finish()?;
+        let rate = |i: usize| bytes[i] as f64 / MB as f64 / elapsed[i].as_secs_f64();
+        println!(
+            "| {} MB | {calls} | {:.0} | {:.0} | {:.3} |",
+            size / MB,
+            rate(0),
+            rate(1),
+            rate(1) / rate(0)
+        );
+        Ok(())
+    }
+
+    fn memory(&self, size: usize) -> Result<()> {
+        let server = rust_responder_command()?;
+        let log = self.tmp.join("memory.jsonl");
+        let mut command: Vec<OsString> = vec![
+            env!("CARGO_BIN_EXE_ctxopt-proxy").into(),
+            "--log".into(),
+            log.clone().into(),
+            "--".into(),
+        ];
+        command.extend(server);
+        let mut session = Session::spawn(&command)?;
+        let pid = session.pid();
+        for _ in 0..100 {
+            session.call_tool("ping-tool", "{}")?;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+        let idle = proc_status(pid)?;
+        let frame = session.call_tool("big", &format!(r#"{{"bytes":{size}}}"#))?;
+        // The tap may still be counting and logging the big frame: wait until the log holds
+        // it and stops growing, then read the high-water mark.
+        let deadline = Instant::now() + Duration::from_secs(180);
+        let mut last = 0;
+        loop {
+            std::thread::sleep(Duration::from_millis(300));
+            let len = std::fs::metadata(&log)?.len();
+            if (len as usize > size && len == last) || Instant::now() > deadline {
+                break;
+            }
+            last = len;
+        }
+        let after = proc_status(pid)?;
+        session.finish()?;
+        println!("| measure | value |");
+        println!("| --- | ---: |");
+        println!(
+            "| idle RSS (VmRSS after 100 small calls, tokenizer loaded) | {:.1} MB |",
+            idle["VmRSS"]
+        );
+        println!(
+            "| largest frame relayed | {:.1} MB |",
+            frame as f64 / MB as f64
+        );
+        println!(
+            "| peak RSS (VmHWM) after relaying and logging it | {:.1} MB |",
+            after["VmHWM"]
+        );
+        println!(
+            "| peak RSS / largest frame | {:.2} |",
+            after["VmHWM"] / (frame as f64 / MB as f64)
+        );
+        Ok(())
+    }
+}
+
+/// `VmRSS`, `VmHWM` … of a process, in MB.
+fn proc_status(pid: u32) -> Result<HashMap<String, f64>> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+    Ok(text
+        .lines()
+        .filter_map(|line| {
+            let (key, value) = line.split_once(':')?;
+            let kb: f64 = value.trim().strip_suffix(" kB")?.parse().ok()?;
+            Some((key.to_string(), kb / 1024.0))
+        })
+        .collect())
+}
+
+struct Percentiles {
+    p50: f64,
+    p99: f64,
+}
+
+impl Percentiles {
+    /// Percentiles in microseconds.
+    fn of(mut times: Vec<Duration>) -> Percentiles {
+        times.sort();
+        let at = |q: f64| {
+            times[((times.len() as f64 * q) as usize).min(times.len() - 1)].as_secs_f64() * 1e6
+        };
+        Percentiles {
+            p50: at(0.50),
+            p99: at(0.99),
+        }
+    }
+}
+
+fn us(value: f64) -> String {
+    format!("{value:.1} µs")
+}
+
+/// The minimal Rust responder: answers each request at once; `tools/call` with
+/// `{"bytes": N}` answers with a text of N bytes (built once per size).
+fn rust_responder() -> Result<()> {
+    let stdin = std::io::stdin().lock();
+    let mut stdout = BufWriter::with_capacity(MB, std::io::stdout().lock());
+    let mut texts: HashMap<usize, String> = HashMap::new();
+    for line in stdin.lines() {
+        let message: serde_json::Value = serde_json::from_str(&line?)?;
+        let (Some(id), Some(method)) = (message.get("id"), message["method"].as_str()) else {
+            continue;
+        };
+        let result = match (method, message["params"]["arguments"]["bytes"].as_u64()) {
+            ("initialize", _) => serde_json::json!({
+                "protocolVersion": message["params"]["protocolVersion"],
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "rust-responder", "version": "1"}
+            })
+            .to_string(),
+            ("tools/call", Some(bytes)) => {
+                let text = texts
+                    .entry(bytes as usize)
+                    .or_insert_with(|| "x".repeat(bytes as usize));
+                format!(r#"{{"content":[{{"type":"text","text":"{text}"}}]}}"#)
+            }
+            _ => r#"{"content":[{"type":"text","text":"ok"}]}"#.to_string(),
+        };
+        writeln!(stdout, r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#)?;
+        stdout.flush()?;
+    }
+    Ok(())
+}

@@ -1,0 +1,217 @@
+//! Checks a frame log produced by a real session against the schema, the trailer's own counts,
+//! and what the client itself wrote and read.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use ctxopt::framelog::{Direction, Frame, FrameKind, Header, LogLine, Trailer};
+use ctxopt::tokenizer::Tokenizer;
+use serde_json::Value;
+
+/// A parsed frame log: header, frames in order, trailer.
+#[derive(Debug)]
+pub struct FrameLog {
+    /// The first line.
+    pub header: Header,
+    /// Every frame line, in log order.
+    pub frames: Vec<Frame>,
+    /// The last line.
+    pub trailer: Trailer,
+}
+
+/// The schema every log line must satisfy (`docs/frame-log.schema.json`).
+pub fn schema_validator() -> jsonschema::Validator {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/frame-log.schema.json");
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    let schema: Value = serde_json::from_str(&text).expect("the schema is JSON");
+    jsonschema::validator_for(&schema).expect("the schema compiles")
+}
+
+impl FrameLog {
+    /// Reads a log, validating every line against the schema as it goes.
+    pub fn read(path: &Path) -> FrameLog {
+        let text = std::fs::read_to_string(path)
+            .unwrap_or_else(|e| panic!("cannot read the log {}: {e}", path.display()));
+        Self::parse(&text)
+    }
+
+    /// Parses a log's text, validating every line against the schema.
+    pub fn parse(text: &str) -> FrameLog {
+        let validator = schema_validator();
+        let mut lines = Vec::new();
+        for (n, line) in text.lines().enumerate() {
+            let value: Value = serde_json::from_str(line)
+                .unwrap_or_else(|e| panic!("log line {} is not JSON ({e}): {line}", n + 1));
+            let errors: Vec<String> = validator
+                .iter_errors(&value)
+                .map(|e| format!("{} at {}", e, e.instance_path()))
+                .collect();
+            assert!(
+                errors.is_empty(),
+                "log line {} breaks the schema: {errors:?}\n{line}",
+                n + 1
+            );
+            let record: LogLine = serde_json::from_value(value)
+                .unwrap_or_else(|e| panic!("log line {} is not a LogLine ({e})", n + 1));
+            lines.push(record);
+        }
+        let Some(LogLine::Header(header)) = lines.first().cloned() else {
+            panic!("the log does not start with a header");
+        };
+        let Some(LogLine::Trailer(trailer)) = lines.last().cloned() else {
+            panic!("the log does not end with a trailer");
+        };
+        let frames = lines[1..lines.len() - 1]
+            .iter()
+            .map(|line| match line {
+                LogLine::Frame(frame) => (**frame).clone(),
+                other => panic!("a header or trailer in the middle of the log: {other:?}"),
+            })
+            .collect();
+        FrameLog {
+            header,
+            frames,
+            trailer,
+        }
+    }
+
+    /// The frames that went one way, in order.
+    pub fn frames(&self, dir: Direction) -> impl Iterator<Item = &Frame> {
+        self.frames.iter().filter(move |f| f.dir == dir)
+    }
+
+    /// The trailer's counts agree with the frame lines, and nothing was lost.
+    pub fn assert_trailer_consistent(&self) {
+        let t = &self.trailer;
+        assert_eq!(t.frames_logged, self.frames.len() as u64, "frames_logged");
+        assert_eq!(t.frames_unlogged, 0, "frames_unlogged: {:?}", t.errors);
+        assert!(t.errors.is_empty(), "logging errors: {:?}", t.errors);
+        for (dir, relayed, bytes) in [
+            (Direction::C2s, t.frames_relayed.c2s, t.bytes.c2s),
+            (Direction::S2c, t.frames_relayed.s2c, t.bytes.s2c),
+        ] {
+            assert_eq!(relayed, self.frames(dir).count() as u64, "{dir:?} frames");
+            assert_eq!(
+                bytes,
+                self.frames(dir).map(|f| f.bytes).sum::<u64>(),
+                "{dir:?} bytes"
+            );
+        }
+        let seqs: Vec<u64> = self.frames.iter().map(|f| f.seq).collect();
+        assert!(
+            seqs.windows(2).all(|w| w[0] < w[1]),
+            "seq is not monotonic: {seqs:?}"
+        );
+    }
+
+    /// Every message the client wrote is a `c2s` frame and every message it read an `s2c`
+    /// frame, in the same order, with the same ids and methods.
+    pub fn assert_matches_client_view(&self, sent: &[Value], received: &[Value]) {
+        for (dir, view) in [(Direction::C2s, sent), (Direction::S2c, received)] {
+            let logged: Vec<Value> = self
+                .frames(dir)
+                .map(|f| {
+                    let id = f.id.as_deref().map(|text| {
+                        serde_json::from_str::<Value>(text)
+                            .unwrap_or_else(|e| panic!("id {text} is not JSON text: {e}"))
+                    });
+                    let method = match f.kind {
+                        FrameKind::Request | FrameKind::Notification => f.method.clone(),
+                        _ => None,
+                    };
+                    serde_json::json!({ "id": id, "method": method })
+                })
+                .collect();
+            assert_eq!(
+                logged, view,
+                "the {dir:?} frames in the log differ from what the client saw"
+            );
+        }
+    }
+
+    /// Every request has exactly one response the other way, and each response names the
+    /// method and (for `tools/call`) the tool of its request.
+    pub fn assert_paired(&self) {
+        for (req_dir, resp_dir) in [
+            (Direction::C2s, Direction::S2c),
+            (Direction::S2c, Direction::C2s),
+        ] {
+            let mut open: HashMap<String, &Frame> = HashMap::new();
+            for request in self
+                .frames(req_dir)
+                .filter(|f| f.kind == FrameKind::Request)
+            {
+                let id = request.id.clone().expect("a request has an id");
+                assert!(
+                    open.insert(id.clone(), request).is_none(),
+                    "duplicate {req_dir:?} request id {id}"
+                );
+            }
+            for response in self
+                .frames(resp_dir)
+                .filter(|f| matches!(f.kind, FrameKind::Response | FrameKind::Error))
+            {
+                let id = response.id.clone().expect("a response has an id");
+                let request = open
+                    .remove(&id)
+                    .unwrap_or_else(|| panic!("{resp_dir:?} response {id} answers no request"));
+                assert_eq!(response.method, request.method, "method of response {id}");
+                assert_eq!(response.tool, request.tool, "tool of response {id}");
+                assert!(
+                    response.latency_us.is_some(),
+                    "response {id} has no latency"
+                );
+                assert!(
+                    response.seq > request.seq,
+                    "response {id} logged before its request"
+                );
+            }
+            assert!(
+                open.is_empty(),
+                "{req_dir:?} requests without a response: {:?}",
+                open.keys().collect::<Vec<_>>()
+            );
+        }
+    }
+
+    /// Every request and response carries the revision the client says it uses (the
+    /// `initialize` request itself only proposes one, so it is not checked).
+    pub fn assert_protocol(&self, expected: &str) {
+        for frame in &self.frames {
+            let checked = match frame.kind {
+                FrameKind::Request => frame.method.as_deref() != Some("initialize"),
+                FrameKind::Response | FrameKind::Error => true,
+                _ => frame.protocol.is_some(),
+            };
+            if checked {
+                assert_eq!(
+                    frame.protocol.as_deref(),
+                    Some(expected),
+                    "protocol of frame {} ({:?} {:?})",
+                    frame.seq,
+                    frame.kind,
+                    frame.method
+                );
+            }
+        }
+    }
+
+    /// `tokens` is the o200k_base count of the frame text; `meta_tokens` is zero on frames
+    /// without a `_meta` member and never above `tokens`.
+    pub fn assert_token_counts(&self) {
+        for frame in &self.frames {
+            let raw = frame.raw.as_deref().expect("real peers write UTF-8 frames");
+            assert_eq!(
+                frame.tokens,
+                Tokenizer::O200kBase.count(raw) as u64,
+                "tokens of frame {}",
+                frame.seq
+            );
+            assert!(frame.meta_tokens <= frame.tokens, "frame {}", frame.seq);
+            if !raw.contains("\"_meta\"") {
+                assert_eq!(frame.meta_tokens, 0, "meta_tokens of frame {}", frame.seq);
+            }
+        }
+    }
+}

@@ -1,0 +1,17 @@
+//! Interop tests against real peers: the TypeScript SDK client and the Python SDK's
+//! `ClientSession` and `Client`, against `@modelcontextprotocol/server-filesystem`,
+//! `-everything`, `-memory` and a Python SDK server, each session run direct and through
+//! `ctxopt-proxy`; and a cross-check of our token counts with an independent tokenizer.
+//!
+//! # Layout
+//! - `peers`: where the installed peers are and the command lines that start them.
+//! - `session`: running a client driver (direct or proxied) with a deadline.
+//! - `log_check`: checks a frame log against the schema, its trailer and the client's view.
+//! - `sessions`: the client × server tests.
+//! - `token_crosscheck`: o200k_base counts versus npm `gpt-tokenizer` on real frames.
+
+mod log_check;
+mod peers;
+mod session;
+mod sessions;
+mod token_crosscheck;

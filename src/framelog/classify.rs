@@ -1,0 +1,192 @@
+//! What a frame is, read from its text: JSON-RPC kind, id, method and the few members the
+//! accounting needs. Pure functions over the frame text; nothing is re-serialized.
+
+use std::ops::Range;
+
+use super::json_scan::{as_str, elements, is_valid, member, root};
+use super::record::FrameKind;
+
+/// The `_meta` key that carries the protocol revision per request (stateless 2026-07-28).
+pub const PROTOCOL_META_KEY: &str = "io.modelcontextprotocol/protocolVersion";
+
+/// The accounting-relevant facts of one JSON-RPC message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Message {
+    /// Its kind (never [`FrameKind::Batch`]).
+    pub kind: FrameKind,
+    /// The id as its JSON text.
+    pub id: Option<String>,
+    /// The method of a request or notification.
+    pub method: Option<String>,
+    /// `params.name` of a `tools/call` request.
+    pub tool: Option<String>,
+    /// `params._meta["io.modelcontextprotocol/protocolVersion"]`, or for `initialize`
+    /// requests `params.protocolVersion` (the revision the client asks for).
+    pub request_protocol: Option<String>,
+    /// `result.protocolVersion` of a response (meaningful for `initialize`).
+    pub result_protocol: Option<String>,
+    /// `result.isError` when it is a boolean.
+    pub result_is_error: Option<bool>,
+    /// `error.code` when it is an integer.
+    pub error_code: Option<i64>,
+    /// The message's span in the frame text.
+    pub span: Range<usize>,
+}
+
+/// A frame's shape.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Shape {
+    /// Not UTF-8, not JSON, or JSON that is not a JSON-RPC object or array.
+    Unparseable,
+    /// One message.
+    Single(Message),
+    /// A JSON array; each element classified on its own.
+    Batch(Vec<Message>),
+}
+
+/// Classifies frame text (line ending already removed).
+pub fn classify(text: &str) -> Shape {
+    if !is_valid(text) {
+        return Shape::Unparseable;
+    }
+    let span = root(text);
+    match text.as_bytes()[span.start] {
+        b'{' => match message(text, span) {
+            m if m.kind == FrameKind::Unparseable => Shape::Unparseable,
+            m => Shape::Single(m),
+        },
+        b'[' => Shape::Batch(
+            elements(text, span)
+                .into_iter()
+                .map(|el| message(text, el))
+                .collect(),
+        ),
+        _ => Shape::Unparseable,
+    }
+}
+
+fn string_at(text: &str, obj: &Range<usize>, path: &[&str]) -> Option<String> {
+    let mut span = obj.clone();
+    for name in path {
+        span = member(text, span, name)?;
+    }
+    as_str(text, span).map(|s| s.into_owned())
+}
+
+fn message(text: &str, span: Range<usize>) -> Message {
+    let get = |name| member(text, span.clone(), name);
+    let id = get("id").map(|r| text[r].to_string());
+    let method = get("method").and_then(|r| as_str(text, r).map(|s| s.into_owned()));
+    let result = get("result");
+    let error = get("error");
+    let kind = match (&method, &id, &result, &error) {
+        (Some(_), Some(_), _, _) => FrameKind::Request,
+        (Some(_), None, _, _) => FrameKind::Notification,
+        (None, _, _, Some(_)) => FrameKind::Error,
+        (None, Some(_), Some(_), None) => FrameKind::Response,
+        _ => FrameKind::Unparseable,
+    };
+    let tool = (method.as_deref() == Some("tools/call"))
+        .then(|| string_at(text, &span, &["params", "name"]))
+        .flatten();
+    let request_protocol = if method.as_deref() == Some("initialize") {
+        string_at(text, &span, &["params", "protocolVersion"])
+    } else {
+        string_at(text, &span, &["params", "_meta", PROTOCOL_META_KEY])
+    };
+    let result_protocol = result
+        .clone()
+        .and_then(|r| member(text, r, "protocolVersion"))
+        .and_then(|r| as_str(text, r).map(|s| s.into_owned()));
+    let result_is_error = result
+        .and_then(|r| member(text, r, "isError"))
+        .and_then(|r| match &text[r] {
+            "true" => Some(true),
+            "false" => Some(false),
+            _ => None,
+        });
+    let error_code = error
+        .and_then(|r| member(text, r, "code"))
+        .and_then(|r| text[r].parse::<i64>().ok());
+    Message {
+        kind,
+        id,
+        method,
+        tool,
+        request_protocol,
+        result_protocol,
+        result_is_error,
+        error_code,
+        span,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn single(text: &str) -> Message {
+        match classify(text) {
+            Shape::Single(m) => m,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn kinds_ids_and_fields() {
+        let m = single(
+            r#"{"jsonrpc":"2.0","id":18446744073709551616,"method":"tools/call","params":{"name":"echo","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#,
+        );
+        assert_eq!(m.kind, FrameKind::Request);
+        assert_eq!(m.id.as_deref(), Some("18446744073709551616"));
+        assert_eq!(m.tool.as_deref(), Some("echo"));
+        assert_eq!(m.request_protocol.as_deref(), Some("2026-07-28"));
+
+        let m = single(r#"{"jsonrpc":"2.0","id":"a\"b","result":{"isError":true}}"#);
+        assert_eq!(
+            (m.kind, m.id.as_deref(), m.result_is_error),
+            (FrameKind::Response, Some(r#""a\"b""#), Some(true))
+        );
+
+        let m = single(r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}"#);
+        assert_eq!((m.kind, m.error_code), (FrameKind::Error, Some(-32700)));
+
+        let m = single(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        assert_eq!(m.kind, FrameKind::Notification);
+
+        let m = single(
+            r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}"#,
+        );
+        assert_eq!(m.request_protocol.as_deref(), Some("2025-06-18"));
+    }
+
+    #[test]
+    fn unparseable_lines() {
+        for text in [
+            "",
+            "hello",
+            "{\"a\":",
+            "42",
+            "\"s\"",
+            "{\"jsonrpc\":\"2.0\"}",
+        ] {
+            assert_eq!(classify(text), Shape::Unparseable, "{text}");
+        }
+    }
+
+    #[test]
+    fn batches_classify_each_item() {
+        let Shape::Batch(items) = classify(r#"[{"id":1,"method":"a"},{"method":"b"},7]"#) else {
+            panic!()
+        };
+        let kinds: Vec<_> = items.iter().map(|m| m.kind).collect();
+        assert_eq!(
+            kinds,
+            [
+                FrameKind::Request,
+                FrameKind::Notification,
+                FrameKind::Unparseable
+            ]
+        );
+    }
+}

@@ -1,0 +1,181 @@
+//! A span scanner over JSON text that is already known to be valid.
+//!
+//! The accounting task never re-serializes a frame: it looks at members of the frame
+//! through byte ranges into the original text. Validity is checked first with
+//! [`is_valid`] (serde_json, without building a tree); the functions here then assume it
+//! and only track structure, so they never fail.
+
+use std::borrow::Cow;
+use std::ops::Range;
+
+/// `true` when `text` is one complete JSON value (surrounding whitespace allowed).
+pub fn is_valid(text: &str) -> bool {
+    serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok()
+}
+
+/// One `"key": value` member of an object, as byte ranges into the text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Member {
+    /// The key, quotes included.
+    pub key: Range<usize>,
+    /// The value.
+    pub value: Range<usize>,
+}
+
+/// Index of the first non-whitespace byte at or after `i`.
+pub fn skip_ws(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\r' | b'\n') {
+        i += 1;
+    }
+    i
+}
+
+/// The span of the top-level value of `text` (whitespace trimmed).
+pub fn root(text: &str) -> Range<usize> {
+    let b = text.as_bytes();
+    let start = skip_ws(b, 0);
+    start..value_end(b, start)
+}
+
+/// The end (exclusive) of the value starting at `i`.
+pub fn value_end(b: &[u8], i: usize) -> usize {
+    match b.get(i) {
+        Some(b'"') => string_end(b, i),
+        Some(b'{') | Some(b'[') => container_end(b, i),
+        _ => {
+            let mut j = i;
+            while j < b.len() && !matches!(b[j], b',' | b'}' | b']' | b' ' | b'\t' | b'\r' | b'\n')
+            {
+                j += 1;
+            }
+            j
+        }
+    }
+}
+
+/// The end (exclusive, after the closing quote) of the string starting at `i`.
+fn string_end(b: &[u8], i: usize) -> usize {
+    let mut j = i + 1;
+    while j < b.len() {
+        match b[j] {
+            b'\\' => j += 2,
+            b'"' => return j + 1,
+            _ => j += 1,
+        }
+    }
+    b.len()
+}
+
+/// The end (exclusive) of the object or array starting at `i`.
+fn container_end(b: &[u8], i: usize) -> usize {
+    let mut depth = 0usize;
+    let mut j = i;
+    while j < b.len() {
+        match b[j] {
+            b'"' => {
+                j = string_end(b, j);
+                continue;
+            }
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => {
+                depth -= 1;
+                if depth == 0 {
+                    return j + 1;
+                }
+            }
+            _ => {}
+        }
+        j += 1;
+    }
+    b.len()
+}
+
+/// The members of the object spanning `obj` (which must start with `{`).
+pub fn members(text: &str, obj: Range<usize>) -> Vec<Member> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = skip_ws(b, obj.start + 1);
+    while i < obj.end && b[i] == b'"' {
+        let key = i..string_end(b, i);
+        let colon = skip_ws(b, key.end);
+        let vstart = skip_ws(b, colon + 1);
+        let value = vstart..value_end(b, vstart);
+        i = skip_ws(b, value.end);
+        if i < obj.end && b[i] == b',' {
+            i = skip_ws(b, i + 1);
+        }
+        out.push(Member { key, value });
+    }
+    out
+}
+
+/// The elements of the array spanning `arr` (which must start with `[`).
+pub fn elements(text: &str, arr: Range<usize>) -> Vec<Range<usize>> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = skip_ws(b, arr.start + 1);
+    while i < arr.end && b[i] != b']' {
+        let value = i..value_end(b, i);
+        i = skip_ws(b, value.end);
+        if i < arr.end && b[i] == b',' {
+            i = skip_ws(b, i + 1);
+        }
+        out.push(value);
+    }
+    out
+}
+
+/// The decoded content of the JSON string spanning `span` (quotes included).
+pub fn string_value(text: &str, span: Range<usize>) -> Cow<'_, str> {
+    let inner = &text[span.start + 1..span.end - 1];
+    if inner.contains('\\') {
+        Cow::Owned(serde_json::from_str::<String>(&text[span]).unwrap_or_default())
+    } else {
+        Cow::Borrowed(inner)
+    }
+}
+
+/// The value of member `name` of the object spanning `obj`, if `obj` is an object and has it.
+pub fn member(text: &str, obj: Range<usize>, name: &str) -> Option<Range<usize>> {
+    if text.as_bytes().get(obj.start) != Some(&b'{') {
+        return None;
+    }
+    members(text, obj)
+        .into_iter()
+        .find(|m| string_value(text, m.key.clone()) == name)
+        .map(|m| m.value)
+}
+
+/// The decoded string at `span`, if the value there is a string.
+pub fn as_str(text: &str, span: Range<usize>) -> Option<Cow<'_, str>> {
+    (text.as_bytes().get(span.start) == Some(&b'"')).then(|| string_value(text, span))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn walks_members_and_elements_with_whitespace_and_escapes() {
+        let text = r#" { "a" : [1, {"b":"x\"}"} ] , "c\u0064":null,"e":-1.5e3 } "#;
+        assert!(is_valid(text));
+        let r = root(text);
+        assert_eq!(&text[r.clone()], text.trim());
+        let ms = members(text, r.clone());
+        let keys: Vec<_> = ms
+            .iter()
+            .map(|m| string_value(text, m.key.clone()))
+            .collect();
+        assert_eq!(keys, ["a", "cd", "e"]);
+        assert_eq!(&text[ms[2].value.clone()], "-1.5e3");
+        let els = elements(text, ms[0].value.clone());
+        assert_eq!(&text[els[1].clone()], r#"{"b":"x\"}"}"#);
+        assert_eq!(&text[member(text, r, "cd").unwrap()], "null");
+    }
+
+    #[test]
+    fn empty_containers_have_no_children() {
+        assert!(members("{ }", 0..3).is_empty());
+        assert!(elements("[ ]", 0..3).is_empty());
+    }
+}

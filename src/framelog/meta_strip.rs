@@ -1,0 +1,118 @@
+//! Removing every `_meta` member, at any depth, from JSON text without re-serializing it.
+//!
+//! `meta_tokens` is `tokens(frame) − tokens(frame without _meta)`. The removal works on
+//! byte spans of the original text, so everything outside the removed members keeps its
+//! exact formatting, and a frame without `_meta` yields the identical text (and exactly 0).
+
+use std::ops::Range;
+
+use super::json_scan::{elements, members, string_value};
+
+/// The byte ranges to cut from `text` (valid JSON) to remove every `_meta` member, sorted
+/// and non-overlapping. Empty when the text has no `_meta` member.
+pub fn meta_spans(text: &str, value: Range<usize>) -> Vec<Range<usize>> {
+    let mut cuts = Vec::new();
+    collect(text, value, &mut cuts);
+    merge(cuts)
+}
+
+/// `text` with every `_meta` member removed, or `None` when it has none.
+pub fn strip_meta(text: &str, value: Range<usize>) -> Option<String> {
+    let cuts = meta_spans(text, value);
+    if cuts.is_empty() {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for cut in cuts {
+        out.push_str(&text[at..cut.start]);
+        at = cut.end;
+    }
+    out.push_str(&text[at..]);
+    Some(out)
+}
+
+fn collect(text: &str, value: Range<usize>, cuts: &mut Vec<Range<usize>>) {
+    match text.as_bytes().get(value.start) {
+        Some(b'{') => {
+            let ms = members(text, value.clone());
+            let removed: Vec<bool> = ms
+                .iter()
+                .map(|m| string_value(text, m.key.clone()) == "_meta")
+                .collect();
+            if removed.iter().all(|r| *r) && !ms.is_empty() {
+                cuts.push(ms[0].key.start..ms[ms.len() - 1].value.end);
+                return;
+            }
+            for (k, m) in ms.iter().enumerate() {
+                if !removed[k] {
+                    collect(text, m.value.clone(), cuts);
+                    continue;
+                }
+                let kept_after = removed[k + 1..].iter().any(|r| !r);
+                if kept_after {
+                    // Up to the next member's key: takes the comma and whitespace with it.
+                    cuts.push(m.key.start..ms[k + 1].key.start);
+                } else {
+                    // Trailing: from the end of the last kept member before it.
+                    let last_kept = (0..k).rev().find(|&j| !removed[j]).unwrap_or(0);
+                    cuts.push(ms[last_kept].value.end..m.value.end);
+                }
+            }
+        }
+        Some(b'[') => {
+            for el in elements(text, value) {
+                collect(text, el, cuts);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn merge(mut cuts: Vec<Range<usize>>) -> Vec<Range<usize>> {
+    cuts.sort_by_key(|c| c.start);
+    let mut out: Vec<Range<usize>> = Vec::with_capacity(cuts.len());
+    for c in cuts {
+        match out.last_mut() {
+            Some(last) if c.start <= last.end => last.end = last.end.max(c.end),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::framelog::json_scan::root;
+
+    fn strip(text: &str) -> Option<String> {
+        strip_meta(text, root(text))
+    }
+
+    #[test]
+    fn no_meta_means_no_change() {
+        assert_eq!(strip(r#"{"a":{"b":[1,{"meta":2}]}}"#), None);
+    }
+
+    #[test]
+    fn removes_meta_at_every_position_and_depth_leaving_valid_json() {
+        let cases = [
+            (r#"{"_meta":{"x":1},"a":1}"#, r#"{"a":1}"#),
+            (r#"{"a":1, "_meta" : {"x":1} }"#, r#"{"a":1 }"#),
+            (r#"{"a":1,"_meta":{},"b":2}"#, r#"{"a":1,"b":2}"#),
+            (r#"{"_meta":1}"#, r#"{}"#),
+            (r#"{"_meta":1,"_meta":2}"#, r#"{}"#),
+            (r#"{"a":1,"_meta":1,"_meta":2}"#, r#"{"a":1}"#),
+            (
+                r#"{"p":{"_meta":{"_meta":1},"q":[{"_meta":3,"r":4}]},"\u005fmeta":0}"#,
+                r#"{"p":{"q":[{"r":4}]}}"#,
+            ),
+        ];
+        for (input, want) in cases {
+            let got = strip(input).unwrap();
+            assert_eq!(got, want, "{input}");
+            assert!(crate::framelog::json_scan::is_valid(&got));
+        }
+    }
+}

@@ -1,0 +1,67 @@
+//! One direction of the relay: read a frame, write the very same bytes on, count it, hand
+//! the bytes to the tap. This loop is the hot path; nothing here parses a frame.
+
+use std::io::Read;
+use std::sync::Arc;
+
+use super::line_reader::LineReader;
+use super::outlet::Outlet;
+use super::stats::{DirStats, RelayStats};
+use super::tap::TapSender;
+use crate::framelog::Direction;
+
+/// A relay direction and what it needs.
+#[derive(Debug)]
+pub struct Pump {
+    /// Which way this pump relays.
+    pub dir: Direction,
+    /// Where it writes.
+    pub outlet: Arc<Outlet>,
+    /// An outlet to close when ours breaks (the client vanishing closes the server's stdin).
+    pub on_break_close: Option<Arc<Outlet>>,
+    /// The tap.
+    pub tap: TapSender,
+    /// The shared counters.
+    pub stats: Arc<RelayStats>,
+}
+
+impl Pump {
+    fn dir_stats(&self) -> &DirStats {
+        match self.dir {
+            Direction::S2c | Direction::P2c => &self.stats.s2c,
+            Direction::C2s | Direction::C2p => &self.stats.c2s,
+        }
+    }
+
+    /// Relays `input` until end of stream, then closes the outlet.
+    pub fn run(self, input: impl Read) {
+        let dir = self.dir.as_str();
+        let mut reader = LineReader::new(input);
+        loop {
+            let frame = match reader.next_frame() {
+                Ok(Some(frame)) => frame,
+                Ok(None) => break,
+                Err(err) => {
+                    self.stats.error(format!("{dir}: read failed: {err}"));
+                    break;
+                }
+            };
+            let written = self.outlet.write_frame(&frame).unwrap_or_else(|err| {
+                self.stats.error(format!(
+                    "{dir}: write failed: {err}; no longer relaying this way"
+                ));
+                if let Some(other) = &self.on_break_close {
+                    other.close();
+                }
+                false
+            });
+            if written {
+                self.dir_stats().relayed(frame.len());
+                self.tap.send(self.dir, frame);
+            } else {
+                self.dir_stats().discarded(frame.len());
+            }
+        }
+        self.outlet.close();
+    }
+}
