@@ -1,3 +1,4 @@
 //! Integration and interop tests: one test binary, one module per area.
 
+mod bridge;
 mod interop;

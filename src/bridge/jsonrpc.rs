@@ -48,6 +48,15 @@ pub fn stamp_modern(result: &mut Value) {
     }
 }
 
+/// Marks a cacheable result (`server/discover`, `tools/list`) as private and immediately
+/// stale: 2026-07-28 requires `cacheScope` and `ttlMs` on them.
+pub fn stamp_cacheable(result: &mut Value) {
+    if let Some(obj) = result.as_object_mut() {
+        obj.insert("cacheScope".into(), json!("private"));
+        obj.insert("ttlMs".into(), json!(0));
+    }
+}
+
 /// A response frame (without line ending).
 pub fn result_frame(id: &Value, result: Value) -> String {
     json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string()

@@ -87,6 +87,9 @@ pub fn respond(bridge: &Bridge, line: &str) -> Option<String> {
         Ok(mut result) => {
             if modern.is_some() {
                 jsonrpc::stamp_modern(&mut result);
+                if matches!(method, "server/discover" | "tools/list") {
+                    jsonrpc::stamp_cacheable(&mut result);
+                }
                 result["_meta"] = json!({jsonrpc::SERVER_INFO_KEY: server_info()});
             }
             jsonrpc::result_frame(id, result)

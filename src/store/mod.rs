@@ -13,7 +13,7 @@ pub mod schema;
 
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rusqlite::{params, Connection, ErrorCode, OptionalExtension, TransactionBehavior};
 use serde_json::Value;
@@ -276,9 +276,19 @@ impl Store {
             conn,
             location: name,
         };
-        store.configure(matches!(location, StoreLocation::File(_)))?;
-        store.migrate()?;
-        Ok(store)
+        let on_disk = matches!(location, StoreLocation::File(_));
+        // Switching a fresh file to WAL and migrating it take locks that SQLite's busy
+        // handler does not always wait for when several processes open the store at once:
+        // retry those steps until the busy timeout.
+        let start = Instant::now();
+        loop {
+            match store.configure(on_disk).and_then(|()| store.migrate()) {
+                Err(StoreError::Locked { .. }) if start.elapsed() < BUSY_TIMEOUT => {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                result => return result.map(|()| store),
+            }
+        }
     }
 
     /// Opens the store a `--store` argument names (`:memory:` or a path), or the default
@@ -809,6 +819,28 @@ mod file_tests {
         let err = Store::open_path(&path).unwrap_err();
         assert!(matches!(err, StoreError::Corrupt { .. }), "{err:?}");
         assert!(err.to_string().contains("corrupt"), "{err}");
+    }
+
+    #[test]
+    fn an_older_schema_is_migrated_in_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("store.sqlite3");
+        let conn = Connection::open(&path).unwrap();
+        conn.execute_batch(schema::MIGRATIONS[0]).unwrap();
+        conn.pragma_update(None, "user_version", 1).unwrap();
+        drop(conn);
+        let mut store = Store::open_path(&path).unwrap();
+        assert_eq!(store.schema_version().unwrap(), schema::current_version());
+        let indexes: i64 = store
+            .conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'records_frame'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(indexes, 1);
+        assert_eq!(store.insert(&scope(), &[note("a")]).unwrap().inserted, 1);
     }
 
     #[test]

@@ -24,6 +24,8 @@ pub const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX records_workspace_kind ON records (workspace, kind, id);
     CREATE INDEX records_workspace_path ON records (workspace, path);",
+    // 2: resolve a frame (log + seq) to its records quickly.
+    "CREATE INDEX records_frame ON records (log_path, seq, part);",
 ];
 
 /// The schema version this build writes and reads.

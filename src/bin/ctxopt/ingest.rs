@@ -27,8 +27,12 @@ pub struct Args {
     server: Option<String>,
 }
 
-/// Runs `ctxopt ingest`: one transaction per tool call, so an interrupted run keeps what it
-/// stored and a rerun completes it.
+/// Tool calls stored per transaction: short transactions, so concurrent writers (proxies,
+/// other ingests) interleave.
+const BATCH: usize = 64;
+
+/// Runs `ctxopt ingest`: one short transaction per [`BATCH`] tool calls, so an interrupted
+/// run keeps what it stored and a rerun completes it.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut store = Store::open_arg(args.store.as_deref())?;
     let (mut inserted, mut duplicates) = (0, 0);
@@ -59,16 +63,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .unwrap_or_else(|_| log.clone())
             .display()
             .to_string();
-        for pair in &replayed.pairs {
-            // Relayed frames only reach the server's tools: nothing here is ours.
-            let records = match ingest(&pair.as_frame_pair(&log_path), &|_| false) {
-                Ok(records) => records,
-                Err(IngestError::NotToolCall | IngestError::NoOutcome) => continue,
-                Err(err) => {
-                    eprintln!("ctxopt ingest: {} seq {}: {err}", log.display(), pair.seq);
-                    continue;
+        for batch in replayed.pairs.chunks(BATCH) {
+            let mut records = Vec::new();
+            for pair in batch {
+                // Relayed frames only reach the server's tools: nothing here is ours.
+                match ingest(&pair.as_frame_pair(&log_path), &|_| false) {
+                    Ok(made) => records.extend(made),
+                    Err(IngestError::NotToolCall | IngestError::NoOutcome) => {}
+                    Err(err) => {
+                        eprintln!("ctxopt ingest: {} seq {}: {err}", log.display(), pair.seq)
+                    }
                 }
-            };
+            }
             let outcome = store.insert(&scope, &records)?;
             inserted += outcome.inserted;
             duplicates += outcome.duplicates;
