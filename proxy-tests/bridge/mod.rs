@@ -4,7 +4,9 @@
 //! # Layout
 //! - `store`: four writers on one store, SIGKILL mid-ingest, a corrupt store.
 //! - `serve`: `ctxopt serve` with the Python `mcp` client, both protocol eras.
+//! - `filesystem`: a real server-filesystem session through the proxy, ingested, then asked.
 
+mod filesystem;
 mod serve;
 mod store;
 

@@ -53,7 +53,7 @@ anyio.run(main)
 
 /// The installed Python with the `mcp` SDK, or `None` (after saying so) when it is missing
 /// and `CTXOPT_SKIP_PEER_TESTS` is set.
-fn python() -> Option<PathBuf> {
+pub(super) fn python() -> Option<PathBuf> {
     let python =
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("proxy-tests/peers/.venv/bin/python");
     if python.is_file() {
