@@ -404,4 +404,51 @@ mod tests {
             Err(IngestError::NotJson { which: "request" })
         );
     }
+
+    /// One fixture of representative exchanges, one snapshot of the records they give (in
+    /// the records format, with provenance).
+    #[test]
+    fn representative_exchanges_snapshot() {
+        let exchanges = [
+            (
+                call("read_multiple_files", json!({"paths": ["/p/a.txt", "/p/gone.txt"]})),
+                result(json!({"content": [{"type": "text",
+                    "text": "/p/a.txt:\nalpha\n\n---\n/p/gone.txt: Error - ENOENT: no such file or directory, open '/p/gone.txt'"}]})),
+            ),
+            (
+                call("get_file_contents", json!({"owner": "o", "repo": "r", "path": "README.md"})),
+                result(json!({"content": [
+                    {"type": "text", "text": "successfully downloaded text file (SHA: 1a2b)"},
+                    {"type": "resource", "resource": {"uri": "repo://o/r/contents/README.md",
+                        "mimeType": "text/markdown", "text": "# r\n"}}]})),
+            ),
+            (
+                call("read_media_file", json!({"path": "/p/logo.png"})),
+                result(json!({"content": [{"type": "image", "data": "iVBORw0KGgoA", "mimeType": "image/png"}]})),
+            ),
+            (
+                call("run_tests", json!({"cmd": "pytest"})),
+                result(json!({"content": [{"type": "text",
+                    "text": "FAILED tests/test_bill.py::test_round - AssertionError\n1 failed, 3 passed"}]})),
+            ),
+            (
+                call("search", json!({"q": ""})),
+                json!({"jsonrpc": "2.0", "id": 4, "error": {"code": -32602, "message": "q is empty"}}).to_string(),
+            ),
+        ];
+        let made: Vec<Value> = exchanges
+            .iter()
+            .flat_map(|(req, resp)| run(req, resp))
+            .map(|r| {
+                json!({
+                    "kind": r.record.kind().as_str(),
+                    "record": serde_json::from_str::<Value>(&r.record.to_json()).unwrap(),
+                    "part": r.provenance.part,
+                    "tool": r.provenance.tool,
+                })
+            })
+            .collect();
+        // Through text: insta cannot serialize arbitrary-precision numbers itself.
+        insta::assert_snapshot!(serde_json::to_string_pretty(&made).unwrap());
+    }
 }

@@ -293,3 +293,12 @@ fn bad_arguments_and_records_are_tool_errors() {
     .unwrap_err();
     assert!(err.to_string().contains("errors[0].message"), "{err}");
 }
+
+#[test]
+fn build_context_is_deterministic() {
+    let mut store = session();
+    let args = json!({"task": "fix the failing billing rounding test", "format": "json"});
+    let first = call(&mut store, InjectedTool::BuildContext, args.clone());
+    let second = call(&mut store, InjectedTool::BuildContext, args);
+    assert_eq!(first.to_string(), second.to_string());
+}
