@@ -1,4 +1,7 @@
 //! Integration and interop tests: one test binary, one module per area.
 
 mod bridge;
+mod frame_log;
 mod interop;
+mod relay_faults;
+mod support;

@@ -19,9 +19,9 @@ pub struct Tapped {
     pub dir: Direction,
     /// The exact bytes relayed, line ending included.
     pub bytes: Vec<u8>,
-    /// Wall-clock time right after it was written on.
+    /// Wall-clock time when the relay began writing it on.
     pub at: SystemTime,
-    /// Monotonic time right after it was written on (for latencies).
+    /// Monotonic time when the relay began writing it on (for latencies).
     pub instant: Instant,
 }
 
@@ -143,6 +143,12 @@ impl Accountant {
             tokens,
             meta_tokens,
         }
+    }
+
+    /// Counts a relayed frame that will not be logged: its `seq` is left out, so the gap
+    /// shows in the log.
+    pub fn skip(&mut self) {
+        self.seq += 1;
     }
 
     /// The frame-log record of one relayed frame. Takes ownership of the bytes so a large

@@ -84,7 +84,8 @@ pub enum RelayError {
 /// How often the supervisor re-checks the server when no signal arrives.
 const POLL: Duration = Duration::from_millis(200);
 
-/// How long to wait for the server's stdout to close after its process group was killed.
+/// How long to wait for the server's stdout to close after its process group was killed,
+/// and the least time to wait for it after the server exited.
 const LAST_DRAIN: Duration = Duration::from_secs(1);
 
 fn open_log(config: &ProxyConfig, started: SystemTime) -> LogWriter {
@@ -124,6 +125,9 @@ fn header(config: &ProxyConfig, started: SystemTime, server_pid: Option<u32>) ->
 /// Runs the proxy until the server has exited and its output is drained; returns the
 /// proxy's exit code (the server's code, 128 + its signal, or 127/126 when it could not be
 /// started).
+///
+/// Call it before the process starts any other thread: it blocks the signals it forwards,
+/// and only threads started afterwards inherit that.
 pub fn run(config: ProxyConfig) -> Result<u8, RelayError> {
     let signals = Signals::block()?;
     let started = SystemTime::now();
@@ -190,10 +194,10 @@ pub fn run(config: ProxyConfig) -> Result<u8, RelayError> {
         })?;
 
     let status = supervise(&mut server, &signals, config.grace)?;
-    if drained_rx.recv_timeout(config.grace).is_err() {
+    let drain = config.grace.max(LAST_DRAIN);
+    if drained_rx.recv_timeout(drain).is_err() {
         stats.error(format!(
-            "the server's stdout stayed open {:?} after it exited; its process group was killed",
-            config.grace
+            "the server's stdout stayed open {drain:?} after it exited; its process group was killed"
         ));
         child::signal_group(pid, libc::SIGKILL);
         let _ = drained_rx.recv_timeout(LAST_DRAIN);

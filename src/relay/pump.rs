@@ -46,6 +46,7 @@ impl Pump {
                     break;
                 }
             };
+            let ticket = self.tap.ticket();
             let written = self.outlet.write_frame(&frame).unwrap_or_else(|err| {
                 self.stats.error(format!(
                     "{dir}: write failed: {err}; no longer relaying this way"
@@ -57,9 +58,10 @@ impl Pump {
             });
             if written {
                 self.dir_stats().relayed(frame.len());
-                self.tap.send(self.dir, frame);
+                self.tap.relayed(ticket, self.dir, frame);
             } else {
                 self.dir_stats().discarded(frame.len());
+                self.tap.not_relayed(ticket);
             }
         }
         self.outlet.close();

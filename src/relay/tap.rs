@@ -5,7 +5,13 @@
 //! frames queued for accounting hold more than [`TAP_BUDGET_BYTES`], further frames are
 //! still relayed but not queued; they are counted and reported in the trailer
 //! (`frames_unlogged` and a line in `errors`). Blocking the relay is never an option.
+//!
+//! Order: each direction takes a [`Ticket`] (sequence number and time) just before it
+//! writes a frame on, and the tap processes frames in ticket order. A response can only
+//! be read after its request's write began, so it always comes after its request in the
+//! log, even when the two relay threads hand their copies over in the other order.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
@@ -21,8 +27,22 @@ use crate::tokenizer::Tokenizer;
 /// Bytes of frames that may wait for accounting before new frames skip the log.
 pub const TAP_BUDGET_BYTES: usize = 256 << 20;
 
-enum TapMsg {
+/// A frame's place in the relay order, and when it was relayed.
+#[derive(Debug)]
+pub struct Ticket {
+    order: u64,
+    at: SystemTime,
+    instant: Instant,
+}
+
+enum Item {
     Frame(Tapped),
+    Skipped,
+    NotRelayed,
+}
+
+enum TapMsg {
+    Item(u64, Item),
     Finish(ExitStatus),
 }
 
@@ -30,6 +50,7 @@ enum TapMsg {
 #[derive(Debug, Clone)]
 pub struct TapSender {
     tx: mpsc::Sender<TapMsg>,
+    order: Arc<AtomicU64>,
     queued: Arc<AtomicUsize>,
     skipped: Arc<AtomicU64>,
 }
@@ -37,30 +58,52 @@ pub struct TapSender {
 impl std::fmt::Debug for TapMsg {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            TapMsg::Frame(t) => write!(f, "Frame({:?}, {} bytes)", t.dir, t.bytes.len()),
+            TapMsg::Item(n, Item::Frame(t)) => {
+                write!(f, "Frame({n}, {:?}, {} bytes)", t.dir, t.bytes.len())
+            }
+            TapMsg::Item(n, Item::Skipped) => write!(f, "Skipped({n})"),
+            TapMsg::Item(n, Item::NotRelayed) => write!(f, "NotRelayed({n})"),
             TapMsg::Finish(e) => write!(f, "Finish({e:?})"),
         }
     }
 }
 
 impl TapSender {
+    /// Takes the next place in the relay order; call it just before writing a frame on.
+    pub fn ticket(&self) -> Ticket {
+        Ticket {
+            order: self.order.fetch_add(1, Ordering::Relaxed),
+            at: SystemTime::now(),
+            instant: Instant::now(),
+        }
+    }
+
+    fn send(&self, order: u64, item: Item) {
+        // A closed channel means the tap has finished; nothing is left to count into.
+        let _ = self.tx.send(TapMsg::Item(order, item));
+    }
+
     /// Hands a frame that was just written on to the accounting thread.
-    pub fn send(&self, dir: Direction, bytes: Vec<u8>) {
+    pub fn relayed(&self, ticket: Ticket, dir: Direction, bytes: Vec<u8>) {
         let len = bytes.len();
         if self.queued.load(Ordering::Relaxed) + len > TAP_BUDGET_BYTES {
             self.skipped.fetch_add(1, Ordering::Relaxed);
+            self.send(ticket.order, Item::Skipped);
             return;
         }
         self.queued.fetch_add(len, Ordering::Relaxed);
         let tapped = Tapped {
             dir,
             bytes,
-            at: SystemTime::now(),
-            instant: Instant::now(),
+            at: ticket.at,
+            instant: ticket.instant,
         };
-        if self.tx.send(TapMsg::Frame(tapped)).is_err() {
-            self.skipped.fetch_add(1, Ordering::Relaxed);
-        }
+        self.send(ticket.order, Item::Frame(tapped));
+    }
+
+    /// Gives back a ticket whose frame could not be written on.
+    pub fn not_relayed(&self, ticket: Ticket) {
+        self.send(ticket.order, Item::NotRelayed);
     }
 }
 
@@ -72,6 +115,8 @@ pub struct Tap {
 }
 
 struct TapState {
+    waiting: BTreeMap<u64, Item>,
+    next: u64,
     writer: LogWriter,
     accountant: Accountant,
     queued: Arc<AtomicUsize>,
@@ -80,6 +125,30 @@ struct TapState {
 }
 
 impl TapState {
+    /// Takes an item in any order; processes items in ticket order.
+    fn item(&mut self, order: u64, item: Item) {
+        self.waiting.insert(order, item);
+        while let Some(item) = self.waiting.remove(&self.next) {
+            self.next += 1;
+            self.process(item);
+        }
+    }
+
+    /// Processes what is left, in order, skipping tickets never handed back.
+    fn flush(&mut self) {
+        while let Some((_, item)) = self.waiting.pop_first() {
+            self.process(item);
+        }
+    }
+
+    fn process(&mut self, item: Item) {
+        match item {
+            Item::Frame(tapped) => self.frame(tapped),
+            Item::Skipped => self.accountant.skip(),
+            Item::NotRelayed => {}
+        }
+    }
+
     fn frame(&mut self, tapped: Tapped) {
         let len = tapped.bytes.len();
         if self.writer.is_open() {
@@ -126,10 +195,13 @@ impl Tap {
         let (tx, rx) = mpsc::channel();
         let sender = TapSender {
             tx: tx.clone(),
+            order: Arc::new(AtomicU64::new(0)),
             queued: Arc::new(AtomicUsize::new(0)),
             skipped: Arc::new(AtomicU64::new(0)),
         };
         let mut state = TapState {
+            waiting: BTreeMap::new(),
+            next: 0,
             writer,
             accountant: Accountant::new(tokenizer),
             queued: sender.queued.clone(),
@@ -149,16 +221,17 @@ impl Tap {
                 };
                 for msg in &rx {
                     match msg {
-                        TapMsg::Frame(t) => state.frame(t),
+                        TapMsg::Item(order, item) => state.item(order, item),
                         TapMsg::Finish(e) => {
                             exit = e;
                             break;
                         }
                     }
                 }
-                while let Ok(TapMsg::Frame(t)) = rx.try_recv() {
-                    state.frame(t);
+                while let Ok(TapMsg::Item(order, item)) = rx.try_recv() {
+                    state.item(order, item);
                 }
+                state.flush();
                 state.trailer(exit);
             })?;
         Ok((Tap { tx, handle }, sender))
@@ -168,5 +241,86 @@ impl Tap {
     pub fn finish(self, exit: ExitStatus) {
         let _ = self.tx.send(TapMsg::Finish(exit));
         let _ = self.handle.join();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::framelog::{Frame, Trailer};
+
+    fn header() -> Header {
+        Header {
+            format_version: crate::framelog::FORMAT_VERSION,
+            proxy_version: "test".into(),
+            tokenizer: "chars/4".into(),
+            started: rfc3339(SystemTime::UNIX_EPOCH),
+            server_name: "t".into(),
+            server_argv: vec!["t".into()],
+            cwd: "/".into(),
+            server_pid: Some(1),
+            proxy_pid: 1,
+        }
+    }
+
+    #[test]
+    fn frames_are_logged_in_ticket_order_and_skips_leave_counted_gaps() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log.jsonl");
+        let stats = Arc::new(RelayStats::default());
+        let (tap, sender) = Tap::start(
+            header(),
+            LogWriter::open(&path),
+            Tokenizer::CharsDiv4,
+            stats.clone(),
+        )
+        .unwrap();
+        let (t0, t1, t2, t3) = (
+            sender.ticket(),
+            sender.ticket(),
+            sender.ticket(),
+            sender.ticket(),
+        );
+        // Handed over out of order: the response's copy arrives before the request's.
+        stats.s2c.relayed(8);
+        sender.relayed(t2, Direction::S2c, b"{\"id\":1,\"result\":{}}\n".to_vec());
+        stats.c2s.relayed(8);
+        sender.relayed(
+            t1,
+            Direction::C2s,
+            b"{\"id\":1,\"method\":\"m\"}\n".to_vec(),
+        );
+        stats.c2s.relayed(8);
+        sender.send(t0.order, Item::Skipped);
+        sender.not_relayed(t3);
+        tap.finish(ExitStatus {
+            code: Some(0),
+            signal: None,
+        });
+
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<LogLine> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let frames: Vec<&Frame> = lines
+            .iter()
+            .filter_map(|l| match l {
+                LogLine::Frame(f) => Some(&**f),
+                _ => None,
+            })
+            .collect();
+        let seqs: Vec<u64> = frames.iter().map(|f| f.seq).collect();
+        assert_eq!(seqs, [1, 2], "seq 0 was skipped");
+        assert_eq!(frames[1].method.as_deref(), Some("m"), "response paired");
+        let Some(LogLine::Trailer(Trailer {
+            frames_logged,
+            frames_unlogged,
+            ..
+        })) = lines.last()
+        else {
+            panic!("no trailer")
+        };
+        assert_eq!((*frames_logged, *frames_unlogged), (2, 1));
     }
 }

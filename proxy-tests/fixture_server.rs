@@ -1,0 +1,171 @@
+//! A scripted stdio "server" for the proxy's fault tests. Each argument is one step, run
+//! in order:
+//!
+//! - `emit:PATH`: write the file's bytes to stdout, in chunks of the current chunk size.
+//! - `chunk:N`: later writes go out in chunks of N bytes, each flushed (default 65536).
+//! - `big:ID:SIZE`: write a SIZE-byte response to ID (see `support/frames.rs`).
+//! - `echo`: copy stdin to stdout line by line, byte for byte, until end of input.
+//! - `respond`: answer each request line on stdin with `{"jsonrpc":"2.0","id":<id>,
+//!   "result":<result>}` (a batch with a batch of answers) until end of input; the result
+//!   is `{}` or the current `result:`. Responses and notifications get no answer.
+//! - `result:JSON`: the result later `respond` steps send.
+//! - `delay-ms:N`: `respond` waits N ms before each answer.
+//! - `drain`: read stdin to end of input, discarding it.
+//! - `sleep-ms:N`: sleep.
+//! - `stderr:TEXT`: write TEXT and a newline to stderr.
+//! - `pid`: write `{"jsonrpc":"2.0","method":"fixture/pid","params":{"pid":N}}\n`.
+//! - `ignore:SIG`: ignore a signal (by number).
+//! - `hang`: sleep until killed.
+//! - `exit:N`: exit with code N.
+//! - `signal:N`: kill itself with signal N.
+//! - `crash-mid-frame`: write half a frame, then die by `SIGKILL`.
+
+#[path = "support/frames.rs"]
+mod frames;
+
+use std::io::{self, BufRead, Write};
+use std::time::Duration;
+
+struct Script {
+    chunk: usize,
+    result: String,
+    delay: Duration,
+}
+
+fn write_chunked(out: &mut impl Write, bytes: &[u8], chunk: usize) -> io::Result<()> {
+    for piece in bytes.chunks(chunk.max(1)) {
+        out.write_all(piece)?;
+        out.flush()?;
+    }
+    Ok(())
+}
+
+/// The reply to one message, when it is a request.
+fn answer(script: &Script, msg: &serde_json::Value) -> Option<String> {
+    let id = msg.get("id")?;
+    msg.get("method")?;
+    Some(format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{}}}",
+        script.result
+    ))
+}
+
+fn respond(script: &Script, out: &mut impl Write) -> io::Result<()> {
+    let stdin = io::stdin();
+    let mut line = Vec::new();
+    let mut input = stdin.lock();
+    loop {
+        line.clear();
+        if input.read_until(b'\n', &mut line)? == 0 {
+            return Ok(());
+        }
+        let Ok(msg) = serde_json::from_slice::<serde_json::Value>(&line) else {
+            continue;
+        };
+        let reply = match &msg {
+            serde_json::Value::Array(items) => {
+                let replies: Vec<String> = items.iter().filter_map(|m| answer(script, m)).collect();
+                format!("[{}]", replies.join(","))
+            }
+            single => match answer(script, single) {
+                Some(reply) => reply,
+                None => continue,
+            },
+        };
+        std::thread::sleep(script.delay);
+        write_chunked(out, format!("{reply}\n").as_bytes(), script.chunk)?;
+    }
+}
+
+fn step(script: &mut Script, arg: &str, out: &mut impl Write) -> io::Result<()> {
+    let (name, value) = arg.split_once(':').unwrap_or((arg, ""));
+    let number = || value.parse::<u64>().unwrap_or(0);
+    match name {
+        "emit" => write_chunked(out, &std::fs::read(value)?, script.chunk)?,
+        "chunk" => script.chunk = number() as usize,
+        "big" => {
+            let (id, size) = value.split_once(':').unwrap_or(("1", value));
+            let frame = frames::big_response(id.parse().unwrap_or(1), size.parse().unwrap_or(0));
+            write_chunked(out, &frame, script.chunk)?;
+        }
+        "echo" => {
+            let stdin = io::stdin();
+            let mut input = stdin.lock();
+            let mut line = Vec::new();
+            while input.read_until(b'\n', &mut line)? > 0 {
+                write_chunked(out, &line, script.chunk)?;
+                line.clear();
+            }
+        }
+        "respond" => respond(script, out)?,
+        "result" => script.result = value.to_string(),
+        "delay-ms" => script.delay = Duration::from_millis(number()),
+        "drain" => {
+            io::copy(&mut io::stdin().lock(), &mut io::sink())?;
+        }
+        "sleep-ms" => std::thread::sleep(Duration::from_millis(number())),
+        "stderr" => eprintln!("{value}"),
+        "pid" => {
+            let line = format!(
+                "{{\"jsonrpc\":\"2.0\",\"method\":\"fixture/pid\",\"params\":{{\"pid\":{}}}}}\n",
+                std::process::id()
+            );
+            write_chunked(out, line.as_bytes(), script.chunk)?;
+        }
+        "ignore" => {
+            // SAFETY: setting a signal's disposition to SIG_IGN has no preconditions.
+            unsafe {
+                libc::signal(number() as libc::c_int, libc::SIG_IGN);
+            }
+        }
+        "hang" => loop {
+            std::thread::sleep(Duration::from_secs(3600));
+        },
+        "exit" => {
+            out.flush()?;
+            std::process::exit(number() as i32);
+        }
+        "signal" | "crash-mid-frame" => {
+            if name == "crash-mid-frame" {
+                write_chunked(
+                    out,
+                    br#"{"jsonrpc":"2.0","id":1,"result":{"conte"#,
+                    script.chunk,
+                )?;
+            }
+            let sig = if name == "signal" {
+                number() as libc::c_int
+            } else {
+                libc::SIGKILL
+            };
+            // SAFETY: signalling our own process.
+            unsafe {
+                libc::signal(sig, libc::SIG_DFL);
+                libc::kill(libc::getpid(), sig);
+            }
+            std::thread::sleep(Duration::from_secs(5));
+        }
+        other => {
+            eprintln!("fixture-server: unknown step `{other}`");
+            std::process::exit(99);
+        }
+    }
+    Ok(())
+}
+
+fn main() {
+    let mut script = Script {
+        chunk: 65536,
+        result: "{}".to_string(),
+        delay: Duration::ZERO,
+    };
+    let stdout = io::stdout();
+    let mut out = stdout.lock();
+    for arg in std::env::args().skip(1) {
+        if let Err(err) = step(&mut script, &arg, &mut out) {
+            eprintln!("fixture-server: {arg}: {err}");
+            std::process::exit(98);
+        }
+    }
+    let _ = out.flush();
+}

@@ -1,0 +1,223 @@
+//! What the frame log says about an exchange: pairing per direction, latency, protocol
+//! revision, tool and error facts, `_meta` tokens. Each metric has a canary that makes it
+//! non-zero on purpose.
+
+use ctxopt::framelog::{Direction, Frame, FrameKind};
+
+use crate::support::log::{read_log, Log};
+use crate::support::meta_with_icon;
+use crate::support::proxy::{ProxyCmd, Session};
+
+fn exchange(steps: &[String], input: &str) -> Log {
+    let run = ProxyCmd::fixture(steps).run(input.as_bytes());
+    assert!(run.status.success(), "{:?} {}", run.status, run.stderr);
+    read_log(&run.log)
+}
+
+fn only(log: &Log, dir: Direction, kind: FrameKind) -> Vec<&Frame> {
+    log.frames
+        .iter()
+        .filter(|f| f.dir == dir && f.kind == kind)
+        .collect()
+}
+
+#[test]
+fn meta_tokens_count_a_meta_block_and_are_zero_without_one() {
+    let result = format!(
+        r#"{{"content":[{{"type":"text","text":"hi"}}],"_meta":{}}}"#,
+        meta_with_icon(3000)
+    );
+    let log = exchange(
+        &["result:".to_string() + &result, "respond".into()],
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\"}}\n",
+    );
+    let req = only(&log, Direction::C2s, FrameKind::Request)[0];
+    let res = only(&log, Direction::S2c, FrameKind::Response)[0];
+    assert_eq!(req.meta_tokens, 0);
+    assert!(res.meta_tokens > 1000, "meta_tokens {}", res.meta_tokens);
+    assert!(res.tokens > res.meta_tokens);
+    // The rest of the frame is what is left when the envelope is gone.
+    let stripped = r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"hi"}]}}"#;
+    let o200k = ctxopt::tokenizer::Tokenizer::O200kBase;
+    assert_eq!(res.tokens - res.meta_tokens, o200k.count(stripped) as u64);
+    assert_eq!(res.tokens, o200k.count(res.raw.as_deref().unwrap()) as u64);
+}
+
+#[test]
+fn latency_reflects_a_server_that_sleeps() {
+    let log = exchange(
+        &["delay-ms:250".into(), "respond".into()],
+        "{\"jsonrpc\":\"2.0\",\"id\":\"slow\",\"method\":\"tools/list\"}\n",
+    );
+    let res = only(&log, Direction::S2c, FrameKind::Response)[0];
+    assert_eq!(res.method.as_deref(), Some("tools/list"));
+    let latency = res.latency_us.expect("paired response has a latency");
+    assert!(latency >= 250_000, "latency_us {latency}");
+    assert_eq!(
+        only(&log, Direction::C2s, FrameKind::Request)[0].latency_us,
+        None
+    );
+}
+
+#[test]
+fn protocol_is_per_request_in_a_stateless_exchange() {
+    let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+    let input = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"server/discover\",\"params\":{{{meta}}}}}\n\
+         {{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\",\"params\":{{{meta}}}}}\n"
+    );
+    let log = exchange(&["respond".into()], &input);
+    assert_eq!(log.frames.len(), 4);
+    for f in &log.frames {
+        assert_eq!(f.protocol.as_deref(), Some("2026-07-28"), "{f:?}");
+        assert!(f.kind != FrameKind::Request || f.meta_tokens > 0);
+    }
+}
+
+#[test]
+fn protocol_is_the_negotiated_revision_in_an_initialize_session() {
+    let cmd = ProxyCmd::fixture(&[
+        r#"result:{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"f","version":"1"}}"#,
+        "respond",
+    ]);
+    let mut s = Session::start(&cmd);
+    s.send(b"{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{}}}\n");
+    s.recv();
+    s.send(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n");
+    s.send(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}\n");
+    let (_, status) = s.close();
+    assert!(status.success());
+    let log = read_log(cmd.log_path());
+    let protocols: Vec<(Direction, Option<&str>, Option<&str>)> = log
+        .frames
+        .iter()
+        .map(|f| (f.dir, f.method.as_deref(), f.protocol.as_deref()))
+        .collect();
+    use Direction::*;
+    assert_eq!(
+        protocols,
+        [
+            (C2s, Some("initialize"), Some("2025-11-25")),
+            (S2c, Some("initialize"), Some("2025-06-18")),
+            (C2s, Some("notifications/initialized"), Some("2025-06-18")),
+            (C2s, Some("tools/list"), Some("2025-06-18")),
+            (S2c, Some("tools/list"), Some("2025-06-18")),
+        ]
+    );
+}
+
+#[test]
+fn requests_pair_per_direction_with_overlapping_ids() {
+    let scratch = tempfile::tempdir().unwrap();
+    let server_request = scratch.path().join("server-request.jsonl");
+    std::fs::write(
+        &server_request,
+        "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"roots/list\"}\n",
+    )
+    .unwrap();
+    let cmd = ProxyCmd::fixture(&[
+        format!("emit:{}", server_request.display()),
+        "respond".into(),
+    ]);
+    let mut s = Session::start(&cmd);
+    assert!(s.recv().ends_with(b"\"roots/list\"}\n"));
+    s.send(b"{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"tools/list\"}\n");
+    s.send(b"{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"roots\":[]}}\n");
+    let (_, status) = s.close();
+    assert!(status.success());
+    let log = read_log(cmd.log_path());
+    let c2s_res = only(&log, Direction::C2s, FrameKind::Response);
+    let s2c_res = only(&log, Direction::S2c, FrameKind::Response);
+    assert_eq!(c2s_res[0].method.as_deref(), Some("roots/list"));
+    assert_eq!(s2c_res[0].method.as_deref(), Some("tools/list"));
+    assert!(c2s_res[0].latency_us.is_some() && s2c_res[0].latency_us.is_some());
+}
+
+#[test]
+fn tool_calls_carry_the_tool_and_is_error_and_errors_their_code() {
+    let log = exchange(
+        &[
+            r#"result:{"content":[{"type":"text","text":"boom"}],"isError":true}"#.into(),
+            "respond".into(),
+        ],
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"explode\",\"arguments\":{}}}\n\
+         {\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}\n",
+    );
+    let res = only(&log, Direction::S2c, FrameKind::Response);
+    assert_eq!(res[0].tool.as_deref(), Some("explode"));
+    assert_eq!(res[0].is_error, Some(true));
+    assert_eq!(res[1].tool, None);
+    assert_eq!(res[1].is_error, None, "is_error only on tools/call results");
+
+    let scratch = tempfile::tempdir().unwrap();
+    let error = scratch.path().join("error.jsonl");
+    std::fs::write(
+        &error,
+        "{\"jsonrpc\":\"2.0\",\"id\":7,\"error\":{\"code\":-32601,\"message\":\"Method not found\"}}\n",
+    )
+    .unwrap();
+    let log = exchange(&[format!("emit:{}", error.display())], "");
+    assert_eq!(log.frames[0].kind, FrameKind::Error);
+    assert_eq!(log.frames[0].error_code, Some(-32601));
+}
+
+#[test]
+fn batches_carry_per_item_accounting() {
+    let log = exchange(
+        &["respond".into()],
+        "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"a\",\"_meta\":{\"progressToken\":1}}},\
+          {\"jsonrpc\":\"2.0\",\"method\":\"notifications/x\"},\
+          {\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}]\n",
+    );
+    let req = &log.frames[0];
+    assert_eq!(req.kind, FrameKind::Batch);
+    let items = req.items.as_ref().unwrap();
+    let kinds: Vec<_> = items.iter().map(|i| i.kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            FrameKind::Request,
+            FrameKind::Notification,
+            FrameKind::Request
+        ]
+    );
+    assert!(items[0].meta_tokens > 0 && items[2].meta_tokens == 0);
+    assert!(req.meta_tokens > 0);
+    let res = &log.frames[1];
+    assert_eq!(res.dir, Direction::S2c);
+    let items = res.items.as_ref().unwrap();
+    assert_eq!(items.len(), 2);
+    assert_eq!(items[0].method.as_deref(), Some("tools/call"));
+    assert_eq!(items[0].tool.as_deref(), Some("a"));
+    assert_eq!(items[0].is_error, Some(false));
+    assert_eq!(items[1].method.as_deref(), Some("ping"));
+    assert!(items.iter().all(|i| i.latency_us.is_some() && i.tokens > 0));
+}
+
+#[test]
+fn a_session_log_snapshot() {
+    let cmd = ProxyCmd::fixture(&[
+        r#"result:{"content":[{"type":"text","text":"ok"}]}"#,
+        "respond",
+    ])
+    .option(&["--name", "fixture"]);
+    let mut s = Session::start(&cmd);
+    s.send(b"{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\"}}\n");
+    s.recv();
+    s.send(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n");
+    s.send(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\",\"arguments\":{\"text\":\"hi\"}}}\n");
+    s.recv();
+    let (_, status) = s.close();
+    assert!(status.success());
+    read_log(cmd.log_path());
+    let text = std::fs::read_to_string(cmd.log_path()).unwrap();
+    insta::with_settings!({filters => vec![
+        (r#""(ts|started)":"[^"]+""#, r#""$1":"[TIME]""#),
+        (r#""(server_pid|proxy_pid|latency_us)":[0-9]+"#, r#""$1":"[N]""#),
+        (r#""cwd":"[^"]*""#, r#""cwd":"[CWD]""#),
+        (r#""server_argv":\["[^"]*fixture-server"#, r#""server_argv":["[FIXTURE]"#),
+        (r#""proxy_version":"[^"]+""#, r#""proxy_version":"[VERSION]""#),
+    ]}, {
+        insta::assert_snapshot!(text);
+    });
+}

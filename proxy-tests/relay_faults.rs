@@ -1,0 +1,386 @@
+//! The relay against a scripted fault-injecting server: byte-exactness for everything a
+//! process can write, exit codes, signals, start failures, stderr, and log-file faults.
+
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::time::Duration;
+
+use ctxopt::framelog::{Direction, FrameKind, LineEnding};
+
+use crate::support::frames::big_response;
+use crate::support::log::{parse_runs, read_log, wire_bytes};
+use crate::support::proxy::{finish, read_line, signal, wait_gone, ProxyCmd};
+
+/// Every kind of line a peer may write, including the ones the rules forbid.
+fn odd_traffic() -> Vec<u8> {
+    let mut t = Vec::new();
+    t.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\"}}\n");
+    t.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\r\n");
+    t.extend_from_slice(b"\n");
+    t.extend_from_slice(b"Server banner: starting up...\n");
+    t.extend_from_slice(
+        b"{\"jsonrpc\":\"2.0\",\"id\":18446744073709551616,\"method\":\"tools/list\"}\n",
+    );
+    t.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":\"req-\\u00e9\\\"x\",\"method\":\"ping\"}\n");
+    t.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n");
+    t.extend_from_slice(b"[{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"a\"},{\"jsonrpc\":\"2.0\",\"method\":\"b\"}]\n");
+    t.extend_from_slice(
+        b"  {\"jsonrpc\" : \"2.0\", \"method\" : \"x/future\" , \"params\":{}}  \n",
+    );
+    t.extend_from_slice(b"garbage \xff\xfe\x00 not utf-8\n");
+    t.extend_from_slice(
+        b"{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"_meta\":{}},\"extra\":[1e400]}\n",
+    );
+    t.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"unterminated\"}");
+    t
+}
+
+fn expected_kinds() -> Vec<FrameKind> {
+    use FrameKind::*;
+    vec![
+        Request,
+        Notification,
+        Unparseable,
+        Unparseable,
+        Request,
+        Request,
+        Request,
+        Batch,
+        Notification,
+        Unparseable,
+        Response,
+        Request,
+    ]
+}
+
+#[test]
+fn client_to_server_and_back_is_byte_exact_and_the_log_reproduces_it() {
+    let input = odd_traffic();
+    let run = ProxyCmd::fixture(&["chunk:7", "echo"]).run(&input);
+    assert!(run.status.success(), "{:?} {}", run.status, run.stderr);
+    assert_eq!(
+        run.stdout, input,
+        "client must receive exactly what it sent, echoed"
+    );
+
+    let log = read_log(&run.log);
+    for dir in [Direction::C2s, Direction::S2c] {
+        let frames = log.dir(dir);
+        let rebuilt: Vec<u8> = frames.iter().flat_map(|f| wire_bytes(f)).collect();
+        assert_eq!(rebuilt, input, "{dir:?} frames rebuild the stream");
+        let kinds: Vec<_> = frames.iter().map(|f| f.kind).collect();
+        assert_eq!(kinds, expected_kinds(), "{dir:?}");
+        assert_eq!(frames[1].line_ending, LineEnding::Crlf);
+        assert_eq!(frames[11].line_ending, LineEnding::None);
+        assert_eq!(frames[4].id.as_deref(), Some("18446744073709551616"));
+        assert_eq!(frames[5].id.as_deref(), Some(r#""req-\u00e9\"x""#));
+        assert!(frames[9].raw_b64.is_some() && frames[9].raw.is_none());
+        assert_eq!(frames[7].items.as_ref().map(Vec::len), Some(2));
+    }
+    assert_eq!(log.trailer.frames_relayed.c2s, 12);
+    assert_eq!(log.trailer.frames_relayed.s2c, 12);
+    assert_eq!(log.trailer.bytes.c2s, input.len() as u64);
+    assert_eq!(log.trailer.bytes.s2c, input.len() as u64);
+    assert_eq!(log.trailer.frames_unlogged, 0);
+    assert!(log.trailer.errors.is_empty(), "{:?}", log.trailer.errors);
+}
+
+#[test]
+fn server_output_written_in_tiny_chunks_arrives_byte_exact() {
+    let scratch = tempfile::tempdir().unwrap();
+    let file = scratch.path().join("out.bin");
+    std::fs::write(&file, odd_traffic()).unwrap();
+    let cmd = ProxyCmd::fixture(&["chunk:1".to_string(), format!("emit:{}", file.display())]);
+    let run = cmd.run(b"");
+    assert!(run.status.success(), "{}", run.stderr);
+    assert_eq!(run.stdout, odd_traffic());
+    let log = read_log(&run.log);
+    assert_eq!(
+        log.dir(Direction::S2c).len(),
+        12,
+        "no frame split or coalesced"
+    );
+}
+
+fn big_frames_arrive_whole(size: usize, chunk: usize) {
+    let mut expected = big_response(1, size);
+    expected.extend_from_slice(&big_response(2, 100));
+    let run = ProxyCmd::fixture(&[
+        format!("chunk:{chunk}"),
+        format!("big:1:{size}"),
+        "big:2:100".to_string(),
+    ])
+    .option(&["--tokenizer", "chars/4"])
+    .run(b"");
+    assert!(run.status.success(), "{}", run.stderr);
+    assert!(
+        run.stdout == expected,
+        "{size}-byte frame not relayed byte-exact"
+    );
+    let log = read_log(&run.log);
+    let sizes: Vec<u64> = log.frames.iter().map(|f| f.bytes).collect();
+    assert_eq!(sizes, [size as u64, 100]);
+    assert_eq!(log.frames[0].kind, FrameKind::Response);
+    assert!(log.frames[0].tokens as usize >= size / 4 - 100);
+}
+
+#[test]
+fn an_8_mb_frame_in_4_kb_writes_arrives_whole() {
+    big_frames_arrive_whole(8 << 20, 4096);
+}
+
+#[test]
+fn a_64_mb_frame_in_partial_writes_arrives_whole() {
+    big_frames_arrive_whole(64 << 20, 65536 - 1);
+}
+
+#[test]
+fn a_large_client_frame_reaches_the_server_byte_exact() {
+    let mut input = big_response(9, 8 << 20);
+    input.extend_from_slice(b"tail without newline");
+    let run = ProxyCmd::fixture(&["echo"])
+        .option(&["--tokenizer", "chars/4"])
+        .run(&input);
+    assert!(run.status.success(), "{}", run.stderr);
+    assert!(run.stdout == input);
+}
+
+#[test]
+fn the_servers_exit_code_becomes_the_proxys() {
+    for code in [0, 1, 3, 42, 255] {
+        let run = ProxyCmd::fixture(&[format!("exit:{code}")]).run(b"");
+        assert_eq!(run.status.code(), Some(code));
+        let log = read_log(&run.log);
+        assert_eq!(log.trailer.exit.code, Some(code));
+        assert_eq!(log.trailer.exit.signal, None);
+    }
+}
+
+#[test]
+fn a_server_killed_by_signal_n_makes_the_proxy_exit_128_plus_n() {
+    for sig in [
+        libc::SIGHUP,
+        libc::SIGINT,
+        libc::SIGKILL,
+        libc::SIGSEGV,
+        libc::SIGTERM,
+        libc::SIGUSR1,
+    ] {
+        let run = ProxyCmd::fixture(&[format!("signal:{sig}")]).run(b"");
+        assert_eq!(run.status.code(), Some(128 + sig), "signal {sig}");
+        let log = read_log(&run.log);
+        assert_eq!(log.trailer.exit.signal, Some(sig));
+        assert_eq!(log.trailer.exit.code, None);
+    }
+}
+
+#[test]
+fn a_crash_mid_frame_relays_the_partial_frame_and_reports_the_signal() {
+    let run = ProxyCmd::fixture(&["crash-mid-frame"]).run(b"");
+    assert_eq!(run.status.code(), Some(128 + libc::SIGKILL));
+    assert_eq!(run.stdout, br#"{"jsonrpc":"2.0","id":1,"result":{"conte"#);
+    let log = read_log(&run.log);
+    assert_eq!(log.frames.len(), 1);
+    assert_eq!(log.frames[0].kind, FrameKind::Unparseable);
+    assert_eq!(log.frames[0].line_ending, LineEnding::None);
+}
+
+/// Starts the proxy around a fixture that announces its pid and hangs; returns the proxy
+/// and the server pid.
+fn hanging_server(steps: &[&str], grace: &str) -> (std::process::Child, u32, ProxyCmd) {
+    let mut all = steps.to_vec();
+    all.extend(["pid", "hang"]);
+    let cmd = ProxyCmd::fixture(&all).option(&["--grace-period", grace]);
+    let mut child = cmd.spawn();
+    let line = read_line(child.stdout.as_mut().unwrap());
+    let msg: serde_json::Value = serde_json::from_slice(&line).expect("pid line");
+    let pid = msg["params"]["pid"].as_u64().expect("pid") as u32;
+    (child, pid, cmd)
+}
+
+#[test]
+fn sigint_sigterm_and_sighup_are_forwarded() {
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        let (child, server, cmd) = hanging_server(&[], "5");
+        signal(child.id(), sig);
+        let (_, _, status) = finish(child);
+        assert_eq!(status.code(), Some(128 + sig), "signal {sig}");
+        assert!(wait_gone(server, Duration::from_secs(5)));
+        let log = read_log(cmd.log_path());
+        assert_eq!(log.trailer.exit.signal, Some(sig));
+    }
+}
+
+#[test]
+fn a_server_ignoring_sigterm_is_killed_after_the_grace_period() {
+    let (child, server, cmd) = hanging_server(&["ignore:15"], "0.3");
+    signal(child.id(), libc::SIGTERM);
+    let (_, _, status) = finish(child);
+    assert_eq!(status.code(), Some(128 + libc::SIGKILL));
+    assert!(wait_gone(server, Duration::from_secs(5)));
+    let log = read_log(cmd.log_path());
+    assert_eq!(log.trailer.exit.signal, Some(libc::SIGKILL));
+}
+
+#[test]
+fn a_killed_proxy_leaves_no_orphan() {
+    let (mut child, server, _cmd) = hanging_server(&["ignore:15"], "5");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        wait_gone(server, Duration::from_secs(5)),
+        "server {server} outlived the proxy"
+    );
+}
+
+#[test]
+fn client_eof_closes_server_stdin_and_the_proxy_exits_after_the_server() {
+    // `respond` runs until its stdin closes, then the fixture writes its pid and exits 0.
+    let run = ProxyCmd::fixture(&["respond", "pid"])
+        .run(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n");
+    assert!(run.status.success());
+    let text = String::from_utf8(run.stdout).unwrap();
+    let lines: Vec<_> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    assert!(
+        lines[1].contains("fixture/pid"),
+        "drained after stdin closed"
+    );
+}
+
+#[test]
+fn a_vanished_client_closes_the_servers_stdin_and_the_trailer_says_so() {
+    let cmd = ProxyCmd::fixture(&["echo"]);
+    let mut child = cmd.spawn();
+    drop(child.stdout.take());
+    let mut stdin = child.stdin.take().unwrap();
+    // The echo makes the server write; that write to the gone client fails.
+    let _ = stdin.write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"n\"}\n");
+    let _ = stdin.flush();
+    let status = crate::support::proxy::wait_with_watchdog(&mut child);
+    drop(stdin);
+    assert!(status.success(), "server ended normally after stdin closed");
+    let log = read_log(cmd.log_path());
+    assert!(
+        log.trailer
+            .errors
+            .iter()
+            .any(|e| e.starts_with("s2c: write failed")),
+        "{:?}",
+        log.trailer.errors
+    );
+    assert_eq!(log.trailer.frames_relayed.s2c, 0);
+}
+
+#[test]
+fn a_missing_command_exits_127_and_a_non_executable_one_126() {
+    let run = ProxyCmd::server(["/nonexistent/mcp-server"]).run(b"");
+    assert_eq!(run.status.code(), Some(127));
+    assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+    assert!(run.stderr.contains("/nonexistent/mcp-server"));
+    let log = read_log(&run.log);
+    assert_eq!(log.header.server_pid, None);
+    assert_eq!(log.trailer.errors.len(), 1);
+
+    let scratch = tempfile::tempdir().unwrap();
+    let script = scratch.path().join("not-executable.sh");
+    std::fs::write(&script, "#!/bin/sh\necho hi\n").unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let run = ProxyCmd::server([&script]).run(b"");
+    assert_eq!(run.status.code(), Some(126));
+    assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+    assert!(run.stderr.contains("not-executable.sh"));
+}
+
+#[test]
+fn server_stderr_passes_through_unchanged() {
+    let run = ProxyCmd::fixture(&["stderr:hello from the server ✓", "stderr:second line"]).run(b"");
+    assert!(run.status.success());
+    assert_eq!(run.stderr, "hello from the server ✓\nsecond line\n");
+    assert!(run.stdout.is_empty());
+}
+
+#[test]
+fn the_log_is_created_0600_and_appended_to() {
+    let scratch = tempfile::tempdir().unwrap();
+    let log_path = scratch.path().join("shared.jsonl");
+    let run1 = ProxyCmd::fixture(&["echo"])
+        .log_to(&log_path)
+        .run(b"{\"jsonrpc\":\"2.0\",\"method\":\"one\"}\n");
+    assert!(run1.status.success());
+    let mode = std::fs::metadata(&log_path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    let after_first = std::fs::read(&log_path).unwrap();
+
+    let run2 = ProxyCmd::fixture(&["echo"])
+        .log_to(&log_path)
+        .run(b"{\"jsonrpc\":\"2.0\",\"method\":\"two\"}\n");
+    assert!(run2.status.success());
+    let text = std::fs::read(&log_path).unwrap();
+    assert!(
+        text.starts_with(&after_first),
+        "first run's lines untouched"
+    );
+    let runs = parse_runs(std::str::from_utf8(&text).unwrap());
+    assert_eq!(runs.len(), 2);
+    assert_eq!(runs[1].frames[0].method.as_deref(), Some("two"));
+}
+
+#[test]
+fn an_unopenable_log_does_not_stop_the_relay() {
+    let input = odd_traffic();
+    let run = ProxyCmd::fixture(&["echo"])
+        .log_to(std::path::Path::new("/nonexistent-dir/frames.jsonl"))
+        .run(&input);
+    assert!(run.status.success());
+    assert_eq!(run.stdout, input);
+    let lines: Vec<_> = run.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{}", run.stderr);
+    assert!(lines[0].contains("/nonexistent-dir/frames.jsonl"));
+}
+
+#[test]
+fn an_unwritable_log_does_not_stop_the_relay() {
+    let input = odd_traffic();
+    let run = ProxyCmd::fixture(&["echo"])
+        .log_to(std::path::Path::new("/dev/full"))
+        .run(&input);
+    assert!(run.status.success());
+    assert_eq!(run.stdout, input);
+    let lines: Vec<_> = run.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "said once: {}", run.stderr);
+    assert!(lines[0].contains("cannot write frame log /dev/full"));
+}
+
+#[test]
+fn the_default_log_goes_to_the_state_directory() {
+    let scratch = tempfile::tempdir().unwrap();
+    let state = scratch.path().join("state");
+    let mut child = std::process::Command::new(crate::support::proxy::PROXY)
+        .env("XDG_STATE_HOME", &state)
+        .args(["--name", "my server", "--"])
+        .arg(crate::support::proxy::fixture_server())
+        .arg("echo")
+        .stdin(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+    let dir = state.join("ctxopt/logs");
+    let names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 1);
+    let name = &names[0];
+    let pid = child.id();
+    let (stamp, rest) = name.split_at(16);
+    assert_eq!(rest, format!("-my-server-{pid}.jsonl"));
+    let shape: String = stamp
+        .chars()
+        .map(|c| if c.is_ascii_digit() { '9' } else { c })
+        .collect();
+    assert_eq!(shape, "99999999T999999Z");
+    let mode = std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o700);
+    read_log(&dir.join(name));
+}

@@ -1,0 +1,261 @@
+//! Running `ctxopt-proxy` in tests.
+
+use std::ffi::{OsStr, OsString};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// The proxy binary under test.
+pub const PROXY: &str = env!("CARGO_BIN_EXE_ctxopt-proxy");
+
+/// How long any single proxy run may take before the test fails.
+pub const WATCHDOG: Duration = Duration::from_secs(120);
+
+/// The fixture server (`proxy-tests/fixture_server.rs`, built as the example
+/// `fixture-server`). Built on first use so a narrow `cargo test --test proxy-tests` run
+/// never uses a stale one.
+pub fn fixture_server() -> &'static Path {
+    static PATH: OnceLock<PathBuf> = OnceLock::new();
+    PATH.get_or_init(|| {
+        let status = Command::new(env!("CARGO"))
+            .args(["build", "--quiet", "--example", "fixture-server"])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .status()
+            .expect("run cargo to build the fixture server");
+        assert!(status.success(), "building the fixture server failed");
+        let exe = std::env::current_exe().expect("test binary path");
+        // target/<profile>/deps/proxy_tests-… → target/<profile>/examples/fixture-server
+        let path = exe
+            .parent()
+            .and_then(Path::parent)
+            .expect("target directory")
+            .join("examples")
+            .join("fixture-server");
+        assert!(path.exists(), "no fixture server at {}", path.display());
+        path
+    })
+}
+
+/// A proxy invocation being put together: proxy options, then the server's argv.
+#[derive(Debug)]
+pub struct ProxyCmd {
+    options: Vec<OsString>,
+    server: Vec<OsString>,
+    dir: tempfile::TempDir,
+    log: PathBuf,
+}
+
+/// What a finished proxy run left behind.
+#[derive(Debug)]
+pub struct Run {
+    /// Everything the proxy wrote to its stdout (what the client received).
+    pub stdout: Vec<u8>,
+    /// Everything on the proxy's stderr (the server's stderr passes through here).
+    pub stderr: String,
+    /// The proxy's exit status.
+    pub status: ExitStatus,
+    /// The log path the proxy was given.
+    pub log: PathBuf,
+    /// Keeps the temporary directory alive.
+    _dir: tempfile::TempDir,
+}
+
+impl ProxyCmd {
+    /// The proxy around the fixture server running `steps`, logging to a fresh file.
+    pub fn fixture<S: AsRef<OsStr>>(steps: &[S]) -> Self {
+        let mut argv = vec![fixture_server().as_os_str().to_owned()];
+        argv.extend(steps.iter().map(|s| s.as_ref().to_owned()));
+        Self::server(argv)
+    }
+
+    /// The proxy around any command, logging to a fresh file.
+    pub fn server<S: AsRef<OsStr>>(argv: impl IntoIterator<Item = S>) -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let log = dir.path().join("frames.jsonl");
+        ProxyCmd {
+            options: Vec::new(),
+            server: argv.into_iter().map(|s| s.as_ref().to_owned()).collect(),
+            dir,
+            log,
+        }
+    }
+
+    /// Adds proxy options (before `--`).
+    pub fn option<S: AsRef<OsStr>>(mut self, args: &[S]) -> Self {
+        self.options
+            .extend(args.iter().map(|s| s.as_ref().to_owned()));
+        self
+    }
+
+    /// Logs to `path` instead of the fresh file.
+    pub fn log_to(mut self, path: &Path) -> Self {
+        self.log = path.to_path_buf();
+        self
+    }
+
+    /// The log path the proxy will be given.
+    pub fn log_path(&self) -> &Path {
+        &self.log
+    }
+
+    /// Starts the proxy with piped stdin, stdout and stderr.
+    pub fn spawn(&self) -> Child {
+        let mut cmd = Command::new(PROXY);
+        cmd.arg("--log")
+            .arg(&self.log)
+            .args(&self.options)
+            .arg("--")
+            .args(&self.server)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start ctxopt-proxy")
+    }
+
+    /// Runs the proxy to the end: writes `input` to its stdin (then closes it) while
+    /// collecting stdout and stderr.
+    pub fn run(self, input: &[u8]) -> Run {
+        let mut child = self.spawn();
+        let mut stdin = child.stdin.take().expect("stdin");
+        let input = input.to_vec();
+        let writer = std::thread::spawn(move || {
+            // The server may exit before reading everything; that is the test's business.
+            let _ = stdin.write_all(&input);
+        });
+        let (stdout, stderr, status) = finish(child);
+        let _ = writer.join();
+        Run {
+            stdout,
+            stderr,
+            status,
+            log: self.log,
+            _dir: self.dir,
+        }
+    }
+}
+
+/// Collects a running proxy's stdout and stderr and waits for it (with a watchdog).
+pub fn finish(mut child: Child) -> (Vec<u8>, String, ExitStatus) {
+    let mut out = child.stdout.take().expect("stdout");
+    let mut err = child.stderr.take().expect("stderr");
+    let reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = out.read_to_end(&mut buf);
+        buf
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut buf = String::new();
+        let _ = err.read_to_string(&mut buf);
+        buf
+    });
+    let status = wait_with_watchdog(&mut child);
+    (
+        reader.join().expect("stdout reader"),
+        err_reader.join().expect("stderr reader"),
+        status,
+    )
+}
+
+/// Waits for `child`, killing it and failing the test after [`WATCHDOG`].
+pub fn wait_with_watchdog(child: &mut Child) -> ExitStatus {
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            return status;
+        }
+        if start.elapsed() > WATCHDOG {
+            let _ = child.kill();
+            panic!("ctxopt-proxy did not exit within {WATCHDOG:?}");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Reads one `\n`-terminated line from `r` (for interactive tests).
+pub fn read_line(r: &mut impl Read) -> Vec<u8> {
+    let mut line = Vec::new();
+    let mut byte = [0u8; 1];
+    while r.read(&mut byte).expect("read") == 1 {
+        line.push(byte[0]);
+        if byte[0] == b'\n' {
+            break;
+        }
+    }
+    line
+}
+
+/// Sends `sig` to `pid`.
+pub fn signal(pid: u32, sig: i32) {
+    // SAFETY: kill has no memory-safety preconditions.
+    unsafe {
+        libc::kill(pid as libc::pid_t, sig);
+    }
+}
+
+/// Whether `pid` is gone (or a zombie nobody has reaped yet).
+pub fn process_gone(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+    }
+}
+
+/// Waits up to `limit` for `pid` to be gone.
+pub fn wait_gone(pid: u32, limit: Duration) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if process_gone(pid) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    false
+}
+
+/// A proxy driven step by step, like a client that waits for answers.
+#[derive(Debug)]
+pub struct Session {
+    child: Child,
+    stdin: Option<std::process::ChildStdin>,
+    stdout: std::process::ChildStdout,
+}
+
+impl Session {
+    /// Starts `cmd`.
+    pub fn start(cmd: &ProxyCmd) -> Self {
+        let mut child = cmd.spawn();
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().expect("stdout");
+        Session {
+            child,
+            stdin,
+            stdout,
+        }
+    }
+
+    /// Sends bytes to the proxy's stdin.
+    pub fn send(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(bytes).expect("write to proxy");
+        stdin.flush().expect("flush");
+    }
+
+    /// Reads the next line the proxy relays to the client.
+    pub fn recv(&mut self) -> Vec<u8> {
+        read_line(&mut self.stdout)
+    }
+
+    /// Closes stdin and waits for the proxy; returns the rest of its stdout and its status.
+    pub fn close(mut self) -> (Vec<u8>, ExitStatus) {
+        drop(self.stdin.take());
+        let mut rest = Vec::new();
+        let _ = self.stdout.read_to_end(&mut rest);
+        let status = wait_with_watchdog(&mut self.child);
+        (rest, status)
+    }
+}
