@@ -205,8 +205,8 @@ pub fn measure(
     tokenizer.warm();
     let config = BuildConfig {
         budget,
-        task: None,
         tokenizer,
+        ..BuildConfig::default()
     };
     let mut rows = Vec::new();
     for &size in sizes {
