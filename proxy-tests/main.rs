@@ -1,1 +1,2 @@
 //! Integration and interop tests: one test binary, one module per area.
+mod scenarios;
