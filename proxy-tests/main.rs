@@ -4,4 +4,5 @@ mod bridge;
 mod frame_log;
 mod interop;
 mod relay_faults;
+mod scenarios;
 mod support;

@@ -29,9 +29,12 @@ pub fn normalize(
     let mut drafts = Vec::new();
     let task = task.or(records.task.as_deref()).map(str::trim);
     if let Some(task) = task.filter(|t| !t.is_empty()) {
-        let mut d = Draft::new(Kind::Task, 0, &Common::default(), normalize_newlines(task))?;
-        d.id = Some("task".to_string());
-        drafts.push(d);
+        drafts.push(Draft::new(
+            Kind::Task,
+            0,
+            &Common::default(),
+            normalize_newlines(task),
+        )?);
     }
     for (i, m) in records.messages.iter().enumerate() {
         let mut d = Draft::new(Kind::Message, i, &m.common, normalize_newlines(&m.text))?;
@@ -202,7 +205,10 @@ fn assign_ids(drafts: &mut [Draft]) -> Result<(), OptimizerError> {
         h.update(d.unit.text.as_bytes());
         d.unit.hash = h.finalize().into();
         if d.id.is_none() {
-            let base = format!("rec_{}", hex_prefix(&d.unit.hash, 12));
+            let base = match d.unit.kind {
+                Kind::Task => "task".to_string(),
+                _ => format!("rec_{}", hex_prefix(&d.unit.hash, 12)),
+            };
             let mut id = base.clone();
             let mut n = 1;
             while taken.contains_key(&id) {
@@ -442,6 +448,22 @@ mod tests {
         let (units, frags) = normalize(&records, Some("new task")).unwrap();
         assert_eq!(units[0].id, "task");
         assert_eq!(frags[0].text(&units), "new task");
+    }
+
+    #[test]
+    fn a_record_called_task_does_not_clash_with_the_task() {
+        let mut m = msg("x");
+        m.common.id = Some("task".into());
+        let records = Records {
+            task: Some("t".into()),
+            messages: vec![m],
+            ..Records::default()
+        };
+        let (units, _) = normalize(&records, None).unwrap();
+        assert_eq!(
+            (units[0].id.as_str(), units[1].id.as_str()),
+            ("task-2", "task")
+        );
     }
 
     #[test]

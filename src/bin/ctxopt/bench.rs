@@ -1,13 +1,124 @@
-//! `ctxopt bench`.
+//! `ctxopt bench`: the optimizer benchmark over `fixtures/scenarios/`, or with `--speed` the
+//! speed benchmark on synthetic sessions.
 
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+use anyhow::Context;
+use ctxopt::bench::{report, scenario, speed};
+use ctxopt::optimizer::DEFAULT_BUDGET;
+use ctxopt::tokenizer::Tokenizer;
+
+use crate::output_file;
+
+/// The scenarios' JSON results, under the output folder.
+const SCENARIOS_JSON: &str = "optimizer-scenarios.json";
+/// The speed results, under the output folder.
+const SPEED_JSON: &str = "optimizer-speed.json";
 
 /// Arguments of `ctxopt bench`.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// The folder of scenario files.
+    #[arg(long, default_value = "fixtures/scenarios")]
+    pub scenarios: PathBuf,
+    /// Where the JSON results go.
+    #[arg(long, default_value = "benchmarks")]
+    pub output_dir: PathBuf,
+    /// Rewrite the `## Optimizer` section of this Markdown file (e.g. docs/benchmarks.md)
+    /// from the JSON results in the output folder.
+    #[arg(long)]
+    pub markdown: Option<PathBuf>,
+    /// Run the speed benchmark (synthetic 1k/10k/100k-record sessions) instead.
+    #[arg(long)]
+    pub speed: bool,
+    /// Builds per size in the speed benchmark.
+    #[arg(long, default_value_t = 5)]
+    pub runs: usize,
+    /// The tokenizer.
+    #[arg(long, default_value = "o200k_base")]
+    pub tokenizer: Tokenizer,
+}
 
-/// Runs `ctxopt bench`.
+/// Runs `ctxopt bench`: exit 0 when ctxopt meets the bar (or the speed run finished), 1 when
+/// it falls short, 2 on bad input.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let _ = args;
-    anyhow::bail!("ctxopt bench is not built yet")
+    std::fs::create_dir_all(&args.output_dir)
+        .with_context(|| format!("creating {}", args.output_dir.display()))?;
+    let code = if args.speed {
+        let result = speed::measure(
+            &[1_000, 10_000, 100_000],
+            args.runs,
+            DEFAULT_BUDGET,
+            args.tokenizer,
+        )?;
+        print!("{}", result.markdown());
+        write_json(&args.output_dir.join(SPEED_JSON), &result)?;
+        ExitCode::SUCCESS
+    } else {
+        let scenarios = scenario::load_dir(&args.scenarios)?;
+        anyhow::ensure!(
+            !scenarios.is_empty(),
+            "no scenario files in {}",
+            args.scenarios.display()
+        );
+        let result = report::run_all(&scenarios, args.tokenizer);
+        print!("{}", report::text_table(&result));
+        write_json(&args.output_dir.join(SCENARIOS_JSON), &result)?;
+        if result.meets_bar {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(1)
+        }
+    };
+    if let Some(markdown) = &args.markdown {
+        update_markdown(markdown, &args.output_dir)?;
+    }
+    Ok(code)
+}
+
+fn write_json(path: &Path, value: &impl serde::Serialize) -> anyhow::Result<()> {
+    let mut json = serde_json::to_string_pretty(value)?;
+    json.push('\n');
+    output_file::emit(Some(path), json.as_bytes())
+}
+
+/// Re-renders the `## Optimizer` section from the JSON results on disk, so a scenario run
+/// and a speed run each refresh the section without losing the other's figures.
+fn update_markdown(markdown: &Path, output_dir: &Path) -> anyhow::Result<()> {
+    let read = |name: &str| -> anyhow::Result<Option<serde_json::Value>> {
+        let path = output_dir.join(name);
+        match std::fs::read_to_string(&path) {
+            Ok(text) => Ok(Some(
+                serde_json::from_str(&text)
+                    .with_context(|| format!("reading {}", path.display()))?,
+            )),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
+        }
+    };
+    let scenarios: Option<report::BenchReport> = read(SCENARIOS_JSON)?
+        .map(serde_json::from_value)
+        .transpose()
+        .context("reading the scenario results")?;
+    let speed: Option<speed::SpeedReport> = read(SPEED_JSON)?
+        .map(serde_json::from_value)
+        .transpose()
+        .context("reading the speed results")?;
+    let Some(scenarios) = scenarios else {
+        anyhow::bail!(
+            "--markdown needs the scenario results: run `ctxopt bench --output-dir {}` first",
+            output_dir.display()
+        );
+    };
+    let section = report::markdown_section(&scenarios, speed.as_ref());
+    let doc = match std::fs::read_to_string(markdown) {
+        Ok(doc) => doc,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", markdown.display())),
+    };
+    output_file::emit(
+        Some(markdown),
+        report::replace_section(&doc, &section).as_bytes(),
+    )
 }

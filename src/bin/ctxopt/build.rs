@@ -1,11 +1,12 @@
 //! `ctxopt build`: records in, a budgeted, provenance-tagged context out.
 
-use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
+use std::io::Read;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use ctxopt::optimizer::{self, BuildConfig, Records, DEFAULT_BUDGET};
+use ctxopt::optimizer::parse::parse_records;
+use ctxopt::optimizer::{self, BuildConfig, DEFAULT_BUDGET};
 use ctxopt::tokenizer::Tokenizer;
 
 /// Output formats.
@@ -35,7 +36,7 @@ pub struct Args {
     /// What to print.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
-    /// Write here (atomically) instead of standard output.
+    /// Write here (whole, mode 0600, via a temporary file) instead of standard output.
     #[arg(long)]
     output: Option<PathBuf>,
     /// The tokenizer: o200k_base, cl100k_base or chars/4.
@@ -59,8 +60,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             (s, "<stdin>".to_string())
         }
     };
-    let records: Records =
-        serde_json::from_str(&text).with_context(|| format!("{origin}: malformed records"))?;
+    let records = parse_records(&text).with_context(|| format!("{origin}: malformed records"))?;
     let config = BuildConfig {
         budget: args.budget,
         task: args.task,
@@ -76,36 +76,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.format == Format::Json {
         bytes.push(b'\n');
     }
-    match &args.output {
-        Some(path) => write_atomically(path, &bytes)?,
-        None => std::io::stdout()
-            .lock()
-            .write_all(&bytes)
-            .context("writing standard output")?,
-    }
+    crate::output_file::emit(args.output.as_deref(), &bytes)?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// Writes `bytes` to a temporary file beside `path`, then renames it into place.
-fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path.file_name().context("--output needs a file name")?;
-    let tmp = dir.join(format!(
-        ".{}.tmp-{}",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        std::fs::remove_file(&tmp).ok();
-    }
-    result.with_context(|| format!("writing {}", path.display()))
 }

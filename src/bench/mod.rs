@@ -1,0 +1,17 @@
+//! The optimizer benchmark: scenarios with labelled records run under three strategies
+//! (raw, dedupe + truncate, ctxopt) and measured; and the speed benchmark on synthetic
+//! sessions. `ctxopt bench` is the front end.
+//!
+//! - [`scenario`]: the scenario files and their checks;
+//! - [`generate`]: the `generate` directive (large deterministic text from a seed);
+//! - [`strategy`]: the three strategies;
+//! - [`metrics`]: what is measured, and how;
+//! - [`report`]: all scenarios × strategies, as a table, JSON and Markdown;
+//! - [`speed`]: synthetic sessions and build timings.
+
+pub mod generate;
+pub mod metrics;
+pub mod report;
+pub mod scenario;
+pub mod speed;
+pub mod strategy;
