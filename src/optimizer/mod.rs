@@ -19,6 +19,8 @@ pub mod report;
 pub mod score;
 pub mod select;
 pub mod supersede;
+#[cfg(test)]
+mod invariants;
 mod tokens;
 
 pub use output::{
