@@ -57,13 +57,19 @@ fn main() -> Result<()> {
         OsString::from("python3"),
         peers_dir().join("py_responder.py").into(),
     ];
-    bench.round_trips("minimal Python responder", &python, calls)?;
-    bench.round_trips("minimal Rust responder", &rust_responder_command()?, calls)?;
+    bench.round_trips("minimal Python responder", &[], &python, calls)?;
+    bench.round_trips("minimal Python responder", &["--no-log"], &python, calls)?;
+    bench.round_trips(
+        "minimal Rust responder",
+        &[],
+        &rust_responder_command()?,
+        calls,
+    )?;
     let everything =
         peers_dir().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
     if everything.is_file() {
         let command = vec!["node".into(), everything.into(), "stdio".into()];
-        bench.round_trips("server-everything (echo)", &command, calls)?;
+        bench.round_trips("server-everything (echo)", &[], &command, calls)?;
     } else {
         println!("| server-everything | not installed: run ./proxy-tests/run-all --install-only | | | | | | |");
     }
@@ -179,21 +185,28 @@ struct Bench<'a> {
 }
 
 impl Bench<'_> {
-    /// `ctxopt-proxy --log <tmp>/<name>.jsonl -- <server>`.
-    fn proxied(&self, name: &str, server: &[OsString]) -> Vec<OsString> {
+    /// `ctxopt-proxy --log <tmp>/<name>.jsonl [OPTIONS] -- <server>`.
+    fn proxied(&self, name: &str, options: &[&str], server: &[OsString]) -> Vec<OsString> {
         let mut command: Vec<OsString> = vec![
             env!("CARGO_BIN_EXE_ctxopt-proxy").into(),
             "--log".into(),
             self.tmp.join(format!("{name}.jsonl")).into(),
-            "--".into(),
         ];
+        command.extend(options.iter().map(OsString::from));
+        command.push("--".into());
         command.extend(server.iter().cloned());
         command
     }
 
-    fn round_trips(&self, label: &str, server: &[OsString], calls: usize) -> Result<()> {
+    fn round_trips(
+        &self,
+        label: &str,
+        options: &[&str],
+        server: &[OsString],
+        calls: usize,
+    ) -> Result<()> {
         let mut direct = Session::spawn(server)?;
-        let mut proxied = Session::spawn(&self.proxied("round-trips", server))?;
+        let mut proxied = Session::spawn(&self.proxied("round-trips", options, server))?;
         let (echo, args) = if label.starts_with("server-everything") {
             ("echo", r#"{"message":"hi"}"#)
         } else {
@@ -218,6 +231,10 @@ impl Bench<'_> {
         direct.finish()?;
         proxied.finish()?;
         let (d, p) = (Percentiles::of(d), Percentiles::of(p));
+        let label = match options {
+            [] => label.to_string(),
+            _ => format!("{label}, proxy `{}`", options.join(" ")),
+        };
         println!(
             "| {label} | {} | {} | {} | {} | {:+.1} µs | {:+.1} µs | {:.3} |",
             us(d.p50),
@@ -234,7 +251,8 @@ impl Bench<'_> {
     fn throughput(&self, size: usize, calls: usize) -> Result<()> {
         let server = rust_responder_command()?;
         let mut direct = Session::spawn(&server)?;
-        let mut proxied = Session::spawn(&self.proxied(&format!("throughput-{size}"), &server))?;
+        let mut proxied =
+            Session::spawn(&self.proxied(&format!("throughput-{size}"), &[], &server))?;
         let args = format!(r#"{{"bytes":{size}}}"#);
         let mut elapsed = [Duration::ZERO; 2];
         let mut bytes = [0usize; 2];
@@ -259,22 +277,29 @@ impl Bench<'_> {
     }
 
     fn memory(&self, size: usize) -> Result<()> {
-        let server = rust_responder_command()?;
-        let log = self.tmp.join("memory.jsonl");
-        let mut command: Vec<OsString> = vec![
-            env!("CARGO_BIN_EXE_ctxopt-proxy").into(),
-            "--log".into(),
-            log.clone().into(),
-            "--".into(),
-        ];
-        command.extend(server);
-        let mut session = Session::spawn(&command)?;
-        let pid = session.pid();
-        for _ in 0..100 {
-            session.call_tool("ping-tool", "{}")?;
+        println!("| measure | value |");
+        println!("| --- | ---: |");
+        for options in [&[][..], &["--tokenizer", "chars/4"][..]] {
+            let mut session =
+                Session::spawn(&self.proxied("idle", options, &rust_responder_command()?))?;
+            for _ in 0..100 {
+                session.call_tool("ping-tool", "{}")?;
+            }
+            std::thread::sleep(Duration::from_millis(500));
+            let idle = proc_status(session.pid())?;
+            session.finish()?;
+            let with = match options {
+                [] => "default o200k_base".to_string(),
+                _ => format!("`{}`", options.join(" ")),
+            };
+            println!(
+                "| idle RSS, {with} (VmRSS after 100 small calls) | {:.1} MB |",
+                idle["VmRSS"]
+            );
         }
-        std::thread::sleep(Duration::from_millis(500));
-        let idle = proc_status(pid)?;
+
+        let log = self.tmp.join("memory.jsonl");
+        let mut session = Session::spawn(&self.proxied("memory", &[], &rust_responder_command()?))?;
         let frame = session.call_tool("big", &format!(r#"{{"bytes":{size}}}"#))?;
         // The tap may still be counting and logging the big frame: wait until the log holds
         // it and stops growing, then read the high-water mark.
@@ -288,26 +313,12 @@ impl Bench<'_> {
             }
             last = len;
         }
-        let after = proc_status(pid)?;
+        let peak = proc_status(session.pid())?["VmHWM"];
         session.finish()?;
-        println!("| measure | value |");
-        println!("| --- | ---: |");
-        println!(
-            "| idle RSS (VmRSS after 100 small calls, tokenizer loaded) | {:.1} MB |",
-            idle["VmRSS"]
-        );
-        println!(
-            "| largest frame relayed | {:.1} MB |",
-            frame as f64 / MB as f64
-        );
-        println!(
-            "| peak RSS (VmHWM) after relaying and logging it | {:.1} MB |",
-            after["VmHWM"]
-        );
-        println!(
-            "| peak RSS / largest frame | {:.2} |",
-            after["VmHWM"] / (frame as f64 / MB as f64)
-        );
+        let frame_mb = frame as f64 / MB as f64;
+        println!("| largest frame relayed | {frame_mb:.1} MB |");
+        println!("| peak RSS (VmHWM) after relaying and logging it | {peak:.1} MB |");
+        println!("| peak RSS / largest frame | {:.2} |", peak / frame_mb);
         Ok(())
     }
 }

@@ -175,13 +175,18 @@ impl FrameLog {
         }
     }
 
-    /// Every request and response carries the revision the client says it uses (the
-    /// `initialize` request itself only proposes one, so it is not checked).
+    /// Every request and response carries the revision the client says it uses, from the
+    /// `initialize` response on (before it, a `server/discover` probe and the `initialize`
+    /// request only propose revisions); in a session without `initialize`, every one does.
     pub fn assert_protocol(&self, expected: &str) {
-        for frame in &self.frames {
+        let negotiated = self
+            .frames
+            .iter()
+            .find(|f| f.kind == FrameKind::Response && f.method.as_deref() == Some("initialize"))
+            .map_or(0, |f| f.seq);
+        for frame in self.frames.iter().filter(|f| f.seq >= negotiated) {
             let checked = match frame.kind {
-                FrameKind::Request => frame.method.as_deref() != Some("initialize"),
-                FrameKind::Response | FrameKind::Error => true,
+                FrameKind::Request | FrameKind::Response | FrameKind::Error => true,
                 _ => frame.protocol.is_some(),
             };
             if checked {

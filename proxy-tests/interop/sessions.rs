@@ -14,6 +14,9 @@ use super::log_check::FrameLog;
 use super::peers::{fixture_tree, Client, Peers, Server};
 use super::session::{proxied, run_driver, DriverOutput};
 
+/// Set to keep each session's temporary directory (its log) for a look after a failure.
+const KEEP_VAR: &str = "CTXOPT_INTEROP_KEEP";
+
 /// One session run both ways.
 struct Pair {
     direct: DriverOutput,
@@ -26,7 +29,14 @@ struct Pair {
 fn run_pair(client: Client, server: Server) -> Option<Pair> {
     let peers = Peers::locate()?;
     let fixture = fixture_tree();
-    let tmp = tempfile::tempdir().expect("tempdir");
+    let keep = std::env::var_os(KEEP_VAR).is_some();
+    let tmp = tempfile::Builder::new()
+        .disable_cleanup(keep)
+        .tempdir()
+        .expect("tempdir");
+    if keep {
+        eprintln!("{client:?} × {server:?}: keeping {}", tmp.path().display());
+    }
     let log_path = tmp.path().join("session.jsonl");
     let server_cmd = peers.server_command(server, &fixture);
 
@@ -49,11 +59,7 @@ fn run_pair(client: Client, server: Server) -> Option<Pair> {
         proxied_out.unwrap_or_else(|e| std::panic::resume_unwind(e)),
     );
 
-    assert_eq!(
-        proxied_out.comparable(),
-        direct.comparable(),
-        "{client:?} × {server:?}: the session through the proxy differs from the direct one"
-    );
+    assert_same_session(&direct, &proxied_out, &format!("{client:?} × {server:?}"));
     let log = FrameLog::read(&log_path);
     let argv: Vec<String> = server_cmd
         .iter()
@@ -77,6 +83,25 @@ fn run_pair(client: Client, server: Server) -> Option<Pair> {
         proxied: proxied_out,
         log,
     })
+}
+
+/// Panics, showing the lines around the first difference, unless the two runs observed the same.
+fn assert_same_session(direct: &DriverOutput, proxied: &DriverOutput, what: &str) {
+    let pretty = |o: &DriverOutput| serde_json::to_string_pretty(&o.comparable()).expect("json");
+    let (d, p) = (pretty(direct), pretty(proxied));
+    if d == p {
+        return;
+    }
+    let (d, p): (Vec<&str>, Vec<&str>) = (d.lines().collect(), p.lines().collect());
+    let first = d.iter().zip(&p).take_while(|(a, b)| a == b).count();
+    let around =
+        |lines: &[&str]| lines[first.saturating_sub(8)..(first + 8).min(lines.len())].join("\n");
+    panic!(
+        "{what}: the session through the proxy differs from the direct one at line {first}\n\
+         --- direct ---\n{}\n--- proxied ---\n{}",
+        around(&d),
+        around(&p)
+    );
 }
 
 fn methods(log: &FrameLog, dir: Direction, kind: FrameKind) -> Vec<&str> {
@@ -127,6 +152,24 @@ fn ts_client_filesystem() {
     assert_initialize_era(&pair);
     let server_requests = methods(&pair.log, Direction::S2c, FrameKind::Request);
     assert_eq!(server_requests, ["roots/list"]);
+    // The session is fully sequential, so its frames and their classification are stable.
+    let frames: Vec<String> = pair
+        .log
+        .frames
+        .iter()
+        .map(|f| {
+            format!(
+                "{} {:?} id={} {} {} {}",
+                f.dir.as_str(),
+                f.kind,
+                f.id.as_deref().unwrap_or("-"),
+                f.method.as_deref().unwrap_or("-"),
+                f.tool.as_deref().unwrap_or("-"),
+                f.protocol.as_deref().unwrap_or("-"),
+            )
+        })
+        .collect();
+    insta::assert_json_snapshot!(frames);
 }
 
 #[test]

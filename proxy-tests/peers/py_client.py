@@ -28,8 +28,20 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import mcp.client.session
+import mcp.client.stdio
 from mcp import Client, ClientSession, StdioServerParameters, stdio_client, types
 from pydantic import BaseModel
+
+# After the session, stdio_client closes the server's stdin and waits this long for it to exit
+# before it sends SIGTERM to the process group (the SDK's default is 2 s). On a busy machine 2 s
+# can cut a proxy off before it writes its log trailer, which the tests check: wait patiently.
+mcp.client.stdio.PROCESS_TERMINATION_TIMEOUT = 120.0
+# The high-level Client gives its `server/discover` probe 10 s. A Python server that takes longer
+# to start (importing `mcp` on a loaded machine) misses it; the client then sends `initialize`, is
+# told the connection already serves 2026-07-28, and probes again: a real, timing-dependent path
+# that would make two runs of one session differ. Wait long enough for the first probe.
+mcp.client.session.DISCOVER_TIMEOUT_SECONDS = 120.0
 
 SCENARIOS = ("filesystem", "everything", "memory", "pyserver")
 

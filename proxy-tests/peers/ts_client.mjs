@@ -193,10 +193,23 @@ async function memory() {
   await callTool("read_graph", {});
 }
 
+/**
+ * Ends the session the way a patient client does: closes the server's stdin and waits for it to
+ * exit on its own. (The SDK's `close()` sends SIGTERM after 2 s and SIGKILL 2 s later; on a busy
+ * machine that can cut a proxy off before it writes its log trailer, which the tests check.)
+ */
+async function closeGracefully() {
+  const child = transport._process; // the SDK's ChildProcess (private in the pinned 1.32.2)
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once("close", resolve));
+  child.stdin.end();
+  await exited;
+}
+
 try {
   await client.connect(transport);
   await { filesystem, everything, memory }[scenario]();
-  await client.close();
+  await closeGracefully();
   const output = canonical({
     client: "ts",
     scenario,

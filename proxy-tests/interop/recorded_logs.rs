@@ -1,0 +1,50 @@
+//! The recorded logs in `frame-logs/` (see its README) are what the proxy writes: each
+//! validates against the schema, agrees with its trailer and pairs every response; the
+//! stateless one carries 2026-07-28 and costs `_meta` tokens.
+
+use std::path::Path;
+
+use ctxopt::framelog::FrameKind;
+
+use super::log_check::FrameLog;
+
+fn recorded(name: &str) -> FrameLog {
+    FrameLog::read(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("frame-logs")
+            .join(name),
+    )
+}
+
+#[test]
+fn recorded_initialize_era_logs_are_valid_and_paired() {
+    for name in [
+        "ts-filesystem.jsonl",
+        "ts-everything.jsonl",
+        "py-session-memory.jsonl",
+    ] {
+        let log = recorded(name);
+        log.assert_trailer_consistent();
+        log.assert_paired();
+        log.assert_protocol("2025-11-25");
+        log.assert_token_counts();
+    }
+}
+
+#[test]
+fn recorded_stateless_log_is_2026_07_28_with_meta_tokens() {
+    let log = recorded("py-client-stateless.jsonl");
+    log.assert_trailer_consistent();
+    log.assert_paired();
+    log.assert_protocol("2026-07-28");
+    log.assert_token_counts();
+    assert!(log
+        .frames
+        .iter()
+        .all(|f| f.method.as_deref() != Some("initialize")));
+    assert!(log
+        .frames
+        .iter()
+        .filter(|f| f.kind == FrameKind::Response)
+        .all(|f| f.meta_tokens > 0));
+}
