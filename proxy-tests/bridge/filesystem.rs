@@ -67,7 +67,7 @@ fn build_context_and_file_history_from_a_real_filesystem_session() {
     let billing = project.join("billing.rs");
     std::fs::write(&notes, "invoice totals are rounded half up (v1)\n").unwrap();
     std::fs::write(&billing, "pub fn total_cents(x: f64) -> i64 { x as i64 }\n").unwrap();
-    let missing = project.join("missing.rs");
+    let missing = project.join("rates.rs");
     let log = root.join("session.jsonl");
     let store = root.join("store.sqlite3");
     let p = |path: &Path| path.display().to_string();
@@ -117,7 +117,7 @@ fn build_context_and_file_history_from_a_real_filesystem_session() {
     let asked = run_calls(
         &python,
         json!([
-            ["build_context", {"task": "fix total_cents rounding in billing.rs", "budget": 2000}],
+            ["build_context", {"task": "fix total_cents rounding in billing.rs; the rates come from rates.rs", "budget": 2000}],
             ["get_file_history", {"path": "notes.txt"}],
         ]),
         &[

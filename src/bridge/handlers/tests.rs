@@ -59,9 +59,9 @@ fn session() -> Store {
         &mut store,
         5,
         "read_text_file",
-        json!({"path": "/ws/src/missing.rs"}),
+        json!({"path": "/ws/src/rounding.rs"}),
         json!({"content": [{"type": "text",
-            "text": "Error: ENOENT: no such file or directory, open '/ws/src/missing.rs'"}],
+            "text": "Error: ENOENT: no such file or directory, open '/ws/src/rounding.rs'"}],
             "isError": true}),
     );
     record_call(
@@ -87,11 +87,11 @@ fn build_context_quotes_errors_and_maps_sources_to_frames() {
     let result = call(
         &mut store,
         InjectedTool::BuildContext,
-        json!({"task": "fix the failing billing rounding test round_cents"}),
+        json!({"task": "fix the failing billing rounding test; round_cents needs /ws/src/rounding.rs"}),
     );
     let context = result["content"][0]["text"].as_str().unwrap();
     assert!(
-        context.contains("ENOENT: no such file or directory, open '/ws/src/missing.rs'"),
+        context.contains("ENOENT: no such file or directory, open '/ws/src/rounding.rs'"),
         "{context}"
     );
     assert!(context.contains("x.round() as i64"), "{context}");
