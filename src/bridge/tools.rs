@@ -213,6 +213,31 @@ mod tests {
         }
     }
 
+    /// `ingest_records` restates the records format in draft-07 (clients may lack 2020-12):
+    /// its lists, fields and required fields must stay those of docs/records.schema.json.
+    #[test]
+    fn ingest_records_schema_follows_the_records_schema() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/records.schema.json");
+        let official: Value =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let ours = &InjectedTool::IngestRecords.definition()["inputSchema"]["properties"]
+            ["records"]["properties"];
+        let lists = official["properties"].as_object().unwrap();
+        let our_lists = ours.as_object().unwrap();
+        let names = |m: &serde_json::Map<String, Value>| {
+            m.keys().filter(|k| *k != "task").cloned().collect::<Vec<_>>()
+        };
+        assert_eq!(names(our_lists), names(lists));
+        for (list, spec) in lists.iter().filter(|(k, _)| *k != "task") {
+            let def = spec["items"]["$ref"].as_str().unwrap().rsplit('/').next().unwrap();
+            let def = &official["$defs"][def];
+            let item = &ours[list]["items"];
+            assert_eq!(item["required"], def["required"], "{list}");
+            let fields = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+            assert_eq!(fields(&item["properties"]), fields(&def["properties"]), "{list}");
+        }
+    }
+
     #[test]
     fn taken_names_get_the_prefix() {
         let taken = |n: &str| n == "search_context" || n == "ctxopt_search_context";
