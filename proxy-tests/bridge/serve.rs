@@ -1,6 +1,7 @@
 //! `ctxopt serve` with a real client: the Python SDK (`mcp`, pinned in
 //! proxy-tests/peers/requirements.txt), in the `initialize` era (`ClientSession`) and the
-//! stateless 2026-07-28 era (`Client`, which probes `server/discover`).
+//! stateless 2026-07-28 era (`Client`, which probes `server/discover`); and the TypeScript
+//! SDK client.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
@@ -51,23 +52,29 @@ async def main():
 anyio.run(main)
 "#;
 
-/// The installed Python with the `mcp` SDK, or `None` (after saying so) when it is missing
-/// and `CTXOPT_SKIP_PEER_TESTS` is set.
-pub(super) fn python() -> Option<PathBuf> {
-    let python =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("proxy-tests/peers/.venv/bin/python");
-    if python.is_file() {
-        return Some(python);
+/// A file of the installed peers (`proxy-tests/peers/…`), or `None` (after saying so) when
+/// it is missing and `CTXOPT_SKIP_PEER_TESTS` is set; a missing peer fails otherwise.
+fn peer(relative: &str) -> Option<PathBuf> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("proxy-tests/peers")
+        .join(relative);
+    if path.exists() {
+        return Some(path);
     }
     if std::env::var_os("CTXOPT_SKIP_PEER_TESTS").is_some_and(|v| v != "0") {
-        eprintln!("skipping: {} is missing", python.display());
+        eprintln!("skipping: {} is missing", path.display());
         return None;
     }
     panic!(
         "{} is missing: install the peers with `./proxy-tests/run-all --install-only`, \
          or set CTXOPT_SKIP_PEER_TESTS=1",
-        python.display()
+        path.display()
     );
+}
+
+/// The installed Python with the `mcp` SDK.
+pub(super) fn python() -> Option<PathBuf> {
+    peer(".venv/bin/python")
 }
 
 fn run(mode: &str, expected_protocol: &str) {
@@ -127,4 +134,68 @@ fn python_session_initialize_era() {
 #[test]
 fn python_client_stateless_era() {
     run("client", "2026-07-28");
+}
+
+/// The same with the TypeScript SDK's `Client` (which validates every `structuredContent`
+/// against the tool's output schema), run from proxy-tests/peers so its imports resolve.
+const TS_DRIVER: &str = r#"
+const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
+const { StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js");
+const [command, ...args] = process.argv.slice(1);
+const client = new Client({ name: "ctxopt-bridge-ts", version: "1.0.0" });
+await client.connect(new StdioClientTransport({ command, args }));
+const out = { server: client.getServerVersion()?.name };
+out.tools = (await client.listTools()).tools.map((t) => t.name).sort();
+const records = { errors: [{ message: "BillingError: total of invoice 42 is negative" }] };
+out.ingest = (await client.callTool({ name: "ingest_records", arguments: { records } })).structuredContent;
+const built = await client.callTool({ name: "build_context", arguments: { task: "fix the negative invoice total" } });
+out.context = built.content[0].text;
+for (const [name, a] of [["search_context", { query: "invoice" }], ["get_decisions", {}],
+                         ["get_relevant_errors", {}], ["get_file_history", { path: "a.rs" }]]) {
+  const r = await client.callTool({ name, arguments: a });
+  out[name] = r.isError ? r.content[0].text : Object.keys(r.structuredContent);
+}
+await client.close();
+console.log(JSON.stringify(out));
+"#;
+
+#[test]
+fn typescript_client_validates_every_output() {
+    let Some(sdk) = peer("node_modules/@modelcontextprotocol/sdk") else {
+        return;
+    };
+    let peers = sdk.ancestors().nth(3).unwrap();
+    let out = Command::new("node")
+        .current_dir(peers)
+        .args([
+            "--input-type=module",
+            "-e",
+            TS_DRIVER,
+            ctxopt(),
+            "serve",
+            "--store",
+            ":memory:",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let seen = json_output(&out.stdout);
+    assert_eq!(seen["server"], "ctxopt");
+    assert_eq!(seen["tools"].as_array().unwrap().len(), 6);
+    assert_eq!(seen["ingest"]["inserted"], 1);
+    assert!(seen["context"]
+        .as_str()
+        .unwrap()
+        .contains("BillingError: total of invoice 42 is negative"));
+    assert_eq!(seen["search_context"], serde_json::json!(["query", "hits"]));
+    assert_eq!(seen["get_decisions"], serde_json::json!(["decisions"]));
+    assert_eq!(seen["get_relevant_errors"], serde_json::json!(["errors"]));
+    assert_eq!(
+        seen["get_file_history"],
+        serde_json::json!(["path", "versions"])
+    );
 }

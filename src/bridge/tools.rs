@@ -225,16 +225,28 @@ mod tests {
         let lists = official["properties"].as_object().unwrap();
         let our_lists = ours.as_object().unwrap();
         let names = |m: &serde_json::Map<String, Value>| {
-            m.keys().filter(|k| *k != "task").cloned().collect::<Vec<_>>()
+            m.keys()
+                .filter(|k| *k != "task")
+                .cloned()
+                .collect::<Vec<_>>()
         };
         assert_eq!(names(our_lists), names(lists));
         for (list, spec) in lists.iter().filter(|(k, _)| *k != "task") {
-            let def = spec["items"]["$ref"].as_str().unwrap().rsplit('/').next().unwrap();
+            let def = spec["items"]["$ref"]
+                .as_str()
+                .unwrap()
+                .rsplit('/')
+                .next()
+                .unwrap();
             let def = &official["$defs"][def];
             let item = &ours[list]["items"];
             assert_eq!(item["required"], def["required"], "{list}");
             let fields = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
-            assert_eq!(fields(&item["properties"]), fields(&def["properties"]), "{list}");
+            assert_eq!(
+                fields(&item["properties"]),
+                fields(&def["properties"]),
+                "{list}"
+            );
         }
     }
 
