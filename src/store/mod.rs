@@ -592,7 +592,8 @@ pub fn to_records(
 
 /// The unique key of a record. A record made from a frame is identified by its frame
 /// (workspace, log path, `seq`, part), so replaying a log or a second writer adds nothing;
-/// any other record by its scope and content.
+/// any other record by its workspace and content, so a fact saved again (in this session or a
+/// later one, through any server) is kept once.
 fn record_key(scope: &Scope, new: &NewRecord, json: &str) -> String {
     let mut h = Sha256::new();
     let mut field = |s: &str| {
@@ -611,8 +612,6 @@ fn record_key(scope: &Scope, new: &NewRecord, json: &str) -> String {
         _ => {
             field("content");
             field(&scope.workspace);
-            field(&scope.server);
-            field(&scope.session);
             field(new.record.kind().as_str());
             field(json);
         }
@@ -667,6 +666,19 @@ mod tests {
             .insert(&scope(), &[error("b", Some(3)), error("a", None)])
             .unwrap();
         assert_eq!(again.duplicates, 2);
+        // Content keys ignore the server and the session.
+        let later = Scope {
+            server: "other".into(),
+            session: "s2".into(),
+            ..scope()
+        };
+        assert_eq!(
+            store
+                .insert(&later, &[error("a", None)])
+                .unwrap()
+                .duplicates,
+            1
+        );
         // Another workspace is another key.
         let other = Scope {
             workspace: "/other".into(),
