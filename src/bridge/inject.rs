@@ -78,6 +78,30 @@ pub fn extend_tools_list(
     })
 }
 
+/// Adds `capabilities.tools` to an `initialize` or `server/discover` result (the `result`
+/// object's JSON text) that lacks it, so the client asks for tools and the proxy can serve
+/// the injected ones ([`Bridge::own_tools_list`](super::Bridge::own_tools_list)). `None` when
+/// the server already declares tools, or the text is not a result with `capabilities`.
+pub fn ensure_tools_capability(raw_result: &str) -> Option<String> {
+    let mut result: Value = serde_json::from_str(raw_result).ok()?;
+    let capabilities = result.get_mut("capabilities")?.as_object_mut()?;
+    if capabilities.contains_key("tools") {
+        return None;
+    }
+    capabilities.insert("tools".into(), serde_json::json!({"listChanged": false}));
+    serde_json::to_string(&result).ok()
+}
+
+/// A response frame with its `result` replaced (the frame's other members, the id's
+/// spelling included, kept as parsed). `None` when either text is not JSON or the frame is
+/// not a response.
+pub fn with_result(frame: &str, result: &str) -> Option<String> {
+    let mut frame: Value = serde_json::from_str(frame).ok()?;
+    let slot = frame.get_mut("result")?;
+    *slot = serde_json::from_str(result).ok()?;
+    serde_json::to_string(&frame).ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -150,6 +174,33 @@ mod tests {
         );
         assert_eq!(
             extend_tools_list(r#"{"prompts":[]}"#, Selection::All, &BTreeSet::new()),
+            None
+        );
+    }
+
+    #[test]
+    fn a_server_without_tools_gets_the_capability() {
+        let init = r#"{"protocolVersion":"2025-06-18","capabilities":{"prompts":{}},"serverInfo":{"name":"p","version":"1"}}"#;
+        let out: Value = serde_json::from_str(&ensure_tools_capability(init).unwrap()).unwrap();
+        assert_eq!(
+            out["capabilities"]["tools"],
+            serde_json::json!({"listChanged": false})
+        );
+        assert_eq!(out["capabilities"]["prompts"], serde_json::json!({}));
+        let with_tools = r#"{"capabilities":{"tools":{"listChanged":true}}}"#;
+        assert_eq!(ensure_tools_capability(with_tools), None);
+        assert_eq!(ensure_tools_capability(r#"{"tools":[]}"#), None);
+    }
+
+    #[test]
+    fn with_result_replaces_only_the_result() {
+        let frame = r#"{"jsonrpc":"2.0","id":18446744073709551616,"result":{"tools":[]}}"#;
+        assert_eq!(
+            with_result(frame, r#"{"tools":[{"name":"a"}]}"#).unwrap(),
+            r#"{"jsonrpc":"2.0","id":18446744073709551616,"result":{"tools":[{"name":"a"}]}}"#
+        );
+        assert_eq!(
+            with_result(r#"{"jsonrpc":"2.0","id":1,"error":{}}"#, "{}"),
             None
         );
     }
