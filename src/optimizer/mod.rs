@@ -10,6 +10,8 @@ pub mod chunk;
 pub mod dedupe;
 pub mod extract;
 pub mod fragment;
+#[cfg(test)]
+mod invariants;
 pub mod normalize;
 pub mod output;
 pub mod parse;
@@ -19,8 +21,6 @@ pub mod report;
 pub mod score;
 pub mod select;
 pub mod supersede;
-#[cfg(test)]
-mod invariants;
 mod tokens;
 
 pub use output::{

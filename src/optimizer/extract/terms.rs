@@ -73,10 +73,7 @@ mod tests {
     fn terms_are_lowercase_and_filtered() {
         let set = term_set("Fix the Billing rounding in computeTotal, please. Ünïcode ok");
         let got: Vec<&str> = set.iter().map(String::as_str).collect();
-        assert_eq!(
-            got,
-            vec!["bill", "computetotal", "fix", "round", "ünïcode"]
-        );
+        assert_eq!(got, vec!["bill", "computetotal", "fix", "round", "ünïcode"]);
         assert!(term_set("").is_empty());
     }
 }
