@@ -291,7 +291,33 @@ impl SpeedReport {
             ));
         }
         out.push('\n');
+        if let Some(row) = self.two_million() {
+            out.push_str(&format!(
+                "2M-token session ({} tokens): median {:.0} ms against the 1,000 ms target — {}. \
+                 Time per token across sizes: {}.\n\n",
+                row.input_tokens,
+                row.median_ms,
+                if row.median_ms < 1000.0 {
+                    "met"
+                } else {
+                    "NOT met"
+                },
+                self.rows
+                    .iter()
+                    .map(|r| format!("{:.2} µs", r.us_per_1k_tokens / 1000.0))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
         out
+    }
+
+    /// The row closest to 2M input tokens, when one is within 10% of it.
+    pub fn two_million(&self) -> Option<&SpeedRow> {
+        self.rows
+            .iter()
+            .filter(|r| r.input_tokens.abs_diff(2_000_000) <= 200_000)
+            .min_by_key(|r| r.input_tokens.abs_diff(2_000_000))
     }
 }
 
