@@ -135,4 +135,48 @@ mod tests {
         let p = r.pairs[0].as_frame_pair("x.jsonl");
         assert_eq!((p.log_path, p.seq), (Some("x.jsonl"), Some(5)));
     }
+
+    /// Two real sessions recorded through the proxy (frame-logs/), replayed and ingested:
+    /// one line per record (newlines shown as ⏎).
+    #[test]
+    fn real_frame_logs_ingest_snapshot() {
+        use crate::bridge::ingest::ingest;
+        use crate::store::SessionRecord;
+
+        let mut lines = Vec::new();
+        for name in ["ts-filesystem", "ts-everything"] {
+            let path = format!("{}/frame-logs/{name}.jsonl", env!("CARGO_MANIFEST_DIR"));
+            let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+            let r = replay(&text);
+            assert!(r.bad_lines.is_empty(), "{name}: {:?}", r.bad_lines);
+            lines.push(format!("## {name} ({} tools/call pairs)", r.pairs.len()));
+            for pair in &r.pairs {
+                for made in ingest(&pair.as_frame_pair(name), &|_| false).unwrap() {
+                    let text = match &made.record {
+                        SessionRecord::File(f) => format!("{} | {}", f.path, f.content),
+                        other => other.search_text(),
+                    };
+                    let first: String = text.replace('\n', "⏎").chars().take(110).collect();
+                    lines.push(format!(
+                        "seq {:>2}.{} {:<10} {:<28} {first}",
+                        pair.seq,
+                        made.provenance.part,
+                        made.record.kind().as_str(),
+                        made.provenance.tool.as_deref().unwrap_or("")
+                    ));
+                }
+            }
+        }
+        let out = lines.join("\n");
+        // The rules at work on real traffic.
+        assert!(out.contains(
+            "file       read_multiple_files          /tmp/ctxopt-frame-logs/project/src/lib.rs"
+        ));
+        assert!(
+            out.contains("error      read_text_file               read_text_file: Access denied")
+        );
+        assert!(out.contains("[image image/png "));
+        assert!(!out.contains("iVBOR"));
+        insta::assert_snapshot!(out);
+    }
 }
