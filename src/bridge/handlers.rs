@@ -405,7 +405,12 @@ struct IngestArgs {
 }
 
 fn ingest_records(a: IngestArgs, store: &mut Store, scope: &Scope) -> Result<Value, ToolError> {
-    let records = parse_records(&a.records.to_string())?;
+    // Some clients pass the object as a JSON string: take its text as the records file.
+    let text = match a.records {
+        Value::String(text) => text,
+        other => other.to_string(),
+    };
+    let records = parse_records(&text)?;
     let new: Vec<NewRecord> = SessionRecord::all_of(records)
         .into_iter()
         .map(|record| NewRecord {
