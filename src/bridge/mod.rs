@@ -120,9 +120,10 @@ impl Bridge {
         let names = self.names();
         let records = ingest::ingest(pair, &|name| names.is_injected(name))?;
         let mut store = lock(&self.store);
-        let store = store
-            .as_mut()
-            .map_err(|e| BridgeError::NoStore(e.clone()))?;
+        let store = store.as_mut().map_err(|reason| {
+            lock(&self.failures).count += 1;
+            BridgeError::NoStore(reason.clone())
+        })?;
         store.insert(&self.scope, &records).map_err(|error| {
             let mut failures = lock(&self.failures);
             failures.count += 1;

@@ -147,7 +147,9 @@ fn a_missing_store_answers_with_the_reason_and_ingests_nothing() {
         b.on_frame_pair(&pair(&request, response, 1)),
         Err(BridgeError::NoStore(_))
     ));
-    assert!(b.failure_summary().unwrap().contains("no home directory"));
+    let summary = b.failure_summary().unwrap();
+    assert!(summary.starts_with("store: 1 write(s) failed"), "{summary}");
+    assert!(summary.contains("no home directory"), "{summary}");
 }
 
 #[test]
