@@ -1,5 +1,6 @@
 //! Integration and interop tests: one test binary, one module per area.
 
+mod bridge;
 mod frame_log;
 mod interop;
 mod measure_audit;

@@ -7,14 +7,18 @@
 //! - [`relay`]: the byte-exact stdio relay between an MCP client and a server, and its tap.
 //! - [`optimizer`]: records in, a budgeted, provenance-tagged context out.
 //! - [`import`]: other tools' session formats converted into records.
+//! - [`store`]: the persistent SQLite store of session records, scoped by workspace.
+//! - [`bridge`]: tool results into the store, and the injected tools (`build_context`, …).
 //! - [`bench`]: the optimizer benchmark (scenarios × strategies, and speed).
 //! - [`measure`]: reports over frame logs (`report`), tool-list footprints (`audit`), and
 //!   the tool-call gap between what a client says and what the wire shows (`gap`).
 
 pub mod bench;
+pub mod bridge;
 pub mod framelog;
 pub mod import;
 pub mod measure;
 pub mod optimizer;
 pub mod relay;
+pub mod store;
 pub mod tokenizer;

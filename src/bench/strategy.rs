@@ -104,8 +104,8 @@ pub fn run(
         Strategy::Ctxopt => {
             let config = BuildConfig {
                 budget,
-                task: None,
                 tokenizer,
+                ..BuildConfig::default()
             };
             let output = optimizer::build(records, &config)?;
             Run {

@@ -75,7 +75,7 @@ pub fn import_trajectory(text: &str) -> Result<Records, ImportError> {
 
     let mut records = Records::default();
     let mut last_timestamp: Option<String> = None;
-    let mut pending_command: Option<(String, String)> = None;
+    let mut pending_commands: Vec<(String, String)> = Vec::new();
     let mut patches = 0usize;
     let mut seen_task = false;
 
@@ -130,7 +130,7 @@ pub fn import_trajectory(text: &str) -> Result<Records, ImportError> {
                 text: content.to_string(),
             }),
             "assistant" => {
-                pending_command = assistant_command(message);
+                pending_commands = assistant_commands(message);
                 if !content.trim().is_empty() {
                     records.messages.push(Message {
                         common: common("msg"),
@@ -141,11 +141,12 @@ pub fn import_trajectory(text: &str) -> Result<Records, ImportError> {
             }
             "tool" => {
                 let call_id = message.get("tool_call_id").and_then(Value::as_str);
-                let command = match (&pending_command, call_id) {
-                    (Some((id, command)), Some(call)) if id == call => command.clone(),
-                    (Some((_, command)), None) => command.clone(),
-                    _ => "bash".to_string(),
-                };
+                // The call this observation answers; without an id, the turn's first call.
+                let command = match call_id {
+                    Some(call) => pending_commands.iter().find(|(id, _)| id == call),
+                    None => pending_commands.first(),
+                }
+                .map_or_else(|| "bash".to_string(), |(_, command)| command.clone());
                 let observation = parse_observation(content);
                 for (k, (message, stack)) in python_tracebacks(&observation.output)
                     .into_iter()
@@ -228,31 +229,32 @@ fn split_task(content: &str) -> Option<(String, String)> {
     Some((task, instructions))
 }
 
-/// The (tool call id, command) of an assistant turn's first bash call.
-fn assistant_command(message: &Value) -> Option<(String, String)> {
-    if let Some(action) = message
-        .pointer("/extra/actions")
-        .and_then(Value::as_array)
-        .and_then(|a| a.first())
-    {
-        let command = action.get("command").and_then(Value::as_str)?;
-        let id = action
-            .get("tool_call_id")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        return Some((id.to_string(), command.to_string()));
+/// The (tool call id, command) of every bash call of an assistant turn: from
+/// `extra.actions`, or else from `tool_calls[].function.arguments`.
+fn assistant_commands(message: &Value) -> Vec<(String, String)> {
+    let text = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or_default().to_string();
+    if let Some(actions) = message.pointer("/extra/actions").and_then(Value::as_array) {
+        return actions
+            .iter()
+            .filter_map(|a| {
+                let command = a.get("command").and_then(Value::as_str)?;
+                Some((text(a.get("tool_call_id")), command.to_string()))
+            })
+            .collect();
     }
-    let call = message
-        .get("tool_calls")
-        .and_then(Value::as_array)
-        .and_then(|c| c.first())?;
-    let id = call.get("id").and_then(Value::as_str).unwrap_or_default();
-    let arguments = call
-        .pointer("/function/arguments")
-        .and_then(Value::as_str)?;
-    let arguments: Value = serde_json::from_str(arguments).ok()?;
-    let command = arguments.get("command").and_then(Value::as_str)?;
-    Some((id.to_string(), command.to_string()))
+    let calls = message.get("tool_calls").and_then(Value::as_array);
+    calls
+        .into_iter()
+        .flatten()
+        .filter_map(|call| {
+            let arguments = call
+                .pointer("/function/arguments")
+                .and_then(Value::as_str)?;
+            let arguments: Value = serde_json::from_str(arguments).ok()?;
+            let command = arguments.get("command").and_then(Value::as_str)?;
+            Some((text(call.get("id")), command.to_string()))
+        })
+        .collect()
 }
 
 /// A tool observation, taken apart.
@@ -352,9 +354,13 @@ mod tests {
             {"role": "tool", "tool_call_id": "c1", "extra": {"timestamp": 1775784987.0},
              "content": "<returncode>1</returncode>\n<output>\nTraceback (most recent call last):\n  File \"repro.py\", line 1, in <module>\n    load()\nKeyError: 'x'\n</output>"},
             {"role": "assistant", "content": "Timeout?",
-             "extra": {"actions": [{"command": "pytest", "tool_call_id": "c2"}], "timestamp": 1775784990.0}},
+             "tool_calls": [{"id": "c2", "function": {"name": "bash", "arguments": "{\"command\": \"pytest\"}"}},
+                            {"id": "c3", "function": {"name": "bash", "arguments": "{\"command\": \"git diff\"}"}}],
+             "extra": {"timestamp": 1775784990.0}},
             {"role": "tool", "tool_call_id": "c2",
              "content": "<exception>timed out after 60 seconds</exception>\n<returncode>-1</returncode>\n<output>\n</output>"},
+            {"role": "tool", "tool_call_id": "c3",
+             "content": "<returncode>0</returncode>\n<output>\n</output>"},
             {"role": "exit", "content": "",
              "extra": {"submission": "diff --git a/src/a.py b/src/a.py\n--- a/src/a.py\n+++ b/src/a.py\n@@ -1 +1 @@\n-x\n+y\ndiff --git a/src/b.py b/src/b.py\n@@ -2 +2 @@\n-p\n+q\n"}}
         ]))
@@ -389,6 +395,8 @@ mod tests {
         assert_eq!(timeout.tool, "pytest");
         assert_eq!(timeout.exit_code, Some(-1));
         assert_eq!(timeout.output, "timed out after 60 seconds");
+        assert_eq!(records.tool_outputs[2].tool, "git diff");
+        assert_eq!(records.tool_outputs[2].output, "");
 
         assert_eq!(records.errors.len(), 1);
         assert_eq!(records.errors[0].common.id.as_deref(), Some("err-3-0"));

@@ -52,6 +52,9 @@ pub fn chunks(text: &str, pack: bool) -> Vec<Range<usize>> {
 
 /// Cuts one line (at byte offset `start`) into pieces of at most [`MAX_CHUNK_BYTES`].
 fn split_long_line(start: usize, line: &str) -> Vec<Range<usize>> {
+    if line.len() <= MAX_CHUNK_BYTES {
+        return std::iter::once(start..start + line.len()).collect();
+    }
     let mut pieces = Vec::new();
     let mut from = 0;
     while line.len() - from > MAX_CHUNK_BYTES {

@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use crate::optimizer::extract::{frames, signatures};
+use crate::optimizer::extract::signatures;
 use crate::optimizer::fragment::{is_later, Dropped, Kind, Unit};
 
 /// Containment at or above which the earlier record is a near-duplicate of the later.
@@ -173,27 +173,22 @@ fn list(units: &[Unit], ids: &[usize]) -> String {
     s.join(", ")
 }
 
-/// The bucket a unit's near-duplicates must share, or `None` when it never merges.
-fn bucket(u: &Unit) -> Option<String> {
+/// The bucket a unit's near-duplicates must share, as a hash, or `None` when it never
+/// merges.
+fn bucket(u: &Unit) -> Option<u64> {
+    bucket_key(u).map(|k| fnv(k.as_bytes()))
+}
+
+fn bucket_key(u: &Unit) -> Option<String> {
     match u.kind {
         Kind::Message => Some(format!("m\0{:?}", u.role)),
         Kind::ToolOutput => Some("t".into()),
         Kind::File | Kind::Diff => Some(format!("{}\0{}", u.kind.name(), u.path.as_deref()?)),
         Kind::Error => {
-            let mut sigs: Vec<String> = signatures::signatures(&u.text)
-                .iter()
-                .map(|s| s.key())
-                .collect();
-            sigs.sort_unstable();
-            let frames: Vec<String> = frames::frames(&u.text)
-                .into_iter()
-                .map(|f| format!("{:?}@{:?}:{:?}", f.function, f.file, f.line))
-                .collect();
-            Some(format!(
-                "e\0{}\0{}",
-                sigs.join("\u{1}"),
-                frames.join("\u{1}")
-            ))
+            // Same signature and the very same stack: never the error type alone.
+            let (first, stack) = u.text.split_once('\n').unwrap_or((&u.text, ""));
+            let sig = signatures::signature(first).map(|s| s.key())?;
+            Some(format!("e\0{sig}\0{stack}"))
         }
         Kind::Decision => Some(format!("d\0{:?}", u.decision_status)),
         Kind::Task | Kind::TestResult => None,
@@ -256,8 +251,8 @@ fn near(units: &[Unit], out: &mut Deduped) {
         Some(false) => std::cmp::Ordering::Less,
         None => a.cmp(&b),
     });
-    let mut index: HashMap<(String, u64), Vec<usize>> = HashMap::new();
-    let mut sets: HashMap<usize, Vec<u64>> = HashMap::new();
+    let mut index: HashMap<(u64, u64), Vec<usize>> = HashMap::new();
+    let mut sets: Vec<Vec<u64>> = vec![Vec::new(); units.len()];
     for &i in &order {
         let Some(b) = bucket(&units[i]) else { continue };
         let set = shingles(&units[i].text);
@@ -267,7 +262,7 @@ fn near(units: &[Unit], out: &mut Deduped) {
         let mut candidates: Vec<usize> = set
             .iter()
             .take(SKETCH)
-            .filter_map(|h| index.get(&(b.clone(), *h)))
+            .filter_map(|h| index.get(&(b, *h)))
             .flatten()
             .copied()
             .collect();
@@ -277,7 +272,7 @@ fn near(units: &[Unit], out: &mut Deduped) {
             if out.dropped[c].is_some() {
                 continue;
             }
-            let score = containment(&sets[&c], &set);
+            let score = containment(&sets[c], &set);
             if score >= NEAR_DUPLICATE {
                 out.dropped[c] = Some(Dropped {
                     reason: "near_duplicate",
@@ -303,13 +298,13 @@ fn near(units: &[Unit], out: &mut Deduped) {
             }
         }
         for h in set.iter().take(SKETCH) {
-            let posting = index.entry((b.clone(), *h)).or_default();
+            let posting = index.entry((b, *h)).or_default();
             if posting.len() == POSTING_CAP {
                 posting.remove(0);
             }
             posting.push(i);
         }
-        sets.insert(i, set);
+        sets[i] = set;
     }
 }
 

@@ -146,7 +146,7 @@ impl Fragment {
 
 /// The first `n` hex digits of a sha256 digest.
 pub fn hex_prefix(hash: &[u8; 32], n: usize) -> String {
-    let mut s = hex::encode(hash);
+    let mut s = hex::encode(&hash[..n.div_ceil(2).min(32)]);
     s.truncate(n);
     s
 }

@@ -10,6 +10,8 @@ pub mod chunk;
 pub mod dedupe;
 pub mod extract;
 pub mod fragment;
+#[cfg(test)]
+mod invariants;
 pub mod normalize;
 pub mod output;
 pub mod parse;
@@ -87,8 +89,8 @@ pub fn build(records: &Records, config: &BuildConfig) -> Result<BuildOutput, Opt
     let outcomes = extract::outcomes(&units);
     supersede::supersede(&units, &outcomes, &mut deduped.dropped);
     let counts = tokens::count(&units, &mut fragments, config.tokenizer, config.threads);
-    let features = extract::extract(&units, &fragments);
     let live: Vec<bool> = deduped.dropped.iter().map(Option::is_none).collect();
+    let features = extract::extract(&units, &fragments, &live);
     let focus = score::focus(&units, &fragments, &features, &outcomes, &live);
     let recency = score::Recency::new(&units);
     let headers: Vec<Option<String>> = units

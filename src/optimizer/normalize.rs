@@ -8,7 +8,7 @@
 //! fragment gets `fr_` + 12 hex digits of sha256(record id, chunk number, text).
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use sha2::{Digest, Sha256};
 
@@ -185,18 +185,19 @@ impl Draft {
 /// Hashes every draft and gives it its id: the caller's (which must be unique) or
 /// `rec_<hash12>`, made unique with a `-N` suffix.
 fn assign_ids(drafts: &mut [Draft]) -> Result<(), OptimizerError> {
-    let mut taken: BTreeMap<String, String> = BTreeMap::new();
-    for d in drafts.iter() {
+    let mut taken: HashMap<String, usize> = HashMap::with_capacity(drafts.len());
+    for (i, d) in drafts.iter().enumerate() {
         if let Some(id) = &d.id {
-            let place = format!("{}.id", d.unit.place());
-            if let Some(first) = taken.insert(id.clone(), place.clone()) {
+            if let Some(first) = taken.insert(id.clone(), i) {
                 return Err(OptimizerError::Invalid(format!(
-                    "{place}: duplicate id {id:?} (also used by {first})"
+                    "{}.id: duplicate id {id:?} (also used by {}.id)",
+                    d.unit.place(),
+                    drafts[first].unit.place()
                 )));
             }
         }
     }
-    for d in drafts.iter_mut() {
+    for (i, d) in drafts.iter_mut().enumerate() {
         let mut h = Sha256::new();
         h.update(d.unit.kind.name().as_bytes());
         h.update([0]);
@@ -215,7 +216,7 @@ fn assign_ids(drafts: &mut [Draft]) -> Result<(), OptimizerError> {
                 n += 1;
                 id = format!("{base}-{n}");
             }
-            taken.insert(id.clone(), d.unit.place());
+            taken.insert(id.clone(), i);
             d.id = Some(id);
         }
     }
@@ -294,12 +295,13 @@ pub fn collapse_repeats(text: &str) -> Collapsed {
     let mut removed_lines = 0;
     let mut i = 0;
     while i < lines.len() {
-        let shape = line_shape(lines[i]);
         let mut j = i + 1;
-        while j < lines.len() && !lines[i].trim().is_empty() && line_shape(lines[j]) == shape {
-            j += 1;
+        if !lines[i].trim().is_empty() {
+            while j < lines.len() && same_shape(lines[i], lines[j]) {
+                j += 1;
+            }
         }
-        if !out.is_empty() || i > 0 {
+        if i > 0 {
             out.push('\n');
         }
         if j - i >= MIN_COLLAPSE_RUN {
@@ -313,7 +315,12 @@ pub fn collapse_repeats(text: &str) -> Collapsed {
             }
             removed_lines += n;
         } else {
-            out.push_str(&lines[i..j].join("\n"));
+            for (k, line) in lines[i..j].iter().enumerate() {
+                if k > 0 {
+                    out.push('\n');
+                }
+                out.push_str(line);
+            }
         }
         i = j;
     }
@@ -324,25 +331,30 @@ pub fn collapse_repeats(text: &str) -> Collapsed {
     }
 }
 
-/// A line with every run of ASCII digits replaced by one `0`.
-fn line_shape(line: &str) -> Cow<'_, str> {
-    if !line.bytes().any(|b| b.is_ascii_digit()) {
-        return Cow::Borrowed(line);
+/// Whether two lines are equal once every run of ASCII digits is read as one `0`.
+fn same_shape(a: &str, b: &str) -> bool {
+    if a == b {
+        return true;
     }
-    let mut s = String::with_capacity(line.len());
-    let mut in_digits = false;
-    for c in line.chars() {
-        if c.is_ascii_digit() {
-            if !in_digits {
-                s.push('0');
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        let (da, db) = (a[i].is_ascii_digit(), b[j].is_ascii_digit());
+        if da && db {
+            while i < a.len() && a[i].is_ascii_digit() {
+                i += 1;
             }
-            in_digits = true;
+            while j < b.len() && b[j].is_ascii_digit() {
+                j += 1;
+            }
+        } else if a[i] == b[j] && !da {
+            i += 1;
+            j += 1;
         } else {
-            s.push(c);
-            in_digits = false;
+            return false;
         }
     }
-    Cow::Owned(s)
+    i == a.len() && j == b.len()
 }
 
 /// JSON with object keys sorted, so equal arguments give equal keys.
@@ -554,6 +566,14 @@ mod tests {
         );
         assert_eq!(units[0].collapsed_lines, 98);
         assert_eq!(units[1].text, log);
+    }
+
+    #[test]
+    fn shapes_ignore_digit_runs_only() {
+        assert!(same_shape("retry 1 of 10", "retry 12 of 3"));
+        assert!(!same_shape("retry 1", "retry x"));
+        assert!(!same_shape("retry 1", "retry 1 more"));
+        assert!(same_shape("", ""));
     }
 
     #[test]

@@ -118,13 +118,18 @@ fn add_identifiers(set: &mut HashSet<String>, ids: &[String]) {
     }
 }
 
+/// The most errors, and the most failing test results, the task is taken to be about.
+pub const MAX_TASK_ERRORS: usize = 3;
+
 /// Share of the task's terms a record must hold for an error to count as the task's.
 pub const ABOUT_TASK_LEXICAL: f64 = 0.3;
 
 /// Works out the focus: the task's terms and identifiers, then the live errors and failing
 /// test results the task is about (sharing an identifier with it or
-/// [`ABOUT_TASK_LEXICAL`] of its terms; when none does, the latest live error and failing
-/// test), whose identifiers, signatures and test names join the focus.
+/// [`ABOUT_TASK_LEXICAL`] of its terms, or quoted test names; when none does, the latest
+/// live error and failing test). Of those, the latest with each signature (test name for
+/// tests), at most [`MAX_TASK_ERRORS`] errors and as many tests, are the task's errors: their
+/// identifiers, signatures and test names join the focus.
 pub fn focus(
     units: &[Unit],
     fragments: &[Fragment],
@@ -141,30 +146,54 @@ pub fn focus(
         }
     }
     let task_ids = f.identifiers.clone();
+    let task_text = units
+        .iter()
+        .find(|u| u.kind == Kind::Task)
+        .map_or("", |u| u.text.as_str());
     let error_like = |i: usize| {
         live[i]
             && (units[i].kind == Kind::Error
                 || (units[i].kind == Kind::TestResult && outcomes[i] == Outcome::Failed))
     };
+    let mut about: Vec<usize> = Vec::new();
     for (i, u) in units.iter().enumerate().filter(|(i, _)| error_like(*i)) {
-        let about = u.fragments.clone().any(|fi| {
+        let hit = u.fragments.clone().any(|fi| {
             identifier_hits(&task_ids, &features[fi]) > 0
                 || lexical(&f, fragments[fi].text(units)) >= ABOUT_TASK_LEXICAL
-                || u.test_name.as_deref().is_some_and(|n| {
-                    units
-                        .iter()
-                        .any(|t| t.kind == Kind::Task && t.text.contains(n))
-                })
+                || u.test_name
+                    .as_deref()
+                    .is_some_and(|n| task_text.contains(n))
         });
-        if about {
-            f.error_units.insert(i);
+        if hit {
+            about.push(i);
         }
     }
-    if f.error_units.is_empty() {
+    if about.is_empty() {
         for kind in [Kind::Error, Kind::TestResult] {
             if let Some(i) = (0..units.len()).rfind(|&i| error_like(i) && units[i].kind == kind) {
-                f.error_units.insert(i);
+                about.push(i);
             }
+        }
+    }
+    // The latest first; one unit per signature; at most MAX_TASK_ERRORS of each kind.
+    about.sort_by_key(|&i| std::cmp::Reverse((units[i].time, units[i].order)));
+    let mut seen: HashSet<(Kind, String)> = HashSet::new();
+    let mut per_kind = [0usize; 8];
+    for i in about {
+        let u = &units[i];
+        let first = u.fragments.start;
+        let signature = u
+            .test_name
+            .clone()
+            .or_else(|| {
+                features
+                    .get(first)
+                    .and_then(|ft| ft.signatures.first().cloned())
+            })
+            .unwrap_or_else(|| u.text.lines().next().unwrap_or("").to_string());
+        if per_kind[u.kind as usize] < MAX_TASK_ERRORS && seen.insert((u.kind, signature)) {
+            per_kind[u.kind as usize] += 1;
+            f.error_units.insert(i);
         }
     }
     for &i in &f.error_units {
@@ -336,7 +365,7 @@ mod tests {
 
     fn scored(records: &Records) -> (Vec<Unit>, Vec<Scored>, Focus) {
         let (units, frags) = normalize(records, None).unwrap();
-        let feats = extract(&units, &frags);
+        let feats = extract(&units, &frags, &vec![true; units.len()]);
         let outs = outcomes(&units);
         let live = vec![true; units.len()];
         let focus = focus(&units, &frags, &feats, &outs, &live);

@@ -49,13 +49,17 @@ struct Costs<'a> {
     headers: &'a [Option<String>],
     header_tokens: BTreeMap<usize, usize>,
     section_tokens: BTreeMap<Section, usize>,
+    fragment_tokens: BTreeMap<usize, usize>,
 }
 
 impl Costs<'_> {
     /// Tag and body of a fragment, with its newline.
-    fn fragment(&self, fi: usize) -> usize {
-        let f = &self.fragments[fi];
-        self.tokenizer.count(&tag(f, &self.units[f.unit])) + f.tokens + 1
+    fn fragment(&mut self, fi: usize) -> usize {
+        let (tokenizer, units, fragments) = (self.tokenizer, self.units, self.fragments);
+        *self.fragment_tokens.entry(fi).or_insert_with(|| {
+            let f = &fragments[fi];
+            tokenizer.count(&tag(f, &units[f.unit])) + f.tokens + 1
+        })
     }
 
     fn header(&mut self, unit: usize) -> usize {
@@ -91,6 +95,7 @@ pub fn select(
         headers,
         header_tokens: BTreeMap::new(),
         section_tokens: BTreeMap::new(),
+        fragment_tokens: BTreeMap::new(),
     };
     let mut opened_sections: BTreeSet<Section> = BTreeSet::new();
     let mut opened_units: BTreeSet<(Section, usize)> = BTreeSet::new();
@@ -142,7 +147,16 @@ pub fn select(
                     .cmp(&fragments[cb.placed.fragment].id),
             )
     });
+    let mut min_tag: Option<usize> = None;
     for &(_, i) in &rest {
+        let f = candidates[i].placed.fragment;
+        // A cheap lower bound first: no fragment's tag is shorter than the shortest seen.
+        if used + fragments[f].tokens + 1 + min_tag.unwrap_or(0) > budget {
+            left_out.insert(f, "budget");
+            continue;
+        }
+        let tag = costs.fragment(f) - fragments[f].tokens - 1;
+        min_tag = Some(min_tag.map_or(tag, |m| m.min(tag)));
         let cost = add(&candidates[i], &mut costs, true);
         if used + cost <= budget {
             add(&candidates[i], &mut costs, false);

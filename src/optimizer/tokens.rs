@@ -38,9 +38,16 @@ pub fn count(
             Some(f) => tokenizer.count(fragments[f].text(units)),
             None => {
                 let unit = &units[u];
-                unit.header.as_deref().map_or(0, |h| tokenizer.count(h))
-                    + unit.path.as_deref().map_or(0, |p| tokenizer.count(p))
-                    + tokenizer.count(&unit.collapsed)
+                let meta = [
+                    unit.header.as_deref(),
+                    unit.path.as_deref(),
+                    Some(unit.collapsed.as_str()),
+                ];
+                meta.into_iter()
+                    .flatten()
+                    .filter(|s| !s.is_empty())
+                    .map(|s| tokenizer.count(s))
+                    .sum()
             }
         }
     };

@@ -29,7 +29,7 @@ pub struct Args {
     /// from the JSON results in the output folder.
     #[arg(long)]
     pub markdown: Option<PathBuf>,
-    /// Run the speed benchmark (synthetic 1k/10k/100k-record sessions) instead.
+    /// Run the speed benchmark (synthetic 1k/10k/60k/100k-record sessions) instead.
     #[arg(long)]
     pub speed: bool,
     /// Builds per size in the speed benchmark.
@@ -46,12 +46,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     std::fs::create_dir_all(&args.output_dir)
         .with_context(|| format!("creating {}", args.output_dir.display()))?;
     let code = if args.speed {
-        let result = speed::measure(
-            &[1_000, 10_000, 100_000],
-            args.runs,
-            DEFAULT_BUDGET,
-            args.tokenizer,
-        )?;
+        let result = speed::measure(&speed::SIZES, args.runs, DEFAULT_BUDGET, args.tokenizer)?;
         print!("{}", result.markdown());
         write_json(&args.output_dir.join(SPEED_JSON), &result)?;
         ExitCode::SUCCESS

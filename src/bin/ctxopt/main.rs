@@ -5,8 +5,10 @@ mod bench;
 mod build;
 mod gap;
 mod import_swe;
+mod ingest;
 mod output_file;
 mod report;
+mod serve;
 
 use std::process::ExitCode;
 
@@ -37,6 +39,10 @@ enum Command {
     Gap(gap::Args),
     /// Convert a mini-swe-agent trajectory (*.traj.json) into a records file.
     ImportSwe(import_swe::Args),
+    /// Serve build_context and the other context tools as a stdio MCP server.
+    Serve(serve::Args),
+    /// Replay frame logs into the session store.
+    Ingest(ingest::Args),
 }
 
 fn main() -> ExitCode {
@@ -47,6 +53,8 @@ fn main() -> ExitCode {
         Command::Report(args) => report::run(args),
         Command::Audit(args) => audit::run(args),
         Command::Gap(args) => gap::run(args),
+        Command::Serve(args) => serve::run(args),
+        Command::Ingest(args) => ingest::run(args),
         Command::ImportSwe(args) => import_swe::run(args),
     };
     match result {

@@ -40,9 +40,15 @@ static JVM: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^\s*at ([\w$.<>/]+)\.([\w$<>]+)\(([^():]+)(?::(\d+))?\)\s*$").unwrap()
 });
 
+static MAY_HAVE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r#"(?m)^\s*at |File "|thread '|\.go:\d"#).unwrap());
+
 /// The stack frames in `text`, in order.
 pub fn frames(text: &str) -> Vec<Frame> {
     let mut out = Vec::new();
+    if !MAY_HAVE.is_match(text) {
+        return out;
+    }
     let mut prev: &str = "";
     for line in text.lines() {
         let trimmed = line.trim_start();

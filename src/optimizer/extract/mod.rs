@@ -60,16 +60,23 @@ pub fn features(text: &str) -> Features {
         signatures,
         failing_tests: failing_tests::failing_tests(text),
         requirements: requirements::requirements(text).len(),
-        failure_lines: text
-            .lines()
-            .filter(|l| outcomes::is_failure_line(l))
-            .count(),
+        failure_lines: outcomes::failure_lines(text),
     }
 }
 
-/// The features of every fragment, in fragment order.
-pub fn extract(units: &[Unit], fragments: &[Fragment]) -> Vec<Features> {
-    fragments.iter().map(|f| features(f.text(units))).collect()
+/// The features of every fragment of a live unit, in fragment order (dropped units'
+/// fragments get empty features).
+pub fn extract(units: &[Unit], fragments: &[Fragment], live: &[bool]) -> Vec<Features> {
+    fragments
+        .iter()
+        .map(|f| {
+            if live[f.unit] {
+                features(f.text(units))
+            } else {
+                Features::default()
+            }
+        })
+        .collect()
 }
 
 /// The outcome of every unit: runs from exit codes and markers, test results from their

@@ -16,27 +16,38 @@ pub enum Outcome {
     Unknown,
 }
 
-static FAIL_COUNT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i:\b([1-9]\d*) (?:failed|failing|failures?|errors?)\b|\bfailures?: [1-9])|\btest result: FAILED\b|^FAIL\b|^--- FAIL|\bFAILED\b|^npm ERR!|\bBUILD FAILURE\b|\bTraceback \(most recent call last\)|\bpanicked at\b").unwrap()
+static FAILURE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?m)(?i:\b[1-9]\d* (?:failed|failing|failures?|errors?)\b|\bfailures?: [1-9])|\btest result: FAILED\b|^[ \t]*FAIL\b|^[ \t]*--- FAIL|\bFAILED\b|^[ \t]*npm ERR!|\bBUILD FAILURE\b|\bTraceback \(most recent call last\)|\bpanicked at\b").unwrap()
 });
 static PASS: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b\d+ passed\b|\btest result: ok\b|^ok\s|^PASS\b|\bBUILD SUCCESS\b|\ball tests passed\b|^OK\b").unwrap()
+    Regex::new(r"(?m)(?i:\b\d+ passed\b|\ball tests passed\b)|\btest result: ok\b|^[ \t]*ok\s|^[ \t]*PASS\b|\bBUILD SUCCESS\b|^[ \t]*OK\b").unwrap()
 });
 
-/// Whether a line is evidence of failure.
-pub fn is_failure_line(line: &str) -> bool {
-    FAIL_COUNT.is_match(line.trim_start())
+/// How many lines of `text` are evidence of failure (`3 failed`, `test result: FAILED`,
+/// `FAIL`, `--- FAIL`, `FAILED`, `npm ERR!`, `BUILD FAILURE`, a traceback, a panic).
+pub fn failure_lines(text: &str) -> usize {
+    let mut lines = 0;
+    let mut counted_to = 0;
+    for m in FAILURE.find_iter(text) {
+        if m.start() >= counted_to {
+            lines += 1;
+            counted_to = text[m.end()..]
+                .find('\n')
+                .map_or(text.len(), |n| m.end() + n + 1);
+        }
+    }
+    lines
 }
 
 /// The outcome of a tool run from its exit code and output.
 pub fn run_outcome(exit_code: Option<i64>, output: &str) -> Outcome {
-    let failed_marker = output.lines().any(is_failure_line);
+    let failed_marker = FAILURE.is_match(output);
     match exit_code {
         Some(0) if failed_marker => Outcome::Failed,
         Some(0) => Outcome::Passed,
         Some(_) => Outcome::Failed,
         None if failed_marker => Outcome::Failed,
-        None if output.lines().any(|l| PASS.is_match(l.trim_start())) => Outcome::Passed,
+        None if PASS.is_match(output) => Outcome::Passed,
         None => Outcome::Unknown,
     }
 }
@@ -73,6 +84,15 @@ mod tests {
             run_outcome(None, "--- FAIL: TestX (0.00s)"),
             Outcome::Failed
         );
+    }
+
+    #[test]
+    fn failure_lines_are_counted_once_each() {
+        assert_eq!(
+            failure_lines("a\nFAILED x FAILED y\n  --- FAIL: T\nok\n2 failed"),
+            3
+        );
+        assert_eq!(failure_lines("all fine\n0 failed"), 0);
     }
 
     #[test]

@@ -21,7 +21,7 @@ pub fn paths(text: &str) -> Vec<Cow<'_, str>> {
 
 /// The path in one whitespace-free token, with `:line:col` and trailing punctuation cut.
 fn path_in_token(token: &str) -> Option<&str> {
-    if token.len() < 3 || token.contains("://") {
+    if token.len() < 3 || !token.contains(['/', '\\', '.']) || token.contains("://") {
         return None;
     }
     let mut t = token.trim_end_matches(['.', ':', '!', '?']);

@@ -2,9 +2,19 @@
 //! always or never happen, or tell the reader not to do something. Questions are not
 //! requirements.
 
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+static MAY_HAVE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?i)must|never|always|should|don.t|do\s+not").unwrap());
+
 /// The requirement sentences in `text`, trimmed, in order.
 pub fn requirements(text: &str) -> Vec<&str> {
     let mut out = Vec::new();
+    if !MAY_HAVE.is_match(text) {
+        return out;
+    }
     for line in text.lines() {
         for sentence in sentences(line) {
             if is_requirement(sentence) {

@@ -45,8 +45,14 @@ impl Signature {
     }
 }
 
+static MAY_HAVE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"rror|xception|anic|ault|ailure|ERR|FATAL|atal").unwrap());
+
 /// The error signatures in `text`, one per matching line, in order.
 pub fn signatures(text: &str) -> Vec<Signature> {
+    if !MAY_HAVE.is_match(text) {
+        return Vec::new();
+    }
     text.lines().filter_map(signature).collect()
 }
 

@@ -1,5 +1,6 @@
 //! Words for lexical overlap: lowercase alphanumeric runs of three characters or more
-//! that are not common English or shell stop words.
+//! that are not common English stop words, lightly stemmed (`totals` → `total`,
+//! `rounding` → `round`) so inflections still match.
 
 /// Words too common to signal relevance.
 const STOP_WORDS: &[&str] = &[
@@ -20,11 +21,29 @@ pub fn for_each_term(text: &str, mut f: impl FnMut(&str)) {
             continue;
         }
         buf.clear();
-        buf.extend(word.chars().flat_map(char::to_lowercase));
+        if word.is_ascii() {
+            buf.push_str(word);
+            buf.make_ascii_lowercase();
+        } else {
+            buf.extend(word.chars().flat_map(char::to_lowercase));
+        }
         if buf.chars().count() >= 3 && STOP_WORDS.binary_search(&buf.as_str()).is_err() {
-            f(&buf);
+            f(stem(&buf));
         }
     }
+}
+
+/// Cuts one common English suffix (`ing`, `ed`, `es`, `s`) when at least three
+/// characters stay.
+pub fn stem(word: &str) -> &str {
+    for suffix in ["ing", "ed", "es", "s"] {
+        if let Some(stem) = word.strip_suffix(suffix) {
+            if stem.len() >= 3 && !stem.ends_with('s') {
+                return stem;
+            }
+        }
+    }
+    word
 }
 
 /// The distinct terms of `text`, sorted.
@@ -46,13 +65,20 @@ mod tests {
     }
 
     #[test]
+    fn stems_match_inflections() {
+        assert_eq!(stem("totals"), "total");
+        assert_eq!(stem("rounding"), "round");
+        assert_eq!(stem("failed"), "fail");
+        assert_eq!(stem("fixes"), "fix");
+        assert_eq!(stem("class"), "class");
+        assert_eq!(stem("is"), "is");
+    }
+
+    #[test]
     fn terms_are_lowercase_and_filtered() {
         let set = term_set("Fix the Billing rounding in computeTotal, please. Ünïcode ok");
         let got: Vec<&str> = set.iter().map(String::as_str).collect();
-        assert_eq!(
-            got,
-            vec!["billing", "computetotal", "fix", "rounding", "ünïcode"]
-        );
+        assert_eq!(got, vec!["bill", "computetotal", "fix", "round", "ünïcode"]);
         assert!(term_set("").is_empty());
     }
 }

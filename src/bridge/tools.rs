@@ -1,0 +1,283 @@
+//! The injected tools as data: their definitions (name, description, input and output
+//! schemas, JSON Schema draft-07) live in `tools.json`, and [`ToolNames`] maps the names a
+//! client sees (prefixed with `ctxopt_` where the server already uses one) to the tools.
+
+use std::str::FromStr;
+use std::sync::LazyLock;
+
+use serde_json::Value;
+
+/// The prefix our tools take when the server already has a tool of the same name.
+pub const COLLISION_PREFIX: &str = "ctxopt_";
+
+/// One of the injected tools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum InjectedTool {
+    /// `build_context {task, budget?, format?}`.
+    BuildContext,
+    /// `search_context {query, limit?}`.
+    SearchContext,
+    /// `get_decisions {status?}`.
+    GetDecisions,
+    /// `get_relevant_errors {query?, limit?}`.
+    GetRelevantErrors,
+    /// `get_file_history {path}`.
+    GetFileHistory,
+    /// `ingest_records {records}`.
+    IngestRecords,
+}
+
+impl InjectedTool {
+    /// Every injected tool, in the order they are listed.
+    pub const ALL: [InjectedTool; 6] = [
+        InjectedTool::BuildContext,
+        InjectedTool::SearchContext,
+        InjectedTool::GetDecisions,
+        InjectedTool::GetRelevantErrors,
+        InjectedTool::GetFileHistory,
+        InjectedTool::IngestRecords,
+    ];
+
+    /// The tool's own name (before any collision prefix).
+    pub fn name(self) -> &'static str {
+        match self {
+            InjectedTool::BuildContext => "build_context",
+            InjectedTool::SearchContext => "search_context",
+            InjectedTool::GetDecisions => "get_decisions",
+            InjectedTool::GetRelevantErrors => "get_relevant_errors",
+            InjectedTool::GetFileHistory => "get_file_history",
+            InjectedTool::IngestRecords => "ingest_records",
+        }
+    }
+
+    /// The tool's definition as listed in `tools/list`, under its own name.
+    pub fn definition(self) -> &'static Value {
+        let index = InjectedTool::ALL.iter().position(|t| *t == self);
+        // ALL holds every variant, and the definitions test checks tools.json matches it.
+        &DEFINITIONS[index.expect("every tool is in ALL")]
+    }
+}
+
+impl FromStr for InjectedTool {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        InjectedTool::ALL
+            .into_iter()
+            .find(|t| t.name() == s)
+            .ok_or_else(|| format!("no injected tool is named {s:?}"))
+    }
+}
+
+static DEFINITIONS: LazyLock<Vec<Value>> = LazyLock::new(|| {
+    // tools.json is part of the source; the definitions test parses it.
+    serde_json::from_str(include_str!("tools.json")).expect("tools.json is valid JSON")
+});
+
+/// Which injected tools to offer (`--inject none|build_context|all`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Selection {
+    /// None: the proxy changes nothing.
+    None,
+    /// `build_context` only.
+    BuildContext,
+    /// All six.
+    #[default]
+    All,
+}
+
+impl Selection {
+    /// The tools selected.
+    pub fn tools(self) -> &'static [InjectedTool] {
+        match self {
+            Selection::None => &[],
+            Selection::BuildContext => &InjectedTool::ALL[..1],
+            Selection::All => &InjectedTool::ALL,
+        }
+    }
+}
+
+impl FromStr for Selection {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "none" => Ok(Selection::None),
+            "build_context" => Ok(Selection::BuildContext),
+            "all" => Ok(Selection::All),
+            other => Err(format!(
+                "unknown --inject value {other:?} (none, build_context or all)"
+            )),
+        }
+    }
+}
+
+/// The names under which the injected tools are offered to the client.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolNames {
+    names: Vec<(String, InjectedTool)>,
+}
+
+impl ToolNames {
+    /// The selected tools under their own names.
+    pub fn plain(selection: Selection) -> ToolNames {
+        ToolNames {
+            names: selection
+                .tools()
+                .iter()
+                .map(|t| (t.name().to_string(), *t))
+                .collect(),
+        }
+    }
+
+    /// Names for the selected tools that avoid `taken`: a taken name gets the `ctxopt_`
+    /// prefix (and, if that is taken too, a number). Returns the names and the renames made
+    /// (own name, offered name).
+    pub fn avoiding(
+        selection: Selection,
+        taken: &dyn Fn(&str) -> bool,
+    ) -> (ToolNames, Vec<(String, String)>) {
+        let mut renamed = Vec::new();
+        let mut names = Vec::new();
+        for tool in selection.tools() {
+            let own = tool.name();
+            let mut name = own.to_string();
+            let mut n = 1;
+            while taken(&name) {
+                name = if n == 1 {
+                    format!("{COLLISION_PREFIX}{own}")
+                } else {
+                    format!("{COLLISION_PREFIX}{own}_{n}")
+                };
+                n += 1;
+            }
+            if name != own {
+                renamed.push((own.to_string(), name.clone()));
+            }
+            names.push((name, *tool));
+        }
+        (ToolNames { names }, renamed)
+    }
+
+    /// The tool a client-side name refers to.
+    pub fn lookup(&self, name: &str) -> Option<InjectedTool> {
+        self.names.iter().find(|(n, _)| n == name).map(|(_, t)| *t)
+    }
+
+    /// Whether `name` is one of ours.
+    pub fn is_injected(&self, name: &str) -> bool {
+        self.lookup(name).is_some()
+    }
+
+    /// The definitions as offered: each under its offered name.
+    pub fn definitions(&self) -> Vec<Value> {
+        self.names
+            .iter()
+            .map(|(name, tool)| {
+                let mut def = tool.definition().clone();
+                def["name"] = Value::String(name.clone());
+                def
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn definitions_match_the_tools_and_have_valid_schemas() {
+        assert_eq!(DEFINITIONS.len(), InjectedTool::ALL.len());
+        for tool in InjectedTool::ALL {
+            let def = tool.definition();
+            assert_eq!(def["name"], tool.name());
+            let description = def["description"].as_str().unwrap();
+            assert!(
+                description.len() > 100,
+                "{}: description too thin",
+                tool.name()
+            );
+            for schema in ["inputSchema", "outputSchema"] {
+                let s = &def[schema];
+                assert_eq!(s["$schema"], "http://json-schema.org/draft-07/schema#");
+                assert_eq!(s["type"], "object");
+                assert!(
+                    jsonschema::draft7::meta::is_valid(s),
+                    "{} {schema}",
+                    tool.name()
+                );
+                jsonschema::draft7::new(s)
+                    .unwrap_or_else(|e| panic!("{} {schema}: {e}", tool.name()));
+            }
+        }
+    }
+
+    /// `ingest_records` restates the records format in draft-07 (clients may lack 2020-12):
+    /// its lists, fields and required fields must stay those of docs/records.schema.json.
+    #[test]
+    fn ingest_records_schema_follows_the_records_schema() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/records.schema.json");
+        let official: Value =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let ours = &InjectedTool::IngestRecords.definition()["inputSchema"]["properties"]
+            ["records"]["properties"];
+        let lists = official["properties"].as_object().unwrap();
+        let our_lists = ours.as_object().unwrap();
+        let names = |m: &serde_json::Map<String, Value>| {
+            m.keys()
+                .filter(|k| *k != "task")
+                .cloned()
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(names(our_lists), names(lists));
+        for (list, spec) in lists.iter().filter(|(k, _)| *k != "task") {
+            let def = spec["items"]["$ref"]
+                .as_str()
+                .unwrap()
+                .rsplit('/')
+                .next()
+                .unwrap();
+            let def = &official["$defs"][def];
+            let item = &ours[list]["items"];
+            assert_eq!(item["required"], def["required"], "{list}");
+            let fields = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+            assert_eq!(
+                fields(&item["properties"]),
+                fields(&def["properties"]),
+                "{list}"
+            );
+        }
+    }
+
+    #[test]
+    fn taken_names_get_the_prefix() {
+        let taken = |n: &str| n == "search_context" || n == "ctxopt_search_context";
+        let (names, renamed) = ToolNames::avoiding(Selection::All, &taken);
+        assert_eq!(
+            renamed,
+            vec![(
+                "search_context".to_string(),
+                "ctxopt_search_context_2".to_string()
+            )]
+        );
+        assert_eq!(
+            names.lookup("ctxopt_search_context_2"),
+            Some(InjectedTool::SearchContext)
+        );
+        assert!(!names.is_injected("search_context"));
+        assert!(names.is_injected("build_context"));
+        assert_eq!(names.definitions()[1]["name"], "ctxopt_search_context_2");
+    }
+
+    #[test]
+    fn selection_parses_and_selects() {
+        assert_eq!("none".parse::<Selection>().unwrap().tools().len(), 0);
+        assert_eq!(
+            "build_context".parse::<Selection>().unwrap().tools(),
+            &[InjectedTool::BuildContext]
+        );
+        assert_eq!("all".parse::<Selection>().unwrap().tools().len(), 6);
+        assert!("some".parse::<Selection>().is_err());
+    }
+}

@@ -1,0 +1,325 @@
+//! Property tests of the whole pipeline's invariants, and determinism tests.
+//!
+//! - Mandatory content is never dropped for budget or relevance.
+//! - The context's tokens are within the budget, or `BUDGET_CONFLICT` is reported.
+//! - Every source tag in the context resolves to a kept fragment of an input record.
+//! - Identical input and config give byte-identical output, whatever the thread count.
+
+use std::collections::BTreeSet;
+
+use proptest::prelude::*;
+
+use crate::optimizer::records::{
+    Common, Decision, DecisionStatus, ErrorRecord, FileRecord, Message, Records, Role, TestResult,
+    TestStatus, ToolOutput,
+};
+use crate::optimizer::{build, BuildConfig, BuildOutput};
+use crate::tokenizer::Tokenizer;
+
+const WORDS: &[&str] = &[
+    "invoice",
+    "total",
+    "cents",
+    "must",
+    "never",
+    "parser",
+    "TypeError:",
+    "computeTotal",
+    "src/a.ts",
+    "FAILED",
+    "ok",
+    "the",
+    "retry",
+    "é",
+    "\n",
+    "\n\n",
+    "\r\n",
+    "42",
+];
+
+fn text() -> impl Strategy<Value = String> {
+    prop::collection::vec(prop::sample::select(WORDS), 0..40).prop_map(|w| w.join(" "))
+}
+
+fn common(id: String) -> impl Strategy<Value = Common> {
+    (
+        prop::option::of(0u32..1_000_000),
+        prop::option::of(0.0f64..=1.0),
+    )
+        .prop_map(move |(t, p)| Common {
+            id: Some(id.clone()),
+            timestamp: t.map(|s| {
+                chrono::DateTime::from_timestamp(1_700_000_000 + i64::from(s), 0)
+                    .unwrap_or_default()
+                    .to_rfc3339()
+            }),
+            priority: p,
+        })
+}
+
+fn records() -> impl Strategy<Value = Records> {
+    let message = |i: usize| {
+        (
+            common(format!("m{i}")),
+            prop::sample::select(vec![Role::User, Role::Assistant, Role::System, Role::Tool]),
+            text(),
+        )
+            .prop_map(|(common, role, text)| Message { common, role, text })
+    };
+    let tool = |i: usize| {
+        (
+            common(format!("t{i}")),
+            prop::sample::select(vec!["npm test", "ls", "cargo test"]),
+            text(),
+            prop::option::of(0i64..3),
+        )
+            .prop_map(|(common, tool, output, exit_code)| ToolOutput {
+                common,
+                tool: tool.into(),
+                args: None,
+                output,
+                exit_code,
+            })
+    };
+    let error = |i: usize| {
+        (common(format!("e{i}")), text(), prop::option::of(text())).prop_map(
+            |(common, message, stack)| ErrorRecord {
+                common,
+                message,
+                stack,
+            },
+        )
+    };
+    let file = |i: usize| {
+        (
+            common(format!("f{i}")),
+            prop::sample::select(vec!["src/a.ts", "src/b.py", r"C:\x\y.cs"]),
+            text(),
+        )
+            .prop_map(|(common, path, content)| FileRecord {
+                common,
+                path: path.into(),
+                content,
+            })
+    };
+    let test = |i: usize| {
+        (
+            common(format!("r{i}")),
+            prop::sample::select(vec!["a > b", "test_x"]),
+            prop::sample::select(vec![
+                TestStatus::Passed,
+                TestStatus::Failed,
+                TestStatus::Skipped,
+            ]),
+            prop::option::of(text()),
+        )
+            .prop_map(|(common, name, status, output)| TestResult {
+                common,
+                name: name.into(),
+                status,
+                output,
+            })
+    };
+    let decision = |i: usize| {
+        (
+            common(format!("d{i}")),
+            text(),
+            prop::sample::select(vec![
+                DecisionStatus::Accepted,
+                DecisionStatus::Proposed,
+                DecisionStatus::Rejected,
+                DecisionStatus::Superseded,
+            ]),
+        )
+            .prop_map(|(common, text, status)| Decision {
+                common,
+                text,
+                status,
+            })
+    };
+    (
+        prop::option::of(text()),
+        (0..6usize).prop_flat_map(move |n| (0..n).map(message).collect::<Vec<_>>()),
+        (0..6usize).prop_flat_map(move |n| (0..n).map(tool).collect::<Vec<_>>()),
+        (0..3usize).prop_flat_map(move |n| (0..n).map(error).collect::<Vec<_>>()),
+        (0..3usize).prop_flat_map(move |n| (0..n).map(file).collect::<Vec<_>>()),
+        (0..3usize).prop_flat_map(move |n| (0..n).map(test).collect::<Vec<_>>()),
+        (0..4usize).prop_flat_map(move |n| (0..n).map(decision).collect::<Vec<_>>()),
+    )
+        .prop_map(
+            |(task, messages, tool_outputs, errors, files, diffs_src, decisions)| Records {
+                task,
+                messages,
+                tool_outputs,
+                errors,
+                files,
+                diffs: Vec::new(),
+                test_results: diffs_src,
+                decisions,
+            },
+        )
+}
+
+/// The `(fragment, record)` pairs of the context's source tags.
+fn tags(context: &str) -> Vec<(String, String)> {
+    context
+        .lines()
+        .filter_map(|l| l.strip_prefix("[source: "))
+        .filter_map(|l| {
+            let mut parts = l.trim_end_matches(']').split(" | ");
+            let fr = parts.next()?.to_string();
+            let rec = parts.next()?.strip_prefix("record ")?.to_string();
+            Some((fr, rec))
+        })
+        .collect()
+}
+
+fn input_ids(records: &Records) -> BTreeSet<String> {
+    let mut ids: BTreeSet<String> = BTreeSet::new();
+    let commons = records
+        .messages
+        .iter()
+        .map(|r| &r.common)
+        .chain(records.tool_outputs.iter().map(|r| &r.common))
+        .chain(records.errors.iter().map(|r| &r.common))
+        .chain(records.files.iter().map(|r| &r.common))
+        .chain(records.diffs.iter().map(|r| &r.common))
+        .chain(records.test_results.iter().map(|r| &r.common))
+        .chain(records.decisions.iter().map(|r| &r.common));
+    ids.extend(commons.filter_map(|c| c.id.clone()));
+    ids.insert("task".into());
+    ids
+}
+
+fn check(records: &Records, out: &BuildOutput, budget: usize) {
+    // Budget, counted on the rendered text.
+    assert_eq!(
+        Tokenizer::O200kBase.count(&out.context),
+        out.stats.output_tokens
+    );
+    let conflict = out
+        .report
+        .warnings
+        .iter()
+        .any(|w| w.starts_with("BUDGET_CONFLICT"));
+    assert!(
+        out.stats.output_tokens <= budget || conflict,
+        "{} > {budget}",
+        out.stats.output_tokens
+    );
+    // Tags resolve to kept fragments of input records, one tag per kept fragment.
+    let ids = input_ids(records);
+    let tagged = tags(&out.context);
+    assert_eq!(tagged.len(), out.sources.len());
+    for ((fr, rec), source) in tagged.iter().zip(&out.sources) {
+        assert_eq!((fr, rec), (&source.id, &source.record));
+        assert!(ids.contains(rec), "{rec} is no input record");
+    }
+    // Mandatory records keep a fragment unless dedupe or superseding removed them.
+    let dedupe_reasons = ["duplicate", "near_duplicate", "repeated_run", "superseded"];
+    for id in ids.iter().filter(|id| is_mandatory_record(records, id)) {
+        let kept = out.sources.iter().any(|s| &s.record == id);
+        let deduped = out
+            .omitted
+            .iter()
+            .any(|o| &o.record == id && dedupe_reasons.contains(&o.reason.as_str()));
+        assert!(kept || deduped, "mandatory {id} was dropped");
+    }
+    if records
+        .task
+        .as_deref()
+        .is_some_and(|t| !t.trim().is_empty())
+    {
+        assert!(out.sources.iter().any(|s| s.record == "task"));
+    }
+    // Nothing is both kept and omitted.
+    let kept: BTreeSet<&str> = out.sources.iter().map(|s| s.id.as_str()).collect();
+    assert!(out.omitted.iter().all(|o| !kept.contains(o.id.as_str())));
+}
+
+/// Mandatory by the documented rule, checked from the input: accepted decisions and user or
+/// system messages that state a requirement.
+fn is_mandatory_record(records: &Records, id: &str) -> bool {
+    records
+        .decisions
+        .iter()
+        .any(|d| d.common.id.as_deref() == Some(id) && d.status == DecisionStatus::Accepted)
+        || records.messages.iter().any(|m| {
+            m.common.id.as_deref() == Some(id)
+                && matches!(m.role, Role::User | Role::System)
+                && !crate::optimizer::extract::requirements::requirements(&m.text).is_empty()
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn invariants_hold(records in records(), budget in 0usize..600) {
+        let config = BuildConfig { budget, ..BuildConfig::default() };
+        let out = build(&records, &config).unwrap();
+        check(&records, &out, budget);
+    }
+}
+
+fn sample() -> Records {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fixtures/scenarios/failed-attempts.json"
+    ))
+    .ok()
+    .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+    .and_then(|v| serde_json::from_value(v.get("records")?.clone()).ok());
+    text.unwrap_or_else(|| Records {
+        task: Some("Fix computeTotal".into()),
+        messages: (0..300)
+            .map(|i| Message {
+                common: Common::default(),
+                role: Role::Assistant,
+                text: format!("step {i}: computeTotal in src/a.ts still fails"),
+            })
+            .collect(),
+        ..Records::default()
+    })
+}
+
+fn json(out: &BuildOutput) -> Vec<u8> {
+    serde_json::to_vec(out).unwrap()
+}
+
+#[test]
+fn identical_builds_are_byte_identical() {
+    let records = sample();
+    let config = BuildConfig {
+        budget: 500,
+        ..BuildConfig::default()
+    };
+    let a = json(&build(&records, &config).unwrap());
+    let b = json(&build(&records, &config).unwrap());
+    assert_eq!(a, b);
+}
+
+#[test]
+fn thread_counts_and_calling_threads_do_not_change_the_output() {
+    let records = sample();
+    let one = BuildConfig {
+        budget: 500,
+        threads: 1,
+        ..BuildConfig::default()
+    };
+    let four = BuildConfig {
+        threads: 4,
+        ..one.clone()
+    };
+    let reference = json(&build(&records, &one).unwrap());
+    assert_eq!(reference, json(&build(&records, &four).unwrap()));
+    let handles: Vec<_> = (0..3)
+        .map(|_| {
+            let (records, config) = (records.clone(), four.clone());
+            std::thread::spawn(move || json(&build(&records, &config).unwrap()))
+        })
+        .collect();
+    for h in handles {
+        assert_eq!(h.join().unwrap(), reference);
+    }
+}

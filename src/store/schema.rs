@@ -1,0 +1,34 @@
+//! The store's schema, as numbered migrations. `PRAGMA user_version` holds the number of
+//! migrations applied; opening a store applies the missing ones in one immediate
+//! transaction, so two processes opening a fresh store at once apply each exactly once.
+
+/// The migrations, in order: migration `i` brings the schema from version `i` to `i + 1`.
+pub const MIGRATIONS: &[&str] = &[
+    // 1: the records table. `key` makes ingestion idempotent (INSERT OR IGNORE); `record`
+    // holds the record in the optimizer's records format; the other columns index it.
+    "CREATE TABLE records (
+        id INTEGER PRIMARY KEY,
+        key TEXT NOT NULL UNIQUE,
+        workspace TEXT NOT NULL,
+        server TEXT NOT NULL,
+        session TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        path TEXT,
+        tool TEXT,
+        timestamp TEXT,
+        log_path TEXT,
+        seq INTEGER,
+        part INTEGER NOT NULL DEFAULT 0,
+        arguments TEXT,
+        record TEXT NOT NULL
+    );
+    CREATE INDEX records_workspace_kind ON records (workspace, kind, id);
+    CREATE INDEX records_workspace_path ON records (workspace, path);",
+    // 2: resolve a frame (log + seq) to its records quickly.
+    "CREATE INDEX records_frame ON records (log_path, seq, part);",
+];
+
+/// The schema version this build writes and reads.
+pub fn current_version() -> i64 {
+    MIGRATIONS.len() as i64
+}
