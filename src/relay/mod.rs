@@ -194,6 +194,8 @@ pub fn run(config: ProxyConfig) -> Result<u8, RelayError> {
         })?;
 
     let status = supervise(&mut server, &signals, config.grace)?;
+    // Whatever the server left running in its group is an orphan now: ask it to go.
+    child::signal_group(pid, libc::SIGTERM);
     let drain = config.grace.max(LAST_DRAIN);
     if drained_rx.recv_timeout(drain).is_err() {
         stats.error(format!(
