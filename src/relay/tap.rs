@@ -46,7 +46,7 @@ enum TapMsg {
     Finish(ExitStatus),
 }
 
-/// The relay's end of the tap. Cheap to clone; [`TapSender::send`] never blocks.
+/// The relay's end of the tap. Cheap to clone; nothing on it ever blocks.
 #[derive(Debug, Clone)]
 pub struct TapSender {
     tx: mpsc::Sender<TapMsg>,
