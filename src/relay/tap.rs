@@ -55,19 +55,6 @@ pub struct TapSender {
     skipped: Arc<AtomicU64>,
 }
 
-impl std::fmt::Debug for TapMsg {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            TapMsg::Item(n, Item::Frame(t)) => {
-                write!(f, "Frame({n}, {:?}, {} bytes)", t.dir, t.bytes.len())
-            }
-            TapMsg::Item(n, Item::Skipped) => write!(f, "Skipped({n})"),
-            TapMsg::Item(n, Item::NotRelayed) => write!(f, "NotRelayed({n})"),
-            TapMsg::Finish(e) => write!(f, "Finish({e:?})"),
-        }
-    }
-}
-
 impl TapSender {
     /// Takes the next place in the relay order; call it just before writing a frame on.
     pub fn ticket(&self) -> Ticket {
