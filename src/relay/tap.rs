@@ -10,13 +10,16 @@
 //! writes a frame on, and the tap processes frames in ticket order. A response can only
 //! be read after its request's write began, so it always comes after its request in the
 //! log, even when the two relay threads hand their copies over in the other order.
+//!
+//! Lines reach the file when the tap has caught up with the relay (at most a millisecond or
+//! so after the frame), and at the end of the run.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::{Instant, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use super::stats::RelayStats;
 use crate::framelog::accounting::{rfc3339, Accountant, Tapped};
@@ -26,6 +29,30 @@ use crate::tokenizer::Tokenizer;
 
 /// Bytes of frames that may wait for accounting before new frames skip the log.
 pub const TAP_BUDGET_BYTES: usize = 256 << 20;
+
+/// While traffic flows, the tap looks for new frames this often instead of sleeping on
+/// the channel, so handing a frame over never costs the relay a wake-up system call.
+const POLL_TICK: Duration = Duration::from_millis(1);
+
+/// Empty polls (of [`POLL_TICK`]) before the tap sleeps on the channel until the next frame.
+const IDLE_POLLS: u32 = 100;
+
+/// The next message; flushes the log whenever it has caught up.
+fn next_message(rx: &mpsc::Receiver<TapMsg>, writer: &mut LogWriter) -> Option<TapMsg> {
+    for poll in 0..IDLE_POLLS {
+        match rx.try_recv() {
+            Ok(msg) => return Some(msg),
+            Err(mpsc::TryRecvError::Disconnected) => return None,
+            Err(mpsc::TryRecvError::Empty) => {
+                if poll == 0 {
+                    writer.flush();
+                }
+                std::thread::sleep(POLL_TICK);
+            }
+        }
+    }
+    rx.recv().ok()
+}
 
 /// A frame's place in the relay order, and when it was relayed.
 #[derive(Debug)]
@@ -146,6 +173,7 @@ impl TapState {
     }
 
     fn trailer(&mut self, exit: ExitStatus) {
+        self.writer.flush();
         let frames_relayed = self.stats.frames();
         let frames_logged = self.writer.written_frames();
         let mut errors = self.stats.error_lines();
@@ -206,7 +234,7 @@ impl Tap {
                     code: None,
                     signal: None,
                 };
-                for msg in &rx {
+                while let Some(msg) = next_message(&rx, &mut state.writer) {
                     match msg {
                         TapMsg::Item(order, item) => state.item(order, item),
                         TapMsg::Finish(e) => {
