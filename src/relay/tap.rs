@@ -1,9 +1,9 @@
 //! The tap: the relay hands a copy of each frame it wrote to the accounting thread, which
 //! classifies, counts and logs it. The relay never waits on the tap.
 //!
-//! The channel is unbounded, with a byte budget instead of a length bound: while the
-//! frames queued for accounting hold more than [`TAP_BUDGET_BYTES`], further frames are
-//! still relayed but not queued; they are counted and reported in the trailer
+//! The channel is unbounded, with a byte budget instead of a length bound: when a frame
+//! would bring the bytes queued for accounting over [`TAP_BUDGET_BYTES`] (and the queue is
+//! not empty), it is still relayed but not queued; they are counted and reported in the trailer
 //! (`frames_unlogged` and a line in `errors`). Blocking the relay is never an option.
 //!
 //! Order: each direction takes a [`Ticket`] (sequence number and time) just before it
@@ -100,7 +100,9 @@ impl TapSender {
     /// Hands a frame that was just written on to the accounting thread.
     pub fn relayed(&self, ticket: Ticket, dir: Direction, bytes: Vec<u8>) {
         let len = bytes.len();
-        if self.queued.load(Ordering::Relaxed) + len > TAP_BUDGET_BYTES {
+        let queued = self.queued.load(Ordering::Relaxed);
+        // An empty queue takes any frame, however large.
+        if queued > 0 && queued + len > TAP_BUDGET_BYTES {
             self.skipped.fetch_add(1, Ordering::Relaxed);
             self.send(ticket.order, Item::Skipped);
             return;
