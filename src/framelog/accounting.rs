@@ -109,7 +109,7 @@ impl Accountant {
                         }
                         out.method = Some(req.method);
                         out.tool = req.tool;
-                        out.protocol = req.protocol;
+                        out.protocol = req.protocol.or_else(|| self.pairing.current());
                     }
                     None => out.protocol = self.pairing.current(),
                 }
@@ -267,6 +267,29 @@ mod tests {
             res.raw.as_deref(),
             Some("{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"isError\":true}}")
         );
+    }
+
+    #[test]
+    fn accounting_is_deterministic() {
+        let t0 = Instant::now();
+        let frames = [
+            (Direction::C2s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"a\",\"_meta\":{\"k\":[1,2]}}}\n"),
+            (Direction::S2c, "[{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"_meta\":{\"x\":\"y\"}}}]\r\n"),
+            (Direction::S2c, "banner"),
+        ];
+        let render = || {
+            let mut acc = Accountant::new(Tokenizer::O200kBase);
+            frames
+                .iter()
+                .enumerate()
+                .map(|(i, (dir, text))| {
+                    let f = acc.frame(tap(*dir, text, t0 + Duration::from_micros(i as u64)));
+                    serde_json::to_string(&f).unwrap()
+                })
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        assert_eq!(render(), render());
     }
 
     #[test]

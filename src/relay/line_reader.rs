@@ -38,7 +38,7 @@ impl<R: Read> LineReader<R> {
     /// The next frame (line ending included), or `None` at end of stream.
     pub fn next_frame(&mut self) -> io::Result<Option<Vec<u8>>> {
         loop {
-            if let Some(pos) = self.buf[self.scanned..].iter().position(|&b| b == b'\n') {
+            if let Some(pos) = memchr::memchr(b'\n', &self.buf[self.scanned..]) {
                 let end = self.scanned + pos + 1;
                 return Ok(Some(self.take(end)));
             }

@@ -6,6 +6,7 @@
 //! - [`pump`]: one direction's loop: read a frame, write it on, count it, tap it.
 //! - [`outlet`]: the writable end of a direction, closable from the other direction.
 //! - [`tap`]: the never-blocking hand-off to the accounting thread that writes the log.
+//! - [`blocking`]: reads and writes that wait on a non-blocking descriptor.
 //! - [`child`]: starting the server in its own process group, and its exit status.
 //! - [`signals`]: `SIGINT`/`SIGTERM`/`SIGHUP`/`SIGCHLD` collected synchronously.
 //! - [`stats`]: per-direction counters for the trailer.
@@ -16,6 +17,7 @@
 //! supervises it (signals, exit, grace period). `c2s` and `s2c` each run a [`pump::Pump`];
 //! the `tap` thread does all parsing, counting and log writing.
 
+pub mod blocking;
 pub mod child;
 pub mod line_reader;
 pub mod outlet;
@@ -39,11 +41,12 @@ use crate::framelog::writer::{create_log_dir, default_log_dir, default_log_name,
 use crate::framelog::FORMAT_VERSION;
 use crate::framelog::{Direction, ExitStatus, Header, LogLine, PerDirection, Trailer};
 use crate::tokenizer::Tokenizer;
+use blocking::Blocking;
 use outlet::Outlet;
 use pump::Pump;
 use signals::Signals;
 use stats::RelayStats;
-use tap::Tap;
+use tap::{Tap, TapSender};
 
 /// Where the frame log goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -136,19 +139,7 @@ pub fn run(config: ProxyConfig) -> Result<u8, RelayError> {
         Ok(server) => server,
         Err(err) => {
             eprintln!("ctxopt-proxy: {err}");
-            writer.write(&LogLine::Header(header(&config, started, None)));
-            writer.write(&LogLine::Trailer(Trailer {
-                ts: rfc3339(SystemTime::now()),
-                exit: ExitStatus {
-                    code: None,
-                    signal: None,
-                },
-                frames_relayed: PerDirection::default(),
-                frames_logged: 0,
-                frames_unlogged: 0,
-                bytes: PerDirection::default(),
-                errors: vec![err.to_string()],
-            }));
+            log_start_failure(&mut writer, header(&config, started, None), &err);
             return Ok(err.exit_code());
         }
     };
@@ -161,50 +152,79 @@ pub fn run(config: ProxyConfig) -> Result<u8, RelayError> {
         stats.clone(),
     )?;
 
-    let (server_in, server_out) = match (server.stdin.take(), server.stdout.take()) {
-        (Some(i), Some(o)) => (i, o),
-        _ => return Err(io::Error::other("server pipes missing").into()),
-    };
-    let client_in = File::from(io::stdin().as_fd().try_clone_to_owned()?);
-    let client_out = File::from(io::stdout().as_fd().try_clone_to_owned()?);
-    let to_server = Arc::new(Outlet::new(server_in));
-    let c2s = Pump {
-        dir: Direction::C2s,
-        outlet: to_server.clone(),
-        on_break_close: None,
-        tap: tap_sender.clone(),
-        stats: stats.clone(),
-    };
-    let s2c = Pump {
-        dir: Direction::S2c,
-        outlet: Arc::new(Outlet::new(client_out)),
-        on_break_close: Some(to_server),
-        tap: tap_sender,
-        stats: stats.clone(),
-    };
-    std::thread::Builder::new()
-        .name("c2s".into())
-        .spawn(move || c2s.run(client_in))?;
-    let (drained_tx, drained_rx) = mpsc::channel::<()>();
-    std::thread::Builder::new()
-        .name("s2c".into())
-        .spawn(move || {
-            s2c.run(server_out);
-            let _ = drained_tx.send(());
-        })?;
-
+    let drained = start_pumps(&mut server, tap_sender, &stats)?;
     let status = supervise(&mut server, &signals, config.grace)?;
+    // Whatever the server left running in its group is an orphan now: ask it to go.
+    child::signal_group(pid, libc::SIGTERM);
     let drain = config.grace.max(LAST_DRAIN);
-    if drained_rx.recv_timeout(drain).is_err() {
+    if drained.recv_timeout(drain).is_err() {
         stats.error(format!(
             "the server's stdout stayed open {drain:?} after it exited; its process group was killed"
         ));
         child::signal_group(pid, libc::SIGKILL);
-        let _ = drained_rx.recv_timeout(LAST_DRAIN);
+        let _ = drained.recv_timeout(LAST_DRAIN);
     }
     let (exit, code) = child::exit_of(status);
     tap.finish(exit);
     Ok(code)
+}
+
+/// A log for a server that never started: its header, and a trailer naming the reason.
+fn log_start_failure(writer: &mut LogWriter, header: Header, err: &child::SpawnError) {
+    writer.write(&LogLine::Header(header));
+    writer.write(&LogLine::Trailer(Trailer {
+        ts: rfc3339(SystemTime::now()),
+        exit: ExitStatus {
+            code: None,
+            signal: None,
+        },
+        frames_relayed: PerDirection::default(),
+        frames_logged: 0,
+        frames_unlogged: 0,
+        bytes: PerDirection::default(),
+        errors: vec![err.to_string()],
+    }));
+}
+
+/// Starts the `c2s` and `s2c` threads; the receiver hears when the server's stdout is
+/// drained.
+fn start_pumps(
+    server: &mut Child,
+    tap: TapSender,
+    stats: &Arc<RelayStats>,
+) -> io::Result<mpsc::Receiver<()>> {
+    let (server_in, server_out) = match (server.stdin.take(), server.stdout.take()) {
+        (Some(i), Some(o)) => (i, o),
+        _ => return Err(io::Error::other("server pipes missing")),
+    };
+    let client_in = File::from(io::stdin().as_fd().try_clone_to_owned()?);
+    let client_out = File::from(io::stdout().as_fd().try_clone_to_owned()?);
+    let to_server = Arc::new(Outlet::new(Blocking(server_in)));
+    let c2s = Pump {
+        dir: Direction::C2s,
+        outlet: to_server.clone(),
+        on_break_close: None,
+        tap: tap.clone(),
+        stats: stats.clone(),
+    };
+    let s2c = Pump {
+        dir: Direction::S2c,
+        outlet: Arc::new(Outlet::new(Blocking(client_out))),
+        on_break_close: Some(to_server),
+        tap,
+        stats: stats.clone(),
+    };
+    std::thread::Builder::new()
+        .name("c2s".into())
+        .spawn(move || c2s.run(Blocking(client_in)))?;
+    let (drained_tx, drained_rx) = mpsc::channel::<()>();
+    std::thread::Builder::new()
+        .name("s2c".into())
+        .spawn(move || {
+            s2c.run(Blocking(server_out));
+            let _ = drained_tx.send(());
+        })?;
+    Ok(drained_rx)
 }
 
 /// Waits for the server to exit, forwarding signals and killing it when it outlives the
