@@ -315,8 +315,15 @@ pub fn score(
             .any(|s| focus.errors.contains(s))
     {
         1.0
-    } else if features.shows_error() || unit.test_status == Some(TestStatus::Failed) {
+    } else if features.rare_signature
+        || !features.frames.is_empty()
+        || !features.failing_tests.is_empty()
+        || unit.test_status == Some(TestStatus::Failed)
+    {
         0.5
+    } else if !features.signatures.is_empty() {
+        // Only errors that repeat all through the record: noise.
+        0.1
     } else {
         0.0
     };
