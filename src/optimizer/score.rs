@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::optimizer::extract::{outcomes, signatures, terms, Features, Outcome};
+use crate::optimizer::extract::{outcomes, paths, signatures, terms, Features, Outcome};
 use crate::optimizer::fragment::{Fragment, Kind, Unit};
 use crate::optimizer::output::ScoreComponent;
 use crate::optimizer::records::{DecisionStatus, Role, TestStatus};
@@ -187,14 +187,17 @@ fn error_naming(unit: &Unit, task_text: &str, task_words: &HashSet<String>) -> N
             words.iter().filter(|w| task_words.contains(*w)).count() as f64 / words.len() as f64;
     }
     naming.named = naming.share >= NAMES_ERROR;
-    naming.type_in_task = signatures::signature(first)
-        .map(|s| s.kind.rsplit('.').next().unwrap_or("").to_string())
-        .filter(|k| {
-            k.len() >= 6
-                && k.bytes().any(|b| b.is_ascii_lowercase())
-                && task_text.contains(k.as_str())
-        });
+    naming.type_in_task = exception_type(unit).filter(|k| task_text.contains(k.as_str()));
     naming
+}
+
+/// The exception type of an error's first line (`NullPointerException` of
+/// `java.lang.NullPointerException: …`), when it has a typed one.
+fn exception_type(unit: &Unit) -> Option<String> {
+    let first = unit.text.lines().next().unwrap_or("");
+    signatures::signature(first)
+        .map(|s| s.kind.rsplit('.').next().unwrap_or("").to_string())
+        .filter(|k| k.len() >= 6 && k.bytes().any(|b| b.is_ascii_lowercase()))
 }
 
 /// Works out the focus: the task's terms and identifiers, then the live errors and failing
@@ -236,7 +239,32 @@ pub fn focus(units: &[Unit], features: &[Features], outcomes: &[Outcome], live: 
             }
         }
     }
-    about.extend(by_type.values().map(|&(_, _, i)| i));
+    // A type counts only when no error of it was named outright.
+    let named_types: HashSet<String> = about
+        .iter()
+        .filter_map(|&i| exception_type(&units[i]))
+        .collect();
+    about.extend(
+        by_type
+            .iter()
+            .filter(|(k, _)| !named_types.contains(*k))
+            .map(|(_, &(_, _, i))| i),
+    );
+    if about.is_empty() {
+        // The task names nothing: the latest failing test, and the latest error unless
+        // the task speaks of an exception type none of the errors has.
+        let speaks_of_type = task_text
+            .split(|c: char| !c.is_alphanumeric())
+            .any(|w| w.len() > 5 && (w.ends_with("Error") || w.ends_with("Exception")));
+        for kind in [Kind::TestResult, Kind::Error] {
+            if kind == Kind::Error && speaks_of_type {
+                continue;
+            }
+            if let Some(i) = (0..units.len()).rfind(|&i| error_like(i) && units[i].kind == kind) {
+                about.push(i);
+            }
+        }
+    }
     about.sort_unstable();
     about.dedup();
     // The latest first; one unit per signature; at most MAX_TASK_ERRORS of each kind.
@@ -258,6 +286,13 @@ pub fn focus(units: &[Unit], features: &[Features], outcomes: &[Outcome], live: 
         if per_kind[u.kind as usize] < MAX_TASK_ERRORS && seen.insert((u.kind, signature)) {
             per_kind[u.kind as usize] += 1;
             f.error_units.insert(i);
+        }
+    }
+    // The files the session changes are part of what it is about.
+    for (i, u) in units.iter().enumerate() {
+        if let (Kind::Diff, true, Some(path)) = (u.kind, live[i], &u.path) {
+            let path = paths::normalize_path(path).to_lowercase();
+            add_identifiers(&mut f.identifiers, &[path]);
         }
     }
     for &i in &f.error_units {
@@ -320,7 +355,7 @@ pub fn score(
         || !features.failing_tests.is_empty()
         || unit.test_status == Some(TestStatus::Failed)
     {
-        0.5
+        0.3
     } else if !features.signatures.is_empty() {
         // Only errors that repeat all through the record: noise.
         0.1
@@ -331,7 +366,7 @@ pub fn score(
         (Kind::Decision, Some(DecisionStatus::Accepted), _) => 1.0,
         (Kind::Decision, Some(DecisionStatus::Proposed), _) => 0.5,
         (Kind::Message, _, Some(Role::User)) if features.requirements > 0 => 1.0,
-        (Kind::Message, _, Some(Role::System)) if features.requirements > 0 => 0.5,
+        (Kind::Message, _, Some(Role::System)) if features.requirements > 0 => 0.1,
         (Kind::Message, _, Some(Role::Assistant)) if features.requirements > 0 => 0.3,
         _ => 0.0,
     };
