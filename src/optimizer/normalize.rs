@@ -73,15 +73,25 @@ pub fn normalize(
     }
     for (i, e) in records.errors.iter().enumerate() {
         let mut text = normalize_newlines(e.message.trim_end()).into_owned();
+        let mut repeated = String::new();
         if let Some(stack) = e.stack.as_deref().map(str::trim_end) {
-            if !stack.is_empty() {
+            let stack = normalize_newlines(stack);
+            // Many stacks open with the message again: show it once.
+            let (first, rest) = stack.split_once('\n').unwrap_or((&stack, ""));
+            let rest = if first.trim() == text.trim() {
+                repeated = format!("{first}\n");
+                rest
+            } else {
+                &stack
+            };
+            if !rest.is_empty() {
                 text.push('\n');
-                text.push_str(&normalize_newlines(stack));
+                text.push_str(rest);
             }
         }
         let condensed = condense_frames(&text);
         let mut d = Draft::new(Kind::Error, i, &e.common, condensed.text.into())?;
-        d.unit.collapsed = condensed.removed;
+        d.unit.collapsed = repeated + &condensed.removed;
         drafts.push(d);
     }
     for (i, f) in records.files.iter().enumerate() {
@@ -546,6 +556,21 @@ mod tests {
         assert_ne!(frags[0].id, frags[1].id);
         let (again, _) = normalize(&records, None).unwrap();
         assert_eq!(units, again);
+    }
+
+    #[test]
+    fn a_stack_repeating_the_message_shows_it_once() {
+        let records = Records {
+            errors: vec![ErrorRecord {
+                common: Common::default(),
+                message: "ValueError: bad".into(),
+                stack: Some("ValueError: bad\n  File \"a.py\", line 1".into()),
+            }],
+            ..Records::default()
+        };
+        let (units, _) = normalize(&records, None).unwrap();
+        assert_eq!(units[0].text, "ValueError: bad\n  File \"a.py\", line 1");
+        assert_eq!(units[0].collapsed, "ValueError: bad\n");
     }
 
     #[test]

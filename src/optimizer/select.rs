@@ -13,7 +13,7 @@ use crate::tokenizer::Tokenizer;
 
 /// The fewest tokens a fragment counts as in score per token: below this, size stops
 /// mattering, so a swarm of one-liners cannot outrank one diff or file that matters.
-pub const MIN_COST: usize = 128;
+pub const MIN_COST: usize = 96;
 
 /// A fragment that may go into the context.
 #[derive(Debug, Clone, PartialEq)]
