@@ -478,7 +478,7 @@ mod tests {
 
     fn scored(records: &Records) -> (Vec<Unit>, Vec<Scored>, Focus) {
         let (units, frags) = normalize(records, None).unwrap();
-        let feats = extract(&units, &frags, &vec![true; units.len()]);
+        let feats = extract(&units, &frags, &vec![true; units.len()], 1);
         let outs = outcomes(&units);
         let live = vec![true; units.len()];
         let focus = focus(&units, &feats, &outs, &live);

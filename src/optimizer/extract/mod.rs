@@ -11,6 +11,7 @@ pub mod symbols;
 pub mod terms;
 
 use crate::optimizer::fragment::{Fragment, Kind, Unit};
+use crate::optimizer::parallel::par_map;
 use crate::optimizer::records::TestStatus;
 
 pub use outcomes::Outcome;
@@ -73,18 +74,20 @@ pub fn features(text: &str) -> Features {
 }
 
 /// The features of every fragment of a live unit, in fragment order (dropped units'
-/// fragments get empty features).
-pub fn extract(units: &[Unit], fragments: &[Fragment], live: &[bool]) -> Vec<Features> {
-    let mut features: Vec<Features> = fragments
-        .iter()
-        .map(|f| {
-            if live[f.unit] {
-                features(f.text(units))
-            } else {
-                Features::default()
-            }
-        })
-        .collect();
+/// fragments get empty features), on `threads` threads.
+pub fn extract(
+    units: &[Unit],
+    fragments: &[Fragment],
+    live: &[bool],
+    threads: usize,
+) -> Vec<Features> {
+    let mut features: Vec<Features> = par_map(fragments, threads, |f| {
+        if live[f.unit] {
+            features(f.text(units))
+        } else {
+            Features::default()
+        }
+    });
     mark_rare(units, &mut features);
     features
 }
