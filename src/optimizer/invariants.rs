@@ -237,8 +237,8 @@ fn check(records: &Records, out: &BuildOutput, budget: usize) {
     assert!(out.omitted.iter().all(|o| !kept.contains(o.id.as_str())));
 }
 
-/// Mandatory by the documented rule, checked from the input: accepted decisions and user or
-/// system messages that state a requirement.
+/// Mandatory by the documented rule, checked from the input: accepted decisions and user
+/// messages that state a requirement.
 fn is_mandatory_record(records: &Records, id: &str) -> bool {
     records
         .decisions
@@ -246,7 +246,7 @@ fn is_mandatory_record(records: &Records, id: &str) -> bool {
         .any(|d| d.common.id.as_deref() == Some(id) && d.status == DecisionStatus::Accepted)
         || records.messages.iter().any(|m| {
             m.common.id.as_deref() == Some(id)
-                && matches!(m.role, Role::User | Role::System)
+                && m.role == Role::User
                 && !crate::optimizer::extract::requirements::requirements(&m.text).is_empty()
         })
 }

@@ -7,6 +7,7 @@
 //! map into the output.
 
 pub mod chunk;
+pub mod condense;
 pub mod dedupe;
 pub mod extract;
 pub mod fragment;
@@ -91,7 +92,7 @@ pub fn build(records: &Records, config: &BuildConfig) -> Result<BuildOutput, Opt
     let counts = tokens::count(&units, &mut fragments, config.tokenizer, config.threads);
     let live: Vec<bool> = deduped.dropped.iter().map(Option::is_none).collect();
     let features = extract::extract(&units, &fragments, &live);
-    let focus = score::focus(&units, &fragments, &features, &outcomes, &live);
+    let focus = score::focus(&units, &features, &outcomes, &live);
     let recency = score::Recency::new(&units);
     let headers: Vec<Option<String>> = units
         .iter()
@@ -125,7 +126,8 @@ pub fn build(records: &Records, config: &BuildConfig) -> Result<BuildOutput, Opt
             },
             mandatory: report::is_mandatory(unit, &features[fi], &focus, f.unit),
             score: s.total,
-            eligible: s.relevance >= config.min_relevance,
+            eligible: s.relevance >= config.min_relevance
+                || (unit.role == Some(records::Role::User) && s.relevance > 0.0),
         });
         scores.push(Some(s));
     }

@@ -1,6 +1,7 @@
 //! Stage 1, normalize: validate the records, give every record and fragment a
 //! deterministic id, normalize line endings, collapse pathological runs of repeated log
-//! lines inside tool output, and cut the text into fragments.
+//! lines inside tool output and runs of library stack frames inside errors and tool output
+//! (see [`crate::optimizer::condense`]), and cut the text into fragments.
 //!
 //! The input records are never changed: units hold normalized copies. Ids are content
 //! hashes (sha256): a record keeps the caller's id or gets `rec_` + 12 hex digits of the
@@ -13,6 +14,7 @@ use std::collections::{BTreeMap, HashMap};
 use sha2::{Digest, Sha256};
 
 use crate::optimizer::chunk::chunks;
+use crate::optimizer::condense::condense_frames;
 use crate::optimizer::fragment::{hex_prefix, Fragment, Kind, Unit};
 use crate::optimizer::records::{Common, DecisionStatus, Records, Role, TestStatus};
 use crate::optimizer::OptimizerError;
@@ -44,7 +46,9 @@ pub fn normalize(
         drafts.push(d);
     }
     for (i, t) in records.tool_outputs.iter().enumerate() {
-        let collapsed = collapse_repeats(&normalize_newlines(&t.output));
+        let condensed = condense_frames(&normalize_newlines(&t.output));
+        let mut collapsed = collapse_repeats(&condensed.text);
+        collapsed.removed.push_str(&condensed.removed);
         let mut d = Draft::new(Kind::ToolOutput, i, &t.common, collapsed.text.into())?;
         let args = match &t.args {
             Some(v) if !v.is_null() => Some(canonical_json(v)),
@@ -75,7 +79,10 @@ pub fn normalize(
                 text.push_str(&normalize_newlines(stack));
             }
         }
-        drafts.push(Draft::new(Kind::Error, i, &e.common, text.into())?);
+        let condensed = condense_frames(&text);
+        let mut d = Draft::new(Kind::Error, i, &e.common, condensed.text.into())?;
+        d.unit.collapsed = condensed.removed;
+        drafts.push(d);
     }
     for (i, f) in records.files.iter().enumerate() {
         let mut d = Draft::new(Kind::File, i, &f.common, normalize_newlines(&f.content))?;

@@ -30,7 +30,14 @@ pub struct Features {
     pub requirements: usize,
     /// How many lines are evidence of failure.
     pub failure_lines: usize,
+    /// Whether one of its signatures is rare within its record (in at most
+    /// [`RARE_SIGNATURE`] of the record's fragments): a one-off error in a long log, not
+    /// the noise that repeats all through it.
+    pub rare_signature: bool,
 }
+
+/// The most fragments of one record a signature may appear in and still be rare.
+pub const RARE_SIGNATURE: usize = 2;
 
 impl Features {
     /// Whether the fragment shows an error: a signature, a frame or a failing test.
@@ -61,13 +68,14 @@ pub fn features(text: &str) -> Features {
         failing_tests: failing_tests::failing_tests(text),
         requirements: requirements::requirements(text).len(),
         failure_lines: outcomes::failure_lines(text),
+        rare_signature: false,
     }
 }
 
 /// The features of every fragment of a live unit, in fragment order (dropped units'
 /// fragments get empty features).
 pub fn extract(units: &[Unit], fragments: &[Fragment], live: &[bool]) -> Vec<Features> {
-    fragments
+    let mut features: Vec<Features> = fragments
         .iter()
         .map(|f| {
             if live[f.unit] {
@@ -76,7 +84,33 @@ pub fn extract(units: &[Unit], fragments: &[Fragment], live: &[bool]) -> Vec<Fea
                 Features::default()
             }
         })
-        .collect()
+        .collect();
+    mark_rare(units, &mut features);
+    features
+}
+
+/// Marks the fragments holding a signature that is rare within their record.
+fn mark_rare(units: &[Unit], features: &mut [Features]) {
+    for unit in units {
+        let range = unit.fragments.clone();
+        let mut counts: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+        for f in &features[range.clone()] {
+            for s in &f.signatures {
+                *counts.entry(s.as_str()).or_default() += 1;
+            }
+        }
+        let rare: Vec<bool> = features[range.clone()]
+            .iter()
+            .map(|f| {
+                f.signatures
+                    .iter()
+                    .any(|s| counts.get(s.as_str()).is_some_and(|&n| n <= RARE_SIGNATURE))
+            })
+            .collect();
+        for (f, r) in features[range].iter_mut().zip(rare) {
+            f.rare_signature = r;
+        }
+    }
 }
 
 /// The outcome of every unit: runs from exit codes and markers, test results from their
