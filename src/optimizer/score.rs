@@ -110,14 +110,18 @@ fn identifier_hits(identifiers: &HashSet<String>, features: &Features) -> usize 
     features
         .identifiers
         .iter()
-        .filter(|id| {
-            identifiers.contains(*id)
-                || identifiers.contains(basename(id))
-                || id
-                    .match_indices('/')
-                    .any(|(i, _)| i > 0 && identifiers.contains(&id[..i]))
-        })
+        .filter(|id| path_in_focus(identifiers, id))
         .count()
+}
+
+/// Whether an identifier is in the focus by full name, by basename, or as a path under a
+/// directory the focus names.
+fn path_in_focus(identifiers: &HashSet<String>, id: &str) -> bool {
+    identifiers.contains(id)
+        || identifiers.contains(basename(id))
+        || id
+            .match_indices('/')
+            .any(|(i, _)| i > 0 && identifiers.contains(&id[..i]))
 }
 
 fn basename(id: &str) -> &str {
@@ -341,7 +345,14 @@ pub fn score(
         Some(path) if fragment.chunk == 0 => lexical_of(focus, &[path, text]),
         _ => lexical(focus, text),
     };
-    let identifier = (identifier_hits(&focus.identifiers, features) as f64 / 2.0).min(1.0);
+    // A file or diff whose own path is in the focus (the file a frame points at) counts as
+    // two hits: it is what the focus is about.
+    let own_path = unit.path.as_deref().is_some_and(|p| {
+        let p = paths::normalize_path(p).to_lowercase();
+        path_in_focus(&focus.identifiers, &p)
+    });
+    let hits = identifier_hits(&focus.identifiers, features) + if own_path { 2 } else { 0 };
+    let identifier = (hits as f64 / 2.0).min(1.0);
     let error = if focus.error_units.contains(&fragment.unit)
         || features
             .signatures
