@@ -183,7 +183,8 @@ fn bucket_key(u: &Unit) -> Option<String> {
     match u.kind {
         Kind::Message => Some(format!("m\0{:?}", u.role)),
         Kind::ToolOutput => Some("t".into()),
-        Kind::File | Kind::Diff => Some(format!("{}\0{}", u.kind.name(), u.path.as_deref()?)),
+        // Older file snapshots are superseded instead; a diff and its revert look alike.
+        Kind::File | Kind::Diff => None,
         Kind::Error => {
             // Same signature and the very same stack: never the error type alone.
             let (first, stack) = u.text.split_once('\n').unwrap_or((&u.text, ""));

@@ -237,8 +237,8 @@ fn check(records: &Records, out: &BuildOutput, budget: usize) {
     assert!(out.omitted.iter().all(|o| !kept.contains(o.id.as_str())));
 }
 
-/// Mandatory by the documented rule, checked from the input: accepted decisions and user or
-/// system messages that state a requirement.
+/// Mandatory by the documented rule, checked from the input: accepted decisions and user
+/// messages that state a requirement.
 fn is_mandatory_record(records: &Records, id: &str) -> bool {
     records
         .decisions
@@ -246,7 +246,7 @@ fn is_mandatory_record(records: &Records, id: &str) -> bool {
         .any(|d| d.common.id.as_deref() == Some(id) && d.status == DecisionStatus::Accepted)
         || records.messages.iter().any(|m| {
             m.common.id.as_deref() == Some(id)
-                && matches!(m.role, Role::User | Role::System)
+                && m.role == Role::User
                 && !crate::optimizer::extract::requirements::requirements(&m.text).is_empty()
         })
 }
@@ -322,4 +322,121 @@ fn thread_counts_and_calling_threads_do_not_change_the_output() {
     for h in handles {
         assert_eq!(h.join().unwrap(), reference);
     }
+}
+
+#[test]
+fn empty_records_build_an_empty_context() {
+    let out = build(&Records::default(), &BuildConfig::default()).unwrap();
+    assert_eq!(out.context, "");
+    assert_eq!((out.stats.input_tokens, out.stats.output_tokens), (0, 0));
+    assert_eq!(out.stats.reduction, 0.0);
+    assert!(out.sources.is_empty() && out.omitted.is_empty());
+}
+
+#[test]
+fn a_huge_single_line_is_cut_and_the_budget_holds() {
+    let records = Records {
+        task: Some("Why does the export stall?".into()),
+        tool_outputs: vec![ToolOutput {
+            common: Common {
+                id: Some("big".into()),
+                ..Common::default()
+            },
+            tool: "cat export.log".into(),
+            args: None,
+            output: "export stall retry ".repeat(60_000),
+            exit_code: Some(1),
+        }],
+        ..Records::default()
+    };
+    let config = BuildConfig {
+        budget: 500,
+        ..BuildConfig::default()
+    };
+    let out = build(&records, &config).unwrap();
+    check(&records, &out, 500);
+    assert!(out.stats.output_tokens <= 500);
+    assert!(
+        out.stats.reduction > 0.9,
+        "reduction canary: {}",
+        out.stats.reduction
+    );
+    assert!(out.omitted.iter().any(|o| o.reason == "budget"));
+}
+
+#[test]
+fn crlf_and_windows_paths_work_end_to_end() {
+    let records = Records {
+        task: Some(r"Fix the crash in C:\src\App\Billing.cs".into()),
+        messages: vec![Message {
+            common: Common::default(),
+            role: Role::User,
+            text: "It must not\r\nchange the API.\r\n".into(),
+        }],
+        files: vec![
+            FileRecord {
+                common: Common::default(),
+                path: r"C:\src\App\Billing.cs".into(),
+                content: "class Billing {}\r\n".into(),
+            },
+            FileRecord {
+                common: Common::default(),
+                path: r"C:\src\App\Other.cs".into(),
+                content: "class Other {}\r\n".into(),
+            },
+        ],
+        ..Records::default()
+    };
+    let out = build(&records, &BuildConfig::default()).unwrap();
+    assert!(!out.context.contains('\r'));
+    assert!(out.context.contains("It must not\nchange the API."));
+    let identifier_match = |path: &str| {
+        let source = out
+            .sources
+            .iter()
+            .find(|s| s.path.as_deref() == Some(path))
+            .unwrap();
+        source
+            .components
+            .iter()
+            .find(|c| c.signal == "identifier_match")
+            .unwrap()
+            .value
+    };
+    assert_eq!(identifier_match(r"C:\src\App\Billing.cs"), 1.0);
+    assert_eq!(identifier_match(r"C:\src\App\Other.cs"), 0.0);
+}
+
+#[test]
+fn report_canaries_merges_omissions_and_conflicts() {
+    let say = |text: &str| Message {
+        common: Common::default(),
+        role: Role::User,
+        text: text.into(),
+    };
+    let records = Records {
+        task: Some("Keep totals in integer cents in computeTotal".into()),
+        messages: vec![
+            say("Totals must stay in integer cents."),
+            say("Totals must stay in integer cents."),
+        ],
+        ..Records::default()
+    };
+    let out = build(
+        &records,
+        &BuildConfig {
+            budget: 5,
+            ..BuildConfig::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(out.report.merges.len(), 1, "{:?}", out.report.merges);
+    assert_eq!(out.report.omissions, vec![("duplicate".to_string(), 1)]);
+    assert!(
+        out.report.warnings[0].starts_with("BUDGET_CONFLICT"),
+        "{:?}",
+        out.report.warnings
+    );
+    assert_eq!(out.report.config_hash.len(), 64);
+    assert_eq!(out.report.tokenizer, "o200k_base");
 }

@@ -7,6 +7,7 @@
 //! map into the output.
 
 pub mod chunk;
+pub mod condense;
 pub mod dedupe;
 pub mod extract;
 pub mod fragment;
@@ -14,6 +15,7 @@ pub mod fragment;
 mod invariants;
 pub mod normalize;
 pub mod output;
+pub mod parallel;
 pub mod parse;
 pub mod records;
 pub mod render;
@@ -90,32 +92,34 @@ pub fn build(records: &Records, config: &BuildConfig) -> Result<BuildOutput, Opt
     supersede::supersede(&units, &outcomes, &mut deduped.dropped);
     let counts = tokens::count(&units, &mut fragments, config.tokenizer, config.threads);
     let live: Vec<bool> = deduped.dropped.iter().map(Option::is_none).collect();
-    let features = extract::extract(&units, &fragments, &live);
-    let focus = score::focus(&units, &fragments, &features, &outcomes, &live);
+    let features = extract::extract(&units, &fragments, &live, config.threads);
+    let focus = score::focus(&units, &features, &outcomes, &live);
     let recency = score::Recency::new(&units);
     let headers: Vec<Option<String>> = units
         .iter()
         .zip(&deduped.history)
         .map(|(u, h)| render::unit_header(u, h.as_deref()))
         .collect();
-    let mut scores = Vec::with_capacity(fragments.len());
+    let indices: Vec<usize> = (0..fragments.len()).collect();
+    let scores: Vec<Option<score::Scored>> = parallel::par_map(&indices, config.threads, |&fi| {
+        let f = &fragments[fi];
+        live[f.unit].then(|| {
+            score::score(
+                &config.weights,
+                &focus,
+                &units,
+                f,
+                &features[fi],
+                outcomes[f.unit],
+                deduped.redundancy[f.unit],
+                &recency,
+            )
+        })
+    });
     let mut candidates = Vec::new();
-    for (fi, f) in fragments.iter().enumerate() {
+    for (fi, (f, s)) in fragments.iter().zip(&scores).enumerate() {
+        let Some(s) = s else { continue };
         let unit = &units[f.unit];
-        if !live[f.unit] {
-            scores.push(None);
-            continue;
-        }
-        let s = score::score(
-            &config.weights,
-            &focus,
-            &units,
-            f,
-            &features[fi],
-            outcomes[f.unit],
-            deduped.redundancy[f.unit],
-            &recency,
-        );
         candidates.push(select::Candidate {
             placed: render::Placed {
                 section: render::Section::of(unit, &features[fi]),
@@ -125,9 +129,9 @@ pub fn build(records: &Records, config: &BuildConfig) -> Result<BuildOutput, Opt
             },
             mandatory: report::is_mandatory(unit, &features[fi], &focus, f.unit),
             score: s.total,
-            eligible: s.relevance >= config.min_relevance,
+            eligible: s.relevance >= config.min_relevance
+                || (unit.role == Some(records::Role::User) && s.relevance > 0.0),
         });
-        scores.push(Some(s));
     }
     let selection = select::select(
         &units,

@@ -1,6 +1,7 @@
 //! Stage 1, normalize: validate the records, give every record and fragment a
 //! deterministic id, normalize line endings, collapse pathological runs of repeated log
-//! lines inside tool output, and cut the text into fragments.
+//! lines inside tool output and runs of library stack frames inside errors and tool output
+//! (see [`crate::optimizer::condense`]), and cut the text into fragments.
 //!
 //! The input records are never changed: units hold normalized copies. Ids are content
 //! hashes (sha256): a record keeps the caller's id or gets `rec_` + 12 hex digits of the
@@ -13,6 +14,7 @@ use std::collections::{BTreeMap, HashMap};
 use sha2::{Digest, Sha256};
 
 use crate::optimizer::chunk::chunks;
+use crate::optimizer::condense::condense_frames;
 use crate::optimizer::fragment::{hex_prefix, Fragment, Kind, Unit};
 use crate::optimizer::records::{Common, DecisionStatus, Records, Role, TestStatus};
 use crate::optimizer::OptimizerError;
@@ -44,7 +46,9 @@ pub fn normalize(
         drafts.push(d);
     }
     for (i, t) in records.tool_outputs.iter().enumerate() {
-        let collapsed = collapse_repeats(&normalize_newlines(&t.output));
+        let condensed = condense_frames(&normalize_newlines(&t.output));
+        let mut collapsed = collapse_repeats(&condensed.text);
+        collapsed.removed.push_str(&condensed.removed);
         let mut d = Draft::new(Kind::ToolOutput, i, &t.common, collapsed.text.into())?;
         let args = match &t.args {
             Some(v) if !v.is_null() => Some(canonical_json(v)),
@@ -69,13 +73,26 @@ pub fn normalize(
     }
     for (i, e) in records.errors.iter().enumerate() {
         let mut text = normalize_newlines(e.message.trim_end()).into_owned();
+        let mut repeated = String::new();
         if let Some(stack) = e.stack.as_deref().map(str::trim_end) {
-            if !stack.is_empty() {
+            let stack = normalize_newlines(stack);
+            // Many stacks open with the message again: show it once.
+            let (first, rest) = stack.split_once('\n').unwrap_or((&stack, ""));
+            let rest = if first.trim() == text.trim() {
+                repeated = format!("{first}\n");
+                rest
+            } else {
+                &stack
+            };
+            if !rest.is_empty() {
                 text.push('\n');
-                text.push_str(&normalize_newlines(stack));
+                text.push_str(rest);
             }
         }
-        drafts.push(Draft::new(Kind::Error, i, &e.common, text.into())?);
+        let condensed = condense_frames(&text);
+        let mut d = Draft::new(Kind::Error, i, &e.common, condensed.text.into())?;
+        d.unit.collapsed = repeated + &condensed.removed;
+        drafts.push(d);
     }
     for (i, f) in records.files.iter().enumerate() {
         let mut d = Draft::new(Kind::File, i, &f.common, normalize_newlines(&f.content))?;
@@ -539,6 +556,21 @@ mod tests {
         assert_ne!(frags[0].id, frags[1].id);
         let (again, _) = normalize(&records, None).unwrap();
         assert_eq!(units, again);
+    }
+
+    #[test]
+    fn a_stack_repeating_the_message_shows_it_once() {
+        let records = Records {
+            errors: vec![ErrorRecord {
+                common: Common::default(),
+                message: "ValueError: bad".into(),
+                stack: Some("ValueError: bad\n  File \"a.py\", line 1".into()),
+            }],
+            ..Records::default()
+        };
+        let (units, _) = normalize(&records, None).unwrap();
+        assert_eq!(units[0].text, "ValueError: bad\n  File \"a.py\", line 1");
+        assert_eq!(units[0].collapsed, "ValueError: bad\n");
     }
 
     #[test]

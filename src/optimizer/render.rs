@@ -164,7 +164,7 @@ mod tests {
             ..Records::default()
         };
         let (units, frags) = normalize(&records, None).unwrap();
-        let feats = extract(&units, &frags, &vec![true; units.len()]);
+        let feats = extract(&units, &frags, &vec![true; units.len()], 1);
         let headers: Vec<Option<String>> = units.iter().map(|u| unit_header(u, None)).collect();
         let placed: Vec<Placed> = frags
             .iter()

@@ -10,19 +10,19 @@ use crate::optimizer::extract::Features;
 use crate::optimizer::fragment::{Fragment, Kind, Unit};
 use crate::optimizer::normalize::canonical_json;
 use crate::optimizer::output::{BuildOutput, BuildReport, OmittedFragment, SourceFragment, Stats};
-use crate::optimizer::records::DecisionStatus;
+use crate::optimizer::records::{DecisionStatus, Role};
 use crate::optimizer::score::{is_constraint, Focus, Scored};
 use crate::optimizer::select::{Candidate, Selection};
 use crate::optimizer::{BuildConfig, PIPELINE_VERSION};
 
 /// Whether a live fragment must be kept: the task; decisions accepted; requirements stated
-/// by the user or the system; and the errors and failing tests the task is about (see
+/// by the user; and the errors and failing tests the task is about (see
 /// [`crate::optimizer::score::focus`]).
 pub fn is_mandatory(unit: &Unit, features: &Features, focus: &Focus, unit_index: usize) -> bool {
     match unit.kind {
         Kind::Task => true,
         Kind::Decision => unit.decision_status == Some(DecisionStatus::Accepted),
-        Kind::Message => is_constraint(unit, features),
+        Kind::Message => unit.role == Some(Role::User) && is_constraint(unit, features),
         Kind::Error | Kind::TestResult => focus.error_units.contains(&unit_index),
         _ => false,
     }

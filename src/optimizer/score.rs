@@ -3,11 +3,11 @@
 //!
 //! Recency is measured from the newest timestamp in the data, never the clock.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::optimizer::extract::{terms, Features, Outcome};
+use crate::optimizer::extract::{outcomes, paths, signatures, terms, Features, Outcome};
 use crate::optimizer::fragment::{Fragment, Kind, Unit};
 use crate::optimizer::output::ScoreComponent;
 use crate::optimizer::records::{DecisionStatus, Role, TestStatus};
@@ -84,25 +84,46 @@ pub struct Scored {
 
 /// Share of the task's terms in `text`.
 pub fn lexical(focus: &Focus, text: &str) -> f64 {
+    lexical_of(focus, &[text])
+}
+
+/// Share of the task's terms in all of `texts` together (a file's path and content).
+fn lexical_of(focus: &Focus, texts: &[&str]) -> f64 {
     if focus.terms.is_empty() {
         return 0.0;
     }
     let mut seen: HashSet<&str> = HashSet::new();
-    terms::for_each_term(text, |t| {
-        if let Some(k) = focus.terms.get(t) {
-            seen.insert(k.as_str());
-        }
-    });
+    for text in texts {
+        terms::for_each_term(text, |t| {
+            if let Some(k) = focus.terms.get(t) {
+                seen.insert(k.as_str());
+            }
+        });
+    }
     seen.len() as f64 / focus.terms.len() as f64
 }
 
 /// How many of `identifiers` the focus holds (by full name or basename).
+/// How many of a fragment's identifiers the focus holds: by full name, by basename, or as
+/// a path under a directory the focus names.
 fn identifier_hits(identifiers: &HashSet<String>, features: &Features) -> usize {
     features
         .identifiers
         .iter()
-        .filter(|id| identifiers.contains(*id) || identifiers.contains(basename(id)))
+        .filter(|id| path_in_focus(identifiers, id))
         .count()
+}
+
+/// Whether an identifier is in the focus by full name, by basename, as a relative import
+/// (`../types/user` for `src/types/user.ts`), or as a path under a directory the focus names.
+fn path_in_focus(identifiers: &HashSet<String>, id: &str) -> bool {
+    let relative = without_dots(id);
+    identifiers.contains(id)
+        || (relative.len() < id.len() && relative.contains('/') && identifiers.contains(relative))
+        || identifiers.contains(basename(id))
+        || id
+            .match_indices('/')
+            .any(|(i, _)| i > 0 && identifiers.contains(&id[..i]))
 }
 
 fn basename(id: &str) -> &str {
@@ -114,29 +135,99 @@ fn add_identifiers(set: &mut HashSet<String>, ids: &[String]) {
         set.insert(id.clone());
         if id.contains('/') {
             set.insert(basename(id).to_string());
+            // What an import names: `types/user` for `src/types/user.ts`.
+            if let Some((stem, _)) = id.rsplit_once('.').filter(|(stem, _)| stem.contains('/')) {
+                let parts: Vec<&str> = stem.rsplitn(3, '/').collect();
+                if parts.len() >= 2 {
+                    set.insert(format!("{}/{}", parts[1], parts[0]));
+                }
+            }
         }
     }
+}
+
+/// A relative import path without its leading `./` and `../` parts.
+fn without_dots(id: &str) -> &str {
+    let mut id = id;
+    while let Some(rest) = id.strip_prefix("../").or_else(|| id.strip_prefix("./")) {
+        id = rest;
+    }
+    id
 }
 
 /// The most errors, and the most failing test results, the task is taken to be about.
 pub const MAX_TASK_ERRORS: usize = 3;
 
-/// Share of the task's terms a record must hold for an error to count as the task's.
-pub const ABOUT_TASK_LEXICAL: f64 = 0.3;
+/// Share of an error's first-line words the task must contain for the task to name it.
+pub const NAMES_ERROR: f64 = 0.8;
+
+/// Lowercase alphanumeric words (all of them, no stemming): for matching error messages.
+fn word_set(text: &str) -> HashSet<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// How the task refers to an error or failing test.
+struct Naming {
+    /// The task quotes the test's name, or holds at least [`NAMES_ERROR`] of the words of
+    /// the error's first line.
+    named: bool,
+    /// Share of the first line's words in the task.
+    share: f64,
+    /// The error's exception type (`NullPointerException`), when the task mentions it.
+    type_in_task: Option<String>,
+}
+
+/// Whether the task names this error or failing test: it quotes the test's name (or the
+/// name's last part, `rejectsMissingName` of `com.acme.UserValidatorTest.rejectsMissingName`),
+/// or it holds at least [`NAMES_ERROR`] of the words of the error's first line; or else
+/// whether it mentions the error's exception type.
+fn error_naming(unit: &Unit, task_text: &str, task_words: &HashSet<String>) -> Naming {
+    let mut naming = Naming {
+        named: false,
+        share: 0.0,
+        type_in_task: None,
+    };
+    if task_text.is_empty() {
+        return naming;
+    }
+    if let Some(name) = &unit.test_name {
+        let last = name
+            .rsplit(['.', ':', '>', '/', ' '])
+            .find(|p| !p.is_empty())
+            .unwrap_or(name);
+        naming.named =
+            task_text.contains(name.as_str()) || (last.len() >= 6 && task_text.contains(last));
+        return naming;
+    }
+    let first = unit.text.lines().next().unwrap_or("");
+    let words = word_set(first);
+    if !words.is_empty() {
+        naming.share =
+            words.iter().filter(|w| task_words.contains(*w)).count() as f64 / words.len() as f64;
+    }
+    naming.named = naming.share >= NAMES_ERROR;
+    naming.type_in_task = exception_type(unit).filter(|k| task_text.contains(k.as_str()));
+    naming
+}
+
+/// The exception type of an error's first line (`NullPointerException` of
+/// `java.lang.NullPointerException: …`), when it has a typed one.
+fn exception_type(unit: &Unit) -> Option<String> {
+    let first = unit.text.lines().next().unwrap_or("");
+    signatures::signature(first)
+        .map(|s| s.kind.rsplit('.').next().unwrap_or("").to_string())
+        .filter(|k| k.len() >= 6 && k.bytes().any(|b| b.is_ascii_lowercase()))
+}
 
 /// Works out the focus: the task's terms and identifiers, then the live errors and failing
-/// test results the task is about (sharing an identifier with it or
-/// [`ABOUT_TASK_LEXICAL`] of its terms, or quoted test names; when none does, the latest
-/// live error and failing test). Of those, the latest with each signature (test name for
+/// test results the task names (see [`error_naming`]): named outright, or the closest match
+/// among the errors of an exception type the task mentions. Of those, the latest with each signature (test name for
 /// tests), at most [`MAX_TASK_ERRORS`] errors and as many tests, are the task's errors: their
 /// identifiers, signatures and test names join the focus.
-pub fn focus(
-    units: &[Unit],
-    fragments: &[Fragment],
-    features: &[Features],
-    outcomes: &[Outcome],
-    live: &[bool],
-) -> Focus {
+pub fn focus(units: &[Unit], features: &[Features], outcomes: &[Outcome], live: &[bool]) -> Focus {
     let mut f = Focus::default();
     if let Some(task) = units.iter().position(|u| u.kind == Kind::Task) {
         let text = &units[task].text;
@@ -145,7 +236,6 @@ pub fn focus(
             add_identifiers(&mut f.identifiers, &features[fi].identifiers);
         }
     }
-    let task_ids = f.identifiers.clone();
     let task_text = units
         .iter()
         .find(|u| u.kind == Kind::Task)
@@ -155,26 +245,50 @@ pub fn focus(
             && (units[i].kind == Kind::Error
                 || (units[i].kind == Kind::TestResult && outcomes[i] == Outcome::Failed))
     };
+    let task_words: HashSet<String> = word_set(task_text);
+    // Named outright, or the best match among the errors of a type the task names.
     let mut about: Vec<usize> = Vec::new();
-    for (i, u) in units.iter().enumerate().filter(|(i, _)| error_like(*i)) {
-        let hit = u.fragments.clone().any(|fi| {
-            identifier_hits(&task_ids, &features[fi]) > 0
-                || lexical(&f, fragments[fi].text(units)) >= ABOUT_TASK_LEXICAL
-                || u.test_name
-                    .as_deref()
-                    .is_some_and(|n| task_text.contains(n))
-        });
-        if hit {
+    let mut by_type: BTreeMap<String, (f64, Option<i64>, usize)> = BTreeMap::new();
+    for i in (0..units.len()).filter(|&i| error_like(i)) {
+        let naming = error_naming(&units[i], task_text, &task_words);
+        if naming.named {
             about.push(i);
+        } else if let Some(kind) = naming.type_in_task {
+            let candidate = (naming.share, units[i].time, i);
+            let best = by_type.entry(kind).or_insert(candidate);
+            if (candidate.0, candidate.1, candidate.2) > (best.0, best.1, best.2) {
+                *best = candidate;
+            }
         }
     }
+    // A type counts only when no error of it was named outright.
+    let named_types: HashSet<String> = about
+        .iter()
+        .filter_map(|&i| exception_type(&units[i]))
+        .collect();
+    about.extend(
+        by_type
+            .iter()
+            .filter(|(k, _)| !named_types.contains(*k))
+            .map(|(_, &(_, _, i))| i),
+    );
     if about.is_empty() {
-        for kind in [Kind::Error, Kind::TestResult] {
+        // The task names nothing: the latest failing test, and the latest error unless
+        // the task speaks of an exception type none of the errors has.
+        let speaks_of_type = task_text
+            .split(|c: char| !c.is_alphanumeric())
+            .any(|w| w.len() > 5 && (w.ends_with("Error") || w.ends_with("Exception")));
+        for kind in [Kind::TestResult, Kind::Error] {
+            if kind == Kind::Error && speaks_of_type {
+                continue;
+            }
             if let Some(i) = (0..units.len()).rfind(|&i| error_like(i) && units[i].kind == kind) {
                 about.push(i);
             }
         }
     }
+    about.sort_unstable();
+    about.dedup();
     // The latest first; one unit per signature; at most MAX_TASK_ERRORS of each kind.
     about.sort_by_key(|&i| std::cmp::Reverse((units[i].time, units[i].order)));
     let mut seen: HashSet<(Kind, String)> = HashSet::new();
@@ -194,6 +308,13 @@ pub fn focus(
         if per_kind[u.kind as usize] < MAX_TASK_ERRORS && seen.insert((u.kind, signature)) {
             per_kind[u.kind as usize] += 1;
             f.error_units.insert(i);
+        }
+    }
+    // The files the session changes are part of what it is about.
+    for (i, u) in units.iter().enumerate() {
+        if let (Kind::Diff, true, Some(path)) = (u.kind, live[i], &u.path) {
+            let path = paths::normalize_path(path).to_lowercase();
+            add_identifiers(&mut f.identifiers, &[path]);
         }
     }
     for &i in &f.error_units {
@@ -238,8 +359,18 @@ pub fn score(
 ) -> Scored {
     let unit = &units[fragment.unit];
     let text = fragment.text(units);
-    let lexical = lexical(focus, text);
-    let identifier = (identifier_hits(&focus.identifiers, features) as f64 / 2.0).min(1.0);
+    let lexical = match &unit.path {
+        Some(path) if fragment.chunk == 0 => lexical_of(focus, &[path, text]),
+        _ => lexical(focus, text),
+    };
+    // A file or diff whose own path is in the focus (the file a frame points at) counts as
+    // two hits: it is what the focus is about.
+    let own_path = unit.path.as_deref().is_some_and(|p| {
+        let p = paths::normalize_path(p).to_lowercase();
+        path_in_focus(&focus.identifiers, &p)
+    });
+    let hits = identifier_hits(&focus.identifiers, features) + if own_path { 2 } else { 0 };
+    let identifier = (hits as f64 / 2.0).min(1.0);
     let error = if focus.error_units.contains(&fragment.unit)
         || features
             .signatures
@@ -248,15 +379,23 @@ pub fn score(
             .any(|s| focus.errors.contains(s))
     {
         1.0
-    } else if features.shows_error() || unit.test_status == Some(TestStatus::Failed) {
-        0.5
+    } else if features.rare_signature
+        || !features.frames.is_empty()
+        || !features.failing_tests.is_empty()
+        || unit.test_status == Some(TestStatus::Failed)
+    {
+        0.3
+    } else if !features.signatures.is_empty() {
+        // Only errors that repeat all through the record: noise.
+        0.1
     } else {
         0.0
     };
     let constraint = match (unit.kind, unit.decision_status, unit.role) {
         (Kind::Decision, Some(DecisionStatus::Accepted), _) => 1.0,
         (Kind::Decision, Some(DecisionStatus::Proposed), _) => 0.5,
-        (Kind::Message, _, Some(Role::User | Role::System)) if features.requirements > 0 => 1.0,
+        (Kind::Message, _, Some(Role::User)) if features.requirements > 0 => 1.0,
+        (Kind::Message, _, Some(Role::System)) if features.requirements > 0 => 0.1,
         (Kind::Message, _, Some(Role::Assistant)) if features.requirements > 0 => 0.3,
         _ => 0.0,
     };
@@ -267,6 +406,7 @@ pub fn score(
             1.0
         }
         (Kind::ToolOutput, Outcome::Failed) => 0.5,
+        (Kind::Message, _) if outcomes::reports_failure(text) => 1.0,
         _ => 0.0,
     };
     let mut recency = recency_clock.value(unit, weights);
@@ -274,11 +414,13 @@ pub fn score(
         recency = recency.max(weights.constraint_recency_floor);
     }
     let role = match (unit.kind, unit.role) {
-        (Kind::Task | Kind::Decision, _) => 1.0,
+        (Kind::Task | Kind::Decision | Kind::Diff, _) => 1.0,
         (_, Some(Role::User)) => 1.0,
         (_, Some(Role::System)) => 0.8,
+        (Kind::Error | Kind::TestResult, _) => 0.8,
+        (Kind::File, _) => 0.6,
         (_, Some(Role::Assistant)) => 0.5,
-        (_, Some(Role::Tool)) => 0.3,
+        (Kind::ToolOutput, _) | (_, Some(Role::Tool)) => 0.3,
         _ => 0.5,
     };
     let signals = [
@@ -365,10 +507,10 @@ mod tests {
 
     fn scored(records: &Records) -> (Vec<Unit>, Vec<Scored>, Focus) {
         let (units, frags) = normalize(records, None).unwrap();
-        let feats = extract(&units, &frags, &vec![true; units.len()]);
+        let feats = extract(&units, &frags, &vec![true; units.len()], 1);
         let outs = outcomes(&units);
         let live = vec![true; units.len()];
-        let focus = focus(&units, &frags, &feats, &outs, &live);
+        let focus = focus(&units, &feats, &outs, &live);
         let rec = Recency::new(&units);
         let w = Weights::default();
         let s = frags
@@ -409,9 +551,18 @@ mod tests {
     }
 
     #[test]
+    fn relative_imports_match_the_files_they_name() {
+        let mut set = HashSet::new();
+        add_identifiers(&mut set, &["src/types/user.ts".to_string()]);
+        assert!(path_in_focus(&set, "../types/user"));
+        assert!(path_in_focus(&set, "./types/user"));
+        assert!(!path_in_focus(&set, "../types/order"));
+    }
+
+    #[test]
     fn errors_the_task_names_join_the_focus() {
         let records = Records {
-            task: Some("Fix the crash in the invoice page".into()),
+            task: Some("Fix \"TypeError: total is undefined\" on the invoice page".into()),
             errors: vec![ErrorRecord {
                 common: Common::default(),
                 message: "TypeError: total is undefined".into(),

@@ -11,6 +11,10 @@ use crate::optimizer::fragment::{Fragment, Unit};
 use crate::optimizer::render::{render, tag, Placed, Section};
 use crate::tokenizer::Tokenizer;
 
+/// The fewest tokens a fragment counts as in score per token: below this, size stops
+/// mattering, so a swarm of one-liners cannot outrank one diff or file that matters.
+pub const MIN_COST: usize = 96;
+
 /// A fragment that may go into the context.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Candidate {
@@ -133,7 +137,7 @@ pub fn select(
         if !c.eligible || c.score <= 0.0 {
             left_out.insert(c.placed.fragment, "low_relevance");
         } else {
-            let per_token = c.score / (fragments[c.placed.fragment].tokens + 1) as f64;
+            let per_token = c.score / fragments[c.placed.fragment].tokens.max(MIN_COST) as f64;
             rest.push((per_token, i));
         }
     }

@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use crate::optimizer::fragment::{Fragment, Unit};
+use crate::optimizer::parallel::par_map;
 use crate::tokenizer::Tokenizer;
 
 /// Token figures of the input.
@@ -51,27 +52,7 @@ pub fn count(
             }
         }
     };
-    let threads = match threads {
-        0 => std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .min(8),
-        n => n,
-    };
-    let results: Vec<usize> = if threads <= 1 || jobs.len() < 64 {
-        jobs.iter().map(text_of).collect()
-    } else {
-        let size = jobs.len().div_ceil(threads);
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = jobs
-                .chunks(size)
-                .map(|part| scope.spawn(move || part.iter().map(text_of).collect::<Vec<usize>>()))
-                .collect();
-            handles
-                .into_iter()
-                .flat_map(|h| h.join().unwrap_or_default())
-                .collect()
-        })
-    };
+    let results: Vec<usize> = par_map(&jobs, threads, text_of);
     let mut per_unit = vec![0usize; units.len()];
     for (&(u, f), n) in jobs.iter().zip(results) {
         per_unit[u] += n;

@@ -29,6 +29,10 @@ pub struct Args {
     /// from the JSON results in the output folder.
     #[arg(long)]
     pub markdown: Option<PathBuf>,
+    /// Run only the scenarios with these names (repeatable); the JSON and Markdown then
+    /// cover only them.
+    #[arg(long = "only", value_name = "NAME")]
+    pub only: Vec<String>,
     /// Run the speed benchmark (synthetic 1k/10k/60k/100k-record sessions) instead.
     #[arg(long)]
     pub speed: bool,
@@ -51,7 +55,20 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         write_json(&args.output_dir.join(SPEED_JSON), &result)?;
         ExitCode::SUCCESS
     } else {
-        let scenarios = scenario::load_dir(&args.scenarios)?;
+        let mut scenarios = scenario::load_dir(&args.scenarios)?;
+        if !args.only.is_empty() {
+            if let Some(unknown) = args
+                .only
+                .iter()
+                .find(|name| !scenarios.iter().any(|s| &s.name == *name))
+            {
+                anyhow::bail!(
+                    "--only {unknown}: no such scenario in {}",
+                    args.scenarios.display()
+                );
+            }
+            scenarios.retain(|s| args.only.contains(&s.name));
+        }
         anyhow::ensure!(
             !scenarios.is_empty(),
             "no scenario files in {}",

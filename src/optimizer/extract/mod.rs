@@ -11,6 +11,7 @@ pub mod symbols;
 pub mod terms;
 
 use crate::optimizer::fragment::{Fragment, Kind, Unit};
+use crate::optimizer::parallel::par_map;
 use crate::optimizer::records::TestStatus;
 
 pub use outcomes::Outcome;
@@ -30,7 +31,14 @@ pub struct Features {
     pub requirements: usize,
     /// How many lines are evidence of failure.
     pub failure_lines: usize,
+    /// Whether one of its signatures is rare within its record (in at most
+    /// [`RARE_SIGNATURE`] of the record's fragments): a one-off error in a long log, not
+    /// the noise that repeats all through it.
+    pub rare_signature: bool,
 }
+
+/// The most fragments of one record a signature may appear in and still be rare.
+pub const RARE_SIGNATURE: usize = 2;
 
 impl Features {
     /// Whether the fragment shows an error: a signature, a frame or a failing test.
@@ -61,22 +69,51 @@ pub fn features(text: &str) -> Features {
         failing_tests: failing_tests::failing_tests(text),
         requirements: requirements::requirements(text).len(),
         failure_lines: outcomes::failure_lines(text),
+        rare_signature: false,
     }
 }
 
 /// The features of every fragment of a live unit, in fragment order (dropped units'
-/// fragments get empty features).
-pub fn extract(units: &[Unit], fragments: &[Fragment], live: &[bool]) -> Vec<Features> {
-    fragments
-        .iter()
-        .map(|f| {
-            if live[f.unit] {
-                features(f.text(units))
-            } else {
-                Features::default()
+/// fragments get empty features), on `threads` threads.
+pub fn extract(
+    units: &[Unit],
+    fragments: &[Fragment],
+    live: &[bool],
+    threads: usize,
+) -> Vec<Features> {
+    let mut features: Vec<Features> = par_map(fragments, threads, |f| {
+        if live[f.unit] {
+            features(f.text(units))
+        } else {
+            Features::default()
+        }
+    });
+    mark_rare(units, &mut features);
+    features
+}
+
+/// Marks the fragments holding a signature that is rare within their record.
+fn mark_rare(units: &[Unit], features: &mut [Features]) {
+    for unit in units {
+        let range = unit.fragments.clone();
+        let mut counts: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+        for f in &features[range.clone()] {
+            for s in &f.signatures {
+                *counts.entry(s.as_str()).or_default() += 1;
             }
-        })
-        .collect()
+        }
+        let rare: Vec<bool> = features[range.clone()]
+            .iter()
+            .map(|f| {
+                f.signatures
+                    .iter()
+                    .any(|s| counts.get(s.as_str()).is_some_and(|&n| n <= RARE_SIGNATURE))
+            })
+            .collect();
+        for (f, r) in features[range].iter_mut().zip(rare) {
+            f.rare_signature = r;
+        }
+    }
 }
 
 /// The outcome of every unit: runs from exit codes and markers, test results from their

@@ -23,6 +23,17 @@ static PASS: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?m)(?i:\b\d+ passed\b|\ball tests passed\b)|\btest result: ok\b|^[ \t]*ok\s|^[ \t]*PASS\b|\bBUILD SUCCESS\b|^[ \t]*OK\b").unwrap()
 });
 
+static REPORTED_FAILURE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:failed|fails|still fail\w*|didn'?t work|did not work|doesn'?t work|does not work|didn'?t help|did not help|no effect|changes nothing|revert(?:ed|ing)?|broke|broken)\b").unwrap()
+});
+
+/// Whether a message reports that something failed (`Attempt 2 failed too`, `didn't work`,
+/// `reverting`). Used only to weigh the message as a failed attempt; a message is never
+/// evidence that anything passed.
+pub fn reports_failure(text: &str) -> bool {
+    REPORTED_FAILURE.is_match(text)
+}
+
 /// How many lines of `text` are evidence of failure (`3 failed`, `test result: FAILED`,
 /// `FAIL`, `--- FAIL`, `FAILED`, `npm ERR!`, `BUILD FAILURE`, a traceback, a panic).
 pub fn failure_lines(text: &str) -> usize {
@@ -93,6 +104,13 @@ mod tests {
             3
         );
         assert_eq!(failure_lines("all fine\n0 failed"), 0);
+    }
+
+    #[test]
+    fn failure_reports_in_words() {
+        assert!(reports_failure("Attempt 2 failed too: it still fails"));
+        assert!(reports_failure("That didn't work, reverting."));
+        assert!(!reports_failure("Fixed it, all tests pass now"));
     }
 
     #[test]

@@ -57,7 +57,16 @@ fn path_in_token(token: &str) -> Option<&str> {
         let rooted = t.starts_with('/') || t.starts_with("./") || t.starts_with("../") || drive;
         let segments_ok =
             t.split(['/', '\\']).filter(|s| !s.is_empty()).count() >= if rooted { 1 } else { 2 };
-        (segments_ok && (has_ext || (rooted && t.len() > 3))).then_some(t)
+        // A relative directory (`internal/manifest`) needs word-like segments.
+        let dir_like = !rooted
+            && t.split(['/', '\\']).all(|s| {
+                s.len() >= 3
+                    && s.bytes().all(|b| {
+                        b.is_ascii_lowercase() || b.is_ascii_digit() || b"_-.".contains(&b)
+                    })
+                    && s.bytes().any(|b| b.is_ascii_lowercase())
+            });
+        (segments_ok && (has_ext || dir_like || (rooted && t.len() > 3))).then_some(t)
     } else {
         let known = ext.is_some_and(|(stem, ext)| {
             !stem.is_empty()
@@ -120,8 +129,17 @@ mod tests {
     }
 
     #[test]
+    fn relative_directories_are_paths() {
+        assert_eq!(
+            found("in internal/manifest today"),
+            vec!["internal/manifest"]
+        );
+        assert!(found("and/or either/or 2024/05/01").is_empty());
+    }
+
+    #[test]
     fn urls_and_prose_are_not_paths() {
-        assert!(found("https://example.com/a/b.html input/output the end.").is_empty());
+        assert!(found("https://example.com/a/b.html in/out the end.").is_empty());
         assert!(found("").is_empty());
     }
 

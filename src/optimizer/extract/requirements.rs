@@ -1,13 +1,18 @@
-//! Explicit requirements: sentences that say what must, must not, should, should not,
-//! always or never happen, or tell the reader not to do something. Questions are not
-//! requirements.
+//! Explicit requirements: sentences that say what must, must not, should or should not
+//! happen, or is required or not allowed; imperatives that open with *always*, *never*,
+//! *remember*, *ensure* or *make sure*; and *do not* / *don't* (unless said of oneself, "I
+//! don't …"). Questions are not requirements.
 
 use std::sync::LazyLock;
 
 use regex::Regex;
 
-static MAY_HAVE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?i)must|never|always|should|don.t|do\s+not").unwrap());
+static MAY_HAVE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)must|never|always|should|don.t|do\s+not|required|allowed|remember|ensure|make\s+sure",
+    )
+    .unwrap()
+});
 
 /// The requirement sentences in `text`, trimmed, in order.
 pub fn requirements(text: &str) -> Vec<&str> {
@@ -56,10 +61,18 @@ pub fn is_requirement(sentence: &str) -> bool {
         .split(|c: char| !c.is_alphanumeric() && c != '\'' && c != '’')
         .filter(|w| !w.is_empty())
         .collect();
+    // Words that open an imperative sentence (`Never log tokens`, `Remember: …`).
+    let lead = words
+        .iter()
+        .position(|w| !matches!(*w, "and" | "but" | "so" | "please" | "also" | "then"))
+        .unwrap_or(0);
     words.iter().enumerate().any(|(i, w)| match *w {
-        "must" | "never" | "always" | "should" | "shouldn't" | "mustn't" => true,
-        "don't" | "don’t" => true,
-        "do" => words.get(i + 1) == Some(&"not"),
+        "must" | "should" | "shouldn't" | "mustn't" | "required" => true,
+        "never" | "always" | "remember" | "ensure" => i == lead,
+        "make" => i == lead && words.get(i + 1) == Some(&"sure"),
+        "allowed" => i > 0 && words[i - 1] == "not",
+        "don't" | "don’t" => i == 0 || words[i - 1] != "i",
+        "do" => words.get(i + 1) == Some(&"not") && (i == 0 || words[i - 1] != "i"),
         _ => false,
     })
 }
@@ -84,6 +97,17 @@ mod tests {
     fn questions_and_plain_text_are_not() {
         assert!(requirements("Should I use floats? It works now. I do nothing.").is_empty());
         assert!(requirements("").is_empty());
+    }
+
+    #[test]
+    fn descriptions_are_not_requirements() {
+        assert!(!is_requirement("lol yes, that CI runner is always slow"));
+        assert!(!is_requirement("I don't know why"));
+        assert!(is_requirement(
+            "Remember: the order is part of the contract"
+        ));
+        assert!(is_requirement("Please never push to main"));
+        assert!(is_requirement("dateutil is not allowed"));
     }
 
     #[test]

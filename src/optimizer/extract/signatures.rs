@@ -14,6 +14,10 @@ static GO: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^(panic|fatal error):
 static GENERIC: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^(?:npm ERR!|ERROR|FATAL|Fatal|fatal)[:!]?\s+(.+)$").unwrap());
 
+static LOG_LEVEL: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?:^|[\s\[|])(ERROR|FATAL|CRITICAL|SEVERE)(?:\]|:)?\s+(.+)$").unwrap()
+});
+
 /// An error named in text.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Signature {
@@ -83,6 +87,15 @@ pub fn signature(line: &str) -> Option<Signature> {
             return Some(sig(kind, &c[1]));
         }
     }
+    if line.contains("ERROR")
+        || line.contains("FATAL")
+        || line.contains("CRITICAL")
+        || line.contains("SEVERE")
+    {
+        if let Some(c) = LOG_LEVEL.captures(line) {
+            return Some(sig(&c[1], &c[2]));
+        }
+    }
     if line.contains("Error")
         || line.contains("Exception")
         || line.contains("Panic")
@@ -126,6 +139,15 @@ mod tests {
                 "npm: code ELIFECYCLE",
             ]
         );
+    }
+
+    #[test]
+    fn log_lines_at_error_level_are_signatures() {
+        assert_eq!(
+            keys("2026-03-12 06:59:01.123 ERROR [worker-3] c.a.Job - Settlement failed for batch 7781"),
+            vec!["ERROR: [worker-0] c.a.Job - Settlement failed for batch 0"]
+        );
+        assert!(keys("2026-03-12 INFO all fine, no ERRORS").is_empty());
     }
 
     #[test]

@@ -16,9 +16,9 @@ const STOP_WORDS: &[&str] = &[
 /// Calls `f` with every term of `text` (lowercased, stop words removed), in order.
 pub fn for_each_term(text: &str, mut f: impl FnMut(&str)) {
     let mut buf = String::new();
-    for word in text.split(|c: char| !c.is_alphanumeric()) {
+    let mut emit = |word: &str, f: &mut dyn FnMut(&str)| {
         if word.len() < 3 {
-            continue;
+            return;
         }
         buf.clear();
         if word.is_ascii() {
@@ -29,6 +29,28 @@ pub fn for_each_term(text: &str, mut f: impl FnMut(&str)) {
         }
         if buf.chars().count() >= 3 && STOP_WORDS.binary_search(&buf.as_str()).is_err() {
             f(stem(&buf));
+        }
+    };
+    for word in text.split(|c: char| !c.is_alphanumeric()) {
+        emit(word, &mut f);
+        // `TestRenderManifest` also gives `test`, `render`, `manifest`.
+        let b = word.as_bytes();
+        if word.is_ascii()
+            && b.windows(2)
+                .any(|w| w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase())
+        {
+            let mut start = 0;
+            for i in 1..b.len() {
+                let hump = b[i].is_ascii_uppercase()
+                    && (b[i - 1].is_ascii_lowercase()
+                        || b.get(i + 1).is_some_and(|n| n.is_ascii_lowercase())
+                            && b[i - 1].is_ascii_uppercase());
+                if hump {
+                    emit(&word[start..i], &mut f);
+                    start = i;
+                }
+            }
+            emit(&word[start..], &mut f);
         }
     }
 }
@@ -65,6 +87,23 @@ mod tests {
     }
 
     #[test]
+    fn camel_case_gives_its_parts_too() {
+        let set = term_set("TestRenderManifest parseHTTPHeader");
+        for t in [
+            "testrendermanifest",
+            "test",
+            "render",
+            "manifest",
+            "parsehttpheader",
+            "parse",
+            "http",
+            "header",
+        ] {
+            assert!(set.contains(t), "{t} in {set:?}");
+        }
+    }
+
+    #[test]
     fn stems_match_inflections() {
         assert_eq!(stem("totals"), "total");
         assert_eq!(stem("rounding"), "round");
@@ -78,7 +117,18 @@ mod tests {
     fn terms_are_lowercase_and_filtered() {
         let set = term_set("Fix the Billing rounding in computeTotal, please. Ünïcode ok");
         let got: Vec<&str> = set.iter().map(String::as_str).collect();
-        assert_eq!(got, vec!["bill", "computetotal", "fix", "round", "ünïcode"]);
+        assert_eq!(
+            got,
+            vec![
+                "bill",
+                "compute",
+                "computetotal",
+                "fix",
+                "round",
+                "total",
+                "ünïcode"
+            ]
+        );
         assert!(term_set("").is_empty());
     }
 }
