@@ -75,10 +75,13 @@ fn main() -> Result<()> {
     }
 
     println!("\n## Throughput: relaying large results (minimal Rust responder)\n");
-    println!("| result size | calls | direct MB/s | proxied MB/s | ratio |");
-    println!("| ---: | ---: | ---: | ---: | ---: |");
-    bench.throughput(MB, 64)?;
-    bench.throughput(16 * MB, 8)?;
+    println!("| result size | proxy options | calls | direct MB/s | proxied MB/s | ratio |");
+    println!("| ---: | --- | ---: | ---: | ---: | ---: |");
+    bench.throughput(MB, 64, &[])?;
+    bench.throughput(16 * MB, 8, &[])?;
+    // The same relay without the tap's work, to tell relay cost from accounting cost.
+    bench.throughput(16 * MB, 8, &["--tokenizer", "chars/4"])?;
+    bench.throughput(16 * MB, 8, &["--no-log"])?;
 
     println!("\n## Memory of the proxy process\n");
     bench.memory(64 * MB)?;
@@ -109,7 +112,7 @@ impl Session {
             .env(ROLE_VAR, "responder")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(Stdio::inherit())
             .spawn()
             .with_context(|| format!("start {command:?}"))?;
         let stdin = BufWriter::new(child.stdin.take().context("stdin")?);
@@ -185,13 +188,15 @@ struct Bench<'a> {
 }
 
 impl Bench<'_> {
-    /// `ctxopt-proxy --log <tmp>/<name>.jsonl [OPTIONS] -- <server>`.
+    /// `ctxopt-proxy --log <tmp>/<name>.jsonl [OPTIONS] -- <server>` (no `--log` with `--no-log`).
     fn proxied(&self, name: &str, options: &[&str], server: &[OsString]) -> Vec<OsString> {
-        let mut command: Vec<OsString> = vec![
-            env!("CARGO_BIN_EXE_ctxopt-proxy").into(),
-            "--log".into(),
-            self.tmp.join(format!("{name}.jsonl")).into(),
-        ];
+        let mut command: Vec<OsString> = vec![env!("CARGO_BIN_EXE_ctxopt-proxy").into()];
+        if !options.contains(&"--no-log") {
+            command.extend([
+                "--log".into(),
+                self.tmp.join(format!("{name}.jsonl")).into(),
+            ]);
+        }
         command.extend(options.iter().map(OsString::from));
         command.push("--".into());
         command.extend(server.iter().cloned());
@@ -248,11 +253,11 @@ impl Bench<'_> {
         Ok(())
     }
 
-    fn throughput(&self, size: usize, calls: usize) -> Result<()> {
+    fn throughput(&self, size: usize, calls: usize, options: &[&str]) -> Result<()> {
         let server = rust_responder_command()?;
         let mut direct = Session::spawn(&server)?;
         let mut proxied =
-            Session::spawn(&self.proxied(&format!("throughput-{size}"), &[], &server))?;
+            Session::spawn(&self.proxied(&format!("throughput-{size}"), options, &server))?;
         let args = format!(r#"{{"bytes":{size}}}"#);
         let mut elapsed = [Duration::ZERO; 2];
         let mut bytes = [0usize; 2];
@@ -266,8 +271,12 @@ impl Bench<'_> {
         direct.finish()?;
         proxied.finish()?;
         let rate = |i: usize| bytes[i] as f64 / MB as f64 / elapsed[i].as_secs_f64();
+        let proxy = match options {
+            [] => "default".to_string(),
+            _ => format!("`{}`", options.join(" ")),
+        };
         println!(
-            "| {} MB | {calls} | {:.0} | {:.0} | {:.3} |",
+            "| {} MB | {proxy} | {calls} | {:.0} | {:.0} | {:.3} |",
             size / MB,
             rate(0),
             rate(1),
