@@ -13,6 +13,8 @@
 //! - `drain`: read stdin to end of input, discarding it.
 //! - `sleep-ms:N`: sleep.
 //! - `stderr:TEXT`: write TEXT and a newline to stderr.
+//! - `sleeper:null` / `sleeper:inherit`: start `sleep 1000` in the background with its
+//!   stdout on /dev/null or on ours, and write its pid like `pid` does.
 //! - `pid`: write `{"jsonrpc":"2.0","method":"fixture/pid","params":{"pid":N}}\n`.
 //! - `ignore:SIG`: ignore a signal (by number).
 //! - `hang`: sleep until killed.
@@ -77,6 +79,14 @@ fn respond(script: &Script, out: &mut impl Write) -> io::Result<()> {
     }
 }
 
+fn write_pid(out: &mut impl Write, pid: u32) -> io::Result<()> {
+    let line = format!(
+        "{{\"jsonrpc\":\"2.0\",\"method\":\"fixture/pid\",\"params\":{{\"pid\":{pid}}}}}\n"
+    );
+    out.write_all(line.as_bytes())?;
+    out.flush()
+}
+
 fn step(script: &mut Script, arg: &str, out: &mut impl Write) -> io::Result<()> {
     let (name, value) = arg.split_once(':').unwrap_or((arg, ""));
     let number = || value.parse::<u64>().unwrap_or(0);
@@ -105,12 +115,19 @@ fn step(script: &mut Script, arg: &str, out: &mut impl Write) -> io::Result<()> 
         }
         "sleep-ms" => std::thread::sleep(Duration::from_millis(number())),
         "stderr" => eprintln!("{value}"),
-        "pid" => {
-            let line = format!(
-                "{{\"jsonrpc\":\"2.0\",\"method\":\"fixture/pid\",\"params\":{{\"pid\":{}}}}}\n",
-                std::process::id()
-            );
-            write_chunked(out, line.as_bytes(), script.chunk)?;
+        "pid" => write_pid(out, std::process::id())?,
+        "sleeper" => {
+            let stdout = if value == "inherit" {
+                std::process::Stdio::inherit()
+            } else {
+                std::process::Stdio::null()
+            };
+            let sleeper = std::process::Command::new("sleep")
+                .arg("1000")
+                .stdin(std::process::Stdio::null())
+                .stdout(stdout)
+                .spawn()?;
+            write_pid(out, sleeper.id())?;
         }
         "ignore" => {
             // SAFETY: setting a signal's disposition to SIG_IGN has no preconditions.

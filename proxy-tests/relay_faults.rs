@@ -192,9 +192,7 @@ fn hanging_server(steps: &[&str], grace: &str) -> (std::process::Child, u32, Pro
     all.extend(["pid", "hang"]);
     let cmd = ProxyCmd::fixture(&all).option(&["--grace-period", grace]);
     let mut child = cmd.spawn();
-    let line = read_line(child.stdout.as_mut().unwrap());
-    let msg: serde_json::Value = serde_json::from_slice(&line).expect("pid line");
-    let pid = msg["params"]["pid"].as_u64().expect("pid") as u32;
+    let pid = pid_in(&read_line(child.stdout.as_mut().unwrap()));
     (child, pid, cmd)
 }
 
@@ -230,6 +228,45 @@ fn a_killed_proxy_leaves_no_orphan() {
     assert!(
         wait_gone(server, Duration::from_secs(5)),
         "server {server} outlived the proxy"
+    );
+}
+
+fn pid_in(line: &[u8]) -> u32 {
+    let msg: serde_json::Value = serde_json::from_slice(line).expect("pid line");
+    msg["params"]["pid"].as_u64().expect("pid") as u32
+}
+
+#[test]
+fn what_the_server_leaves_in_its_group_is_terminated_when_it_exits() {
+    let run = ProxyCmd::fixture(&["sleeper:null", "exit:0"]).run(b"");
+    assert!(run.status.success());
+    let sleeper = pid_in(&run.stdout);
+    assert!(
+        wait_gone(sleeper, Duration::from_secs(5)),
+        "sleeper {sleeper} orphaned"
+    );
+    assert!(read_log(&run.log).trailer.errors.is_empty());
+}
+
+#[test]
+fn a_straggler_holding_the_servers_stdout_is_killed_after_the_drain_period() {
+    let run = ProxyCmd::fixture(&["ignore:15", "sleeper:inherit", "exit:0"])
+        .option(&["--grace-period", "0.2"])
+        .run(b"");
+    assert!(run.status.success());
+    let sleeper = pid_in(&run.stdout);
+    assert!(
+        wait_gone(sleeper, Duration::from_secs(5)),
+        "sleeper {sleeper} orphaned"
+    );
+    let log = read_log(&run.log);
+    assert!(
+        log.trailer
+            .errors
+            .iter()
+            .any(|e| e.contains("stdout stayed open")),
+        "{:?}",
+        log.trailer.errors
     );
 }
 

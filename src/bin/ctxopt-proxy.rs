@@ -32,11 +32,20 @@ struct Args {
     #[arg(long, default_value = "o200k_base")]
     tokenizer: Tokenizer,
     /// Seconds a server may take to exit after a forwarded signal before it is killed.
-    #[arg(long, value_name = "SECS", default_value_t = 5.0)]
-    grace_period: f64,
+    #[arg(long, value_name = "SECS", default_value = "5", value_parser = parse_seconds)]
+    grace_period: Duration,
     /// The server's command and arguments (after `--`).
     #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
     command: Vec<OsString>,
+}
+
+/// Seconds (fractions allowed) between 0 and one day.
+fn parse_seconds(text: &str) -> Result<Duration, String> {
+    let secs: f64 = text.parse().map_err(|e| format!("{e}"))?;
+    if !(0.0..=86_400.0).contains(&secs) {
+        return Err("expected seconds between 0 and 86400".into());
+    }
+    Ok(Duration::from_secs_f64(secs))
 }
 
 fn main() -> ExitCode {
@@ -54,7 +63,7 @@ fn main() -> ExitCode {
         command: args.command,
         log,
         tokenizer: args.tokenizer,
-        grace: Duration::from_secs_f64(args.grace_period.max(0.0)),
+        grace: args.grace_period,
     };
     match relay::run(config) {
         Ok(code) => ExitCode::from(code),

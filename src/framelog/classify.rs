@@ -3,7 +3,7 @@
 
 use std::ops::Range;
 
-use super::json_scan::{as_str, elements, is_valid, member, root};
+use super::json_scan::{as_str, elements, find, is_valid, member, object_members, root, Member};
 use super::record::FrameKind;
 
 /// The `_meta` key that carries the protocol revision per request (stateless 2026-07-28).
@@ -65,18 +65,17 @@ pub fn classify(text: &str) -> Shape {
     }
 }
 
-fn string_at(text: &str, obj: &Range<usize>, path: &[&str]) -> Option<String> {
-    let mut span = obj.clone();
-    for name in path {
-        span = member(text, span, name)?;
-    }
-    as_str(text, span).map(|s| s.into_owned())
+fn string_in(text: &str, members: &[Member], name: &str) -> Option<String> {
+    find(text, members, name).and_then(|r| as_str(text, r).map(|s| s.into_owned()))
 }
 
 fn message(text: &str, span: Range<usize>) -> Message {
-    let get = |name| member(text, span.clone(), name);
+    // Each lookup below scans only what it must: a frame may be tens of megabytes.
+    let top = object_members(text, span.clone());
+    let get = |name| find(text, &top, name);
     let id = get("id").map(|r| text[r].to_string());
     let method = get("method").and_then(|r| as_str(text, r).map(|s| s.into_owned()));
+    let params = get("params");
     let result = get("result");
     let error = get("error");
     let kind = match (&method, &id, &result, &error) {
@@ -86,25 +85,23 @@ fn message(text: &str, span: Range<usize>) -> Message {
         (None, Some(_), Some(_), None) => FrameKind::Response,
         _ => FrameKind::Unparseable,
     };
+    let params_members = params.map(|p| object_members(text, p)).unwrap_or_default();
     let tool = (method.as_deref() == Some("tools/call"))
-        .then(|| string_at(text, &span, &["params", "name"]))
+        .then(|| string_in(text, &params_members, "name"))
         .flatten();
     let request_protocol = if method.as_deref() == Some("initialize") {
-        string_at(text, &span, &["params", "protocolVersion"])
+        string_in(text, &params_members, "protocolVersion")
     } else {
-        string_at(text, &span, &["params", "_meta", PROTOCOL_META_KEY])
+        find(text, &params_members, "_meta")
+            .and_then(|m| string_in(text, &object_members(text, m), PROTOCOL_META_KEY))
     };
-    let result_protocol = result
-        .clone()
-        .and_then(|r| member(text, r, "protocolVersion"))
-        .and_then(|r| as_str(text, r).map(|s| s.into_owned()));
-    let result_is_error = result
-        .and_then(|r| member(text, r, "isError"))
-        .and_then(|r| match &text[r] {
-            "true" => Some(true),
-            "false" => Some(false),
-            _ => None,
-        });
+    let result_members = result.map(|r| object_members(text, r)).unwrap_or_default();
+    let result_protocol = string_in(text, &result_members, "protocolVersion");
+    let result_is_error = find(text, &result_members, "isError").and_then(|r| match &text[r] {
+        "true" => Some(true),
+        "false" => Some(false),
+        _ => None,
+    });
     let error_code = error
         .and_then(|r| member(text, r, "code"))
         .and_then(|r| text[r].parse::<i64>().ok());

@@ -56,12 +56,14 @@ pub fn value_end(b: &[u8], i: usize) -> usize {
 /// The end (exclusive, after the closing quote) of the string starting at `i`.
 fn string_end(b: &[u8], i: usize) -> usize {
     let mut j = i + 1;
-    while j < b.len() {
-        match b[j] {
-            b'\\' => j += 2,
-            b'"' => return j + 1,
-            _ => j += 1,
+    while let Some(k) = b
+        .get(j..)
+        .and_then(|rest| memchr::memchr2(b'"', b'\\', rest))
+    {
+        if b[j + k] == b'"' {
+            return j + k + 1;
         }
+        j += k + 2;
     }
     b.len()
 }
@@ -135,15 +137,27 @@ pub fn string_value(text: &str, span: Range<usize>) -> Cow<'_, str> {
     }
 }
 
-/// The value of member `name` of the object spanning `obj`, if `obj` is an object and has it.
-pub fn member(text: &str, obj: Range<usize>, name: &str) -> Option<Range<usize>> {
-    if text.as_bytes().get(obj.start) != Some(&b'{') {
-        return None;
+/// The members of `value` when it is an object (else none).
+pub fn object_members(text: &str, value: Range<usize>) -> Vec<Member> {
+    if text.as_bytes().get(value.start) == Some(&b'{') {
+        members(text, value)
+    } else {
+        Vec::new()
     }
-    members(text, obj)
-        .into_iter()
+}
+
+/// The value of the first member called `name` among `members`.
+pub fn find(text: &str, members: &[Member], name: &str) -> Option<Range<usize>> {
+    members
+        .iter()
         .find(|m| string_value(text, m.key.clone()) == name)
-        .map(|m| m.value)
+        .map(|m| m.value.clone())
+}
+
+/// The value of member `name` of the object spanning `obj`, if `obj` is an object and has it.
+/// Scans the whole object: look up several members with [`object_members`] and [`find`].
+pub fn member(text: &str, obj: Range<usize>, name: &str) -> Option<Range<usize>> {
+    find(text, &object_members(text, obj), name)
 }
 
 /// The decoded string at `span`, if the value there is a string.
@@ -171,6 +185,16 @@ mod tests {
         let els = elements(text, ms[0].value.clone());
         assert_eq!(&text[els[1].clone()], r#"{"b":"x\"}"}"#);
         assert_eq!(&text[member(text, r, "cd").unwrap()], "null");
+    }
+
+    #[test]
+    fn escaped_backslashes_before_quotes() {
+        let text = r#"{"k":"a\\","z":"\\\"","y":1}"#;
+        assert!(is_valid(text));
+        let ms = members(text, root(text));
+        assert_eq!(&text[ms[0].value.clone()], r#""a\\""#);
+        assert_eq!(&text[ms[1].value.clone()], r#""\\\"""#);
+        assert_eq!(&text[ms[2].value.clone()], "1");
     }
 
     #[test]

@@ -3,7 +3,9 @@
 //! The server runs in its own process group, so a terminal's Ctrl-C reaches only the proxy,
 //! which forwards it once to the whole group (an `npx` wrapper and the `node` it starts).
 //! On Linux the server also gets `SIGKILL` when the proxy dies without cleaning up
-//! (`PR_SET_PDEATHSIG`), so even a killed proxy leaves no orphan.
+//! (`PR_SET_PDEATHSIG`), so even a killed proxy leaves no orphaned server. When the server
+//! exits, whatever it left running in its group gets `SIGTERM`, and `SIGKILL` if it still
+//! holds the server's stdout open after the drain period.
 
 use std::ffi::OsString;
 use std::io;
@@ -87,7 +89,7 @@ fn arm_death_signal(_proxy: libc::pid_t) -> io::Result<()> {
     Ok(())
 }
 
-/// Sends `sig` to the server's process group.
+/// Sends `sig` to the server's process group (nothing happens when the group is empty).
 pub fn signal_group(pid: u32, sig: libc::c_int) {
     // SAFETY: kill has no memory-safety preconditions.
     unsafe {

@@ -14,7 +14,10 @@ pub const READ_CHUNK: usize = 64 * 1024;
 pub struct LineReader<R> {
     inner: R,
     chunk: Box<[u8]>,
+    /// Bytes read and not yet returned start at `start`.
     buf: Vec<u8>,
+    start: usize,
+    /// `buf[start..scanned]` holds no `\n`.
     scanned: usize,
     eof: bool,
 }
@@ -26,6 +29,7 @@ impl<R: Read> LineReader<R> {
             inner,
             chunk: vec![0; READ_CHUNK].into_boxed_slice(),
             buf: Vec::new(),
+            start: 0,
             scanned: 0,
             eof: false,
         }
@@ -34,13 +38,20 @@ impl<R: Read> LineReader<R> {
     /// The next frame (line ending included), or `None` at end of stream.
     pub fn next_frame(&mut self) -> io::Result<Option<Vec<u8>>> {
         loop {
-            if let Some(pos) = self.buf[self.scanned..].iter().position(|&b| b == b'\n') {
+            if let Some(pos) = memchr::memchr(b'\n', &self.buf[self.scanned..]) {
                 let end = self.scanned + pos + 1;
                 return Ok(Some(self.take(end)));
             }
             self.scanned = self.buf.len();
             if self.eof {
-                return Ok((!self.buf.is_empty()).then(|| self.take(self.buf.len())));
+                let end = self.buf.len();
+                return Ok((end > self.start).then(|| self.take(end)));
+            }
+            // Only the unfinished frame stays; move it to the front before reading on.
+            if self.start > 0 {
+                self.buf.drain(..self.start);
+                self.scanned -= self.start;
+                self.start = 0;
             }
             match self.inner.read(&mut self.chunk) {
                 Ok(0) => self.eof = true,
@@ -51,19 +62,25 @@ impl<R: Read> LineReader<R> {
         }
     }
 
-    /// Removes and returns the first `end` bytes of the buffer.
+    /// Removes and returns `buf[start..end]`. A frame that spans the whole buffer from its
+    /// start and is larger than a read is handed over in place, not copied.
     fn take(&mut self, end: usize) -> Vec<u8> {
-        self.scanned = 0;
-        if end <= READ_CHUNK {
-            let frame = self.buf[..end].to_vec();
-            self.buf.drain(..end);
-            frame
-        } else {
+        if self.start == 0 && end > READ_CHUNK {
             let rest = self.buf[end..].to_vec();
             let mut frame = std::mem::replace(&mut self.buf, rest);
             frame.truncate(end);
-            frame
+            self.scanned = 0;
+            return frame;
         }
+        let frame = self.buf[self.start..end].to_vec();
+        self.start = end;
+        self.scanned = end;
+        if self.start == self.buf.len() {
+            self.buf.clear();
+            self.start = 0;
+            self.scanned = 0;
+        }
+        frame
     }
 }
 
@@ -113,6 +130,16 @@ mod tests {
         assert_eq!(got.len(), 2);
         assert_eq!(got[0].len(), 3 * READ_CHUNK + 18);
         assert_eq!(got[1], b"y\n");
+    }
+
+    #[test]
+    fn many_small_frames_in_one_read() {
+        let data: Vec<u8> = (0..5000)
+            .flat_map(|i| format!("{i}\n").into_bytes())
+            .collect();
+        let got = frames(&data, READ_CHUNK);
+        assert_eq!(got.len(), 5000);
+        assert_eq!(got.concat(), data);
     }
 
     #[test]

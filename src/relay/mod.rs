@@ -43,7 +43,7 @@ use outlet::Outlet;
 use pump::Pump;
 use signals::Signals;
 use stats::RelayStats;
-use tap::Tap;
+use tap::{Tap, TapSender};
 
 /// Where the frame log goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -84,7 +84,8 @@ pub enum RelayError {
 /// How often the supervisor re-checks the server when no signal arrives.
 const POLL: Duration = Duration::from_millis(200);
 
-/// How long to wait for the server's stdout to close after its process group was killed.
+/// How long to wait for the server's stdout to close after its process group was killed,
+/// and the least time to wait for it after the server exited.
 const LAST_DRAIN: Duration = Duration::from_secs(1);
 
 fn open_log(config: &ProxyConfig, started: SystemTime) -> LogWriter {
@@ -124,6 +125,9 @@ fn header(config: &ProxyConfig, started: SystemTime, server_pid: Option<u32>) ->
 /// Runs the proxy until the server has exited and its output is drained; returns the
 /// proxy's exit code (the server's code, 128 + its signal, or 127/126 when it could not be
 /// started).
+///
+/// Call it before the process starts any other thread: it blocks the signals it forwards,
+/// and only threads started afterwards inherit that.
 pub fn run(config: ProxyConfig) -> Result<u8, RelayError> {
     let signals = Signals::block()?;
     let started = SystemTime::now();
@@ -132,19 +136,7 @@ pub fn run(config: ProxyConfig) -> Result<u8, RelayError> {
         Ok(server) => server,
         Err(err) => {
             eprintln!("ctxopt-proxy: {err}");
-            writer.write(&LogLine::Header(header(&config, started, None)));
-            writer.write(&LogLine::Trailer(Trailer {
-                ts: rfc3339(SystemTime::now()),
-                exit: ExitStatus {
-                    code: None,
-                    signal: None,
-                },
-                frames_relayed: PerDirection::default(),
-                frames_logged: 0,
-                frames_unlogged: 0,
-                bytes: PerDirection::default(),
-                errors: vec![err.to_string()],
-            }));
+            log_start_failure(&mut writer, header(&config, started, None), &err);
             return Ok(err.exit_code());
         }
     };
@@ -157,9 +149,50 @@ pub fn run(config: ProxyConfig) -> Result<u8, RelayError> {
         stats.clone(),
     )?;
 
+    let drained = start_pumps(&mut server, tap_sender, &stats)?;
+    let status = supervise(&mut server, &signals, config.grace)?;
+    // Whatever the server left running in its group is an orphan now: ask it to go.
+    child::signal_group(pid, libc::SIGTERM);
+    let drain = config.grace.max(LAST_DRAIN);
+    if drained.recv_timeout(drain).is_err() {
+        stats.error(format!(
+            "the server's stdout stayed open {drain:?} after it exited; its process group was killed"
+        ));
+        child::signal_group(pid, libc::SIGKILL);
+        let _ = drained.recv_timeout(LAST_DRAIN);
+    }
+    let (exit, code) = child::exit_of(status);
+    tap.finish(exit);
+    Ok(code)
+}
+
+/// A log for a server that never started: its header, and a trailer naming the reason.
+fn log_start_failure(writer: &mut LogWriter, header: Header, err: &child::SpawnError) {
+    writer.write(&LogLine::Header(header));
+    writer.write(&LogLine::Trailer(Trailer {
+        ts: rfc3339(SystemTime::now()),
+        exit: ExitStatus {
+            code: None,
+            signal: None,
+        },
+        frames_relayed: PerDirection::default(),
+        frames_logged: 0,
+        frames_unlogged: 0,
+        bytes: PerDirection::default(),
+        errors: vec![err.to_string()],
+    }));
+}
+
+/// Starts the `c2s` and `s2c` threads; the receiver hears when the server's stdout is
+/// drained.
+fn start_pumps(
+    server: &mut Child,
+    tap: TapSender,
+    stats: &Arc<RelayStats>,
+) -> io::Result<mpsc::Receiver<()>> {
     let (server_in, server_out) = match (server.stdin.take(), server.stdout.take()) {
         (Some(i), Some(o)) => (i, o),
-        _ => return Err(io::Error::other("server pipes missing").into()),
+        _ => return Err(io::Error::other("server pipes missing")),
     };
     let client_in = File::from(io::stdin().as_fd().try_clone_to_owned()?);
     let client_out = File::from(io::stdout().as_fd().try_clone_to_owned()?);
@@ -168,14 +201,14 @@ pub fn run(config: ProxyConfig) -> Result<u8, RelayError> {
         dir: Direction::C2s,
         outlet: to_server.clone(),
         on_break_close: None,
-        tap: tap_sender.clone(),
+        tap: tap.clone(),
         stats: stats.clone(),
     };
     let s2c = Pump {
         dir: Direction::S2c,
         outlet: Arc::new(Outlet::new(client_out)),
         on_break_close: Some(to_server),
-        tap: tap_sender,
+        tap,
         stats: stats.clone(),
     };
     std::thread::Builder::new()
@@ -188,19 +221,7 @@ pub fn run(config: ProxyConfig) -> Result<u8, RelayError> {
             s2c.run(server_out);
             let _ = drained_tx.send(());
         })?;
-
-    let status = supervise(&mut server, &signals, config.grace)?;
-    if drained_rx.recv_timeout(config.grace).is_err() {
-        stats.error(format!(
-            "the server's stdout stayed open {:?} after it exited; its process group was killed",
-            config.grace
-        ));
-        child::signal_group(pid, libc::SIGKILL);
-        let _ = drained_rx.recv_timeout(LAST_DRAIN);
-    }
-    let (exit, code) = child::exit_of(status);
-    tap.finish(exit);
-    Ok(code)
+    Ok(drained_rx)
 }
 
 /// Waits for the server to exit, forwarding signals and killing it when it outlives the

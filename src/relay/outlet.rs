@@ -39,7 +39,13 @@ impl Outlet {
             return Ok(false);
         };
         match w.write_all(frame).and_then(|()| w.flush()) {
-            Ok(()) => Ok(true),
+            Ok(()) => {
+                // A close asked for while this write was under way.
+                if self.close_requested.load(Ordering::Relaxed) {
+                    *sink = None;
+                }
+                Ok(true)
+            }
             Err(err) => {
                 *sink = None;
                 Err(err)
