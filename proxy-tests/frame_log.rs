@@ -221,3 +221,89 @@ fn a_session_log_snapshot() {
         insta::assert_snapshot!(text);
     });
 }
+
+/// The real `tools/list` captures; the few that keep only the `result` member get a JSON-RPC
+/// envelope in front, nothing else changes.
+fn real_tools_lists() -> Vec<(String, Vec<u8>)> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/real-world/tier1-tools-list");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with("-wire.jsonl"))
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .enumerate()
+        .map(|(i, path)| {
+            let capture = std::fs::read(path).unwrap();
+            let parsed: serde_json::Value = serde_json::from_slice(&capture).unwrap();
+            if parsed.get("id").is_some() {
+                return (
+                    path.file_name().unwrap().to_string_lossy().into_owned(),
+                    capture,
+                );
+            }
+            let mut frame = format!("{{\"jsonrpc\":\"2.0\",\"id\":{i},").into_bytes();
+            frame.extend_from_slice(&capture[1..]);
+            (
+                path.file_name().unwrap().to_string_lossy().into_owned(),
+                frame,
+            )
+        })
+        .collect()
+}
+
+/// `_meta` removal done the obvious way, on a parsed tree, for cross-checking.
+fn drop_meta(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::Object(map) => {
+            map.shift_remove("_meta");
+            map.values_mut().for_each(drop_meta);
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(drop_meta),
+        _ => {}
+    }
+}
+
+#[test]
+fn real_tools_lists_relay_byte_exact_and_meta_tokens_match_a_tree_based_strip() {
+    let captures = real_tools_lists();
+    let scratch = tempfile::tempdir().unwrap();
+    let stream: Vec<u8> = captures.iter().flat_map(|(_, f)| f.clone()).collect();
+    let file = scratch.path().join("captures.jsonl");
+    std::fs::write(&file, &stream).unwrap();
+    let run =
+        ProxyCmd::fixture(&["chunk:1000".to_string(), format!("emit:{}", file.display())]).run(b"");
+    assert!(run.status.success(), "{}", run.stderr);
+    assert!(run.stdout == stream, "captures relayed byte-exact");
+
+    let log = read_log(&run.log);
+    assert_eq!(log.frames.len(), captures.len());
+    let o200k = ctxopt::tokenizer::Tokenizer::O200kBase;
+    let mut cross_checked_with_meta = 0;
+    for ((name, _), frame) in captures.iter().zip(&log.frames) {
+        let raw = frame.raw.as_deref().unwrap();
+        assert_eq!(frame.kind, FrameKind::Response, "{name}");
+        assert_eq!(frame.tokens, o200k.count(raw) as u64, "{name}");
+        let mut tree: serde_json::Value = serde_json::from_str(raw).unwrap();
+        if !raw.contains("\"_meta\"") {
+            assert_eq!(frame.meta_tokens, 0, "{name}");
+            continue;
+        }
+        // Compare only where re-serializing the tree reproduces the wire text exactly.
+        if serde_json::to_string(&tree).unwrap() != raw {
+            continue;
+        }
+        drop_meta(&mut tree);
+        let without = o200k.count(&serde_json::to_string(&tree).unwrap()) as u64;
+        assert_eq!(frame.meta_tokens, frame.tokens - without, "{name}");
+        assert!(frame.meta_tokens > 0, "{name}");
+        cross_checked_with_meta += 1;
+    }
+    assert!(
+        cross_checked_with_meta >= 3,
+        "{cross_checked_with_meta} captures with _meta checked"
+    );
+}

@@ -14,6 +14,7 @@ use ctxopt::tokenizer::Tokenizer;
 #[command(
     name = "ctxopt-proxy",
     version,
+    override_usage = "ctxopt-proxy [OPTIONS] -- <COMMAND> [ARGS]...",
     about = "Relay an MCP stdio server byte for byte and log every frame with its token cost",
     after_help = "Logs go to $XDG_STATE_HOME/ctxopt/logs (default ~/.local/state/ctxopt/logs), \
                   one file per run, mode 0600. They hold raw frames: treat them as secrets."

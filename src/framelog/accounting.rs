@@ -270,6 +270,29 @@ mod tests {
     }
 
     #[test]
+    fn accounting_is_deterministic() {
+        let t0 = Instant::now();
+        let frames = [
+            (Direction::C2s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"a\",\"_meta\":{\"k\":[1,2]}}}\n"),
+            (Direction::S2c, "[{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"_meta\":{\"x\":\"y\"}}}]\r\n"),
+            (Direction::S2c, "banner"),
+        ];
+        let render = || {
+            let mut acc = Accountant::new(Tokenizer::O200kBase);
+            frames
+                .iter()
+                .enumerate()
+                .map(|(i, (dir, text))| {
+                    let f = acc.frame(tap(*dir, text, t0 + Duration::from_micros(i as u64)));
+                    serde_json::to_string(&f).unwrap()
+                })
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        assert_eq!(render(), render());
+    }
+
+    #[test]
     fn invalid_utf8_is_kept_as_base64() {
         let mut acc = Accountant::new(Tokenizer::CharsDiv4);
         let f = acc.frame(Tapped {
