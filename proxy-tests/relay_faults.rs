@@ -421,3 +421,36 @@ fn the_default_log_goes_to_the_state_directory() {
     assert_eq!(mode, 0o700);
     read_log(&dir.join(name));
 }
+
+#[test]
+fn a_nonblocking_stdout_from_the_client_is_waited_on_not_dropped() {
+    use std::io::Read;
+    use std::os::fd::AsRawFd;
+    let (mut reader, writer) = std::io::pipe().unwrap();
+    // SAFETY: fcntl on a descriptor we own.
+    unsafe {
+        let fd = writer.as_raw_fd();
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        assert_eq!(libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK), 0);
+    }
+    let scratch = tempfile::tempdir().unwrap();
+    let log_path = scratch.path().join("frames.jsonl");
+    let mut child = std::process::Command::new(crate::support::proxy::PROXY)
+        .arg("--log")
+        .arg(&log_path)
+        .args(["--tokenizer", "chars/4", "--"])
+        .arg(crate::support::proxy::fixture_server())
+        .arg("big:1:4194304")
+        .stdin(std::process::Stdio::null())
+        .stdout(writer)
+        .spawn()
+        .unwrap();
+    // Read late, so the proxy's writes meet a full pipe first.
+    std::thread::sleep(Duration::from_millis(300));
+    let mut got = Vec::new();
+    reader.read_to_end(&mut got).unwrap();
+    assert!(child.wait().unwrap().success());
+    assert!(got == big_response(1, 4194304), "relayed byte-exact");
+    let log = read_log(&log_path);
+    assert!(log.trailer.errors.is_empty(), "{:?}", log.trailer.errors);
+}

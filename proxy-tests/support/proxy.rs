@@ -19,20 +19,33 @@ pub const WATCHDOG: Duration = Duration::from_secs(120);
 pub fn fixture_server() -> &'static Path {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
     PATH.get_or_init(|| {
+        // target/<profile>/deps/proxy_tests-… → target/<profile>/examples/fixture-server
+        let exe = std::env::current_exe().expect("test binary path");
+        let profile_dir = exe
+            .parent()
+            .and_then(Path::parent)
+            .expect("target profile directory");
+        let target_dir = profile_dir.parent().expect("target directory");
+        let profile = match profile_dir.file_name().and_then(|n| n.to_str()) {
+            Some("debug") | None => "dev",
+            Some(name) => name,
+        };
         let status = Command::new(env!("CARGO"))
-            .args(["build", "--quiet", "--example", "fixture-server"])
+            .args([
+                "build",
+                "--quiet",
+                "--example",
+                "fixture-server",
+                "--profile",
+                profile,
+            ])
+            .arg("--target-dir")
+            .arg(target_dir)
             .current_dir(env!("CARGO_MANIFEST_DIR"))
             .status()
             .expect("run cargo to build the fixture server");
         assert!(status.success(), "building the fixture server failed");
-        let exe = std::env::current_exe().expect("test binary path");
-        // target/<profile>/deps/proxy_tests-… → target/<profile>/examples/fixture-server
-        let path = exe
-            .parent()
-            .and_then(Path::parent)
-            .expect("target directory")
-            .join("examples")
-            .join("fixture-server");
+        let path = profile_dir.join("examples").join("fixture-server");
         assert!(path.exists(), "no fixture server at {}", path.display());
         path
     })

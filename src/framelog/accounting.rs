@@ -109,7 +109,7 @@ impl Accountant {
                         }
                         out.method = Some(req.method);
                         out.tool = req.tool;
-                        out.protocol = req.protocol;
+                        out.protocol = req.protocol.or_else(|| self.pairing.current());
                     }
                     None => out.protocol = self.pairing.current(),
                 }

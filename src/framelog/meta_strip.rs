@@ -115,4 +115,79 @@ mod tests {
             assert!(crate::framelog::json_scan::is_valid(&got));
         }
     }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+        use serde_json::Value;
+
+        fn json() -> impl Strategy<Value = Value> {
+            let leaf = prop_oneof![
+                Just(Value::Null),
+                any::<bool>().prop_map(Value::Bool),
+                any::<i64>().prop_map(Value::from),
+                "[a-z\"\\\\é ]{0,6}".prop_map(Value::String),
+            ];
+            leaf.prop_recursive(4, 48, 6, |inner| {
+                prop_oneof![
+                    prop::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
+                    prop::collection::vec(
+                        (
+                            prop::sample::select(vec!["_meta", "a", "b", "_metas", "meta"]),
+                            inner
+                        ),
+                        0..5
+                    )
+                    .prop_map(|members| Value::Object(
+                        members
+                            .into_iter()
+                            .map(|(k, v)| (k.to_string(), v))
+                            .collect()
+                    )),
+                ]
+            })
+        }
+
+        fn drop_meta(value: &mut Value) {
+            match value {
+                Value::Object(map) => {
+                    map.shift_remove("_meta");
+                    map.values_mut().for_each(drop_meta);
+                }
+                Value::Array(items) => items.iter_mut().for_each(drop_meta),
+                _ => {}
+            }
+        }
+
+        proptest! {
+            #[test]
+            fn span_strip_equals_tree_strip(value in json(), pretty in any::<bool>()) {
+                let text = if pretty {
+                    serde_json::to_string_pretty(&value).unwrap()
+                } else {
+                    serde_json::to_string(&value).unwrap()
+                };
+                crate::framelog::classify::classify(&text);
+                let mut expected = value.clone();
+                drop_meta(&mut expected);
+                match strip(&text) {
+                    None => prop_assert_eq!(&expected, &value),
+                    Some(stripped) => {
+                        let reparsed: Value = serde_json::from_str(&stripped).unwrap();
+                        prop_assert_eq!(&reparsed, &expected);
+                        if !pretty {
+                            prop_assert_eq!(stripped, serde_json::to_string(&expected).unwrap());
+                        }
+                    }
+                }
+            }
+
+            #[test]
+            fn classify_never_panics_on_bytes(bytes in prop::collection::vec(any::<u8>(), 0..64)) {
+                if let Ok(text) = std::str::from_utf8(&bytes) {
+                    crate::framelog::classify::classify(text);
+                }
+            }
+        }
+    }
 }

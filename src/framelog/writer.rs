@@ -45,6 +45,7 @@ pub struct LogWriter {
     path: PathBuf,
     out: Option<BufWriter<File>>,
     written_frames: u64,
+    buffered_frames: u64,
     errors: Vec<String>,
 }
 
@@ -61,6 +62,7 @@ impl LogWriter {
             path: path.to_path_buf(),
             out: None,
             written_frames: 0,
+            buffered_frames: 0,
             errors: Vec::new(),
         };
         match opened {
@@ -76,6 +78,7 @@ impl LogWriter {
             path: PathBuf::new(),
             out: None,
             written_frames: 0,
+            buffered_frames: 0,
             errors: Vec::new(),
         }
     }
@@ -97,21 +100,27 @@ impl LogWriter {
         }
         self.errors.push(line);
         self.out = None;
+        self.buffered_frames = 0;
     }
 
-    /// Writes one line and flushes it; returns whether it reached the file.
+    /// Writes one line into the buffer (headers and trailers are flushed at once; call
+    /// [`LogWriter::flush`] for frames); returns whether it was accepted.
     pub fn write(&mut self, line: &LogLine) -> bool {
         let Some(out) = self.out.as_mut() else {
             return false;
         };
+        let flush = !matches!(line, LogLine::Frame(_));
         let result = serde_json::to_writer(&mut *out, line)
             .map_err(io::Error::from)
             .and_then(|()| out.write_all(b"\n"))
-            .and_then(|()| out.flush());
+            .and_then(|()| if flush { out.flush() } else { Ok(()) });
         match result {
             Ok(()) => {
-                if matches!(line, LogLine::Frame(_)) {
-                    self.written_frames += 1;
+                if flush {
+                    self.written_frames += self.buffered_frames;
+                    self.buffered_frames = 0;
+                } else {
+                    self.buffered_frames += 1;
                 }
                 true
             }
@@ -122,7 +131,19 @@ impl LogWriter {
         }
     }
 
-    /// Frame lines written so far.
+    /// Pushes buffered lines to the file.
+    pub fn flush(&mut self) {
+        match self.out.as_mut().map(|out| out.flush()) {
+            Some(Ok(())) => {
+                self.written_frames += self.buffered_frames;
+                self.buffered_frames = 0;
+            }
+            Some(Err(err)) => self.fail("cannot write", &err),
+            None => {}
+        }
+    }
+
+    /// Frame lines that reached the file so far (buffered ones count after a flush).
     pub fn written_frames(&self) -> u64 {
         self.written_frames
     }

@@ -6,6 +6,7 @@
 //! - [`pump`]: one direction's loop: read a frame, write it on, count it, tap it.
 //! - [`outlet`]: the writable end of a direction, closable from the other direction.
 //! - [`tap`]: the never-blocking hand-off to the accounting thread that writes the log.
+//! - [`blocking`]: reads and writes that wait on a non-blocking descriptor.
 //! - [`child`]: starting the server in its own process group, and its exit status.
 //! - [`signals`]: `SIGINT`/`SIGTERM`/`SIGHUP`/`SIGCHLD` collected synchronously.
 //! - [`stats`]: per-direction counters for the trailer.
@@ -16,6 +17,7 @@
 //! supervises it (signals, exit, grace period). `c2s` and `s2c` each run a [`pump::Pump`];
 //! the `tap` thread does all parsing, counting and log writing.
 
+pub mod blocking;
 pub mod child;
 pub mod line_reader;
 pub mod outlet;
@@ -39,6 +41,7 @@ use crate::framelog::writer::{create_log_dir, default_log_dir, default_log_name,
 use crate::framelog::FORMAT_VERSION;
 use crate::framelog::{Direction, ExitStatus, Header, LogLine, PerDirection, Trailer};
 use crate::tokenizer::Tokenizer;
+use blocking::Blocking;
 use outlet::Outlet;
 use pump::Pump;
 use signals::Signals;
@@ -196,7 +199,7 @@ fn start_pumps(
     };
     let client_in = File::from(io::stdin().as_fd().try_clone_to_owned()?);
     let client_out = File::from(io::stdout().as_fd().try_clone_to_owned()?);
-    let to_server = Arc::new(Outlet::new(server_in));
+    let to_server = Arc::new(Outlet::new(Blocking(server_in)));
     let c2s = Pump {
         dir: Direction::C2s,
         outlet: to_server.clone(),
@@ -206,19 +209,19 @@ fn start_pumps(
     };
     let s2c = Pump {
         dir: Direction::S2c,
-        outlet: Arc::new(Outlet::new(client_out)),
+        outlet: Arc::new(Outlet::new(Blocking(client_out))),
         on_break_close: Some(to_server),
         tap,
         stats: stats.clone(),
     };
     std::thread::Builder::new()
         .name("c2s".into())
-        .spawn(move || c2s.run(client_in))?;
+        .spawn(move || c2s.run(Blocking(client_in)))?;
     let (drained_tx, drained_rx) = mpsc::channel::<()>();
     std::thread::Builder::new()
         .name("s2c".into())
         .spawn(move || {
-            s2c.run(server_out);
+            s2c.run(Blocking(server_out));
             let _ = drained_tx.send(());
         })?;
     Ok(drained_rx)

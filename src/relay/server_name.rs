@@ -1,8 +1,8 @@
 //! A short, file-name-safe name for the wrapped server, derived from its argv when the user
 //! gives none: the package a runner starts (`npx -y @scope/server-x` → `server-x`,
 //! `uvx mcp-server-git` → `mcp-server-git`, `python -m pkg.server` → `pkg.server`), the
-//! script an interpreter runs (`node dist/index.js` → `index`), else the command's
-//! basename.
+//! script an interpreter runs (`node weather.mjs` → `weather`; for a generic `index.js`
+//! the package directory above its build directory), else the command's basename.
 
 use std::ffi::OsString;
 use std::path::Path;
@@ -65,22 +65,44 @@ fn target_of(args: &[String]) -> Option<String> {
     None
 }
 
-/// `@scope/name@1.2` → `name`; `dist/index.js` → `index`.
+/// File stems too generic to name a server; the directory above names it instead.
+const GENERIC_STEMS: &[&str] = &["index", "main", "cli", "server", "__main__", "app"];
+
+/// Build-output directories skipped on the way up from a generic script.
+const BUILD_DIRS: &[&str] = &["dist", "build", "lib", "src", "bin", "out", "esm", "cjs"];
+
+/// `@scope/name@1.2` → `name`; `x/server-foo/dist/index.js` → `server-foo`;
+/// `tool.py` → `tool`.
 fn package_or_script(arg: &str) -> String {
-    let unversioned = match arg.rfind('@') {
-        Some(at) if at > 0 => &arg[..at],
-        _ => arg,
+    let segments: Vec<&str> = arg.split('/').filter(|s| !s.is_empty()).collect();
+    let Some(last) = segments.last() else {
+        return arg.to_string();
     };
-    let last = unversioned.rsplit('/').next().unwrap_or(unversioned);
-    match Path::new(last).extension().and_then(|e| e.to_str()) {
-        Some("js" | "mjs" | "cjs" | "ts" | "py" | "rb" | "pl" | "sh" | "jar" | "dll") => {
-            Path::new(last)
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_else(|| last.to_string())
-        }
-        _ => last.to_string(),
+    let path = Path::new(last);
+    let script = matches!(
+        path.extension().and_then(|e| e.to_str()),
+        Some("js" | "mjs" | "cjs" | "ts" | "py" | "rb" | "pl" | "sh" | "jar" | "dll")
+    );
+    if !script {
+        // A package spec: drop a version suffix (`name@1.2`), keep the name.
+        return match last.rfind('@') {
+            Some(at) if at > 0 => last[..at].to_string(),
+            _ => last.to_string(),
+        };
     }
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| last.to_string());
+    if !GENERIC_STEMS.contains(&stem.as_str()) {
+        return stem;
+    }
+    segments[..segments.len() - 1]
+        .iter()
+        .rev()
+        .find(|dir| !BUILD_DIRS.contains(dir) && **dir != "." && **dir != "..")
+        .map(|dir| dir.to_string())
+        .unwrap_or(stem)
 }
 
 /// Keeps `[A-Za-z0-9._-]`, replaces anything else with `-`.
@@ -128,6 +150,15 @@ mod tests {
             (&["pnpm", "dlx", "some-server"], "some-server"),
             (&["python3", "-m", "mcp_server.main"], "mcp_server.main"),
             (&["/usr/bin/node", "dist/index.js"], "index"),
+            (
+                &[
+                    "node",
+                    "/x/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+                    "stdio",
+                ],
+                "server-everything",
+            ),
+            (&["node", "/srv/@me/tools/weather.mjs"], "weather"),
             (&["/opt/bin/my server"], "my-server"),
             (&["python3.12", "srv.py"], "srv"),
             (&["npx"], "npx"),

@@ -1,22 +1,25 @@
 //! The tap: the relay hands a copy of each frame it wrote to the accounting thread, which
 //! classifies, counts and logs it. The relay never waits on the tap.
 //!
-//! The channel is unbounded, with a byte budget instead of a length bound: while the
-//! frames queued for accounting hold more than [`TAP_BUDGET_BYTES`], further frames are
-//! still relayed but not queued; they are counted and reported in the trailer
+//! The channel is unbounded, with a byte budget instead of a length bound: when a frame
+//! would bring the bytes queued for accounting over [`TAP_BUDGET_BYTES`] (and the queue is
+//! not empty), it is still relayed but not queued; they are counted and reported in the trailer
 //! (`frames_unlogged` and a line in `errors`). Blocking the relay is never an option.
 //!
 //! Order: each direction takes a [`Ticket`] (sequence number and time) just before it
 //! writes a frame on, and the tap processes frames in ticket order. A response can only
 //! be read after its request's write began, so it always comes after its request in the
 //! log, even when the two relay threads hand their copies over in the other order.
+//!
+//! Lines reach the file when the tap has caught up with the relay (at most a millisecond or
+//! so after the frame), and at the end of the run.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::{Instant, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use super::stats::RelayStats;
 use crate::framelog::accounting::{rfc3339, Accountant, Tapped};
@@ -26,6 +29,30 @@ use crate::tokenizer::Tokenizer;
 
 /// Bytes of frames that may wait for accounting before new frames skip the log.
 pub const TAP_BUDGET_BYTES: usize = 256 << 20;
+
+/// While traffic flows, the tap looks for new frames this often instead of sleeping on
+/// the channel, so handing a frame over never costs the relay a wake-up system call.
+const POLL_TICK: Duration = Duration::from_millis(1);
+
+/// Empty polls (of [`POLL_TICK`]) before the tap sleeps on the channel until the next frame.
+const IDLE_POLLS: u32 = 100;
+
+/// The next message; flushes the log whenever it has caught up.
+fn next_message(rx: &mpsc::Receiver<TapMsg>, writer: &mut LogWriter) -> Option<TapMsg> {
+    for poll in 0..IDLE_POLLS {
+        match rx.try_recv() {
+            Ok(msg) => return Some(msg),
+            Err(mpsc::TryRecvError::Disconnected) => return None,
+            Err(mpsc::TryRecvError::Empty) => {
+                if poll == 0 {
+                    writer.flush();
+                }
+                std::thread::sleep(POLL_TICK);
+            }
+        }
+    }
+    rx.recv().ok()
+}
 
 /// A frame's place in the relay order, and when it was relayed.
 #[derive(Debug)]
@@ -46,26 +73,13 @@ enum TapMsg {
     Finish(ExitStatus),
 }
 
-/// The relay's end of the tap. Cheap to clone; [`TapSender::send`] never blocks.
+/// The relay's end of the tap. Cheap to clone; nothing on it ever blocks.
 #[derive(Debug, Clone)]
 pub struct TapSender {
     tx: mpsc::Sender<TapMsg>,
     order: Arc<AtomicU64>,
     queued: Arc<AtomicUsize>,
     skipped: Arc<AtomicU64>,
-}
-
-impl std::fmt::Debug for TapMsg {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            TapMsg::Item(n, Item::Frame(t)) => {
-                write!(f, "Frame({n}, {:?}, {} bytes)", t.dir, t.bytes.len())
-            }
-            TapMsg::Item(n, Item::Skipped) => write!(f, "Skipped({n})"),
-            TapMsg::Item(n, Item::NotRelayed) => write!(f, "NotRelayed({n})"),
-            TapMsg::Finish(e) => write!(f, "Finish({e:?})"),
-        }
-    }
 }
 
 impl TapSender {
@@ -86,7 +100,9 @@ impl TapSender {
     /// Hands a frame that was just written on to the accounting thread.
     pub fn relayed(&self, ticket: Ticket, dir: Direction, bytes: Vec<u8>) {
         let len = bytes.len();
-        if self.queued.load(Ordering::Relaxed) + len > TAP_BUDGET_BYTES {
+        let queued = self.queued.load(Ordering::Relaxed);
+        // An empty queue takes any frame, however large.
+        if queued > 0 && queued + len > TAP_BUDGET_BYTES {
             self.skipped.fetch_add(1, Ordering::Relaxed);
             self.send(ticket.order, Item::Skipped);
             return;
@@ -159,6 +175,7 @@ impl TapState {
     }
 
     fn trailer(&mut self, exit: ExitStatus) {
+        self.writer.flush();
         let frames_relayed = self.stats.frames();
         let frames_logged = self.writer.written_frames();
         let mut errors = self.stats.error_lines();
@@ -219,7 +236,7 @@ impl Tap {
                     code: None,
                     signal: None,
                 };
-                for msg in &rx {
+                while let Some(msg) = next_message(&rx, &mut state.writer) {
                     match msg {
                         TapMsg::Item(order, item) => state.item(order, item),
                         TapMsg::Finish(e) => {
