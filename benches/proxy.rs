@@ -2,8 +2,9 @@
 //!
 //! `cargo bench --bench proxy` measures:
 //! - round trips of 10,000 sequential small `tools/call`s against a minimal Python responder
-//!   (`proxy-tests/peers/py_responder.py`), a minimal Rust responder (this binary, re-spawned)
-//!   and `@modelcontextprotocol/server-everything` (p50, p99, added µs, ratio);
+//!   (`proxy-tests/peers/py_responder.py`), a minimal Rust responder (this binary, re-spawned),
+//!   a minimal Node.js responder (`node_responder.mjs`) and
+//!   `@modelcontextprotocol/server-everything` (p50, p99, added µs, ratio);
 //! - relaying 1 MB and 16 MB results (throughput of the median call, ratio proxied/direct);
 //! - the proxy's idle RSS and its peak RSS (VmHWM) while relaying one 64 MB frame.
 //!
@@ -65,6 +66,11 @@ fn main() -> Result<()> {
         &rust_responder_command()?,
         calls,
     )?;
+    let node = vec![
+        OsString::from("node"),
+        peers_dir().join("node_responder.mjs").into(),
+    ];
+    bench.round_trips("minimal Node.js responder", &[], &node, calls)?;
     let everything =
         peers_dir().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
     if everything.is_file() {
