@@ -2,9 +2,10 @@
 //!
 //! `cargo bench --bench proxy` measures:
 //! - round trips of 10,000 sequential small `tools/call`s against a minimal Python responder
-//!   (`proxy-tests/peers/py_responder.py`), a minimal Rust responder (this binary, re-spawned)
-//!   and `@modelcontextprotocol/server-everything` (p50, p99, added µs, ratio);
-//! - relaying 1 MB and 16 MB results (throughput, ratio proxied/direct);
+//!   (`proxy-tests/peers/py_responder.py`), a minimal Rust responder (this binary, re-spawned),
+//!   a minimal Node.js responder (`node_responder.mjs`) and
+//!   `@modelcontextprotocol/server-everything` (p50, p99, added µs, ratio);
+//! - relaying 1 MB and 16 MB results (throughput of the median call, ratio proxied/direct);
 //! - the proxy's idle RSS and its peak RSS (VmHWM) while relaying one 64 MB frame.
 //!
 //! Direct and proxied sessions run side by side and take turns in blocks, so both see the
@@ -65,6 +66,11 @@ fn main() -> Result<()> {
         &rust_responder_command()?,
         calls,
     )?;
+    let node = vec![
+        OsString::from("node"),
+        peers_dir().join("node_responder.mjs").into(),
+    ];
+    bench.round_trips("minimal Node.js responder", &[], &node, calls)?;
     let everything =
         peers_dir().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
     if everything.is_file() {
@@ -75,10 +81,13 @@ fn main() -> Result<()> {
     }
 
     println!("\n## Throughput: relaying large results (minimal Rust responder)\n");
-    println!("| result size | calls | direct MB/s | proxied MB/s | ratio |");
-    println!("| ---: | ---: | ---: | ---: | ---: |");
-    bench.throughput(MB, 64)?;
-    bench.throughput(16 * MB, 8)?;
+    println!("| result size | proxy options | calls | direct MB/s | proxied MB/s | ratio |");
+    println!("| ---: | --- | ---: | ---: | ---: | ---: |");
+    bench.throughput(MB, 128, &[])?;
+    bench.throughput(16 * MB, 16, &[])?;
+    // The same relay without the tap's work, to tell relay cost from accounting cost.
+    bench.throughput(16 * MB, 16, &["--tokenizer", "chars/4"])?;
+    bench.throughput(16 * MB, 16, &["--no-log"])?;
 
     println!("\n## Memory of the proxy process\n");
     bench.memory(64 * MB)?;
@@ -109,7 +118,7 @@ impl Session {
             .env(ROLE_VAR, "responder")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(Stdio::inherit())
             .spawn()
             .with_context(|| format!("start {command:?}"))?;
         let stdin = BufWriter::new(child.stdin.take().context("stdin")?);
@@ -185,13 +194,15 @@ struct Bench<'a> {
 }
 
 impl Bench<'_> {
-    /// `ctxopt-proxy --log <tmp>/<name>.jsonl [OPTIONS] -- <server>`.
+    /// `ctxopt-proxy --log <tmp>/<name>.jsonl [OPTIONS] -- <server>` (no `--log` with `--no-log`).
     fn proxied(&self, name: &str, options: &[&str], server: &[OsString]) -> Vec<OsString> {
-        let mut command: Vec<OsString> = vec![
-            env!("CARGO_BIN_EXE_ctxopt-proxy").into(),
-            "--log".into(),
-            self.tmp.join(format!("{name}.jsonl")).into(),
-        ];
+        let mut command: Vec<OsString> = vec![env!("CARGO_BIN_EXE_ctxopt-proxy").into()];
+        if !options.contains(&"--no-log") {
+            command.extend([
+                "--log".into(),
+                self.tmp.join(format!("{name}.jsonl")).into(),
+            ]);
+        }
         command.extend(options.iter().map(OsString::from));
         command.push("--".into());
         command.extend(server.iter().cloned());
@@ -248,26 +259,36 @@ impl Bench<'_> {
         Ok(())
     }
 
-    fn throughput(&self, size: usize, calls: usize) -> Result<()> {
+    fn throughput(&self, size: usize, calls: usize, options: &[&str]) -> Result<()> {
         let server = rust_responder_command()?;
         let mut direct = Session::spawn(&server)?;
         let mut proxied =
-            Session::spawn(&self.proxied(&format!("throughput-{size}"), &[], &server))?;
+            Session::spawn(&self.proxied(&format!("throughput-{size}"), options, &server))?;
         let args = format!(r#"{{"bytes":{size}}}"#);
-        let mut elapsed = [Duration::ZERO; 2];
-        let mut bytes = [0usize; 2];
+        // Per-call times, alternating direct and proxied; the median call sets the rate, so a
+        // stall caused by other work on the machine does not.
+        let mut times = [Vec::with_capacity(calls), Vec::with_capacity(calls)];
+        let mut frame = 0;
         for _ in 0..calls {
             for (i, session) in [&mut direct, &mut proxied].into_iter().enumerate() {
                 let start = Instant::now();
-                bytes[i] += session.call_tool("big", &args)?;
-                elapsed[i] += start.elapsed();
+                frame = session.call_tool("big", &args)?;
+                times[i].push(start.elapsed());
             }
         }
         direct.finish()?;
         proxied.finish()?;
-        let rate = |i: usize| bytes[i] as f64 / MB as f64 / elapsed[i].as_secs_f64();
+        let rate = |i: usize| {
+            let mut t = times[i].clone();
+            t.sort();
+            frame as f64 / MB as f64 / t[t.len() / 2].as_secs_f64()
+        };
+        let proxy = match options {
+            [] => "default".to_string(),
+            _ => format!("`{}`", options.join(" ")),
+        };
         println!(
-            "| {} MB | {calls} | {:.0} | {:.0} | {:.3} |",
+            "| {} MB | {proxy} | {calls} | {:.0} | {:.0} | {:.3} |",
             size / MB,
             rate(0),
             rate(1),

@@ -3,7 +3,8 @@
 //! `../shared/real-world/tier1-tools-list/`: equal counts, throughput and vocabulary load time.
 //!
 //! `cargo bench --bench tokenizers`. Each crate is timed over several passes of the whole
-//! corpus after one warm-up pass; load time is the first construction in this process.
+//! corpus after one warm-up pass; load time is the first construction in this process, and
+//! resident memory the growth of VmRSS across it.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -33,12 +34,16 @@ fn main() -> Result<()> {
     let bytes: usize = texts.iter().map(String::len).sum();
     ensure!(bytes > 0, "no captures in {}", dir.display());
 
+    let rss = vm_rss()?;
     let start = Instant::now();
     let bpe = bpe_openai::o200k_base();
     let bpe_load = start.elapsed();
+    let bpe_rss = vm_rss()? - rss;
+    let rss = vm_rss()?;
     let start = Instant::now();
     let tiktoken = tiktoken_rs::o200k_base()?;
     let tiktoken_load = start.elapsed();
+    let tiktoken_rss = vm_rss()? - rss;
 
     let bpe_counts: Vec<usize> = texts.iter().map(|t| bpe.count(t)).collect();
     let tiktoken_counts: Vec<usize> = texts
@@ -62,15 +67,15 @@ fn main() -> Result<()> {
         bytes as f64 / 1e6,
         bpe_counts.iter().sum::<usize>()
     );
-    println!("| crate | load o200k_base | throughput |");
-    println!("| --- | ---: | ---: |");
+    println!("| crate | load o200k_base | resident after load | throughput |");
+    println!("| --- | ---: | ---: | ---: |");
     println!(
-        "| bpe-openai 0.3 | {:.0} ms | {:.1} MB/s |",
+        "| bpe-openai 0.3 | {:.0} ms | +{bpe_rss:.1} MB | {:.1} MB/s |",
         ms(bpe_load),
         rate(bpe_time)
     );
     println!(
-        "| tiktoken-rs 0.12 | {:.0} ms | {:.1} MB/s |",
+        "| tiktoken-rs 0.12 | {:.0} ms | +{tiktoken_rss:.1} MB | {:.1} MB/s |",
         ms(tiktoken_load),
         rate(tiktoken_time)
     );
@@ -89,6 +94,17 @@ fn time(count: impl Fn() -> usize) -> Duration {
         std::hint::black_box(count());
     }
     start.elapsed()
+}
+
+/// This process's resident memory, in MB.
+fn vm_rss() -> Result<f64> {
+    let status = std::fs::read_to_string("/proc/self/status")?;
+    let kb = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().strip_suffix(" kB"))
+        .context("VmRSS in /proc/self/status")?;
+    Ok(kb.parse::<f64>()? / 1024.0)
 }
 
 fn ms(d: Duration) -> f64 {

@@ -90,6 +90,11 @@ def summary(message: Any) -> dict[str, Any]:
     return {"id": getattr(inner, "id", None), "method": getattr(inner, "method", None)}
 
 
+async def ignore_progress(_progress: float, _total: float | None, _message: str | None) -> None:
+    """A progress callback: having one makes the client send a progressToken (the
+    notifications themselves are counted in `wire`)."""
+
+
 class RecordingRead:
     """A read stream that records each message it hands on."""
 
@@ -241,10 +246,7 @@ class Driver:
             await tool("get-tiny-image", {})
             await tool("get-resource-links", {"count": 2})
 
-            async def progress(_p: float, _t: float | None, _m: str | None) -> None:
-                return None
-
-            await tool("trigger-long-running-operation", {"duration": 0.2, "steps": 2}, progress_callback=progress)
+            await tool("trigger-long-running-operation", {"duration": 0.2, "steps": 2}, progress_callback=ignore_progress)
             await tool("trigger-sampling-request", {"prompt": "python asks", "maxTokens": 10})
             await tool("trigger-elicitation-request", {})
             await tool("get-roots-list", {})
@@ -263,10 +265,7 @@ class Driver:
             await tool("add", {"a": 20, "b": 22})
             await tool("echo", {"text": "byte-exact ✓"})
 
-            async def progress(_p: float, _t: float | None, _m: str | None) -> None:
-                return None
-
-            await tool("count_words", {"text": "one two three"}, progress_callback=progress)
+            await tool("count_words", {"text": "one two three"}, progress_callback=ignore_progress)
             await tool("fail", {"reason": "on purpose"})
             await self.step("resources/read", {"uri": "fixture://greeting"}, lambda: api.read_resource("fixture://greeting"))
             await self.step("prompts/get", {"name": "summarize"}, lambda: api.get_prompt("summarize", {"topic": "MCP"}))
