@@ -113,12 +113,15 @@ impl ProxyCmd {
         &self.log
     }
 
-    /// Starts the proxy with piped stdin, stdout and stderr.
+    /// Starts the proxy with piped stdin, stdout and stderr. Without a `--store` option the
+    /// proxy gets `--store :memory:`, so no test writes into the user's store.
     pub fn spawn(&self) -> Child {
         let mut cmd = Command::new(PROXY);
-        cmd.arg("--log")
-            .arg(&self.log)
-            .args(&self.options)
+        cmd.arg("--log").arg(&self.log);
+        if !self.options.iter().any(|o| o == "--store") {
+            cmd.args(["--store", ":memory:"]);
+        }
+        cmd.args(&self.options)
             .arg("--")
             .args(&self.server)
             .stdin(Stdio::piped())

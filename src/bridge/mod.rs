@@ -104,6 +104,11 @@ impl Bridge {
         self
     }
 
+    /// Which injected tools this bridge offers.
+    pub fn selection(&self) -> Selection {
+        self.selection
+    }
+
     /// Whose records this bridge writes and reads.
     pub fn scope(&self) -> &Scope {
         &self.scope
