@@ -266,6 +266,25 @@ impl Session {
         read_line(&mut self.stdout)
     }
 
+    /// Closes stdin and waits for the proxy; returns the rest of its stdout, its status and
+    /// its stderr.
+    pub fn close_with_stderr(mut self) -> (Vec<u8>, ExitStatus, String) {
+        let mut stderr = String::new();
+        if let Some(mut err) = self.child.stderr.take() {
+            drop(self.stdin.take());
+            let reader = std::thread::spawn(move || {
+                let mut buf = String::new();
+                let _ = err.read_to_string(&mut buf);
+                buf
+            });
+            let (rest, status) = self.close();
+            stderr = reader.join().unwrap_or_default();
+            return (rest, status, stderr);
+        }
+        let (rest, status) = self.close();
+        (rest, status, stderr)
+    }
+
     /// Closes stdin and waits for the proxy; returns the rest of its stdout and its status.
     pub fn close(mut self) -> (Vec<u8>, ExitStatus) {
         drop(self.stdin.take());

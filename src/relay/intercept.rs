@@ -41,6 +41,9 @@ enum Watched {
 /// after the answer is still recognised as ours (and not forwarded to the server).
 const ANSWERED_KEPT: usize = 256;
 
+/// The longest an injected call waits for the tap to ingest what was relayed before it.
+const CATCH_UP_LIMIT: Duration = Duration::from_secs(5);
+
 #[derive(Debug, Default)]
 struct Calls {
     /// Injected calls being answered, by id text, with their cancellation flag.
@@ -150,6 +153,9 @@ impl Interceptor {
         let Some(method) = msg.get("method").and_then(Value::as_str) else {
             return false;
         };
+        // The consumed frame's place in the log comes before anything the proxy answers.
+        let ticket = self.tap.ticket();
+        let order = TapSender::order_of(&ticket);
         let consumed = match (method, msg.get("id")) {
             ("tools/list", Some(id)) => {
                 if self.serves_tools_list.load(Ordering::Relaxed) {
@@ -164,13 +170,14 @@ impl Interceptor {
                 self.watch(id, Watched::Handshake);
                 false
             }
-            ("tools/call", Some(id)) => self.start_call(&msg, id, frame),
+            ("tools/call", Some(id)) => self.start_call(&msg, id, frame, order),
             ("notifications/cancelled", None) => self.cancel(&msg),
             _ => false,
         };
         if consumed {
-            let ticket = self.tap.ticket();
             self.tap.relayed(ticket, Direction::C2p, frame.to_vec());
+        } else {
+            self.tap.not_relayed(ticket);
         }
         consumed
     }
@@ -207,7 +214,7 @@ impl Interceptor {
 
     /// Starts answering a call to an injected tool on a worker thread; `false` when the
     /// call is for another tool (it is then forwarded).
-    fn start_call(self: &Arc<Self>, request: &Value, id: &Value, frame: &[u8]) -> bool {
+    fn start_call(self: &Arc<Self>, request: &Value, id: &Value, frame: &[u8], order: u64) -> bool {
         let name = request
             .get("params")
             .and_then(|p| p.get("name"))
@@ -224,7 +231,7 @@ impl Interceptor {
         let text = String::from_utf8_lossy(split_ending(frame).0).into_owned();
         let spawned = std::thread::Builder::new()
             .name("injected-call".into())
-            .spawn(move || this.finish_call(&key, &text, &cancelled));
+            .spawn(move || this.finish_call(&key, &text, &cancelled, order));
         if let Err(err) = spawned {
             // Without a worker the call cannot be answered: say so to the client.
             lock(&self.calls).in_flight.remove(&id_key(id));
@@ -238,16 +245,21 @@ impl Interceptor {
         true
     }
 
-    fn finish_call(&self, key: &str, request: &str, cancelled: &AtomicBool) {
+    fn finish_call(&self, key: &str, request: &str, cancelled: &AtomicBool, order: u64) {
         if !self.answer_delay.is_zero() {
             std::thread::sleep(self.answer_delay);
         }
+        self.tap.wait_processed(order, CATCH_UP_LIMIT);
         let response = if cancelled.load(Ordering::Relaxed) {
             None
         } else {
             // `None` only when the tool was renamed away (a new listing) since the call
             // was recognised: the client asked for a name we no longer offer.
-            Some(self.bridge.answer(request).unwrap_or_else(|| unknown_tool(request)))
+            Some(
+                self.bridge
+                    .answer(request)
+                    .unwrap_or_else(|| unknown_tool(request)),
+            )
         };
         // Decide under the lock, so a cancellation either lands before (no answer) or
         // finds the call answered.
@@ -263,6 +275,17 @@ impl Interceptor {
         if let (true, Some(response)) = (send, response) {
             self.send(response);
         }
+    }
+
+    /// Waits (up to `limit`) until no injected call is being answered, so that a client
+    /// that closes its end after asking still gets the answer. Then closes the client's
+    /// outlet, which the `s2c` pump leaves open for these answers.
+    pub fn finish(&self, limit: Duration) {
+        let start = std::time::Instant::now();
+        while !lock(&self.calls).in_flight.is_empty() && start.elapsed() < limit {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        self.to_client.close();
     }
 
     /// Consumes a `notifications/cancelled` for an injected call; `false` for any other.

@@ -105,6 +105,9 @@ const POLL: Duration = Duration::from_millis(200);
 /// and the least time to wait for it after the server exited.
 const LAST_DRAIN: Duration = Duration::from_secs(1);
 
+/// How long the proxy, once the server is gone, still waits for injected tools' answers.
+const ANSWER_LIMIT: Duration = Duration::from_secs(10);
+
 fn open_log(config: &ProxyConfig, started: SystemTime) -> LogWriter {
     match &config.log {
         LogTarget::Disabled => LogWriter::disabled(),
@@ -172,7 +175,7 @@ pub fn run(config: ProxyConfig) -> Result<u8, RelayError> {
         ingestion,
     )?;
 
-    let drained = start_pumps(&mut server, tap_sender, &stats, &config)?;
+    let (drained, intercept) = start_pumps(&mut server, tap_sender, &stats, &config)?;
     let status = supervise(&mut server, &signals, config.grace)?;
     // Whatever the server left running in its group is an orphan now: ask it to go.
     child::signal_group(pid, libc::SIGTERM);
@@ -183,6 +186,9 @@ pub fn run(config: ProxyConfig) -> Result<u8, RelayError> {
         ));
         child::signal_group(pid, libc::SIGKILL);
         let _ = drained.recv_timeout(LAST_DRAIN);
+    }
+    if let Some(intercept) = intercept {
+        intercept.finish(ANSWER_LIMIT);
     }
     let (exit, code) = child::exit_of(status);
     tap.finish(exit);
@@ -216,13 +222,13 @@ fn absolute(path: &std::path::Path) -> String {
 }
 
 /// Starts the `c2s` and `s2c` threads; the receiver hears when the server's stdout is
-/// drained.
+/// drained. Returns the interceptor too when tools are injected.
 fn start_pumps(
     server: &mut Child,
     tap: TapSender,
     stats: &Arc<RelayStats>,
     config: &ProxyConfig,
-) -> io::Result<mpsc::Receiver<()>> {
+) -> io::Result<(mpsc::Receiver<()>, Option<Arc<Interceptor>>)> {
     let (server_in, server_out) = match (server.stdin.take(), server.stdout.take()) {
         (Some(i), Some(o)) => (i, o),
         _ => return Err(io::Error::other("server pipes missing")),
@@ -251,6 +257,7 @@ fn start_pumps(
         stats: stats.clone(),
         intercept: intercept.clone(),
     };
+    let intercepting = intercept.clone();
     let s2c = Pump {
         dir: Direction::S2c,
         outlet: to_client,
@@ -269,7 +276,7 @@ fn start_pumps(
             s2c.run(Blocking(server_out));
             let _ = drained_tx.send(());
         })?;
-    Ok(drained_rx)
+    Ok((drained_rx, intercepting))
 }
 
 /// Waits for the server to exit, forwarding signals and killing it when it outlives the

@@ -38,7 +38,8 @@ impl Pump {
         }
     }
 
-    /// Relays `input` until end of stream, then closes the outlet.
+    /// Relays `input` until end of stream, then closes the outlet (see below for the
+    /// client's outlet when tools are injected).
     pub fn run(self, input: impl Read) {
         let dir = self.dir.as_str();
         let mut reader = LineReader::new(input);
@@ -83,6 +84,10 @@ impl Pump {
                 self.tap.not_relayed(ticket);
             }
         }
-        self.outlet.close();
+        // With injected tools the client's outlet stays open for answers still being
+        // written; [`Interceptor::finish`] closes it.
+        if !(self.dir == Direction::S2c && self.intercept.is_some()) {
+            self.outlet.close();
+        }
     }
 }

@@ -86,9 +86,25 @@ pub struct TapSender {
     order: Arc<AtomicU64>,
     queued: Arc<AtomicUsize>,
     skipped: Arc<AtomicU64>,
+    processed: Arc<AtomicU64>,
 }
 
 impl TapSender {
+    /// The place in the relay order a ticket holds.
+    pub fn order_of(ticket: &Ticket) -> u64 {
+        ticket.order
+    }
+
+    /// Waits (up to `limit`) until the tap has processed every frame ordered before
+    /// `order`: logged it and ingested it. An injected tool answers after this, so it sees
+    /// every tool result the client saw before calling it.
+    pub fn wait_processed(&self, order: u64, limit: Duration) {
+        let start = Instant::now();
+        while self.processed.load(Ordering::Acquire) < order && start.elapsed() < limit {
+            std::thread::sleep(POLL_TICK);
+        }
+    }
+
     /// Takes the next place in the relay order; call it just before writing a frame on.
     pub fn ticket(&self) -> Ticket {
         Ticket {
@@ -218,6 +234,7 @@ struct TapState {
     accountant: Accountant,
     queued: Arc<AtomicUsize>,
     skipped: Arc<AtomicU64>,
+    processed: Arc<AtomicU64>,
     stats: Arc<RelayStats>,
     ingestion: Option<Ingestion>,
     /// Frame lines written for frames the proxy consumed or originated (`c2p`, `p2c`).
@@ -232,6 +249,7 @@ impl TapState {
             self.next += 1;
             self.process(item);
         }
+        self.processed.store(self.next, Ordering::Release);
     }
 
     /// Processes what is left, in order, skipping tickets never handed back.
@@ -319,6 +337,7 @@ impl Tap {
             order: Arc::new(AtomicU64::new(0)),
             queued: Arc::new(AtomicUsize::new(0)),
             skipped: Arc::new(AtomicU64::new(0)),
+            processed: Arc::new(AtomicU64::new(0)),
         };
         let mut state = TapState {
             waiting: BTreeMap::new(),
@@ -327,6 +346,7 @@ impl Tap {
             accountant: Accountant::new(tokenizer),
             queued: sender.queued.clone(),
             skipped: sender.skipped.clone(),
+            processed: sender.processed.clone(),
             stats,
             ingestion,
             proxy_lines: 0,
