@@ -456,3 +456,44 @@ fn a_store_that_cannot_open_never_stops_the_relay() {
         log.trailer.errors
     );
 }
+
+#[test]
+fn the_stateless_revision_discovers_tools_and_gets_stamped_answers() {
+    let discover = json!({"supportedVersions": ["2026-07-28"], "capabilities": {"prompts": {}},
+        "resultType": "complete"});
+    let steps = vec![
+        format!("method-result:server/discover:{discover}"),
+        "respond".into(),
+    ];
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28"});
+    let cmd = ProxyCmd::fixture(&steps);
+    let (out, _) = converse(
+        &cmd,
+        &[
+            request(1, "server/discover", json!({"_meta": meta})),
+            request(
+                2,
+                "tools/call",
+                json!({"name": "get_decisions", "arguments": {}, "_meta": meta}),
+            ),
+        ],
+    );
+    let discovered = &by_id(&out, 1)["result"];
+    assert_eq!(
+        discovered["capabilities"]["tools"],
+        json!({"listChanged": false})
+    );
+    assert_eq!(discovered["resultType"], "complete");
+    let answer = &by_id(&out, 2)["result"];
+    assert_eq!(answer["resultType"], "complete");
+    assert_eq!(answer["structuredContent"], json!({"decisions": []}));
+    let log = read_log(cmd.log_path());
+    let p2c = log.dir(Direction::P2c);
+    let dirs: Vec<_> = log
+        .frames
+        .iter()
+        .map(|f| (f.dir, f.method.clone()))
+        .collect();
+    assert_eq!(p2c.len(), 1, "{dirs:?}");
+    assert_eq!(p2c[0].protocol.as_deref(), Some("2026-07-28"));
+}

@@ -61,6 +61,8 @@ pub struct Interceptor {
     watched_count: AtomicUsize,
     serves_tools_list: AtomicBool,
     calls: Mutex<Calls>,
+    /// Workers that have not finished (answer written and handed to the tap).
+    workers: AtomicUsize,
     tool_names: Vec<Finder<'static>>,
     answer_delay: Duration,
 }
@@ -132,6 +134,7 @@ impl Interceptor {
             watched_count: AtomicUsize::new(0),
             serves_tools_list: AtomicBool::new(false),
             calls: Mutex::new(Calls::default()),
+            workers: AtomicUsize::new(0),
             tool_names,
             answer_delay,
         }
@@ -229,10 +232,15 @@ impl Interceptor {
             .insert(key.clone(), cancelled.clone());
         let this = Arc::clone(self);
         let text = String::from_utf8_lossy(split_ending(frame).0).into_owned();
+        self.workers.fetch_add(1, Ordering::AcqRel);
         let spawned = std::thread::Builder::new()
             .name("injected-call".into())
-            .spawn(move || this.finish_call(&key, &text, &cancelled, order));
+            .spawn(move || {
+                this.finish_call(&key, &text, &cancelled, order);
+                this.workers.fetch_sub(1, Ordering::AcqRel);
+            });
         if let Err(err) = spawned {
+            self.workers.fetch_sub(1, Ordering::AcqRel);
             // Without a worker the call cannot be answered: say so to the client.
             lock(&self.calls).in_flight.remove(&id_key(id));
             self.send(jsonrpc::error_frame(
@@ -282,7 +290,7 @@ impl Interceptor {
     /// outlet, which the `s2c` pump leaves open for these answers.
     pub fn finish(&self, limit: Duration) {
         let start = std::time::Instant::now();
-        while !lock(&self.calls).in_flight.is_empty() && start.elapsed() < limit {
+        while self.workers.load(Ordering::Acquire) > 0 && start.elapsed() < limit {
             std::thread::sleep(Duration::from_millis(5));
         }
         self.to_client.close();
