@@ -323,6 +323,10 @@ impl Interceptor {
             return None;
         }
         let members = object_members(text, span);
+        // A server request may reuse an id the client is waiting on: only responses count.
+        if find(text, &members, "method").is_some() {
+            return None;
+        }
         let id: Value = serde_json::from_str(&text[find(text, &members, "id")?]).ok()?;
         let what = {
             let mut watched = lock(&self.watched);
@@ -348,5 +352,88 @@ impl Interceptor {
         let mut rewritten = inject::with_result(text, &new_result)?.into_bytes();
         rewritten.extend_from_slice(ending);
         Some((rewritten, text.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bridge::tools::Selection;
+    use crate::framelog::writer::LogWriter;
+    use crate::relay::stats::RelayStats;
+    use crate::relay::tap::Tap;
+    use crate::store::{Scope, Store};
+    use crate::tokenizer::Tokenizer;
+
+    /// An interceptor over an in-memory store, writing to a sink, with a tap that logs
+    /// nothing.
+    fn interceptor(selection: Selection) -> (Arc<Interceptor>, Tap) {
+        let scope = Scope {
+            workspace: "/w".into(),
+            server: "s".into(),
+            session: "t".into(),
+        };
+        let bridge = Bridge::new(Store::open_in_memory().unwrap(), scope).with_selection(selection);
+        let header = crate::framelog::Header {
+            format_version: crate::framelog::FORMAT_VERSION,
+            proxy_version: "test".into(),
+            tokenizer: "chars/4".into(),
+            started: "2026-01-01T00:00:00Z".into(),
+            server_name: "s".into(),
+            server_argv: vec![],
+            cwd: "/".into(),
+            server_pid: None,
+            proxy_pid: 1,
+        };
+        let (tap, sender) = Tap::start(
+            header,
+            LogWriter::disabled(),
+            Tokenizer::CharsDiv4,
+            Arc::new(RelayStats::default()),
+            None,
+        )
+        .unwrap();
+        let outlet = Arc::new(Outlet::new(std::io::sink()));
+        let i = Interceptor::new(Arc::new(bridge), outlet, sender, Duration::ZERO);
+        (Arc::new(i), tap)
+    }
+
+    #[test]
+    fn only_the_response_to_a_watched_request_is_rewritten_keeping_its_line_ending() {
+        let (i, _tap) = interceptor(Selection::BuildContext);
+        let list = br#"{"jsonrpc":"2.0","id":"a","result":{"tools":[]}}"#.to_vec();
+        let mut crlf = list.clone();
+        crlf.extend_from_slice(b"\r\n");
+        // Nothing asked yet: relayed as it is.
+        assert_eq!(i.on_server_frame(&crlf), None);
+        assert!(
+            !i.on_client_frame(b"{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"tools/list\"}\n")
+        );
+        // A server request reusing the id is not the answer.
+        let request = br#"{"jsonrpc":"2.0","id":"a","method":"roots/list"}"#;
+        assert_eq!(i.on_server_frame(request), None);
+        let (rewritten, original) = i.on_server_frame(&crlf).unwrap();
+        assert_eq!(original.as_bytes(), list.as_slice());
+        assert!(rewritten.ends_with(b"}}]}}\r\n"));
+        let value: Value = serde_json::from_slice(&rewritten).unwrap();
+        assert_eq!(value["result"]["tools"][0]["name"], "build_context");
+        // Answered once: the same id again is not rewritten.
+        assert_eq!(i.on_server_frame(&crlf), None);
+    }
+
+    #[test]
+    fn calls_to_other_tools_and_other_frames_pass() {
+        let (i, _tap) = interceptor(Selection::All);
+        let other = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"build_context.md"}}}"#;
+        assert!(
+            !i.on_client_frame(other),
+            "the name in an argument is not a call"
+        );
+        assert!(!i.on_client_frame(b"not json build_context\n"));
+        let cancel =
+            br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#;
+        assert!(!i.on_client_frame(cancel), "nothing of ours to cancel");
+        let ours = br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_decisions","arguments":{}}}"#;
+        assert!(i.on_client_frame(ours));
     }
 }
