@@ -137,8 +137,16 @@ fn inject_none_relays_byte_for_byte() {
             + "\n",
     ]
     .concat();
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store.sqlite3");
     let run = ProxyCmd::fixture(&steps)
-        .option(&["--inject", "none"])
+        .option(&[
+            "--inject".as_ref(),
+            "none".as_ref(),
+            "--store".as_ref(),
+            store.as_os_str(),
+        ])
+        .option(&["--workspace".as_ref(), dir.path().as_os_str()])
         .run(input.as_bytes());
     assert!(run.status.success(), "{}", run.stderr);
     let mut direct = Command::new(fixture_server())
@@ -159,6 +167,10 @@ fn inject_none_relays_byte_for_byte() {
     let log = read_log(&run.log);
     assert!(log.dir(Direction::C2p).is_empty() && log.dir(Direction::P2c).is_empty());
     assert!(log.frames.iter().all(|f| f.server_raw.is_none()));
+    // Not injecting still ingests: the call went to the server, and its result was stored.
+    let workspace = dir.path().canonicalize().unwrap().display().to_string();
+    let stored = ctxopt::store::Store::open_path(&store).unwrap();
+    assert_eq!(stored.count(&workspace).unwrap(), 1);
 }
 
 #[test]
