@@ -20,7 +20,8 @@ use ctxopt::tokenizer::Tokenizer;
     name = "ctxopt-proxy",
     version,
     override_usage = "ctxopt-proxy [OPTIONS] -- <COMMAND> [ARGS]...",
-    about = "Relay an MCP stdio server byte for byte and log every frame with its token cost",
+    about = "Relay an MCP stdio server byte for byte, log every frame with its token cost, store the \
+             tool results and answer build_context and friends from them",
     after_help = "Logs go to $XDG_STATE_HOME/ctxopt/logs (default ~/.local/state/ctxopt/logs), \
                   one file per run, mode 0600. They hold raw frames: treat them as secrets. \
                   Tool results go to the session store ($XDG_STATE_HOME/ctxopt/store.sqlite3 \
