@@ -509,3 +509,66 @@ fn the_stateless_revision_discovers_tools_and_gets_stamped_answers() {
     assert_eq!(p2c.len(), 1, "{dirs:?}");
     assert_eq!(p2c[0].protocol.as_deref(), Some("2026-07-28"));
 }
+
+/// `calls` pipelined `tools/call` requests to the fixture's `echo_tool`.
+fn many_calls(calls: u64) -> String {
+    (0..calls)
+        .map(|k| call(k, "echo_tool", json!({"k": k})))
+        .collect()
+}
+
+#[test]
+fn four_proxies_on_one_store_store_every_result_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store.sqlite3");
+    let input = many_calls(1000);
+    let runs: Vec<_> = (0..4)
+        .map(|_| {
+            let cmd = ProxyCmd::fixture(&["respond"]).option(&[
+                "--store".as_ref(),
+                store.as_os_str(),
+                "--workspace".as_ref(),
+                dir.path().as_os_str(),
+                "--tokenizer".as_ref(),
+                "chars/4".as_ref(),
+            ]);
+            let input = input.clone();
+            std::thread::spawn(move || cmd.run(input.as_bytes()))
+        })
+        .collect();
+    for run in runs {
+        let run = run.join().unwrap();
+        assert!(run.status.success(), "{}", run.stderr);
+        assert_eq!(read_log(&run.log).trailer.errors, Vec::<String>::new());
+    }
+    let workspace = dir.path().canonicalize().unwrap().display().to_string();
+    let stored = ctxopt::store::Store::open_path(&store).unwrap();
+    assert_eq!(stored.count(&workspace).unwrap(), 4000);
+}
+
+#[test]
+fn a_proxy_killed_mid_ingest_leaves_a_store_the_next_run_uses() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store.sqlite3");
+    let options = [
+        "--store".as_ref(),
+        store.as_os_str(),
+        "--workspace".as_ref(),
+        dir.path().as_os_str(),
+    ];
+    let cmd = ProxyCmd::fixture(&["respond"]).option(&options);
+    let mut session = Session::start(&cmd);
+    session.send(many_calls(2000).as_bytes());
+    // Some results are in once the first answers come back; kill while the rest flow.
+    let _ = session.recv();
+    session.kill();
+    let stored = ctxopt::store::Store::open_path(&store).unwrap();
+    stored.check_integrity().unwrap();
+    let next = ProxyCmd::fixture(&["respond"])
+        .option(&options)
+        .run(call(1, "echo_tool", json!({})).as_bytes());
+    assert!(next.status.success(), "{}", next.stderr);
+    assert_eq!(lines(&next.stdout)[0]["result"], json!({}));
+    let log = read_log(&next.log);
+    assert!(log.trailer.errors.is_empty(), "{:?}", log.trailer.errors);
+}

@@ -266,6 +266,12 @@ impl Session {
         read_line(&mut self.stdout)
     }
 
+    /// Kills the proxy with `SIGKILL` (its server, left without input, ends on its own).
+    pub fn kill(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
     /// Closes stdin and waits for the proxy; returns the rest of its stdout, its status and
     /// its stderr.
     pub fn close_with_stderr(mut self) -> (Vec<u8>, ExitStatus, String) {
