@@ -9,6 +9,11 @@
 //!   "result":<result>}` (a batch with a batch of answers) until end of input; the result
 //!   is `{}` or the current `result:`. Responses and notifications get no answer.
 //! - `result:JSON`: the result later `respond` steps send.
+//! - `method-result:KEY:JSON`: `respond` answers requests matching KEY with this result
+//!   instead: KEY is `METHOD#N` (the Nth request of that method, from 1), `METHOD@CURSOR`
+//!   (a request whose `params.cursor` is CURSOR) or `METHOD`, tried in that order.
+//! - `notify-after:METHOD:JSON`: after answering a METHOD request, `respond` also writes the
+//!   JSON line (a notification).
 //! - `delay-ms:N`: `respond` waits N ms before each answer.
 //! - `drain`: read stdin to end of input, discarding it.
 //! - `sleep-ms:N`: sleep.
@@ -32,6 +37,9 @@ struct Script {
     chunk: usize,
     result: String,
     delay: Duration,
+    by_method: std::collections::HashMap<String, String>,
+    notify_after: std::collections::HashMap<String, String>,
+    seen: std::collections::HashMap<String, usize>,
 }
 
 fn write_chunked(out: &mut impl Write, bytes: &[u8], chunk: usize) -> io::Result<()> {
@@ -43,16 +51,34 @@ fn write_chunked(out: &mut impl Write, bytes: &[u8], chunk: usize) -> io::Result
 }
 
 /// The reply to one message, when it is a request.
-fn answer(script: &Script, msg: &serde_json::Value) -> Option<String> {
+fn answer(script: &mut Script, msg: &serde_json::Value) -> Option<String> {
     let id = msg.get("id")?;
-    msg.get("method")?;
-    Some(format!(
-        "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{}}}",
-        script.result
-    ))
+    let method = msg.get("method")?.as_str().unwrap_or_default();
+    let nth = script.seen.entry(method.to_string()).or_default();
+    *nth += 1;
+    let cursor = msg
+        .get("params")
+        .and_then(|p| p.get("cursor"))
+        .and_then(|c| c.as_str());
+    let keys = [
+        Some(format!("{method}#{nth}")),
+        cursor.map(|c| format!("{method}@{c}")),
+        Some(method.to_string()),
+    ];
+    let result = keys
+        .iter()
+        .flatten()
+        .find_map(|k| script.by_method.get(k))
+        .unwrap_or(&script.result);
+    let mut reply = format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{result}}}");
+    if let Some(line) = script.notify_after.get(method) {
+        reply.push('\n');
+        reply.push_str(line);
+    }
+    Some(reply)
 }
 
-fn respond(script: &Script, out: &mut impl Write) -> io::Result<()> {
+fn respond(script: &mut Script, out: &mut impl Write) -> io::Result<()> {
     let stdin = io::stdin();
     let mut line = Vec::new();
     let mut input = stdin.lock();
@@ -109,6 +135,15 @@ fn step(script: &mut Script, arg: &str, out: &mut impl Write) -> io::Result<()> 
         }
         "respond" => respond(script, out)?,
         "result" => script.result = value.to_string(),
+        "method-result" | "notify-after" => {
+            let (key, json) = value.split_once(':').unwrap_or((value, "{}"));
+            let map = if name == "method-result" {
+                &mut script.by_method
+            } else {
+                &mut script.notify_after
+            };
+            map.insert(key.to_string(), json.to_string());
+        }
         "delay-ms" => script.delay = Duration::from_millis(number()),
         "drain" => {
             io::copy(&mut io::stdin().lock(), &mut io::sink())?;
@@ -175,6 +210,9 @@ fn main() {
         chunk: 65536,
         result: "{}".to_string(),
         delay: Duration::ZERO,
+        by_method: Default::default(),
+        notify_after: Default::default(),
+        seen: Default::default(),
     };
     let stdout = io::stdout();
     let mut out = stdout.lock();

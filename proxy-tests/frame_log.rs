@@ -79,7 +79,9 @@ fn protocol_is_the_negotiated_revision_in_an_initialize_session() {
     let cmd = ProxyCmd::fixture(&[
         r#"result:{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"f","version":"1"}}"#,
         "respond",
-    ]);
+    ])
+    // A server without tools: with injection the proxy would answer tools/list itself.
+    .option(&["--inject", "none"]);
     let mut s = Session::start(&cmd);
     s.send(b"{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{}}}\n");
     s.recv();

@@ -438,7 +438,7 @@ fn a_nonblocking_stdout_from_the_client_is_waited_on_not_dropped() {
     let mut child = std::process::Command::new(crate::support::proxy::PROXY)
         .arg("--log")
         .arg(&log_path)
-        .args(["--tokenizer", "chars/4", "--"])
+        .args(["--store", ":memory:", "--tokenizer", "chars/4", "--"])
         .arg(crate::support::proxy::fixture_server())
         .arg("big:1:4194304")
         .stdin(std::process::Stdio::null())

@@ -1,4 +1,7 @@
-//! The whole path without the live wiring: a real client reads files and hits an error through
+//! The whole path, live and replayed. Live: a real client (Python `mcp`, TypeScript SDK) reads
+//! files and hits an error through `ctxopt-proxy` in front of
+//! `@modelcontextprotocol/server-filesystem`, then asks the proxy's own `build_context` and
+//! `get_file_history` in the same session. Replayed: a real client reads files and hits an error through
 //! `ctxopt-proxy` in front of `@modelcontextprotocol/server-filesystem`; `ctxopt ingest` puts
 //! the frame log into the store; `ctxopt serve` then answers `build_context` with the error and
 //! the files, each source resolving to its frame in the log, and `get_file_history` with both
@@ -27,6 +30,9 @@ async def main():
         async with ClientSession(read, write) as s:
             await s.initialize()
             for name, args in calls:
+                if name == "tools/list":
+                    out.append({"tools": [t.name for t in (await s.list_tools()).tools]})
+                    continue
                 r = await s.call_tool(name, args)
                 out.append({"text": "\n".join(c.text for c in r.content if c.type == "text"),
                             "structured": r.structured_content, "isError": bool(r.is_error)})
@@ -89,6 +95,10 @@ fn build_context_and_file_history_from_a_real_filesystem_session() {
             proxy.as_ref(),
             "--log".as_ref(),
             log.as_os_str(),
+            "--inject".as_ref(),
+            "none".as_ref(),
+            "--store".as_ref(),
+            ":memory:".as_ref(),
             "--".as_ref(),
             "node".as_ref(),
             server.as_os_str(),
@@ -173,4 +183,185 @@ fn build_context_and_file_history_from_a_real_filesystem_session() {
         ]
     );
     assert!(versions.iter().all(|v| v["changed"] == true));
+}
+
+/// The TypeScript SDK's `Client` running the same calls as [`CALLS`] (run from
+/// proxy-tests/peers so its imports resolve).
+const TS_CALLS: &str = r#"
+const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
+const { StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js");
+const [calls, command, ...args] = process.argv.slice(1);
+const client = new Client({ name: "ctxopt-live-ts", version: "1.0.0" });
+await client.connect(new StdioClientTransport({ command, args }));
+const out = [];
+for (const [name, a] of JSON.parse(calls)) {
+  if (name === "tools/list") { out.push({ tools: (await client.listTools()).tools.map((t) => t.name) }); continue; }
+  const r = await client.callTool({ name, arguments: a });
+  out.push({ text: r.content.filter((c) => c.type === "text").map((c) => c.text).join("\n"),
+             structured: r.structuredContent ?? null, isError: Boolean(r.isError) });
+}
+await client.close();
+console.log(JSON.stringify(out));
+"#;
+
+fn run_ts_calls(calls: Value, command: &[&std::ffi::OsStr]) -> Option<Vec<Value>> {
+    let sdk = super::serve::peer("node_modules/@modelcontextprotocol/sdk")?;
+    let peers = sdk.ancestors().nth(3).unwrap();
+    let out = Command::new("node")
+        .current_dir(peers)
+        .args(["--input-type=module", "-e", TS_CALLS])
+        .arg(calls.to_string())
+        .args(command)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(json_output(&out.stdout).as_array().unwrap().clone())
+}
+
+/// One live session through the proxy with `client`; checks the list, the context and the
+/// history against the log.
+fn live_session(client: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let project = root.join("project");
+    std::fs::create_dir(&project).unwrap();
+    let notes = project.join("notes.txt");
+    let billing = project.join("billing.rs");
+    std::fs::write(&notes, "invoice totals are rounded half up (v1)\n").unwrap();
+    std::fs::write(&billing, "pub fn total_cents(x: f64) -> i64 { x as i64 }\n").unwrap();
+    let missing = project.join("rates.rs");
+    let log = root.join("session.jsonl");
+    let store = root.join("store.sqlite3");
+    let p = |path: &Path| path.display().to_string();
+    let calls = json!([
+        ["tools/list", {}],
+        ["read_text_file", {"path": p(&notes)}],
+        ["read_text_file", {"path": p(&billing)}],
+        ["read_text_file", {"path": p(&missing)}],
+        ["write_file", {"path": p(&notes), "content": "invoice totals are rounded half even (v2)\n"}],
+        ["read_text_file", {"path": p(&notes)}],
+        ["build_context", {"task": "fix total_cents rounding in billing.rs; the rates come from rates.rs", "budget": 2000}],
+        ["get_file_history", {"path": "notes.txt"}],
+    ]);
+    let server = filesystem_server();
+    let command: Vec<&std::ffi::OsStr> = vec![
+        env!("CARGO_BIN_EXE_ctxopt-proxy").as_ref(),
+        "--log".as_ref(),
+        log.as_os_str(),
+        "--store".as_ref(),
+        store.as_os_str(),
+        "--workspace".as_ref(),
+        project.as_os_str(),
+        "--".as_ref(),
+        "node".as_ref(),
+        server.as_os_str(),
+        project.as_os_str(),
+    ];
+    let seen = match client {
+        "python" => {
+            let Some(python) = python() else { return };
+            run_calls(&python, calls, &command)
+        }
+        _ => match run_ts_calls(calls, &command) {
+            Some(seen) => seen,
+            None => return,
+        },
+    };
+    let tools: Vec<&str> = seen[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    assert!(tools.contains(&"read_text_file"), "{tools:?}");
+    let ours = &tools[tools.len() - 6..];
+    assert_eq!(
+        ours,
+        [
+            "build_context",
+            "search_context",
+            "get_decisions",
+            "get_relevant_errors",
+            "get_file_history",
+            "ingest_records"
+        ]
+    );
+    assert_eq!(seen[3]["isError"], true, "{:?}", seen[3]);
+    let context = seen[6]["text"].as_str().unwrap();
+    assert!(
+        context.contains("ENOENT: no such file or directory"),
+        "{context}"
+    );
+    assert!(context.contains("pub fn total_cents(x: f64)"), "{context}");
+
+    let frames: Vec<Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|l: &Value| l["type"] == "frame")
+        .collect();
+    let sources = seen[6]["structured"]["sources"].as_array().unwrap();
+    assert!(sources.iter().any(|s| s["kind"] == "error"), "{sources:?}");
+    assert!(sources.iter().any(|s| s["kind"] == "file"), "{sources:?}");
+    // Every source but the task itself names a frame of this log.
+    let from_log: Vec<&Value> = sources.iter().filter(|s| s["kind"] != "task").collect();
+    assert!(from_log.len() >= 3, "{sources:?}");
+    for source in from_log {
+        assert_eq!(source["log"], p(&log), "{source}");
+        let frame = frames
+            .iter()
+            .find(|f| f["seq"] == source["seq"])
+            .unwrap_or_else(|| panic!("no frame {} in the log", source["seq"]));
+        assert_eq!(frame["dir"], "s2c");
+        assert_eq!(frame["tool"], source["tool"]);
+        let tag = format!("record {}", source["record"].as_str().unwrap());
+        assert!(context.contains(&tag), "{tag}");
+    }
+    // The injected calls were answered by the proxy, never seen by the server.
+    let answered: Vec<&Value> = frames.iter().filter(|f| f["dir"] == "p2c").collect();
+    assert!(answered.iter().any(|f| f["tool"] == "build_context"));
+    assert!(frames
+        .iter()
+        .all(|f| f["dir"] != "c2s" || f["tool"] != "build_context"));
+
+    let versions = seen[7]["structured"]["versions"].as_array().unwrap();
+    let contents: Vec<&str> = versions
+        .iter()
+        .map(|v| v["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        contents,
+        [
+            "invoice totals are rounded half up (v1)\n",
+            "invoice totals are rounded half even (v2)\n"
+        ]
+    );
+
+    // Replaying the same log adds nothing: the live ingestion used the same provenance.
+    let out = Command::new(ctxopt())
+        .arg("ingest")
+        .arg("--store")
+        .arg(&store)
+        .arg("--workspace")
+        .arg(&project)
+        .arg(&log)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let report = String::from_utf8_lossy(&out.stderr);
+    assert!(report.contains(" 0 record(s) stored, "), "{report}");
+}
+
+#[test]
+fn live_python_session_gets_build_context_from_the_proxy() {
+    live_session("python");
+}
+
+#[test]
+fn live_typescript_session_gets_build_context_from_the_proxy() {
+    live_session("typescript");
 }

@@ -4,7 +4,8 @@
 //! # Layout
 //! - `store`: four writers on one store, SIGKILL mid-ingest, a corrupt store.
 //! - `serve`: `ctxopt serve` with the Python `mcp` client, both protocol eras.
-//! - `filesystem`: a real server-filesystem session through the proxy, ingested, then asked.
+//! - `filesystem`: real server-filesystem sessions through the proxy: live (Python and TypeScript
+//!   clients ask the proxy's own `build_context`), and replayed with `ctxopt ingest` into `ctxopt serve`.
 
 mod filesystem;
 mod serve;

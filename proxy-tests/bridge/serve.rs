@@ -54,7 +54,7 @@ anyio.run(main)
 
 /// A file of the installed peers (`proxy-tests/peers/…`), or `None` (after saying so) when
 /// it is missing and `CTXOPT_SKIP_PEER_TESTS` is set; a missing peer fails otherwise.
-fn peer(relative: &str) -> Option<PathBuf> {
+pub(super) fn peer(relative: &str) -> Option<PathBuf> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("proxy-tests/peers")
         .join(relative);

@@ -113,12 +113,15 @@ impl ProxyCmd {
         &self.log
     }
 
-    /// Starts the proxy with piped stdin, stdout and stderr.
+    /// Starts the proxy with piped stdin, stdout and stderr. Without a `--store` option the
+    /// proxy gets `--store :memory:`, so no test writes into the user's store.
     pub fn spawn(&self) -> Child {
         let mut cmd = Command::new(PROXY);
-        cmd.arg("--log")
-            .arg(&self.log)
-            .args(&self.options)
+        cmd.arg("--log").arg(&self.log);
+        if !self.options.iter().any(|o| o == "--store") {
+            cmd.args(["--store", ":memory:"]);
+        }
+        cmd.args(&self.options)
             .arg("--")
             .args(&self.server)
             .stdin(Stdio::piped())
@@ -261,6 +264,31 @@ impl Session {
     /// Reads the next line the proxy relays to the client.
     pub fn recv(&mut self) -> Vec<u8> {
         read_line(&mut self.stdout)
+    }
+
+    /// Kills the proxy with `SIGKILL` (its server, left without input, ends on its own).
+    pub fn kill(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Closes stdin and waits for the proxy; returns the rest of its stdout, its status and
+    /// its stderr.
+    pub fn close_with_stderr(mut self) -> (Vec<u8>, ExitStatus, String) {
+        let mut stderr = String::new();
+        if let Some(mut err) = self.child.stderr.take() {
+            drop(self.stdin.take());
+            let reader = std::thread::spawn(move || {
+                let mut buf = String::new();
+                let _ = err.read_to_string(&mut buf);
+                buf
+            });
+            let (rest, status) = self.close();
+            stderr = reader.join().unwrap_or_default();
+            return (rest, status, stderr);
+        }
+        let (rest, status) = self.close();
+        (rest, status, stderr)
     }
 
     /// Closes stdin and waits for the proxy; returns the rest of its stdout and its status.

@@ -1,13 +1,18 @@
 //! `ctxopt-proxy [OPTIONS] -- <command> [args…]`: wraps an MCP stdio server, relays every
-//! frame byte for byte and logs each with its token cost.
+//! frame byte for byte and logs each with its token cost, stores tool results in the
+//! session store and offers the injected tools (`build_context` and friends).
 
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser;
+use ctxopt::bridge::tools::Selection;
+use ctxopt::bridge::Bridge;
 use ctxopt::relay::{self, server_name, LogTarget, ProxyConfig};
+use ctxopt::store::{self, Scope, Store};
 use ctxopt::tokenizer::Tokenizer;
 
 #[derive(Debug, Parser)]
@@ -15,9 +20,12 @@ use ctxopt::tokenizer::Tokenizer;
     name = "ctxopt-proxy",
     version,
     override_usage = "ctxopt-proxy [OPTIONS] -- <COMMAND> [ARGS]...",
-    about = "Relay an MCP stdio server byte for byte and log every frame with its token cost",
+    about = "Relay an MCP stdio server byte for byte, log every frame with its token cost, store the \
+             tool results and answer build_context and friends from them",
     after_help = "Logs go to $XDG_STATE_HOME/ctxopt/logs (default ~/.local/state/ctxopt/logs), \
-                  one file per run, mode 0600. They hold raw frames: treat them as secrets."
+                  one file per run, mode 0600. They hold raw frames: treat them as secrets. \
+                  Tool results go to the session store ($XDG_STATE_HOME/ctxopt/store.sqlite3 \
+                  by default, mode 0600)."
 )]
 struct Args {
     /// Write the frame log to this file (appended to if it exists).
@@ -35,6 +43,19 @@ struct Args {
     /// Seconds a server may take to exit after a forwarded signal before it is killed.
     #[arg(long, value_name = "SECS", default_value = "5", value_parser = parse_seconds)]
     grace_period: Duration,
+    /// Injected tools: none (a byte-exact relay), build_context, or all six.
+    #[arg(long, value_name = "WHICH", default_value = "all")]
+    inject: Selection,
+    /// The session store: a file, or `:memory:` for none that outlives the run.
+    #[arg(long, value_name = "PATH")]
+    store: Option<String>,
+    /// The workspace the session's records belong to (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    workspace: Option<PathBuf>,
+    /// Hold each injected tool's answer back this many milliseconds (for testing
+    /// cancellation).
+    #[arg(long, value_name = "MS", default_value = "0", hide = true)]
+    answer_delay_ms: u64,
     /// The server's command and arguments (after `--`).
     #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
     command: Vec<OsString>,
@@ -56,15 +77,37 @@ fn main() -> ExitCode {
         (false, Some(path)) => LogTarget::Path(path),
         (false, None) => LogTarget::Default,
     };
+    let server_name = args
+        .name
+        .map(|n| server_name::sanitize(&n))
+        .unwrap_or_else(|| server_name::derive(&args.command));
+    let scope = match Scope::resolve(
+        args.workspace.as_deref(),
+        &server_name,
+        store::new_session_id(),
+    ) {
+        Ok(scope) => scope,
+        Err(err) => {
+            eprintln!("ctxopt-proxy: workspace: {err}");
+            return ExitCode::from(2);
+        }
+    };
+    let bridge = match Store::open_arg(args.store.as_deref()) {
+        Ok(store) => Bridge::new(store, scope),
+        Err(err) => {
+            eprintln!("ctxopt-proxy: {err}; relaying continues without the store");
+            Bridge::unavailable(&err, scope)
+        }
+    }
+    .with_selection(args.inject);
     let config = ProxyConfig {
-        server_name: args
-            .name
-            .map(|n| server_name::sanitize(&n))
-            .unwrap_or_else(|| server_name::derive(&args.command)),
+        server_name,
         command: args.command,
         log,
         tokenizer: args.tokenizer,
         grace: args.grace_period,
+        bridge: Some(Arc::new(bridge)),
+        answer_delay: Duration::from_millis(args.answer_delay_ms),
     };
     match relay::run(config) {
         Ok(code) => ExitCode::from(code),

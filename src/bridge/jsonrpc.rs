@@ -22,6 +22,8 @@ pub const METHOD_NOT_FOUND: i64 = -32601;
 pub const INVALID_PARAMS: i64 = -32602;
 /// Invalid request.
 pub const INVALID_REQUEST: i64 = -32600;
+/// Internal error.
+pub const INTERNAL_ERROR: i64 = -32603;
 /// Parse error.
 pub const PARSE_ERROR: i64 = -32700;
 /// The request's protocol version is not supported (2026-07-28).

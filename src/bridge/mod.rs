@@ -3,7 +3,7 @@
 //! ([`handlers`]). [`Bridge`] holds both behind an API that needs no transport: the proxy's
 //! tap hands it frame pairs, the relay asks it to extend `tools/list` results and to answer
 //! calls to injected tools, and `ctxopt serve` ([`server`]) uses it as a plain MCP server.
-//! The intended wiring is in `docs/injected-tools.md`.
+//! How the proxy wires it in (`src/relay/intercept.rs`, the tap) is in `docs/injected-tools.md`.
 
 pub mod content;
 pub mod file_reads;
@@ -102,6 +102,11 @@ impl Bridge {
         self.selection = selection;
         self.names = Mutex::new(ToolNames::plain(selection));
         self
+    }
+
+    /// Which injected tools this bridge offers.
+    pub fn selection(&self) -> Selection {
+        self.selection
     }
 
     /// Whose records this bridge writes and reads.

@@ -184,6 +184,7 @@ impl Accountant {
             items: None,
             raw: None,
             raw_b64: None,
+            server_raw: None,
         };
         let text = match String::from_utf8(bytes) {
             Ok(text) => text,

@@ -166,6 +166,12 @@ pub struct Frame {
     /// The frame bytes, base64 (standard alphabet, padded), when they are not valid UTF-8.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub raw_b64: Option<String>,
+    /// Present only on a server frame the proxy rewrote before relaying it (a `tools/list`
+    /// result extended with the injected tools, an `initialize` / `server/discover` result
+    /// given the tools capability): the server's original text, without the line ending.
+    /// `raw`, `bytes` and the counts are then those of the frame the client received.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_raw: Option<String>,
 }
 
 /// How the server ended.

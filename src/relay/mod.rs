@@ -5,7 +5,9 @@
 //!   unterminated chunk), without looking inside them.
 //! - [`pump`]: one direction's loop: read a frame, write it on, count it, tap it.
 //! - [`outlet`]: the writable end of a direction, closable from the other direction.
-//! - [`tap`]: the never-blocking hand-off to the accounting thread that writes the log.
+//! - [`tap`]: the never-blocking hand-off to the accounting thread that writes the log and
+//!   ingests tool results into the store.
+//! - [`intercept`]: the frames the proxy takes part in when it injects tools.
 //! - [`blocking`]: reads and writes that wait on a non-blocking descriptor.
 //! - [`child`]: starting the server in its own process group, and its exit status.
 //! - [`signals`]: `SIGINT`/`SIGTERM`/`SIGHUP`/`SIGCHLD` collected synchronously.
@@ -15,10 +17,12 @@
 //! # Threads
 //! The thread that calls [`run`] blocks the signals, starts the server and then only
 //! supervises it (signals, exit, grace period). `c2s` and `s2c` each run a [`pump::Pump`];
-//! the `tap` thread does all parsing, counting and log writing.
+//! the `tap` thread does all parsing, counting, log writing and ingestion; each call to an
+//! injected tool is answered on its own `injected-call` thread.
 
 pub mod blocking;
 pub mod child;
+pub mod intercept;
 pub mod line_reader;
 pub mod outlet;
 pub mod pump;
@@ -36,17 +40,20 @@ use std::process::Child;
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant, SystemTime};
 
+use crate::bridge::tools::Selection;
+use crate::bridge::Bridge;
 use crate::framelog::accounting::rfc3339;
 use crate::framelog::writer::{create_log_dir, default_log_dir, default_log_name, LogWriter};
 use crate::framelog::FORMAT_VERSION;
 use crate::framelog::{Direction, ExitStatus, Header, LogLine, PerDirection, Trailer};
 use crate::tokenizer::Tokenizer;
 use blocking::Blocking;
+use intercept::Interceptor;
 use outlet::Outlet;
 use pump::Pump;
 use signals::Signals;
 use stats::RelayStats;
-use tap::{Tap, TapSender};
+use tap::{Ingestion, Tap, TapSender};
 
 /// Where the frame log goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -73,6 +80,13 @@ pub struct ProxyConfig {
     pub tokenizer: Tokenizer,
     /// How long a server may take to exit after a forwarded signal before `SIGKILL`.
     pub grace: Duration,
+    /// The store and the injected tools: tool results are ingested into it, and unless its
+    /// selection is [`Selection::None`] the proxy offers and answers the injected tools.
+    /// `None`: a plain relay.
+    pub bridge: Option<Arc<Bridge>>,
+    /// How long each answer of an injected tool is held back (zero; tests of cancellation
+    /// set it).
+    pub answer_delay: Duration,
 }
 
 /// What stops the proxy before it can relay anything.
@@ -90,6 +104,9 @@ const POLL: Duration = Duration::from_millis(200);
 /// How long to wait for the server's stdout to close after its process group was killed,
 /// and the least time to wait for it after the server exited.
 const LAST_DRAIN: Duration = Duration::from_secs(1);
+
+/// How long the proxy, once the server is gone, still waits for injected tools' answers.
+const ANSWER_LIMIT: Duration = Duration::from_secs(10);
 
 fn open_log(config: &ProxyConfig, started: SystemTime) -> LogWriter {
     match &config.log {
@@ -145,14 +162,20 @@ pub fn run(config: ProxyConfig) -> Result<u8, RelayError> {
     };
     let pid = server.id();
     let stats = Arc::new(RelayStats::default());
+    let log_path = writer.is_open().then(|| absolute(writer.path()));
+    let ingestion = config
+        .bridge
+        .clone()
+        .map(|bridge| Ingestion::new(bridge, log_path));
     let (tap, tap_sender) = Tap::start(
         header(&config, started, Some(pid)),
         writer,
         config.tokenizer,
         stats.clone(),
+        ingestion,
     )?;
 
-    let drained = start_pumps(&mut server, tap_sender, &stats)?;
+    let (drained, intercept) = start_pumps(&mut server, tap_sender, &stats, &config)?;
     let status = supervise(&mut server, &signals, config.grace)?;
     // Whatever the server left running in its group is an orphan now: ask it to go.
     child::signal_group(pid, libc::SIGTERM);
@@ -163,6 +186,9 @@ pub fn run(config: ProxyConfig) -> Result<u8, RelayError> {
         ));
         child::signal_group(pid, libc::SIGKILL);
         let _ = drained.recv_timeout(LAST_DRAIN);
+    }
+    if let Some(intercept) = intercept {
+        intercept.finish(ANSWER_LIMIT);
     }
     let (exit, code) = child::exit_of(status);
     tap.finish(exit);
@@ -186,13 +212,23 @@ fn log_start_failure(writer: &mut LogWriter, header: Header, err: &child::SpawnE
     }));
 }
 
+/// The log path as the store's provenance names it: absolute, so that `ctxopt ingest` of
+/// the same log finds the same frames.
+fn absolute(path: &std::path::Path) -> String {
+    std::path::absolute(path)
+        .unwrap_or_else(|_| path.to_path_buf())
+        .display()
+        .to_string()
+}
+
 /// Starts the `c2s` and `s2c` threads; the receiver hears when the server's stdout is
-/// drained.
+/// drained. Returns the interceptor too when tools are injected.
 fn start_pumps(
     server: &mut Child,
     tap: TapSender,
     stats: &Arc<RelayStats>,
-) -> io::Result<mpsc::Receiver<()>> {
+    config: &ProxyConfig,
+) -> io::Result<(mpsc::Receiver<()>, Option<Arc<Interceptor>>)> {
     let (server_in, server_out) = match (server.stdin.take(), server.stdout.take()) {
         (Some(i), Some(o)) => (i, o),
         _ => return Err(io::Error::other("server pipes missing")),
@@ -200,19 +236,35 @@ fn start_pumps(
     let client_in = File::from(io::stdin().as_fd().try_clone_to_owned()?);
     let client_out = File::from(io::stdout().as_fd().try_clone_to_owned()?);
     let to_server = Arc::new(Outlet::new(Blocking(server_in)));
+    let to_client = Arc::new(Outlet::new(Blocking(client_out)));
+    let intercept = config
+        .bridge
+        .as_ref()
+        .filter(|bridge| bridge.selection() != Selection::None)
+        .map(|bridge| {
+            Arc::new(Interceptor::new(
+                bridge.clone(),
+                to_client.clone(),
+                tap.clone(),
+                config.answer_delay,
+            ))
+        });
     let c2s = Pump {
         dir: Direction::C2s,
         outlet: to_server.clone(),
         on_break_close: None,
         tap: tap.clone(),
         stats: stats.clone(),
+        intercept: intercept.clone(),
     };
+    let intercepting = intercept.clone();
     let s2c = Pump {
         dir: Direction::S2c,
-        outlet: Arc::new(Outlet::new(Blocking(client_out))),
+        outlet: to_client,
         on_break_close: Some(to_server),
         tap,
         stats: stats.clone(),
+        intercept,
     };
     std::thread::Builder::new()
         .name("c2s".into())
@@ -224,7 +276,7 @@ fn start_pumps(
             s2c.run(Blocking(server_out));
             let _ = drained_tx.send(());
         })?;
-    Ok(drained_rx)
+    Ok((drained_rx, intercepting))
 }
 
 /// Waits for the server to exit, forwarding signals and killing it when it outlives the

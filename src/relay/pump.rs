@@ -1,9 +1,12 @@
 //! One direction of the relay: read a frame, write the very same bytes on, count it, hand
-//! the bytes to the tap. This loop is the hot path; nothing here parses a frame.
+//! the bytes to the tap. This loop is the hot path; nothing here parses a frame (the
+//! [`Interceptor`], when tools are injected, byte-searches each frame and parses only the
+//! few it takes part in).
 
 use std::io::Read;
 use std::sync::Arc;
 
+use super::intercept::Interceptor;
 use super::line_reader::LineReader;
 use super::outlet::Outlet;
 use super::stats::{DirStats, RelayStats};
@@ -23,6 +26,8 @@ pub struct Pump {
     pub tap: TapSender,
     /// The shared counters.
     pub stats: Arc<RelayStats>,
+    /// The proxy's part in the conversation, when it injects tools.
+    pub intercept: Option<Arc<Interceptor>>,
 }
 
 impl Pump {
@@ -33,7 +38,8 @@ impl Pump {
         }
     }
 
-    /// Relays `input` until end of stream, then closes the outlet.
+    /// Relays `input` until end of stream, then closes the outlet (see below for the
+    /// client's outlet when tools are injected).
     pub fn run(self, input: impl Read) {
         let dir = self.dir.as_str();
         let mut reader = LineReader::new(input);
@@ -46,6 +52,20 @@ impl Pump {
                     break;
                 }
             };
+            let mut server_raw = None;
+            let mut frame = frame;
+            if let Some(intercept) = &self.intercept {
+                match self.dir {
+                    Direction::C2s if intercept.on_client_frame(&frame) => continue,
+                    Direction::S2c => {
+                        if let Some((rewritten, original)) = intercept.on_server_frame(&frame) {
+                            frame = rewritten;
+                            server_raw = Some(original);
+                        }
+                    }
+                    _ => {}
+                }
+            }
             let ticket = self.tap.ticket();
             let written = self.outlet.write_frame(&frame).unwrap_or_else(|err| {
                 self.stats.error(format!(
@@ -58,12 +78,16 @@ impl Pump {
             });
             if written {
                 self.dir_stats().relayed(frame.len());
-                self.tap.relayed(ticket, self.dir, frame);
+                self.tap.relayed_as(ticket, self.dir, frame, server_raw);
             } else {
                 self.dir_stats().discarded(frame.len());
                 self.tap.not_relayed(ticket);
             }
         }
-        self.outlet.close();
+        // With injected tools the client's outlet stays open for answers still being
+        // written; [`Interceptor::finish`] closes it.
+        if !(self.dir == Direction::S2c && self.intercept.is_some()) {
+            self.outlet.close();
+        }
     }
 }

@@ -13,8 +13,11 @@
 //!
 //! Lines reach the file when the tap has caught up with the relay (at most a millisecond or
 //! so after the frame), and at the end of the run.
+//!
+//! Ingestion: with a [`Bridge`], every relayed `tools/call` request and its response go to
+//! [`Bridge::on_frame_pair`] here, after the response is logged (see [`Ingestion`]).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
@@ -22,9 +25,11 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
 use super::stats::RelayStats;
+use crate::bridge::ingest::FramePair;
+use crate::bridge::{Bridge, BridgeError};
 use crate::framelog::accounting::{rfc3339, Accountant, Tapped};
 use crate::framelog::writer::LogWriter;
-use crate::framelog::{Direction, ExitStatus, Header, LogLine, Trailer};
+use crate::framelog::{Direction, ExitStatus, Frame, FrameKind, Header, LogLine, Trailer};
 use crate::tokenizer::Tokenizer;
 
 /// Bytes of frames that may wait for accounting before new frames skip the log.
@@ -63,7 +68,8 @@ pub struct Ticket {
 }
 
 enum Item {
-    Frame(Tapped),
+    /// A frame, and the server's original text when the proxy rewrote it.
+    Frame(Tapped, Option<String>),
     Skipped,
     NotRelayed,
 }
@@ -80,9 +86,25 @@ pub struct TapSender {
     order: Arc<AtomicU64>,
     queued: Arc<AtomicUsize>,
     skipped: Arc<AtomicU64>,
+    processed: Arc<AtomicU64>,
 }
 
 impl TapSender {
+    /// The place in the relay order a ticket holds.
+    pub fn order_of(ticket: &Ticket) -> u64 {
+        ticket.order
+    }
+
+    /// Waits (up to `limit`) until the tap has processed every frame ordered before
+    /// `order`: logged it and ingested it. An injected tool answers after this, so it sees
+    /// every tool result the client saw before calling it.
+    pub fn wait_processed(&self, order: u64, limit: Duration) {
+        let start = Instant::now();
+        while self.processed.load(Ordering::Acquire) < order && start.elapsed() < limit {
+            std::thread::sleep(POLL_TICK);
+        }
+    }
+
     /// Takes the next place in the relay order; call it just before writing a frame on.
     pub fn ticket(&self) -> Ticket {
         Ticket {
@@ -99,6 +121,18 @@ impl TapSender {
 
     /// Hands a frame that was just written on to the accounting thread.
     pub fn relayed(&self, ticket: Ticket, dir: Direction, bytes: Vec<u8>) {
+        self.relayed_as(ticket, dir, bytes, None);
+    }
+
+    /// Hands a frame that was just written on to the accounting thread, with the server's
+    /// original text when the proxy rewrote the frame (logged as `server_raw`).
+    pub fn relayed_as(
+        &self,
+        ticket: Ticket,
+        dir: Direction,
+        bytes: Vec<u8>,
+        server_raw: Option<String>,
+    ) {
         let len = bytes.len();
         let queued = self.queued.load(Ordering::Relaxed);
         // An empty queue takes any frame, however large.
@@ -114,7 +148,7 @@ impl TapSender {
             at: ticket.at,
             instant: ticket.instant,
         };
-        self.send(ticket.order, Item::Frame(tapped));
+        self.send(ticket.order, Item::Frame(tapped, server_raw));
     }
 
     /// Gives back a ticket whose frame could not be written on.
@@ -130,6 +164,69 @@ pub struct Tap {
     handle: JoinHandle<()>,
 }
 
+/// Ingestion on the tap thread: the raw text of each relayed `tools/call` request, until its
+/// response comes, then both to the bridge.
+#[derive(Debug)]
+pub struct Ingestion {
+    bridge: Arc<Bridge>,
+    log_path: Option<String>,
+    requests: HashMap<String, VecDeque<String>>,
+}
+
+impl Ingestion {
+    /// Ingestion into `bridge`, with provenance naming `log_path` (absolute; `None` without
+    /// a log).
+    pub fn new(bridge: Arc<Bridge>, log_path: Option<String>) -> Ingestion {
+        Ingestion {
+            bridge,
+            log_path,
+            requests: HashMap::new(),
+        }
+    }
+
+    /// Takes in one accounted frame (`logged`: whether its line was written, so that its
+    /// `seq` names a frame of the log).
+    fn frame(&mut self, frame: &Frame, logged: bool) {
+        if frame.method.as_deref() != Some("tools/call") {
+            return;
+        }
+        let (Some(id), Some(raw)) = (&frame.id, &frame.raw) else {
+            return;
+        };
+        match (frame.dir, frame.kind) {
+            (Direction::C2s, FrameKind::Request) => {
+                self.requests
+                    .entry(id.clone())
+                    .or_default()
+                    .push_back(raw.clone());
+            }
+            (Direction::S2c, FrameKind::Response | FrameKind::Error) => {
+                let Some(queue) = self.requests.get_mut(id) else {
+                    return;
+                };
+                let request = queue.pop_front();
+                if queue.is_empty() {
+                    self.requests.remove(id);
+                }
+                let Some(request) = request else { return };
+                let pair = FramePair {
+                    request: &request,
+                    response: raw,
+                    log_path: self.log_path.as_deref().filter(|_| logged),
+                    seq: logged.then_some(frame.seq),
+                    timestamp: Some(&frame.ts),
+                };
+                if let Err(BridgeError::Store { error, first: true }) =
+                    self.bridge.on_frame_pair(&pair)
+                {
+                    eprintln!("ctxopt-proxy: store: {error}; relaying continues without storing");
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
 struct TapState {
     waiting: BTreeMap<u64, Item>,
     next: u64,
@@ -137,7 +234,11 @@ struct TapState {
     accountant: Accountant,
     queued: Arc<AtomicUsize>,
     skipped: Arc<AtomicU64>,
+    processed: Arc<AtomicU64>,
     stats: Arc<RelayStats>,
+    ingestion: Option<Ingestion>,
+    /// Frame lines written for frames the proxy consumed or originated (`c2p`, `p2c`).
+    proxy_lines: u64,
 }
 
 impl TapState {
@@ -148,6 +249,7 @@ impl TapState {
             self.next += 1;
             self.process(item);
         }
+        self.processed.store(self.next, Ordering::Release);
     }
 
     /// Processes what is left, in order, skipping tickets never handed back.
@@ -159,17 +261,28 @@ impl TapState {
 
     fn process(&mut self, item: Item) {
         match item {
-            Item::Frame(tapped) => self.frame(tapped),
+            Item::Frame(tapped, server_raw) => self.frame(tapped, server_raw),
             Item::Skipped => self.accountant.skip(),
             Item::NotRelayed => {}
         }
     }
 
-    fn frame(&mut self, tapped: Tapped) {
+    fn frame(&mut self, tapped: Tapped, server_raw: Option<String>) {
         let len = tapped.bytes.len();
-        if self.writer.is_open() {
-            let frame = self.accountant.frame(tapped);
-            self.writer.write(&LogLine::Frame(Box::new(frame)));
+        if self.writer.is_open() || self.ingestion.is_some() {
+            let mut frame = self.accountant.frame(tapped);
+            frame.server_raw = server_raw;
+            let line = LogLine::Frame(Box::new(frame));
+            let logged = self.writer.write(&line);
+            let LogLine::Frame(frame) = line else {
+                unreachable!("built as a frame line above")
+            };
+            if logged && matches!(frame.dir, Direction::C2p | Direction::P2c) {
+                self.proxy_lines += 1;
+            }
+            if let Some(ingestion) = &mut self.ingestion {
+                ingestion.frame(&frame, logged);
+            }
         }
         self.queued.fetch_sub(len, Ordering::Relaxed);
     }
@@ -186,13 +299,20 @@ impl TapState {
             ));
         }
         errors.extend(self.writer.errors().iter().cloned());
+        if let Some(line) = self
+            .ingestion
+            .as_ref()
+            .and_then(|i| i.bridge.failure_summary())
+        {
+            errors.push(line);
+        }
         let trailer = Trailer {
             ts: rfc3339(SystemTime::now()),
             exit,
             frames_relayed,
             frames_logged,
             frames_unlogged: (frames_relayed.c2s + frames_relayed.s2c)
-                .saturating_sub(frames_logged),
+                .saturating_sub(frames_logged.saturating_sub(self.proxy_lines)),
             bytes: self.stats.bytes(),
             errors,
         };
@@ -202,12 +322,14 @@ impl TapState {
 
 impl Tap {
     /// Starts the accounting thread: it writes `header` first, then loads the tokenizer
-    /// (frames queue meanwhile; the relay does not wait), then logs frames as they come.
+    /// (frames queue meanwhile; the relay does not wait), then logs frames as they come,
+    /// and hands `tools/call` pairs to `ingestion` when there is one.
     pub fn start(
         header: Header,
         writer: LogWriter,
         tokenizer: Tokenizer,
         stats: Arc<RelayStats>,
+        ingestion: Option<Ingestion>,
     ) -> std::io::Result<(Tap, TapSender)> {
         let (tx, rx) = mpsc::channel();
         let sender = TapSender {
@@ -215,6 +337,7 @@ impl Tap {
             order: Arc::new(AtomicU64::new(0)),
             queued: Arc::new(AtomicUsize::new(0)),
             skipped: Arc::new(AtomicU64::new(0)),
+            processed: Arc::new(AtomicU64::new(0)),
         };
         let mut state = TapState {
             waiting: BTreeMap::new(),
@@ -223,7 +346,10 @@ impl Tap {
             accountant: Accountant::new(tokenizer),
             queued: sender.queued.clone(),
             skipped: sender.skipped.clone(),
+            processed: sender.processed.clone(),
             stats,
+            ingestion,
+            proxy_lines: 0,
         };
         let handle = std::thread::Builder::new()
             .name("tap".into())
@@ -290,6 +416,7 @@ mod tests {
             LogWriter::open(&path),
             Tokenizer::CharsDiv4,
             stats.clone(),
+            None,
         )
         .unwrap();
         let (t0, t1, t2, t3) = (
