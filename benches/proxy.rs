@@ -194,7 +194,8 @@ struct Bench<'a> {
 }
 
 impl Bench<'_> {
-    /// `ctxopt-proxy --log <tmp>/<name>.jsonl [OPTIONS] -- <server>` (no `--log` with `--no-log`).
+    /// `ctxopt-proxy --log <tmp>/<name>.jsonl --store :memory: [OPTIONS] -- <server>` (no `--log`
+    /// with `--no-log`).
     fn proxied(&self, name: &str, options: &[&str], server: &[OsString]) -> Vec<OsString> {
         let mut command: Vec<OsString> = vec![env!("CARGO_BIN_EXE_ctxopt-proxy").into()];
         if !options.contains(&"--no-log") {
@@ -203,6 +204,7 @@ impl Bench<'_> {
                 self.tmp.join(format!("{name}.jsonl")).into(),
             ]);
         }
+        command.extend(["--store".into(), ":memory:".into()]);
         command.extend(options.iter().map(OsString::from));
         command.push("--".into());
         command.extend(server.iter().cloned());

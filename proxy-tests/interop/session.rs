@@ -17,12 +17,17 @@ pub fn proxy_binary() -> &'static str {
     env!("CARGO_BIN_EXE_ctxopt-proxy")
 }
 
-/// `ctxopt-proxy --log LOG -- <server>`.
+/// `ctxopt-proxy --log LOG --inject none --store :memory: -- <server>`: the relay alone, so a
+/// proxied session must see exactly what the direct one sees (injection has its own tests).
 pub fn proxied(server: &[OsString], log: &Path) -> Vec<OsString> {
     let mut command: Vec<OsString> = vec![
         proxy_binary().into(),
         "--log".into(),
         log.into(),
+        "--inject".into(),
+        "none".into(),
+        "--store".into(),
+        ":memory:".into(),
         "--".into(),
     ];
     command.extend(server.iter().cloned());

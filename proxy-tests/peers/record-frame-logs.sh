@@ -45,14 +45,14 @@ record() {
 }
 
 record ts-filesystem node "$peers/ts_client.mjs" filesystem --root "$work/project" -- \
-  "$proxy" --name filesystem --log "$out/ts-filesystem.jsonl" -- node "$servers/server-filesystem/dist/index.js" project
+  "$proxy" --inject none --store :memory: --name filesystem --log "$out/ts-filesystem.jsonl" -- node "$servers/server-filesystem/dist/index.js" project
 record ts-everything node "$peers/ts_client.mjs" everything --root "$work/project" -- \
-  "$proxy" --name everything --log "$out/ts-everything.jsonl" -- node "$servers/server-everything/dist/index.js" stdio
+  "$proxy" --inject none --store :memory: --name everything --log "$out/ts-everything.jsonl" -- node "$servers/server-everything/dist/index.js" stdio
 MEMORY_FILE_PATH="$work/memory.jsonl" \
 record py-session-memory "$peers/.venv/bin/python" "$peers/py_client.py" session memory -- \
-  "$proxy" --name memory --log "$out/py-session-memory.jsonl" -- node "$servers/server-memory/dist/index.js"
+  "$proxy" --inject none --store :memory: --name memory --log "$out/py-session-memory.jsonl" -- node "$servers/server-memory/dist/index.js"
 record py-client-stateless "$peers/.venv/bin/python" "$peers/py_client.py" client pyserver -- \
-  "$proxy" --name py-server --log "$out/py-client-stateless.jsonl" -- .venv/bin/python py_server.py
+  "$proxy" --inject none --store :memory: --name py-server --log "$out/py-client-stateless.jsonl" -- .venv/bin/python py_server.py
 
 if grep -l "$repo" "$out"/*.jsonl; then
   echo "record-frame-logs: the logs above name the repository's path" >&2
