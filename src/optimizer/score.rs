@@ -114,10 +114,12 @@ fn identifier_hits(identifiers: &HashSet<String>, features: &Features) -> usize 
         .count()
 }
 
-/// Whether an identifier is in the focus by full name, by basename, or as a path under a
-/// directory the focus names.
+/// Whether an identifier is in the focus by full name, by basename, as a relative import
+/// (`../types/user` for `src/types/user.ts`), or as a path under a directory the focus names.
 fn path_in_focus(identifiers: &HashSet<String>, id: &str) -> bool {
+    let relative = without_dots(id);
     identifiers.contains(id)
+        || (relative.len() < id.len() && relative.contains('/') && identifiers.contains(relative))
         || identifiers.contains(basename(id))
         || id
             .match_indices('/')
@@ -133,8 +135,24 @@ fn add_identifiers(set: &mut HashSet<String>, ids: &[String]) {
         set.insert(id.clone());
         if id.contains('/') {
             set.insert(basename(id).to_string());
+            // What an import names: `types/user` for `src/types/user.ts`.
+            if let Some((stem, _)) = id.rsplit_once('.').filter(|(stem, _)| stem.contains('/')) {
+                let parts: Vec<&str> = stem.rsplitn(3, '/').collect();
+                if parts.len() >= 2 {
+                    set.insert(format!("{}/{}", parts[1], parts[0]));
+                }
+            }
         }
     }
+}
+
+/// A relative import path without its leading `./` and `../` parts.
+fn without_dots(id: &str) -> &str {
+    let mut id = id;
+    while let Some(rest) = id.strip_prefix("../").or_else(|| id.strip_prefix("./")) {
+        id = rest;
+    }
+    id
 }
 
 /// The most errors, and the most failing test results, the task is taken to be about.
@@ -530,6 +548,15 @@ mod tests {
         assert_eq!(get(m, "identifier_match"), 0.5);
         assert!(get(m, "lexical_overlap") > 0.0);
         assert_eq!(m.components[1].weight, 4.0);
+    }
+
+    #[test]
+    fn relative_imports_match_the_files_they_name() {
+        let mut set = HashSet::new();
+        add_identifiers(&mut set, &["src/types/user.ts".to_string()]);
+        assert!(path_in_focus(&set, "../types/user"));
+        assert!(path_in_focus(&set, "./types/user"));
+        assert!(!path_in_focus(&set, "../types/order"));
     }
 
     #[test]
