@@ -41,8 +41,11 @@ enum Watched {
 /// after the answer is still recognised as ours (and not forwarded to the server).
 const ANSWERED_KEPT: usize = 256;
 
-/// The longest an injected call waits for the tap to ingest what was relayed before it.
-const CATCH_UP_LIMIT: Duration = Duration::from_secs(5);
+/// The longest an injected call waits for the tap to ingest what was relayed before it. The
+/// tap is usually milliseconds behind; on a loaded machine, right after start (while the
+/// tokenizer loads), it can be seconds behind, and an answer built without the frames the
+/// client has already seen would be wrong rather than late.
+const CATCH_UP_LIMIT: Duration = Duration::from_secs(30);
 
 #[derive(Debug, Default)]
 struct Calls {
