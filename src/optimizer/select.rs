@@ -7,7 +7,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::optimizer::fragment::{Fragment, Unit};
+use crate::optimizer::fragment::{is_later, Fragment, Kind, Unit};
 use crate::optimizer::render::{render, tag, Placed, Section};
 use crate::tokenizer::Tokenizer;
 
@@ -26,7 +26,37 @@ pub struct Candidate {
     pub score: f64,
     /// Whether it is relevant enough to fill the budget with.
     pub eligible: bool,
+    /// Whether it is part of the session's current change (the latest live diff of its
+    /// path): tried right after the mandatory fragments.
+    pub current_change: bool,
 }
+
+/// Per unit: whether it is the latest live diff of its path — the session's current change
+/// to that file. When the latest diff of a path reverted an earlier one (`reverted`), the
+/// path has no current change.
+pub fn current_diffs(units: &[Unit], live: &[bool], reverted: &[bool]) -> Vec<bool> {
+    let mut latest: BTreeMap<&str, usize> = BTreeMap::new();
+    for (i, u) in units.iter().enumerate() {
+        let (Kind::Diff, true, Some(path)) = (u.kind, live[i] || reverted[i], u.path.as_deref())
+        else {
+            continue;
+        };
+        let newer = latest
+            .get(path)
+            .is_none_or(|&j| is_later(u, &units[j]).unwrap_or(true));
+        if newer {
+            latest.insert(path, i);
+        }
+    }
+    let mut current = vec![false; units.len()];
+    for i in latest.into_values().filter(|&i| live[i]) {
+        current[i] = true;
+    }
+    current
+}
+
+/// How many of the best fragments left out for budget the swap pass tries (keeps it linear).
+pub const SWAP_TRIES: usize = 32;
 
 /// What selection decided.
 #[derive(Debug, Clone, PartialEq)]
@@ -143,7 +173,9 @@ pub fn select(
     }
     rest.sort_by(|a, b| {
         let (ca, cb) = (&candidates[a.1], &candidates[b.1]);
-        b.0.total_cmp(&a.0)
+        cb.current_change
+            .cmp(&ca.current_change)
+            .then(b.0.total_cmp(&a.0))
             .then(ca.placed.order.cmp(&cb.placed.order))
             .then(
                 fragments[ca.placed.fragment]
@@ -170,6 +202,66 @@ pub fn select(
         } else {
             left_out.insert(candidates[i].placed.fragment, "budget");
         }
+    }
+    // Swap pass: a fragment left out for budget goes in when dropping lower-value kept
+    // fragments (least score per token first) frees its room and they score less in sum.
+    let left: Vec<usize> = rest
+        .iter()
+        .map(|&(_, i)| i)
+        .filter(|&i| left_out.get(&candidates[i].placed.fragment) == Some(&"budget"))
+        .collect();
+    let mut by_score = left;
+    by_score.sort_by(|&a, &b| {
+        candidates[b]
+            .score
+            .total_cmp(&candidates[a].score)
+            .then(a.cmp(&b))
+    });
+    let mut density: BTreeMap<usize, f64> = rest.iter().map(|&(d, i)| (i, d)).collect();
+    for &i in by_score.iter().take(SWAP_TRIES) {
+        let cost = add(&candidates[i], &mut costs, true);
+        // Kept optional fragments, least score per token first (not the current change).
+        let mut victims: Vec<usize> = kept
+            .iter()
+            .copied()
+            .filter(|&k| !candidates[k].mandatory && !candidates[k].current_change)
+            .collect();
+        victims.sort_by(|&a, &b| {
+            density[&a]
+                .total_cmp(&density[&b])
+                .then(candidates[b].placed.order.cmp(&candidates[a].placed.order))
+        });
+        let mut freed = budget.saturating_sub(used);
+        let mut lost = 0.0;
+        let mut drop = Vec::new();
+        for &v in &victims {
+            if freed >= cost {
+                break;
+            }
+            lost += candidates[v].score;
+            if lost >= candidates[i].score {
+                break;
+            }
+            freed += costs.fragment(candidates[v].placed.fragment);
+            drop.push(v);
+        }
+        if freed < cost || lost >= candidates[i].score {
+            continue;
+        }
+        for &v in &drop {
+            let f = candidates[v].placed.fragment;
+            rendered_tokens.remove(&f);
+            used -= costs.fragment(f);
+            left_out.insert(f, "budget");
+        }
+        kept.retain(|k| !drop.contains(k));
+        let cost = add(&candidates[i], &mut costs, false);
+        let f = candidates[i].placed.fragment;
+        rendered_tokens.insert(f, cost);
+        used += cost;
+        left_out.remove(&f);
+        kept.push(i);
+        density.insert(i, f64::INFINITY);
     }
     // Verify on the rendered text; drop the last-taken optional fragments while over.
     loop {
@@ -249,6 +341,7 @@ mod tests {
                 mandatory: i == 0,
                 score: score(i),
                 eligible: true,
+                current_change: false,
             })
             .collect()
     }
