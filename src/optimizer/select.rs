@@ -204,22 +204,36 @@ pub fn select(
         }
     }
     // Swap pass: a fragment left out for budget goes in when dropping lower-value kept
-    // fragments (least score per token first) frees its room and they score less in sum.
-    let left: Vec<usize> = rest
+    // fragments (least score per token first) frees its room, together with any other
+    // left-out fragments that then fit, and the dropped ones score less in sum.
+    let mut by_score: Vec<usize> = rest
         .iter()
         .map(|&(_, i)| i)
         .filter(|&i| left_out.get(&candidates[i].placed.fragment) == Some(&"budget"))
         .collect();
-    let mut by_score = left;
     by_score.sort_by(|&a, &b| {
         candidates[b]
             .score
             .total_cmp(&candidates[a].score)
             .then(a.cmp(&b))
     });
+    by_score.truncate(SWAP_TRIES);
     let mut density: BTreeMap<usize, f64> = rest.iter().map(|&(d, i)| (i, d)).collect();
-    for &i in by_score.iter().take(SWAP_TRIES) {
+    let is_out = |left_out: &BTreeMap<usize, &'static str>, i: usize| {
+        left_out.get(&candidates[i].placed.fragment) == Some(&"budget")
+    };
+    for &i in &by_score {
+        if !is_out(&left_out, i) {
+            continue;
+        }
         let cost = add(&candidates[i], &mut costs, true);
+        // The other left-out fragments could fill what the swap frees.
+        let mut extras_score: f64 = by_score
+            .iter()
+            .filter(|&&j| j != i && is_out(&left_out, j))
+            .map(|&j| candidates[j].score)
+            .sum();
+        extras_score += candidates[i].score;
         // Kept optional fragments, least score per token first (not the current change).
         let mut victims: Vec<usize> = kept
             .iter()
@@ -235,17 +249,32 @@ pub fn select(
         let mut lost = 0.0;
         let mut drop = Vec::new();
         for &v in &victims {
-            if freed >= cost {
+            if freed >= cost || lost + candidates[v].score >= extras_score {
                 break;
             }
             lost += candidates[v].score;
-            if lost >= candidates[i].score {
-                break;
-            }
             freed += costs.fragment(candidates[v].placed.fragment);
             drop.push(v);
         }
-        if freed < cost || lost >= candidates[i].score {
+        if freed < cost {
+            continue;
+        }
+        // What goes in: the candidate, then the best left-out fragments that still fit.
+        let mut take = vec![i];
+        let mut gain = candidates[i].score;
+        let mut room = freed - cost;
+        for &j in &by_score {
+            if j == i || !is_out(&left_out, j) || drop.contains(&j) {
+                continue;
+            }
+            let c = add(&candidates[j], &mut costs, true);
+            if c <= room {
+                room -= c;
+                gain += candidates[j].score;
+                take.push(j);
+            }
+        }
+        if lost >= gain {
             continue;
         }
         for &v in &drop {
@@ -255,13 +284,15 @@ pub fn select(
             left_out.insert(f, "budget");
         }
         kept.retain(|k| !drop.contains(k));
-        let cost = add(&candidates[i], &mut costs, false);
-        let f = candidates[i].placed.fragment;
-        rendered_tokens.insert(f, cost);
-        used += cost;
-        left_out.remove(&f);
-        kept.push(i);
-        density.insert(i, f64::INFINITY);
+        for j in take {
+            let cost = add(&candidates[j], &mut costs, false);
+            let f = candidates[j].placed.fragment;
+            rendered_tokens.insert(f, cost);
+            used += cost;
+            left_out.remove(&f);
+            kept.push(j);
+            density.insert(j, f64::INFINITY);
+        }
     }
     // Verify on the rendered text; drop the last-taken optional fragments while over.
     loop {
@@ -370,6 +401,24 @@ mod tests {
         assert!(s.kept.iter().any(|p| p.fragment == 0));
         assert_eq!(s.conflict, Some(s.tokens));
         assert_eq!(s.kept.len(), 1);
+    }
+
+    #[test]
+    fn swap_pass_trades_cheap_notes_for_a_big_valuable_fragment() {
+        let (units, mut frags, headers) = setup(6);
+        // Fragment 1 counts as 1,000 tokens: less score per token than the notes, but
+        // more score than the three notes that make room for it.
+        frags[1].tokens = 1000;
+        let cands = candidates(&units, &frags, |i| if i == 1 { 8.0 } else { 1.0 });
+        let s = select(&units, &frags, &headers, &cands, 1100, Tokenizer::O200kBase);
+        let kept: Vec<usize> = s.kept.iter().map(|p| p.fragment).collect();
+        assert!(kept.contains(&1), "{kept:?}");
+        assert!(kept.len() < 7, "some notes made room: {kept:?}");
+        assert!((2..7).any(|f| s.left_out.get(&f) == Some(&"budget")));
+        // Without the room to gain, nothing is swapped.
+        let cands = candidates(&units, &frags, |i| if i == 1 { 2.5 } else { 1.0 });
+        let s = select(&units, &frags, &headers, &cands, 1100, Tokenizer::O200kBase);
+        assert!(!s.kept.iter().any(|p| p.fragment == 1));
     }
 
     #[test]
