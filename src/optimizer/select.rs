@@ -249,8 +249,11 @@ pub fn select(
         let mut lost = 0.0;
         let mut drop = Vec::new();
         for &v in &victims {
-            if freed >= cost || lost + candidates[v].score >= extras_score {
+            if freed >= cost {
                 break;
+            }
+            if lost + candidates[v].score >= extras_score {
+                continue; // worth more than all that could go in: never a victim
             }
             lost += candidates[v].score;
             freed += costs.fragment(candidates[v].placed.fragment);
