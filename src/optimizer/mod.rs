@@ -116,6 +116,15 @@ pub fn build(records: &Records, config: &BuildConfig) -> Result<BuildOutput, Opt
             )
         })
     });
+    let reverted: Vec<bool> = deduped
+        .dropped
+        .iter()
+        .zip(&units)
+        .map(|(d, u)| {
+            u.kind == fragment::Kind::Diff && d.as_ref().is_some_and(|d| d.reason == "superseded")
+        })
+        .collect();
+    let current = select::current_diffs(&units, &live, &reverted);
     let mut candidates = Vec::new();
     for (fi, (f, s)) in fragments.iter().zip(&scores).enumerate() {
         let Some(s) = s else { continue };
@@ -131,6 +140,7 @@ pub fn build(records: &Records, config: &BuildConfig) -> Result<BuildOutput, Opt
             score: s.total,
             eligible: s.relevance >= config.min_relevance
                 || (unit.role == Some(records::Role::User) && s.relevance > 0.0),
+            current_change: current[f.unit],
         });
     }
     let selection = select::select(

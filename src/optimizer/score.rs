@@ -407,6 +407,13 @@ pub fn score(
         }
         (Kind::ToolOutput, Outcome::Failed) => 0.5,
         (Kind::Message, _) if outcomes::reports_failure(text) => 1.0,
+        (Kind::Message, _)
+            if unit.role == Some(Role::Assistant)
+                && lexical > 0.0
+                && outcomes::states_cause(text) =>
+        {
+            1.0
+        }
         _ => 0.0,
     };
     let mut recency = recency_clock.value(unit, weights);

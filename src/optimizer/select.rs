@@ -7,7 +7,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::optimizer::fragment::{Fragment, Unit};
+use crate::optimizer::fragment::{is_later, Fragment, Kind, Unit};
 use crate::optimizer::render::{render, tag, Placed, Section};
 use crate::tokenizer::Tokenizer;
 
@@ -26,7 +26,37 @@ pub struct Candidate {
     pub score: f64,
     /// Whether it is relevant enough to fill the budget with.
     pub eligible: bool,
+    /// Whether it is part of the session's current change (the latest live diff of its
+    /// path): tried right after the mandatory fragments.
+    pub current_change: bool,
 }
+
+/// Per unit: whether it is the latest live diff of its path — the session's current change
+/// to that file. When the latest diff of a path reverted an earlier one (`reverted`), the
+/// path has no current change.
+pub fn current_diffs(units: &[Unit], live: &[bool], reverted: &[bool]) -> Vec<bool> {
+    let mut latest: BTreeMap<&str, usize> = BTreeMap::new();
+    for (i, u) in units.iter().enumerate() {
+        let (Kind::Diff, true, Some(path)) = (u.kind, live[i] || reverted[i], u.path.as_deref())
+        else {
+            continue;
+        };
+        let newer = latest
+            .get(path)
+            .is_none_or(|&j| is_later(u, &units[j]).unwrap_or(true));
+        if newer {
+            latest.insert(path, i);
+        }
+    }
+    let mut current = vec![false; units.len()];
+    for i in latest.into_values().filter(|&i| live[i]) {
+        current[i] = true;
+    }
+    current
+}
+
+/// How many of the best fragments left out for budget the swap pass tries (keeps it linear).
+pub const SWAP_TRIES: usize = 32;
 
 /// What selection decided.
 #[derive(Debug, Clone, PartialEq)]
@@ -143,7 +173,9 @@ pub fn select(
     }
     rest.sort_by(|a, b| {
         let (ca, cb) = (&candidates[a.1], &candidates[b.1]);
-        b.0.total_cmp(&a.0)
+        cb.current_change
+            .cmp(&ca.current_change)
+            .then(b.0.total_cmp(&a.0))
             .then(ca.placed.order.cmp(&cb.placed.order))
             .then(
                 fragments[ca.placed.fragment]
@@ -169,6 +201,100 @@ pub fn select(
             kept.push(i);
         } else {
             left_out.insert(candidates[i].placed.fragment, "budget");
+        }
+    }
+    // Swap pass: a fragment left out for budget goes in when dropping lower-value kept
+    // fragments (least score per token first) frees its room, together with any other
+    // left-out fragments that then fit, and the dropped ones score less in sum.
+    let mut by_score: Vec<usize> = rest
+        .iter()
+        .map(|&(_, i)| i)
+        .filter(|&i| left_out.get(&candidates[i].placed.fragment) == Some(&"budget"))
+        .collect();
+    by_score.sort_by(|&a, &b| {
+        candidates[b]
+            .score
+            .total_cmp(&candidates[a].score)
+            .then(a.cmp(&b))
+    });
+    by_score.truncate(SWAP_TRIES);
+    let mut density: BTreeMap<usize, f64> = rest.iter().map(|&(d, i)| (i, d)).collect();
+    let is_out = |left_out: &BTreeMap<usize, &'static str>, i: usize| {
+        left_out.get(&candidates[i].placed.fragment) == Some(&"budget")
+    };
+    for &i in &by_score {
+        if !is_out(&left_out, i) {
+            continue;
+        }
+        let cost = add(&candidates[i], &mut costs, true);
+        // The other left-out fragments could fill what the swap frees.
+        let mut extras_score: f64 = by_score
+            .iter()
+            .filter(|&&j| j != i && is_out(&left_out, j))
+            .map(|&j| candidates[j].score)
+            .sum();
+        extras_score += candidates[i].score;
+        // Kept optional fragments, least score per token first (not the current change).
+        let mut victims: Vec<usize> = kept
+            .iter()
+            .copied()
+            .filter(|&k| !candidates[k].mandatory && !candidates[k].current_change)
+            .collect();
+        victims.sort_by(|&a, &b| {
+            density[&a]
+                .total_cmp(&density[&b])
+                .then(candidates[b].placed.order.cmp(&candidates[a].placed.order))
+        });
+        let mut freed = budget.saturating_sub(used);
+        let mut lost = 0.0;
+        let mut drop = Vec::new();
+        for &v in &victims {
+            if freed >= cost {
+                break;
+            }
+            if lost + candidates[v].score >= extras_score {
+                continue; // worth more than all that could go in: never a victim
+            }
+            lost += candidates[v].score;
+            freed += costs.fragment(candidates[v].placed.fragment);
+            drop.push(v);
+        }
+        if freed < cost {
+            continue;
+        }
+        // What goes in: the candidate, then the best left-out fragments that still fit.
+        let mut take = vec![i];
+        let mut gain = candidates[i].score;
+        let mut room = freed - cost;
+        for &j in &by_score {
+            if j == i || !is_out(&left_out, j) || drop.contains(&j) {
+                continue;
+            }
+            let c = add(&candidates[j], &mut costs, true);
+            if c <= room {
+                room -= c;
+                gain += candidates[j].score;
+                take.push(j);
+            }
+        }
+        if lost >= gain {
+            continue;
+        }
+        for &v in &drop {
+            let f = candidates[v].placed.fragment;
+            rendered_tokens.remove(&f);
+            used -= costs.fragment(f);
+            left_out.insert(f, "budget");
+        }
+        kept.retain(|k| !drop.contains(k));
+        for j in take {
+            let cost = add(&candidates[j], &mut costs, false);
+            let f = candidates[j].placed.fragment;
+            rendered_tokens.insert(f, cost);
+            used += cost;
+            left_out.remove(&f);
+            kept.push(j);
+            density.insert(j, f64::INFINITY);
         }
     }
     // Verify on the rendered text; drop the last-taken optional fragments while over.
@@ -249,6 +375,7 @@ mod tests {
                 mandatory: i == 0,
                 score: score(i),
                 eligible: true,
+                current_change: false,
             })
             .collect()
     }
@@ -277,6 +404,24 @@ mod tests {
         assert!(s.kept.iter().any(|p| p.fragment == 0));
         assert_eq!(s.conflict, Some(s.tokens));
         assert_eq!(s.kept.len(), 1);
+    }
+
+    #[test]
+    fn swap_pass_trades_cheap_notes_for_a_big_valuable_fragment() {
+        let (units, mut frags, headers) = setup(6);
+        // Fragment 1 counts as 1,000 tokens: less score per token than the notes, but
+        // more score than the three notes that make room for it.
+        frags[1].tokens = 1000;
+        let cands = candidates(&units, &frags, |i| if i == 1 { 8.0 } else { 1.0 });
+        let s = select(&units, &frags, &headers, &cands, 1100, Tokenizer::O200kBase);
+        let kept: Vec<usize> = s.kept.iter().map(|p| p.fragment).collect();
+        assert!(kept.contains(&1), "{kept:?}");
+        assert!(kept.len() < 7, "some notes made room: {kept:?}");
+        assert!((2..7).any(|f| s.left_out.get(&f) == Some(&"budget")));
+        // Without the room to gain, nothing is swapped.
+        let cands = candidates(&units, &frags, |i| if i == 1 { 2.5 } else { 1.0 });
+        let s = select(&units, &frags, &headers, &cands, 1100, Tokenizer::O200kBase);
+        assert!(!s.kept.iter().any(|p| p.fragment == 1));
     }
 
     #[test]

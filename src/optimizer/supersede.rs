@@ -15,6 +15,7 @@ pub fn supersede(units: &[Unit], outcomes: &[Outcome], dropped: &mut [Option<Dro
     let live: Vec<usize> = (0..units.len()).filter(|&i| dropped[i].is_none()).collect();
     older_versions(units, &live, dropped);
     decisions(units, &live, dropped);
+    reverts(units, &live, dropped);
     fixed_errors(units, outcomes, &live, dropped);
 }
 
@@ -61,6 +62,62 @@ fn older_versions(units: &[Unit], live: &[usize], dropped: &mut [Option<Dropped>
                     units[keep].place()
                 ),
             });
+        }
+    }
+}
+
+/// The lines a diff adds and removes (without the `+++`/`---` file headers), each sorted.
+fn changed_lines(diff: &str) -> (Vec<&str>, Vec<&str>) {
+    let (mut added, mut removed) = (Vec::new(), Vec::new());
+    for line in diff.lines() {
+        if line.starts_with("+++") || line.starts_with("---") {
+            continue;
+        }
+        if let Some(l) = line.strip_prefix('+') {
+            added.push(l);
+        } else if let Some(l) = line.strip_prefix('-') {
+            removed.push(l);
+        }
+    }
+    added.sort_unstable();
+    removed.sort_unstable();
+    (added, removed)
+}
+
+/// A diff that exactly undoes an earlier diff of the same path (it adds what that one
+/// removed and removes what it added) leaves as `superseded` by the diff it reverts: the
+/// pair changes nothing, and the earlier diff shows what was tried.
+fn reverts(units: &[Unit], live: &[usize], dropped: &mut [Option<Dropped>]) {
+    let mut diffs: Vec<usize> = live
+        .iter()
+        .copied()
+        .filter(|&i| units[i].kind == Kind::Diff && units[i].path.is_some())
+        .collect();
+    diffs.sort_by(|&a, &b| match is_later(&units[a], &units[b]) {
+        Some(true) => std::cmp::Ordering::Greater,
+        Some(false) => std::cmp::Ordering::Less,
+        None => a.cmp(&b),
+    });
+    let mut seen: BTreeMap<(&str, Vec<&str>, Vec<&str>), usize> = BTreeMap::new();
+    for i in diffs {
+        let path = units[i].path.as_deref().unwrap_or("");
+        let (added, removed) = changed_lines(&units[i].text);
+        if added.is_empty() && removed.is_empty() {
+            continue;
+        }
+        let inverse = (path, removed.clone(), added.clone());
+        if let Some(a) = seen.remove(&inverse) {
+            dropped[i] = Some(Dropped {
+                reason: "superseded",
+                by: Some(a),
+                detail: format!(
+                    "reverts {} ({}): together they change nothing",
+                    units[a].id,
+                    units[a].place()
+                ),
+            });
+        } else {
+            seen.insert((path, added, removed), i);
         }
     }
 }
@@ -315,5 +372,44 @@ mod tests {
         };
         let (_, dropped) = run_super(&records);
         assert!(dropped.iter().all(Option::is_none));
+    }
+}
+
+#[cfg(test)]
+mod revert_tests {
+    use super::*;
+    use crate::optimizer::normalize::normalize;
+    use crate::optimizer::records::{Common, DiffRecord, Records};
+
+    fn diff(path: &str, text: &str) -> DiffRecord {
+        DiffRecord {
+            common: Common::default(),
+            path: path.into(),
+            diff: text.into(),
+        }
+    }
+
+    #[test]
+    fn a_revert_is_superseded_by_the_diff_it_undoes() {
+        let records = Records {
+            diffs: vec![
+                diff("a.go", "--- a/a.go\n+++ b/a.go\n-\tsort(x)\n+\tsort(y)\n"),
+                diff("b.go", "--- a/b.go\n+++ b/b.go\n+\tsort(x)\n-\tsort(y)\n"),
+                diff("a.go", "--- a/a.go\n+++ b/a.go\n+\tsort(x)\n-\tsort(y)\n"),
+            ],
+            ..Records::default()
+        };
+        let (units, _) = normalize(&records, None).unwrap();
+        let live: Vec<usize> = (0..units.len()).collect();
+        let mut dropped = vec![None; units.len()];
+        reverts(&units, &live, &mut dropped);
+        let by_path = |i: usize| units[i].path.clone();
+        let gone: Vec<usize> = (0..units.len()).filter(|&i| dropped[i].is_some()).collect();
+        assert_eq!(gone.len(), 1, "only the same-path inverse is a revert");
+        let d = dropped[gone[0]].as_ref().unwrap();
+        assert_eq!(d.reason, "superseded");
+        assert_eq!(by_path(gone[0]), Some("a.go".into()));
+        assert_eq!(by_path(d.by.unwrap()), Some("a.go".into()));
+        assert!(d.detail.starts_with("reverts "), "{}", d.detail);
     }
 }

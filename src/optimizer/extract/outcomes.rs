@@ -34,6 +34,17 @@ pub fn reports_failure(text: &str) -> bool {
     REPORTED_FAILURE.is_match(text)
 }
 
+static STATED_CAUSE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:root cause|the cause|caused by|because|is why|cannot|can'?t|can not)\b")
+        .unwrap()
+});
+
+/// Whether a message states why something fails (`the root cause is…`, `…because…`,
+/// `…so it cannot…`): a diagnosis, weighed like a reported failure.
+pub fn states_cause(text: &str) -> bool {
+    STATED_CAUSE.is_match(text)
+}
+
 /// How many lines of `text` are evidence of failure (`3 failed`, `test result: FAILED`,
 /// `FAIL`, `--- FAIL`, `FAILED`, `npm ERR!`, `BUILD FAILURE`, a traceback, a panic).
 pub fn failure_lines(text: &str) -> usize {
@@ -111,6 +122,15 @@ mod tests {
         assert!(reports_failure("Attempt 2 failed too: it still fails"));
         assert!(reports_failure("That didn't work, reverting."));
         assert!(!reports_failure("Fixed it, all tests pass now"));
+    }
+
+    #[test]
+    fn a_diagnosis_states_a_cause() {
+        assert!(states_cause(
+            "The list is read whole, so it cannot arrive in time."
+        ));
+        assert!(states_cause("It fails because the loader is lazy."));
+        assert!(!states_cause("Let me look at the code."));
     }
 
     #[test]
