@@ -2,22 +2,23 @@
 // The README demo's scripted session: a real MCP client (the TypeScript SDK) talks to
 // server-filesystem through ctxopt-proxy, the way a coding agent would.
 //
-// Usage: node demo_session.mjs <workspace> -- <server command> [args...]
+// Usage: node demo_session.mjs <workspace> <context-out> -- <server command> [args...]
 //
 // It lists the tools, reads two files, asks for a path that does not exist (an error), edits a
 // file and reads it again, then — when the proxy injected them — asks for the compacted session
-// context (`build_context`) and the history of the edited file (`get_file_history`).
+// context (`build_context`, saved to <context-out>) and the history of the edited file
+// (`get_file_history`).
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { writeFileSync } from "node:fs";
 
 const argv = process.argv.slice(2);
 const dash = argv.indexOf("--");
-if (dash !== 1 || dash === argv.length - 1) {
-  process.stderr.write("usage: node demo_session.mjs <workspace> -- <server command> [args...]\n");
+if (dash !== 2 || dash === argv.length - 1) {
+  process.stderr.write("usage: node demo_session.mjs <workspace> <context-out> -- <server command> [args...]\n");
   process.exit(2);
 }
-const root = argv[0];
+const [root, contextOut] = argv;
 const [command, ...args] = argv.slice(dash + 1);
 
 const client = new Client({ name: "ctxopt-demo", version: "1.0.0" });
@@ -49,15 +50,15 @@ if (names.has("build_context")) {
     name: "build_context",
     arguments: { task: "fix the failing parser test in src/lib.rs", budget: 600 },
   });
-  say("\nbuild_context(\"fix the failing parser test in src/lib.rs\", budget 600):\n");
-  say(firstText(ctx));
+  writeFileSync(contextOut, firstText(ctx));
+  say(`  ok    build_context {"task":"fix the failing parser test in src/lib.rs","budget":600} -> ${contextOut}`);
 }
 if (names.has("get_file_history")) {
   const history = await client.callTool({
     name: "get_file_history",
     arguments: { path: `${root}/notes/todo.txt` },
   });
-  say("\nget_file_history(notes/todo.txt):\n");
-  say(firstText(history));
+  const versions = history.structuredContent?.versions ?? [];
+  say(`  ok    get_file_history {"path":"notes/todo.txt"} -> ${versions.length} versions (frame-log seq ${versions.map((v) => v.seq).join(", ")})`);
 }
 await client.close();
