@@ -9,6 +9,8 @@ use ctxopt::measure::toollist;
 use ctxopt::tokenizer::Tokenizer;
 use serde_json::Value;
 
+use crate::support::peers::peer;
+
 fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
@@ -236,26 +238,6 @@ fn initialize_era_server_falls_back_and_warns_on_2020_12() {
     let warnings = report["warnings"].to_string();
     assert!(
         warnings.contains("2020-12") && warnings.contains("beta") && !warnings.contains("alpha")
-    );
-}
-
-/// A file among the pinned peers (`./proxy-tests/run-all --install-only` installs them;
-/// `CTXOPT_PEERS_DIR` points elsewhere). `None` (skip) only when `CTXOPT_SKIP_PEER_TESTS`
-/// is set; a missing peer fails the test otherwise.
-fn peer(rel: &str) -> Option<PathBuf> {
-    let dir = std::env::var_os("CTXOPT_PEERS_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo().join("proxy-tests/peers"));
-    let path = dir.join(rel);
-    if path.exists() {
-        return Some(path);
-    }
-    if std::env::var_os("CTXOPT_SKIP_PEER_TESTS").is_some_and(|v| v != "0") {
-        return None;
-    }
-    panic!(
-        "{} is missing: run `./proxy-tests/run-all --install-only` (or set CTXOPT_SKIP_PEER_TESTS=1)",
-        path.display()
     );
 }
 

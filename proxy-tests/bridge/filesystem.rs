@@ -205,7 +205,7 @@ console.log(JSON.stringify(out));
 "#;
 
 fn run_ts_calls(calls: Value, command: &[&std::ffi::OsStr]) -> Option<Vec<Value>> {
-    let sdk = super::serve::peer("node_modules/@modelcontextprotocol/sdk")?;
+    let sdk = crate::support::peers::peer("node_modules/@modelcontextprotocol/sdk")?;
     let peers = sdk.ancestors().nth(3).unwrap();
     let out = Command::new("node")
         .current_dir(peers)

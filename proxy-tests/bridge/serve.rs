@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use super::{ctxopt, json_output};
+use crate::support::peers::peer;
 
 /// The driver: lists the tools, saves an error with `ingest_records`, asks `build_context`,
 /// calls an unknown tool, and prints what it saw as JSON.
@@ -51,26 +52,6 @@ async def main():
 
 anyio.run(main)
 "#;
-
-/// A file of the installed peers (`proxy-tests/peers/…`), or `None` (after saying so) when
-/// it is missing and `CTXOPT_SKIP_PEER_TESTS` is set; a missing peer fails otherwise.
-pub(super) fn peer(relative: &str) -> Option<PathBuf> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("proxy-tests/peers")
-        .join(relative);
-    if path.exists() {
-        return Some(path);
-    }
-    if std::env::var_os("CTXOPT_SKIP_PEER_TESTS").is_some_and(|v| v != "0") {
-        eprintln!("skipping: {} is missing", path.display());
-        return None;
-    }
-    panic!(
-        "{} is missing: install the peers with `./proxy-tests/run-all --install-only`, \
-         or set CTXOPT_SKIP_PEER_TESTS=1",
-        path.display()
-    );
-}
 
 /// The installed Python with the `mcp` SDK.
 pub(super) fn python() -> Option<PathBuf> {

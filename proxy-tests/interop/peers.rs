@@ -9,8 +9,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The environment variable that turns a missing peer installation into a skip.
-pub const SKIP_VAR: &str = "CTXOPT_SKIP_PEER_TESTS";
+use crate::support::peers::{skip_requested, SKIP_VAR};
 
 /// The installed peers.
 #[derive(Debug, Clone)]
@@ -25,14 +24,14 @@ impl Peers {
     /// Finds the installed peers. Returns `None` (after saying so) when they are missing and
     /// [`SKIP_VAR`] is set; panics with the install command when they are missing otherwise.
     pub fn locate() -> Option<Peers> {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("proxy-tests/peers");
+        let dir = crate::support::peers::dir();
         let peers = Peers {
             python: dir.join(".venv/bin/python"),
             dir,
         };
         match peers.missing() {
             None => Some(peers),
-            Some(what) if std::env::var_os(SKIP_VAR).is_some_and(|v| v != "0") => {
+            Some(what) if skip_requested() => {
                 eprintln!("skipping: {what} ({SKIP_VAR} is set)");
                 None
             }

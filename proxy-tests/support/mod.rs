@@ -3,6 +3,7 @@
 
 pub mod frames;
 pub mod log;
+pub mod peers;
 pub mod proxy;
 
 /// A `_meta` block like the stateless revision's server identity envelope, with an inline
