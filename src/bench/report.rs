@@ -236,11 +236,16 @@ fn optional_percent(v: Option<f64>) -> String {
     v.map(percent).unwrap_or_else(|| "n/a".into())
 }
 
-fn row(name: &str, r: &StrategyResult) -> Vec<String> {
-    let strategy = Strategy::ALL
+/// The display name of the strategy keyed `key`, or the key itself when no strategy has it.
+fn strategy_name(key: &str) -> &str {
+    Strategy::ALL
         .iter()
-        .find(|s| s.key() == r.strategy)
-        .map_or(r.strategy.as_str(), |s| s.name());
+        .find(|s| s.key() == key)
+        .map_or(key, |s| s.name())
+}
+
+fn row(name: &str, r: &StrategyResult) -> Vec<String> {
+    let strategy = strategy_name(&r.strategy);
     match &r.metrics {
         None => vec![
             name.into(),
@@ -321,10 +326,7 @@ fn summary_text(report: &BenchReport) -> String {
         out.push_str(&format!(
             "{:<17} facts {}/{} ({} of {} scenarios complete), budget ok {}/{}, tags ok {}/{}, \
              avg reduction {}, avg precision {}, avg recall {}, {:.0} ms\n",
-            Strategy::ALL
-                .iter()
-                .find(|x| x.key() == s.strategy)
-                .map_or(s.strategy.as_str(), |x| x.name()),
+            strategy_name(&s.strategy),
             s.facts_retained,
             s.facts_total,
             s.all_facts,
@@ -369,10 +371,7 @@ pub fn markdown_section(report: &BenchReport, speed: Option<&SpeedReport>) -> St
     for s in &report.summary {
         out.push_str(&format!(
             "| {} | {}/{} | {}/{} | {}/{} | {}/{} | {} | {} | {} |\n",
-            Strategy::ALL
-                .iter()
-                .find(|x| x.key() == s.strategy)
-                .map_or(s.strategy.as_str(), |x| x.name()),
+            strategy_name(&s.strategy),
             s.facts_retained,
             s.facts_total,
             s.all_facts,
