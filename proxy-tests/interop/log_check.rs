@@ -1,86 +1,16 @@
-//! Checks a frame log produced by a real session against the schema, the trailer's own counts,
-//! and what the client itself wrote and read.
+//! Checks a frame log produced by a real session (read and schema-validated by
+//! [`crate::support::log`]) against the trailer's own counts and what the client itself wrote
+//! and read.
 
 use std::collections::HashMap;
-use std::path::Path;
 
-use ctxopt::framelog::{Direction, Frame, FrameKind, Header, LogLine, Trailer};
+use ctxopt::framelog::{Direction, Frame, FrameKind};
 use ctxopt::tokenizer::Tokenizer;
 use serde_json::Value;
 
-/// A parsed frame log: header, frames in order, trailer.
-#[derive(Debug)]
-pub struct FrameLog {
-    /// The first line.
-    pub header: Header,
-    /// Every frame line, in log order.
-    pub frames: Vec<Frame>,
-    /// The last line.
-    pub trailer: Trailer,
-}
+use crate::support::log::Log;
 
-/// The schema every log line must satisfy (`docs/frame-log.schema.json`).
-pub fn schema_validator() -> jsonschema::Validator {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/frame-log.schema.json");
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
-    let schema: Value = serde_json::from_str(&text).expect("the schema is JSON");
-    jsonschema::validator_for(&schema).expect("the schema compiles")
-}
-
-impl FrameLog {
-    /// Reads a log, validating every line against the schema as it goes.
-    pub fn read(path: &Path) -> FrameLog {
-        let text = std::fs::read_to_string(path)
-            .unwrap_or_else(|e| panic!("cannot read the log {}: {e}", path.display()));
-        Self::parse(&text)
-    }
-
-    /// Parses a log's text, validating every line against the schema.
-    pub fn parse(text: &str) -> FrameLog {
-        let validator = schema_validator();
-        let mut lines = Vec::new();
-        for (n, line) in text.lines().enumerate() {
-            let value: Value = serde_json::from_str(line)
-                .unwrap_or_else(|e| panic!("log line {} is not JSON ({e}): {line}", n + 1));
-            let errors: Vec<String> = validator
-                .iter_errors(&value)
-                .map(|e| format!("{} at {}", e, e.instance_path()))
-                .collect();
-            assert!(
-                errors.is_empty(),
-                "log line {} breaks the schema: {errors:?}\n{line}",
-                n + 1
-            );
-            let record: LogLine = serde_json::from_value(value)
-                .unwrap_or_else(|e| panic!("log line {} is not a LogLine ({e})", n + 1));
-            lines.push(record);
-        }
-        let Some(LogLine::Header(header)) = lines.first().cloned() else {
-            panic!("the log does not start with a header");
-        };
-        let Some(LogLine::Trailer(trailer)) = lines.last().cloned() else {
-            panic!("the log does not end with a trailer");
-        };
-        let frames = lines[1..lines.len() - 1]
-            .iter()
-            .map(|line| match line {
-                LogLine::Frame(frame) => (**frame).clone(),
-                other => panic!("a header or trailer in the middle of the log: {other:?}"),
-            })
-            .collect();
-        FrameLog {
-            header,
-            frames,
-            trailer,
-        }
-    }
-
-    /// The frames that went one way, in order.
-    pub fn frames(&self, dir: Direction) -> impl Iterator<Item = &Frame> {
-        self.frames.iter().filter(move |f| f.dir == dir)
-    }
-
+impl Log {
     /// The trailer's counts agree with the frame lines, and nothing was lost.
     pub fn assert_trailer_consistent(&self) {
         let t = &self.trailer;
@@ -91,10 +21,10 @@ impl FrameLog {
             (Direction::C2s, t.frames_relayed.c2s, t.bytes.c2s),
             (Direction::S2c, t.frames_relayed.s2c, t.bytes.s2c),
         ] {
-            assert_eq!(relayed, self.frames(dir).count() as u64, "{dir:?} frames");
+            assert_eq!(relayed, self.dir(dir).len() as u64, "{dir:?} frames");
             assert_eq!(
                 bytes,
-                self.frames(dir).map(|f| f.bytes).sum::<u64>(),
+                self.dir(dir).into_iter().map(|f| f.bytes).sum::<u64>(),
                 "{dir:?} bytes"
             );
         }
@@ -110,7 +40,8 @@ impl FrameLog {
     pub fn assert_matches_client_view(&self, sent: &[Value], received: &[Value]) {
         for (dir, view) in [(Direction::C2s, sent), (Direction::S2c, received)] {
             let logged: Vec<Value> = self
-                .frames(dir)
+                .dir(dir)
+                .into_iter()
                 .map(|f| {
                     let id = f.id.as_deref().map(|text| {
                         serde_json::from_str::<Value>(text)
@@ -139,7 +70,8 @@ impl FrameLog {
         ] {
             let mut open: HashMap<String, &Frame> = HashMap::new();
             for request in self
-                .frames(req_dir)
+                .dir(req_dir)
+                .into_iter()
                 .filter(|f| f.kind == FrameKind::Request)
             {
                 let id = request.id.clone().expect("a request has an id");
@@ -149,7 +81,8 @@ impl FrameLog {
                 );
             }
             for response in self
-                .frames(resp_dir)
+                .dir(resp_dir)
+                .into_iter()
                 .filter(|f| matches!(f.kind, FrameKind::Response | FrameKind::Error))
             {
                 let id = response.id.clone().expect("a response has an id");

@@ -6,10 +6,10 @@ use std::path::Path;
 
 use ctxopt::framelog::FrameKind;
 
-use super::log_check::FrameLog;
+use crate::support::log::{read_log, Log};
 
-fn recorded(name: &str) -> FrameLog {
-    FrameLog::read(
+fn recorded(name: &str) -> Log {
+    read_log(
         &Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("frame-logs")
             .join(name),

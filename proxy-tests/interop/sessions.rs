@@ -10,9 +10,9 @@ use std::thread;
 
 use ctxopt::framelog::{Direction, FrameKind};
 
-use super::log_check::FrameLog;
 use super::peers::{fixture_tree, Client, Peers, Server};
 use super::session::{proxied, run_driver, DriverOutput};
+use crate::support::log::{read_log, Log};
 
 /// Set to keep each session's temporary directory (its log) for a look after a failure.
 const KEEP_VAR: &str = "CTXOPT_INTEROP_KEEP";
@@ -21,7 +21,7 @@ const KEEP_VAR: &str = "CTXOPT_INTEROP_KEEP";
 struct Pair {
     direct: DriverOutput,
     proxied: DriverOutput,
-    log: FrameLog,
+    log: Log,
 }
 
 /// Runs `client` against `server` direct and through the proxy (concurrently), checks what
@@ -60,7 +60,7 @@ fn run_pair(client: Client, server: Server) -> Option<Pair> {
     );
 
     assert_same_session(&direct, &proxied_out, &format!("{client:?} × {server:?}"));
-    let log = FrameLog::read(&log_path);
+    let log = read_log(&log_path);
     let argv: Vec<String> = server_cmd
         .iter()
         .map(|a| a.to_string_lossy().into_owned())
@@ -104,8 +104,9 @@ fn assert_same_session(direct: &DriverOutput, proxied: &DriverOutput, what: &str
     );
 }
 
-fn methods(log: &FrameLog, dir: Direction, kind: FrameKind) -> Vec<&str> {
-    log.frames(dir)
+fn methods(log: &Log, dir: Direction, kind: FrameKind) -> Vec<&str> {
+    log.dir(dir)
+        .into_iter()
         .filter(|f| f.kind == kind)
         .filter_map(|f| f.method.as_deref())
         .collect()
@@ -189,7 +190,8 @@ fn ts_client_memory() {
     assert_initialize_era(&pair);
     let tools: Vec<&str> = pair
         .log
-        .frames(Direction::S2c)
+        .dir(Direction::S2c)
+        .into_iter()
         .filter_map(|f| f.tool.as_deref())
         .collect();
     assert!(tools.contains(&"create_entities"), "{tools:?}");
@@ -236,7 +238,8 @@ fn assert_discover_then_initialize(pair: &Pair) {
     assert!(requests.contains(&"initialize"), "{requests:?}");
     let refused = pair
         .log
-        .frames(Direction::S2c)
+        .dir(Direction::S2c)
+        .into_iter()
         .find(|f| f.method.as_deref() == Some("server/discover"))
         .expect("the probe's answer is logged");
     assert_eq!(refused.kind, FrameKind::Error);
@@ -295,7 +298,8 @@ fn py_client_python_server_is_stateless_2026_07_28() {
     }
     let with_meta: Vec<u64> = pair
         .log
-        .frames(Direction::S2c)
+        .dir(Direction::S2c)
+        .into_iter()
         .filter(|f| f.kind == FrameKind::Response)
         .map(|f| f.meta_tokens)
         .collect();
