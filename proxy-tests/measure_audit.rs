@@ -9,6 +9,7 @@ use ctxopt::measure::toollist;
 use ctxopt::tokenizer::Tokenizer;
 use serde_json::Value;
 
+use crate::support::command::run_ok;
 use crate::support::peers::peer;
 
 fn repo() -> &'static Path {
@@ -151,13 +152,7 @@ fn ctxopt() -> Command {
 }
 
 fn run_json(cmd: &mut Command) -> Value {
-    let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "ctxopt failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    serde_json::from_slice(&run_ok(cmd).stdout).unwrap()
 }
 
 #[test]

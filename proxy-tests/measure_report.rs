@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::support::command::run_ok;
 use ctxopt::framelog::json_scan::root;
 use ctxopt::framelog::meta_strip::strip_meta;
 use ctxopt::framelog::LogLine;
@@ -256,17 +257,12 @@ fn snapshots_of_recorded_logs() {
 }
 
 fn ctxopt_report(args: &[&str]) -> Vec<u8> {
-    let out = Command::new(env!("CARGO_BIN_EXE_ctxopt"))
-        .arg("report")
-        .args(args)
-        .arg(log("filesystem-anomalies.jsonl"))
-        .arg(log("everything-stateless.jsonl"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = run_ok(
+        Command::new(env!("CARGO_BIN_EXE_ctxopt"))
+            .arg("report")
+            .args(args)
+            .arg(log("filesystem-anomalies.jsonl"))
+            .arg(log("everything-stateless.jsonl")),
     );
     out.stdout
 }

@@ -14,6 +14,7 @@ use serde_json::{json, Value};
 
 use super::serve::python;
 use super::{ctxopt, json_output};
+use crate::support::command::run_ok;
 
 /// Calls tools in order with the Python SDK's `ClientSession` and prints, per call, its text,
 /// structured content and error flag. argv: the calls as JSON (`[[name, arguments], …]`),
@@ -42,16 +43,11 @@ anyio.run(main)
 "#;
 
 fn run_calls(python: &Path, calls: Value, command: &[&std::ffi::OsStr]) -> Vec<Value> {
-    let out = Command::new(python)
-        .args(["-c", CALLS])
-        .arg(calls.to_string())
-        .args(command)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = run_ok(
+        Command::new(python)
+            .args(["-c", CALLS])
+            .arg(calls.to_string())
+            .args(command),
     );
     json_output(&out.stdout).as_array().unwrap().clone()
 }
@@ -108,19 +104,14 @@ fn build_context_and_file_history_from_a_real_filesystem_session() {
     assert_eq!(seen[2]["isError"], true, "{:?}", seen[2]);
 
     // 2. The log into the store.
-    let out = Command::new(ctxopt())
-        .arg("ingest")
-        .arg("--store")
-        .arg(&store)
-        .arg("--workspace")
-        .arg(&project)
-        .arg(&log)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    run_ok(
+        Command::new(ctxopt())
+            .arg("ingest")
+            .arg("--store")
+            .arg(&store)
+            .arg("--workspace")
+            .arg(&project)
+            .arg(&log),
     );
 
     // 3. The tools over the store.
@@ -207,17 +198,12 @@ console.log(JSON.stringify(out));
 fn run_ts_calls(calls: Value, command: &[&std::ffi::OsStr]) -> Option<Vec<Value>> {
     let sdk = crate::support::peers::peer("node_modules/@modelcontextprotocol/sdk")?;
     let peers = sdk.ancestors().nth(3).unwrap();
-    let out = Command::new("node")
-        .current_dir(peers)
-        .args(["--input-type=module", "-e", TS_CALLS])
-        .arg(calls.to_string())
-        .args(command)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = run_ok(
+        Command::new("node")
+            .current_dir(peers)
+            .args(["--input-type=module", "-e", TS_CALLS])
+            .arg(calls.to_string())
+            .args(command),
     );
     Some(json_output(&out.stdout).as_array().unwrap().clone())
 }

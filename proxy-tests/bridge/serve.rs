@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use super::{ctxopt, json_output};
+use crate::support::command::run_ok;
 use crate::support::peers::peer;
 
 /// The driver: lists the tools, saves an error with `ingest_records`, asks `build_context`,
@@ -62,17 +63,12 @@ fn run(mode: &str, expected_protocol: &str) {
     let Some(python) = python() else { return };
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("state/store.sqlite3");
-    let out = Command::new(python)
-        .args(["-c", DRIVER, mode, ctxopt(), "serve", "--store"])
-        .arg(&store)
-        .arg("--workspace")
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = run_ok(
+        Command::new(python)
+            .args(["-c", DRIVER, mode, ctxopt(), "serve", "--store"])
+            .arg(&store)
+            .arg("--workspace")
+            .arg(dir.path()),
     );
     let seen = json_output(&out.stdout);
     assert_eq!(seen["protocol"], expected_protocol);
@@ -146,24 +142,15 @@ fn typescript_client_validates_every_output() {
         return;
     };
     let peers = sdk.ancestors().nth(3).unwrap();
-    let out = Command::new("node")
-        .current_dir(peers)
-        .args([
-            "--input-type=module",
-            "-e",
-            TS_DRIVER,
-            ctxopt(),
-            "serve",
-            "--store",
-            ":memory:",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = run_ok(Command::new("node").current_dir(peers).args([
+        "--input-type=module",
+        "-e",
+        TS_DRIVER,
+        ctxopt(),
+        "serve",
+        "--store",
+        ":memory:",
+    ]));
     let seen = json_output(&out.stdout);
     assert_eq!(seen["server"], "ctxopt");
     assert_eq!(seen["tools"].as_array().unwrap().len(), 6);

@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use ctxopt::store::Store;
 
 use super::{ctxopt, write_log};
+use crate::support::command::run_ok;
 
 const PER_PROCESS: usize = 1000;
 
@@ -114,12 +115,7 @@ fn a_writer_killed_mid_ingest_leaves_a_store_that_opens_and_completes() {
     );
     drop(store);
     // The next run finds the store usable and completes it without duplicates.
-    let out = ingest(&path, &[&log]).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    run_ok(&mut ingest(&path, &[&log]));
     let store = Store::open_path(&path).unwrap();
     assert_eq!(store.count(&workspace).unwrap(), calls as u64);
 }

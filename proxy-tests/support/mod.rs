@@ -1,6 +1,7 @@
 //! Helpers shared by the proxy's integration tests: running `ctxopt-proxy` around the
 //! fixture server or any command, and reading a frame log validated against its schema.
 
+pub mod command;
 pub mod frames;
 pub mod log;
 pub mod peers;
