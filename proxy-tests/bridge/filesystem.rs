@@ -58,20 +58,55 @@ fn filesystem_server() -> PathBuf {
     )
 }
 
+/// A temporary project holding `notes.txt` and `billing.rs` (not `rates.rs`), with the
+/// session's log and store next to it.
+struct Project {
+    _dir: tempfile::TempDir,
+    project: PathBuf,
+    notes: PathBuf,
+    billing: PathBuf,
+    missing: PathBuf,
+    log: PathBuf,
+    store: PathBuf,
+}
+
+impl Project {
+    fn new() -> Project {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let project = root.join("project");
+        std::fs::create_dir(&project).unwrap();
+        let notes = project.join("notes.txt");
+        let billing = project.join("billing.rs");
+        std::fs::write(&notes, "invoice totals are rounded half up (v1)\n").unwrap();
+        std::fs::write(&billing, "pub fn total_cents(x: f64) -> i64 { x as i64 }\n").unwrap();
+        let missing = project.join("rates.rs");
+        let log = root.join("session.jsonl");
+        let store = root.join("store.sqlite3");
+        Project {
+            _dir: dir,
+            project,
+            notes,
+            billing,
+            missing,
+            log,
+            store,
+        }
+    }
+}
+
 #[test]
 fn build_context_and_file_history_from_a_real_filesystem_session() {
     let Some(python) = python() else { return };
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().canonicalize().unwrap();
-    let project = root.join("project");
-    std::fs::create_dir(&project).unwrap();
-    let notes = project.join("notes.txt");
-    let billing = project.join("billing.rs");
-    std::fs::write(&notes, "invoice totals are rounded half up (v1)\n").unwrap();
-    std::fs::write(&billing, "pub fn total_cents(x: f64) -> i64 { x as i64 }\n").unwrap();
-    let missing = project.join("rates.rs");
-    let log = root.join("session.jsonl");
-    let store = root.join("store.sqlite3");
+    let Project {
+        _dir,
+        project,
+        notes,
+        billing,
+        missing,
+        log,
+        store,
+    } = Project::new();
     let p = |path: &Path| path.display().to_string();
 
     // 1. A real session through the proxy.
@@ -211,17 +246,15 @@ fn run_ts_calls(calls: Value, command: &[&std::ffi::OsStr]) -> Option<Vec<Value>
 /// One live session through the proxy with `client`; checks the list, the context and the
 /// history against the log.
 fn live_session(client: &str) {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().canonicalize().unwrap();
-    let project = root.join("project");
-    std::fs::create_dir(&project).unwrap();
-    let notes = project.join("notes.txt");
-    let billing = project.join("billing.rs");
-    std::fs::write(&notes, "invoice totals are rounded half up (v1)\n").unwrap();
-    std::fs::write(&billing, "pub fn total_cents(x: f64) -> i64 { x as i64 }\n").unwrap();
-    let missing = project.join("rates.rs");
-    let log = root.join("session.jsonl");
-    let store = root.join("store.sqlite3");
+    let Project {
+        _dir,
+        project,
+        notes,
+        billing,
+        missing,
+        log,
+        store,
+    } = Project::new();
     let p = |path: &Path| path.display().to_string();
     let calls = json!([
         ["tools/list", {}],
