@@ -222,6 +222,11 @@ mod tests {
                      "templates":["{time} ok"],"insert":[{"line":2,"text":"{time} parser error E42"}]}],
         "required_facts":["parser error E42"],"relevant":["t1"],"irrelevant":["m1"]}"#;
 
+    /// The error `from_json` gives for [`MINIMAL`] with `from` replaced by `to`.
+    fn error_after(from: &str, to: &str) -> String {
+        from_json(&MINIMAL.replace(from, to)).unwrap_err()
+    }
+
     #[test]
     fn loads_and_expands_generated_text() {
         let scenario = from_json(MINIMAL).unwrap();
@@ -233,38 +238,32 @@ mod tests {
 
     #[test]
     fn rejects_broken_labels_and_facts() {
-        let bad = MINIMAL.replace(r#""irrelevant":["m1"]"#, r#""irrelevant":["m9"]"#);
         assert_eq!(
-            from_json(&bad).unwrap_err(),
+            error_after(r#""irrelevant":["m1"]"#, r#""irrelevant":["m9"]"#),
             "irrelevant: no record with id \"m9\""
         );
-        let bad = MINIMAL.replace(r#""irrelevant":["m1"]"#, r#""irrelevant":["t1"]"#);
         assert_eq!(
-            from_json(&bad).unwrap_err(),
+            error_after(r#""irrelevant":["m1"]"#, r#""irrelevant":["t1"]"#),
             "\"t1\" is labelled both relevant and irrelevant"
         );
-        let bad = MINIMAL.replace("parser error E42\"]", "parser error E43\"]");
         assert_eq!(
-            from_json(&bad).unwrap_err(),
+            error_after("parser error E42\"]", "parser error E43\"]"),
             "required_facts: \"parser error E43\" does not occur in the records"
         );
-        let bad = MINIMAL.replace(r#""id":"m1","#, "");
         assert_eq!(
-            from_json(&bad).unwrap_err(),
+            error_after(r#""id":"m1","#, ""),
             "records: every record of a scenario needs an id"
         );
     }
 
     #[test]
     fn reports_invalid_records_with_their_place() {
-        let bad = MINIMAL.replace(r#""role":"user""#, r#""role":"bot""#);
         assert_eq!(
-            from_json(&bad).unwrap_err(),
+            error_after(r#""role":"user""#, r#""role":"bot""#),
             "records.messages[0].role: unknown value \"bot\", expected one of user, assistant, system, tool"
         );
-        let bad = MINIMAL.replace(r#""record":"t1""#, r#""record":"t2""#);
         assert_eq!(
-            from_json(&bad).unwrap_err(),
+            error_after(r#""record":"t1""#, r#""record":"t2""#),
             "generate[0].record: no record with id \"t2\""
         );
     }
