@@ -207,12 +207,7 @@ fn stateless_server_is_discovered_and_paged() {
     let report = scripted("stateless");
     assert_eq!(report["server"]["source"], "server/discover");
     assert_eq!(report["protocol"], "2026-07-28");
-    let names: Vec<&str> = report["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
+    let names = tool_names(&report);
     assert_eq!(names, ["alpha", "beta", "gamma"], "all three pages");
     assert_eq!(report["prompts"]["count"], 1);
     assert_eq!(report["resources"]["names"][0], "one");
@@ -290,13 +285,18 @@ fn frame_log_listing_uses_the_servers_last_answer_and_identity() {
     assert_eq!(report["server"]["source"], "frame-log");
     assert_eq!(report["server"]["name"], "mcp-servers/everything");
     assert_eq!(report["protocol"], "2026-07-28");
-    let names: Vec<&str> = report["tools"]
+    let names = tool_names(&report);
+    assert_eq!(names, ["echo", "get-tiny-image"]);
+}
+
+/// The names of the tools in an audit report, in report order.
+fn tool_names(report: &Value) -> Vec<&str> {
+    report["tools"]
         .as_array()
         .unwrap()
         .iter()
         .map(|t| t["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(names, ["echo", "get-tiny-image"]);
+        .collect()
 }
 
 /// The frame logs a test can audit: the hand-made ones, and the recorded ones when this
