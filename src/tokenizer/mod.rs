@@ -1,9 +1,28 @@
 //! Token counting shared by the proxy, the optimizer and the measurement commands.
 //!
-//! Counts are exact `o200k_base` by default (through `bpe-openai`, which produces the same
-//! token counts as tiktoken and is measured faster; see `docs/benchmarks.md`). Loading a
-//! vocabulary takes tens of milliseconds, so the encoders are built lazily on first use;
-//! [`Tokenizer::preload`] warms one on a background thread so the relay never waits for it.
+//! Counts are exact `o200k_base` by default (or `cl100k_base`): the same token counts as
+//! OpenAI's tiktoken, from a counter of our own that keeps the vocabulary compact. The pieces:
+//! - [`vocab`]: the vocabularies (OpenAI tiktoken's, MIT licence, generated at build time from
+//!   the `tiktoken-rs` crate) as static tables compiled into the binary: nothing is parsed at
+//!   start-up and a page of them is resident only once a lookup touched it;
+//! - [`pretokenize`]: tiktoken's split patterns, on `regex-automata`;
+//! - [`merge`]: byte-pair merging of one piece, linear in its length for long pieces.
+//!
+//! The regex is compiled on first use (a few milliseconds); [`Tokenizer::preload`] does that
+//! on a background thread so the relay never waits for it.
+
+#[cfg(test)]
+mod crosscheck;
+mod merge;
+mod pretokenize;
+mod table;
+mod valid_pair;
+mod vocab;
+
+use std::sync::LazyLock;
+
+use pretokenize::Pretokenizer;
+use vocab::Vocab;
 
 use std::fmt;
 use std::str::FromStr;
@@ -39,8 +58,8 @@ impl Tokenizer {
     /// Counts the tokens of `text`.
     pub fn count(self, text: &str) -> usize {
         match self {
-            Tokenizer::O200kBase => bpe_openai::o200k_base().count(text),
-            Tokenizer::Cl100kBase => bpe_openai::cl100k_base().count(text),
+            Tokenizer::O200kBase => O200K_BASE.count(text),
+            Tokenizer::Cl100kBase => CL100K_BASE.count(text),
             Tokenizer::CharsDiv4 => text.chars().count().div_ceil(4),
         }
     }
@@ -51,18 +70,44 @@ impl Tokenizer {
         self.count(&String::from_utf8_lossy(bytes))
     }
 
-    /// Loads the vocabulary now, on the calling thread.
+    /// Prepares the counter now, on the calling thread (compiles its split patterns).
     pub fn warm(self) {
         self.count("warm");
     }
 
-    /// Loads the vocabulary on a background thread, so a later [`Tokenizer::count`] does
+    /// Prepares the counter on a background thread, so a later [`Tokenizer::count`] does
     /// not pay for it.
     pub fn preload(self) {
         std::thread::Builder::new()
             .name("tokenizer-preload".into())
             .spawn(move || self.warm())
             .ok();
+    }
+}
+
+/// A byte-pair encoding: a vocabulary and its pre-tokenizer.
+struct Encoding {
+    vocab: &'static Vocab,
+    pretokenizer: LazyLock<Pretokenizer>,
+}
+
+static O200K_BASE: Encoding = Encoding {
+    vocab: &vocab::O200K_BASE,
+    pretokenizer: LazyLock::new(Pretokenizer::o200k_base),
+};
+
+static CL100K_BASE: Encoding = Encoding {
+    vocab: &vocab::CL100K_BASE,
+    pretokenizer: LazyLock::new(Pretokenizer::cl100k_base),
+};
+
+impl Encoding {
+    fn count(&self, text: &str) -> usize {
+        let mut parts = Vec::new();
+        self.pretokenizer
+            .split(text)
+            .map(|piece| merge::count(self.vocab, piece.as_bytes(), &mut parts))
+            .sum()
     }
 }
 

@@ -1,0 +1,99 @@
+//! Pre-tokenization: the split of a text into the pieces that byte-pair encoding sees, by
+//! tiktoken's patterns for `o200k_base` and `cl100k_base`.
+//!
+//! tiktoken's patterns use a negative look-ahead, `\s+(?!\S)`, which `regex-automata` does not
+//! support. As in the `bpe-openai` crate (MIT, <https://github.com/github/rust-gems>), the
+//! patterns are compiled as one multi-pattern regex where that alternative becomes `\s+\s`, a
+//! pattern whose last character is a pseudo look-ahead dropped from the match, plus `\s+$` for
+//! the end of the text; a plain `\s+` comes last.
+
+use regex_automata::meta::Regex;
+use regex_automata::{Anchored, Input};
+
+/// `o200k_base`'s pattern up to (not including) its look-ahead alternative.
+const O200K_BASE: &str = concat!(
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    r"|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    r"|\p{N}{1,3}",
+    r"| ?[^\s\p{L}\p{N}]+[\r\n/]*",
+    r"|\s*[\r\n]+",
+    r"|\s+$",
+);
+
+/// `cl100k_base`'s pattern up to (not including) its look-ahead alternative.
+const CL100K_BASE: &str = concat!(
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)",
+    r"|[^\r\n\p{L}\p{N}]?\p{L}+",
+    r"|\p{N}{1,3}",
+    r"| ?[^\s\p{L}\p{N}]+[\r\n]*",
+    r"|\s*[\r\n]+",
+    r"|\s+$",
+);
+
+/// The look-ahead alternative rewritten: its match's last character is not part of the piece.
+const LOOKAHEAD: &str = r"\s+\s";
+
+/// The last alternative.
+const SPACES: &str = r"\s+";
+
+/// A compiled pre-tokenizer.
+pub(crate) struct Pretokenizer {
+    regex: Regex,
+}
+
+impl Pretokenizer {
+    /// `o200k_base`'s pre-tokenizer.
+    pub(crate) fn o200k_base() -> Self {
+        Self::new(O200K_BASE)
+    }
+
+    /// `cl100k_base`'s pre-tokenizer.
+    pub(crate) fn cl100k_base() -> Self {
+        Self::new(CL100K_BASE)
+    }
+
+    fn new(main: &str) -> Self {
+        let regex = Regex::new_many(&[main, LOOKAHEAD, SPACES]).expect("valid patterns");
+        Self { regex }
+    }
+
+    /// The pieces of `text`, in order; together they are exactly `text`.
+    pub(crate) fn split<'t>(&'t self, text: &'t str) -> impl Iterator<Item = &'t str> + 't {
+        let mut at = 0;
+        std::iter::from_fn(move || {
+            let input = Input::new(text).range(at..).anchored(Anchored::Yes);
+            let found = self.regex.find(input)?;
+            let start = at;
+            let mut end = found.end();
+            if found.pattern().as_usize() == 1 {
+                let lookahead = text[start..end]
+                    .chars()
+                    .next_back()
+                    .expect("non-empty match");
+                end -= lookahead.len_utf8();
+            }
+            at = end;
+            Some(&text[start..end])
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spaces_before_a_word_leave_one_for_the_word() {
+        let pre = Pretokenizer::o200k_base();
+        let pieces: Vec<_> = pre.split("a   b\n\n  ").collect();
+        assert_eq!(pieces, ["a", "  ", " b", "\n\n", "  "]);
+    }
+
+    #[test]
+    fn pieces_cover_the_text() {
+        let text = "Hello, World's 12345 héllo\tfoo/bar//baz  \r\n x";
+        for pre in [Pretokenizer::o200k_base(), Pretokenizer::cl100k_base()] {
+            assert_eq!(pre.split(text).collect::<String>(), text);
+        }
+    }
+}
