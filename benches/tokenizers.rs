@@ -1,17 +1,56 @@
-//! The tokenizer-crate comparison behind `Tokenizer::O200kBase`: bpe-openai (what ctxopt uses)
-//! versus tiktoken-rs, on the real `tools/list` captures in
-//! `../shared/real-world/tier1-tools-list/`: equal counts, throughput and vocabulary load time.
+//! ctxopt's own o200k_base counter (`Tokenizer::O200kBase`) against the crates it replaced,
+//! bpe-openai and tiktoken-rs, on the real `tools/list` captures in
+//! `../shared/real-world/tier1-tools-list/`: equal counts, load time, resident memory and
+//! throughput; then how counting time grows with one long pathological piece.
 //!
-//! `cargo bench --bench tokenizers`. Each crate is timed over several passes of the whole
-//! corpus after one warm-up pass; load time is the first construction in this process, and
-//! resident memory the growth of VmRSS across it.
+//! `cargo bench --bench tokenizers`. Each counter is timed over several passes of the whole
+//! corpus after one warm-up pass. Load time is the first construction in this process (for
+//! ctxopt, `Tokenizer::warm`: its tables are static, only the regex is compiled); resident
+//! memory is the growth of VmRSS across the load, and across the load plus one counting pass
+//! (ctxopt's tables become resident page by page as lookups touch them).
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{ensure, Context, Result};
+use ctxopt::tokenizer::Tokenizer;
 
 const PASSES: usize = 5;
+
+/// One counter under test.
+struct Row {
+    name: &'static str,
+    load: Duration,
+    rss_load: f64,
+    rss_counted: f64,
+    counts: Vec<usize>,
+    time: Duration,
+}
+
+/// Loads a counter with `load`, then counts every text with `count`.
+fn measure<T>(
+    name: &'static str,
+    texts: &[String],
+    load: impl FnOnce() -> T,
+    count: impl Fn(&T, &str) -> usize,
+) -> Result<Row> {
+    let rss = vm_rss()?;
+    let start = Instant::now();
+    let counter = load();
+    let load = start.elapsed();
+    let rss_load = vm_rss()? - rss;
+    let counts: Vec<usize> = texts.iter().map(|t| count(&counter, t)).collect();
+    let rss_counted = vm_rss()? - rss;
+    let time = time(|| texts.iter().map(|t| count(&counter, t)).sum());
+    Ok(Row {
+        name,
+        load,
+        rss_load,
+        rss_counted,
+        counts,
+        time,
+    })
+}
 
 fn main() -> Result<()> {
     if !std::env::args().any(|a| a == "--bench") {
@@ -34,55 +73,74 @@ fn main() -> Result<()> {
     let bytes: usize = texts.iter().map(String::len).sum();
     ensure!(bytes > 0, "no captures in {}", dir.display());
 
-    let rss = vm_rss()?;
-    let start = Instant::now();
-    let bpe = bpe_openai::o200k_base();
-    let bpe_load = start.elapsed();
-    let bpe_rss = vm_rss()? - rss;
-    let rss = vm_rss()?;
-    let start = Instant::now();
-    let tiktoken = tiktoken_rs::o200k_base()?;
-    let tiktoken_load = start.elapsed();
-    let tiktoken_rss = vm_rss()? - rss;
-
-    let bpe_counts: Vec<usize> = texts.iter().map(|t| bpe.count(t)).collect();
-    let tiktoken_counts: Vec<usize> = texts
-        .iter()
-        .map(|t| tiktoken.encode_ordinary(t).len())
-        .collect();
-    let equal = bpe_counts == tiktoken_counts;
-    let bpe_time = time(|| texts.iter().map(|t| bpe.count(t)).sum());
-    let tiktoken_time = time(|| {
-        texts
-            .iter()
-            .map(|t| tiktoken.encode_ordinary(t).len())
-            .sum()
-    });
+    // Smallest first, so each growth of VmRSS is the counter's own.
+    let rows = [
+        measure(
+            "ctxopt (ours)",
+            &texts,
+            || Tokenizer::O200kBase.warm(),
+            |(), t| Tokenizer::O200kBase.count(t),
+        )?,
+        measure("bpe-openai 0.3", &texts, bpe_openai::o200k_base, |b, t| {
+            b.count(t)
+        })?,
+        measure(
+            "tiktoken-rs 0.12",
+            &texts,
+            || tiktoken_rs::o200k_base().expect("o200k_base"),
+            |b, t| b.encode_ordinary(t).len(),
+        )?,
+    ];
     let rate = |d: Duration| (bytes * PASSES) as f64 / 1e6 / d.as_secs_f64();
 
-    println!("# Tokenizer crates on real tools/list JSON\n");
+    println!("# o200k_base counters on real tools/list JSON\n");
     println!(
-        "{} captures, {:.2} MB, {} o200k_base tokens; counts equal: {equal}\n",
+        "{} captures, {:.2} MB, {} o200k_base tokens\n",
         texts.len(),
         bytes as f64 / 1e6,
-        bpe_counts.iter().sum::<usize>()
+        rows[0].counts.iter().sum::<usize>()
     );
-    println!("| crate | load o200k_base | resident after load | throughput |");
-    println!("| --- | ---: | ---: | ---: |");
-    println!(
-        "| bpe-openai 0.3 | {:.0} ms | +{bpe_rss:.1} MB | {:.1} MB/s |",
-        ms(bpe_load),
-        rate(bpe_time)
-    );
-    println!(
-        "| tiktoken-rs 0.12 | {:.0} ms | +{tiktoken_rss:.1} MB | {:.1} MB/s |",
-        ms(tiktoken_load),
-        rate(tiktoken_time)
-    );
-    ensure!(
-        equal,
-        "the crates disagree: {bpe_counts:?} vs {tiktoken_counts:?}"
-    );
+    println!("| counter | load | resident after load | after counting | throughput | counts |");
+    println!("| --- | ---: | ---: | ---: | ---: | --- |");
+    for row in &rows {
+        let equal = row.counts == rows[2].counts;
+        println!(
+            "| {} | {:.1} ms | +{:.1} MB | +{:.1} MB | {:.1} MB/s | {} |",
+            row.name,
+            ms(row.load),
+            row.rss_load,
+            row.rss_counted,
+            rate(row.time),
+            if equal { "equal to tiktoken-rs" } else { "DIFFER" }
+        );
+    }
+    for row in &rows {
+        ensure!(row.counts == rows[2].counts, "{} disagrees with tiktoken-rs", row.name);
+    }
+
+    println!("\n# One pathological piece: `x` repeated (one pre-token)\n");
+    println!("| length | ctxopt (ours) | MB/s | bpe-openai 0.3 | MB/s | same count |");
+    println!("| ---: | ---: | ---: | ---: | ---: | --- |");
+    let bpe = bpe_openai::o200k_base();
+    for mb in [1, 4, 16] {
+        let text = "x".repeat(mb << 20);
+        let start = Instant::now();
+        let ours = Tokenizer::O200kBase.count(&text);
+        let ours_time = start.elapsed();
+        let start = Instant::now();
+        let theirs = bpe.count(&text);
+        let theirs_time = start.elapsed();
+        let speed = |d: Duration| mb as f64 * 1.048_576 / d.as_secs_f64();
+        println!(
+            "| {mb} MB | {:.0} ms | {:.1} | {:.0} ms | {:.1} | {} |",
+            ms(ours_time),
+            speed(ours_time),
+            ms(theirs_time),
+            speed(theirs_time),
+            ours == theirs
+        );
+        ensure!(ours == theirs, "{mb} MB of x: {ours} vs {theirs}");
+    }
     Ok(())
 }
 
