@@ -8,6 +8,8 @@
 //! - `NAME.table`: the hash table bytes → rank (layout in `src/tokenizer/table.rs`);
 //! - `NAME.prefix`: `u32` per token, the longest shorter token that is its prefix (or `u32::MAX`);
 //! - `NAME.split`: two `u32` per token, the pair whose merge makes it (itself twice if none);
+//! - `NAME.merges`: the hash table pair → the token their merge makes (same layout, keyed by
+//!   the pair's two ranks as eight little-endian bytes);
 //! - `NAME.longest`: one byte per first byte, the length of the longest token starting with it.
 
 use std::collections::HashMap;
@@ -57,9 +59,8 @@ fn write_vocab(out: &Path, name: &str, tokens: &[Vec<u8>]) {
     }
     offsets.push(u32::try_from(bytes.len()).expect("vocabulary under 4 GB"));
 
-    let slots = (tokens.len() * 2).next_power_of_two();
-    let mask = slots - 1;
-    let mut slots_table = vec![table::EMPTY; slots];
+    let mut slots_table = vec![table::EMPTY; (tokens.len() * 2).next_power_of_two()];
+    let mask = mask_of(&slots_table);
     for (token, rank) in tokens.iter().zip(0..) {
         let h = table::hash(token);
         let mut slot = table::home(h, mask);
@@ -108,6 +109,18 @@ fn write_vocab(out: &Path, name: &str, tokens: &[Vec<u8>]) {
         split.push(found);
     }
 
+    let mut merges_table = vec![table::EMPTY; (tokens.len() * 2).next_power_of_two()];
+    for (id, &(left, right)) in (0u32..).zip(&split) {
+        if (left, right) != (id, id) {
+            let h = table::hash(&table::pair_key(left, right));
+            let mut slot = table::home(h, mask_of(&merges_table));
+            while merges_table[slot] != table::EMPTY {
+                slot = (slot + 1) & mask_of(&merges_table);
+            }
+            merges_table[slot] = id | table::tag(h);
+        }
+    }
+
     let words = |values: &mut dyn Iterator<Item = u32>| -> Vec<u8> {
         values.flat_map(u32::to_le_bytes).collect()
     };
@@ -122,5 +135,11 @@ fn write_vocab(out: &Path, name: &str, tokens: &[Vec<u8>]) {
         "split",
         &words(&mut split.into_iter().flat_map(|(a, b)| [a, b])),
     );
+    write("merges", &words(&mut merges_table.into_iter()));
     write("longest", &longest);
+}
+
+/// The index mask of a table whose length is a power of two.
+fn mask_of(table: &[u32]) -> usize {
+    table.len() - 1
 }

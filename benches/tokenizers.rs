@@ -111,11 +111,19 @@ fn main() -> Result<()> {
             row.rss_load,
             row.rss_counted,
             rate(row.time),
-            if equal { "equal to tiktoken-rs" } else { "DIFFER" }
+            if equal {
+                "equal to tiktoken-rs"
+            } else {
+                "DIFFER"
+            }
         );
     }
     for row in &rows {
-        ensure!(row.counts == rows[2].counts, "{} disagrees with tiktoken-rs", row.name);
+        ensure!(
+            row.counts == rows[2].counts,
+            "{} disagrees with tiktoken-rs",
+            row.name
+        );
     }
 
     println!("\n# One pathological piece: `x` repeated (one pre-token)\n");

@@ -15,6 +15,9 @@ use super::vocab::Vocab;
 /// From this length on a piece is counted by backtracking instead of the quadratic scan.
 pub(crate) const LONG_PIECE: usize = 128;
 
+/// How many checked pairs the backtracking encoder remembers.
+const CHECKED_PAIRS: usize = 256;
+
 /// Counts the tokens of `piece`. `parts` is scratch space reused across calls.
 pub(crate) fn count(vocab: &Vocab, piece: &[u8], parts: &mut Vec<(usize, u32)>) -> usize {
     match piece.len() {
@@ -67,13 +70,25 @@ pub(crate) fn count_by_backtracking(vocab: &Vocab, piece: &[u8]) -> usize {
     let mut open = vec![u64::MAX; piece.len() / 64 + 1];
     let is_open = |open: &[u64], p: usize| open[p / 64] & (1 << (p % 64)) != 0;
     let mut tokens: Vec<u32> = Vec::new();
+    // Pairs already checked, with their verdicts (direct-mapped): long repetitive pieces
+    // check the same few pairs over and over.
+    let mut checked = vec![(u32::MAX, u32::MAX, false); CHECKED_PAIRS];
+    let mut is_valid = |last: u32, token: u32| {
+        let key = u64::from(last) << 32 | u64::from(token);
+        let slot = (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize % CHECKED_PAIRS;
+        let entry = &mut checked[slot];
+        if (entry.0, entry.1) != (last, token) {
+            *entry = (last, token, vocab.is_valid_pair(last, token));
+        }
+        entry.2
+    };
     let mut pos = 0;
     let mut next = Some(vocab.longest_prefix(piece));
     while let Some(mut token) = next {
         let last = tokens.last().copied();
         loop {
             let end = pos + vocab.token_len(token);
-            if is_open(&open, end) && last.is_none_or(|last| vocab.is_valid_pair(last, token)) {
+            if is_open(&open, end) && last.is_none_or(|last| is_valid(last, token)) {
                 tokens.push(token);
                 pos = end;
                 next = (end < piece.len()).then(|| vocab.longest_prefix(&piece[end..]));

@@ -1,5 +1,6 @@
-//! The layout of a vocabulary's hash table (token bytes → rank), shared by the build script
-//! that writes the table and by [`super::vocab`], which reads it.
+//! The layout of a vocabulary's hash tables (token bytes → rank, and pair of ranks → the rank
+//! their merge makes), shared by the build script that writes them and by [`super::vocab`],
+//! which reads them.
 //!
 //! The table is open addressing with linear probing over `u32` entries, a power of two long
 //! and at most half full. An entry holds the rank in its low [`RANK_BITS`] bits and a tag
@@ -38,6 +39,12 @@ pub fn hash(bytes: &[u8]) -> u64 {
     h = h.wrapping_mul(0xFF51_AFD7_ED55_8CCD);
     h ^= h >> 33;
     h
+}
+
+/// The key of a pair of ranks in a merge table: both ranks, little-endian.
+#[inline]
+pub fn pair_key(left: u32, right: u32) -> [u8; 8] {
+    (u64::from(left) | u64::from(right) << 32).to_le_bytes()
 }
 
 /// The first slot probed for a key with hash `h` in a table of `mask + 1` slots.

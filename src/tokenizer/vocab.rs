@@ -5,8 +5,9 @@
 //! Each vocabulary is a handful of byte arrays compiled into the binary (`include_bytes!`),
 //! so nothing is parsed at start-up and a page becomes resident only when a lookup touches
 //! it: the token bytes in rank order with `u32` offsets, an open-addressing hash table of
-//! ranks (layout in [`super::table`]), and per token its longest prefix token and the pair
-//! whose merge makes it (used to count long pieces, see [`super::merge`]).
+//! ranks (layout in [`super::table`]), and, used only to count long pieces (see
+//! [`super::merge`]), per token its longest prefix token and the pair whose merge makes it,
+//! with a hash table from such a pair back to the token.
 
 use super::{table, valid_pair};
 
@@ -17,6 +18,7 @@ pub(crate) struct Vocab {
     table: &'static [u8],
     prefix: &'static [u8],
     split: &'static [u8],
+    merges: &'static [u8],
     longest: &'static [u8; 256],
 }
 
@@ -28,6 +30,7 @@ macro_rules! vocab {
             table: include_bytes!(concat!(env!("OUT_DIR"), "/", $name, ".table")),
             prefix: include_bytes!(concat!(env!("OUT_DIR"), "/", $name, ".prefix")),
             split: include_bytes!(concat!(env!("OUT_DIR"), "/", $name, ".split")),
+            merges: include_bytes!(concat!(env!("OUT_DIR"), "/", $name, ".merges")),
             longest: include_bytes!(concat!(env!("OUT_DIR"), "/", $name, ".longest")),
         }
     };
@@ -44,6 +47,26 @@ pub(crate) static CL100K_BASE: Vocab = vocab!("cl100k_base");
 fn word(words: &[u8], index: usize) -> u32 {
     let at = index * 4;
     u32::from_le_bytes(words[at..at + 4].try_into().expect("4 bytes"))
+}
+
+/// Looks up the key with hash `h` in a hash table (layout in [`super::table`]): the rank of
+/// the first entry with the key's tag for which `is_key` holds.
+#[inline]
+fn probe(words: &[u8], h: u64, is_key: impl Fn(u32) -> bool) -> Option<u32> {
+    let mask = words.len() / 4 - 1;
+    let tag = table::tag(h);
+    let mut slot = table::home(h, mask);
+    loop {
+        let entry = word(words, slot);
+        if entry == table::EMPTY {
+            return None;
+        }
+        let rank = entry & table::RANK_MASK;
+        if entry & !table::RANK_MASK == tag && is_key(rank) {
+            return Some(rank);
+        }
+        slot = (slot + 1) & mask;
+    }
 }
 
 impl Vocab {
@@ -70,23 +93,9 @@ impl Vocab {
     /// The rank of the token whose bytes are exactly `bytes`, if there is one.
     #[inline]
     pub(crate) fn rank(&self, bytes: &[u8]) -> Option<u32> {
-        let h = table::hash(bytes);
-        let mask = self.table.len() / 4 - 1;
-        let tag = table::tag(h);
-        let mut slot = table::home(h, mask);
-        loop {
-            let entry = word(self.table, slot);
-            if entry == table::EMPTY {
-                return None;
-            }
-            if entry & !table::RANK_MASK == tag {
-                let rank = entry & table::RANK_MASK;
-                if self.token(rank) == bytes {
-                    return Some(rank);
-                }
-            }
-            slot = (slot + 1) & mask;
-        }
+        probe(self.table, table::hash(bytes), |rank| {
+            self.token(rank) == bytes
+        })
     }
 
     /// The longest token that `bytes` starts with (`bytes` must not be empty; every single
@@ -114,12 +123,8 @@ impl Vocab {
 
     /// The token that merging `left` and `right` makes, if byte-pair encoding has that merge.
     fn merge(&self, left: u32, right: u32) -> Option<u32> {
-        let (a, b) = (self.token(left), self.token(right));
-        let mut joined = [0u8; 512];
-        joined[..a.len()].copy_from_slice(a);
-        joined[a.len()..a.len() + b.len()].copy_from_slice(b);
-        self.rank(&joined[..a.len() + b.len()])
-            .filter(|&m| self.split(m) == (left, right))
+        let h = table::hash(&table::pair_key(left, right));
+        probe(self.merges, h, |rank| self.split(rank) == (left, right))
     }
 
     /// Whether `left` followed by `right` is how byte-pair encoding encodes their bytes.
