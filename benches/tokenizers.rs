@@ -1,7 +1,8 @@
 //! ctxopt's own o200k_base counter (`Tokenizer::O200kBase`) against the crates it replaced,
 //! bpe-openai and tiktoken-rs, on the real `tools/list` captures in
 //! `../shared/real-world/tier1-tools-list/`: equal counts, load time, resident memory and
-//! throughput; then how counting time grows with one long pathological piece.
+//! throughput; then how counting time grows with one long pathological piece (linear, not
+//! quadratic).
 //!
 //! `cargo bench --bench tokenizers`. Each counter is timed over several passes of the whole
 //! corpus after one warm-up pass. Load time is the first construction in this process (for
@@ -126,30 +127,51 @@ fn main() -> Result<()> {
         );
     }
 
-    println!("\n# One pathological piece: `x` repeated (one pre-token)\n");
-    println!("| length | ctxopt (ours) | MB/s | bpe-openai 0.3 | MB/s | same count |");
-    println!("| ---: | ---: | ---: | ---: | ---: | --- |");
+    println!("\n# One long pathological piece (a single pre-token)\n");
+    println!("| piece | length | ctxopt (ours) | MB/s | bpe-openai 0.3 | MB/s | same count |");
+    println!("| --- | ---: | ---: | ---: | ---: | ---: | --- |");
     let bpe = bpe_openai::o200k_base();
-    for mb in [1, 4, 16] {
-        let text = "x".repeat(mb << 20);
-        let start = Instant::now();
-        let ours = Tokenizer::O200kBase.count(&text);
-        let ours_time = start.elapsed();
-        let start = Instant::now();
-        let theirs = bpe.count(&text);
-        let theirs_time = start.elapsed();
-        let speed = |d: Duration| mb as f64 * 1.048_576 / d.as_secs_f64();
-        println!(
-            "| {mb} MB | {:.0} ms | {:.1} | {:.0} ms | {:.1} | {} |",
-            ms(ours_time),
-            speed(ours_time),
-            ms(theirs_time),
-            speed(theirs_time),
-            ours == theirs
-        );
-        ensure!(ours == theirs, "{mb} MB of x: {ours} vs {theirs}");
+    let pieces: [(&str, fn(usize) -> String); 4] = [
+        ("`x` repeated", |len| "x".repeat(len)),
+        ("`/` repeated", |len| "/".repeat(len)),
+        ("spaces", |len| " ".repeat(len)),
+        ("random `a`–`z`", random_letters),
+    ];
+    for (name, make) in pieces {
+        for mb in [1, 4, 16] {
+            let text = make(mb << 20);
+            let start = Instant::now();
+            let ours = Tokenizer::O200kBase.count(&text);
+            let ours_time = start.elapsed();
+            let start = Instant::now();
+            let theirs = bpe.count(&text);
+            let theirs_time = start.elapsed();
+            let speed = |d: Duration| text.len() as f64 / 1e6 / d.as_secs_f64();
+            println!(
+                "| {name} | {mb} MB | {:.0} ms | {:.1} | {:.0} ms | {:.1} | {} |",
+                ms(ours_time),
+                speed(ours_time),
+                ms(theirs_time),
+                speed(theirs_time),
+                ours == theirs
+            );
+            ensure!(ours == theirs, "{mb} MB of {name}: {ours} vs {theirs}");
+        }
     }
     Ok(())
+}
+
+/// `len` pseudo-random lowercase letters (xorshift, fixed seed).
+fn random_letters(len: usize) -> String {
+    let mut state = 0x2545_F491_4F6C_DD1Du64;
+    (0..len)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            char::from(b'a' + (state >> 56) as u8 % 26)
+        })
+        .collect()
 }
 
 /// Runs `count` once to warm up, then `PASSES` times, and returns the time of those passes.
