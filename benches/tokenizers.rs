@@ -18,6 +18,9 @@ use ctxopt::tokenizer::Tokenizer;
 
 const PASSES: usize = 5;
 
+/// Makes a pathological piece of the given length.
+type MakePiece = fn(usize) -> String;
+
 /// One counter under test.
 struct Row {
     name: &'static str,
@@ -131,7 +134,7 @@ fn main() -> Result<()> {
     println!("| piece | length | ctxopt (ours) | MB/s | bpe-openai 0.3 | MB/s | same count |");
     println!("| --- | ---: | ---: | ---: | ---: | ---: | --- |");
     let bpe = bpe_openai::o200k_base();
-    let pieces: [(&str, fn(usize) -> String); 4] = [
+    let pieces: [(&str, MakePiece); 4] = [
         ("`x` repeated", |len| "x".repeat(len)),
         ("`/` repeated", |len| "/".repeat(len)),
         ("spaces", |len| " ".repeat(len)),
