@@ -10,7 +10,8 @@
 //! - `NAME.split`: two `u32` per token, the pair whose merge makes it (itself twice if none);
 //! - `NAME.merges`: the hash table pair → the token their merge makes (same layout, keyed by
 //!   the pair's two ranks as eight little-endian bytes);
-//! - `NAME.longest`: one byte per first byte, the length of the longest token starting with it.
+//! - `NAME.longest`: one byte per first two bytes (`256 * first + second`), the length of the
+//!   longest token starting with them (0 if none).
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -50,12 +51,15 @@ fn write_vocab(out: &Path, name: &str, tokens: &[Vec<u8>]) {
 
     let mut bytes = Vec::new();
     let mut offsets = Vec::with_capacity(tokens.len() + 1);
-    let mut longest = [0u8; 256];
+    let mut longest = vec![0u8; 1 << 16];
     for token in tokens {
         offsets.push(u32::try_from(bytes.len()).expect("vocabulary under 4 GB"));
         bytes.extend_from_slice(token);
         let len = u8::try_from(token.len()).expect("tokens shorter than 256 bytes");
-        longest[usize::from(token[0])] = longest[usize::from(token[0])].max(len);
+        if let [first, second, ..] = token[..] {
+            let at = usize::from(first) << 8 | usize::from(second);
+            longest[at] = longest[at].max(len);
+        }
     }
     offsets.push(u32::try_from(bytes.len()).expect("vocabulary under 4 GB"));
 

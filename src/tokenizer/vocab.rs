@@ -19,7 +19,7 @@ pub(crate) struct Vocab {
     prefix: &'static [u8],
     split: &'static [u8],
     merges: &'static [u8],
-    longest: &'static [u8; 256],
+    longest: &'static [u8; 1 << 16],
 }
 
 macro_rules! vocab {
@@ -101,10 +101,16 @@ impl Vocab {
     /// The longest token that `bytes` starts with (`bytes` must not be empty; every single
     /// byte is a token).
     pub(crate) fn longest_prefix(&self, bytes: &[u8]) -> u32 {
-        let max = usize::from(self.longest[usize::from(bytes[0])]).min(bytes.len());
-        (1..=max)
+        let max = match bytes {
+            [first, second, ..] => {
+                usize::from(self.longest[usize::from(*first) << 8 | usize::from(*second)])
+            }
+            _ => 1,
+        };
+        (2..=max.min(bytes.len()))
             .rev()
             .find_map(|len| self.rank(&bytes[..len]))
+            .or_else(|| self.rank(&bytes[..1]))
             .expect("every byte is a token")
     }
 
