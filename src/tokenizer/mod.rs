@@ -2,11 +2,11 @@
 //!
 //! Counts are exact `o200k_base` by default (or `cl100k_base`): the same token counts as
 //! OpenAI's tiktoken, from a counter of our own that keeps the vocabulary compact. The pieces:
-//! - [`vocab`]: the vocabularies (OpenAI tiktoken's, MIT licence, generated at build time from
+//! - `vocab`: the vocabularies (OpenAI tiktoken's, MIT licence, generated at build time from
 //!   the `tiktoken-rs` crate) as static tables compiled into the binary: nothing is parsed at
 //!   start-up and a page of them is resident only once a lookup touched it;
-//! - [`pretokenize`]: tiktoken's split patterns, on `regex-automata`;
-//! - [`merge`]: byte-pair merging of one piece, linear in its length for long pieces.
+//! - `pretokenize`: tiktoken's split patterns, on `regex-automata`;
+//! - `merge`: byte-pair merging of one piece, linear in its length for long pieces.
 //!
 //! The regex is compiled on first use (a few milliseconds); [`Tokenizer::preload`] does that
 //! on a background thread so the relay never waits for it.
@@ -19,13 +19,12 @@ mod table;
 mod valid_pair;
 mod vocab;
 
+use std::fmt;
+use std::str::FromStr;
 use std::sync::LazyLock;
 
 use pretokenize::Pretokenizer;
 use vocab::Vocab;
-
-use std::fmt;
-use std::str::FromStr;
 
 /// Which tokenizer counts tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -91,17 +90,20 @@ struct Encoding {
     pretokenizer: LazyLock<Pretokenizer>,
 }
 
+/// OpenAI `o200k_base`: its vocabulary and split patterns.
 static O200K_BASE: Encoding = Encoding {
     vocab: &vocab::O200K_BASE,
     pretokenizer: LazyLock::new(Pretokenizer::o200k_base),
 };
 
+/// OpenAI `cl100k_base`: its vocabulary and split patterns.
 static CL100K_BASE: Encoding = Encoding {
     vocab: &vocab::CL100K_BASE,
     pretokenizer: LazyLock::new(Pretokenizer::cl100k_base),
 };
 
 impl Encoding {
+    /// Counts the tokens of `text`: split it, then merge each piece.
     fn count(&self, text: &str) -> usize {
         let mut parts = Vec::new();
         self.pretokenizer
