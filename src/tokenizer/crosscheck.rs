@@ -217,6 +217,20 @@ const ALPHABET: &[&str] = &[
     "_", ":", "#", "@", "€", "\u{fffd}", "\u{0}",
 ];
 
+proptest! {
+    // Each case is up to 2,000 bytes through both counters and both references.
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    #[test]
+    fn counts_equal_tiktoken_on_long_single_pieces(
+        (alphabet, picks) in (0..LONG_ALPHABETS.len(), prop::collection::vec(any::<prop::sample::Index>(), LONG_PIECE..2_000))
+    ) {
+        let alphabet = LONG_ALPHABETS[alphabet];
+        let text: String = picks.iter().map(|i| alphabet[i.index(alphabet.len())]).collect();
+        assert_counts_equal(&text, &"a long piece");
+    }
+}
+
 /// Alphabets whose strings are one long piece: lowercase letters, punctuation, spaces.
 const LONG_ALPHABETS: &[&[char]] = &[
     &['a', 'b', 'e', 'n', 's', 't', 'x', 'q'],
@@ -234,15 +248,6 @@ proptest! {
     ) {
         let text = fragments.concat();
         assert_counts_equal(&text, &"generated");
-    }
-
-    #[test]
-    fn counts_equal_tiktoken_on_long_single_pieces(
-        (alphabet, picks) in (0..LONG_ALPHABETS.len(), prop::collection::vec(any::<prop::sample::Index>(), LONG_PIECE..2_000))
-    ) {
-        let alphabet = LONG_ALPHABETS[alphabet];
-        let text: String = picks.iter().map(|i| alphabet[i.index(alphabet.len())]).collect();
-        assert_counts_equal(&text, &"a long piece");
     }
 
     #[test]
