@@ -6,8 +6,9 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use crate::optimizer::extract::signatures;
+use crate::optimizer::extract::{failing_tests, signatures};
 use crate::optimizer::fragment::{is_later, Dropped, Kind, Unit};
+use crate::optimizer::normalize::one_line;
 
 /// Containment at or above which the earlier record is a near-duplicate of the later.
 pub const NEAR_DUPLICATE: f64 = 0.9;
@@ -49,6 +50,7 @@ pub fn dedupe(units: &[Unit]) -> Deduped {
     exact(units, &mut out);
     repeated_runs(units, &mut out);
     near(units, &mut out);
+    runs_repeating_errors(units, &mut out);
     out
 }
 
@@ -105,7 +107,7 @@ fn repeated_runs(units: &[Unit], out: &mut Deduped) {
             groups.entry(key.as_str()).or_default().push(i);
         }
     }
-    for (key, group) in groups {
+    for group in option_variants(units, groups.into_values().collect()) {
         if group.len() < 2 {
             continue;
         }
@@ -114,6 +116,7 @@ fn repeated_runs(units: &[Unit], out: &mut Deduped) {
             .copied()
             .reduce(|a, b| latest(units, a, b))
             .unwrap_or(0);
+        let key = units[keep].tool_key.as_deref().unwrap_or("");
         let mut earlier: Vec<usize> = group.into_iter().filter(|&i| i != keep).collect();
         earlier.sort_by(|&a, &b| match is_later(&units[a], &units[b]) {
             Some(true) => std::cmp::Ordering::Greater,
@@ -121,14 +124,22 @@ fn repeated_runs(units: &[Unit], out: &mut Deduped) {
             None => a.cmp(&b),
         });
         for &i in &earlier {
+            let detail = match units[i].tool_key.as_deref() {
+                Some(k) if k != key => format!(
+                    "earlier run of `{k}`, the same command with other options and the same \
+                     failure as `{key}`; latest run is {}",
+                    units[keep].id
+                ),
+                _ => format!("earlier run of `{key}`; latest run is {}", units[keep].id),
+            };
             out.dropped[i] = Some(Dropped {
                 reason: "repeated_run",
                 by: Some(keep),
-                detail: format!("earlier run of `{key}`; latest run is {}", units[keep].id),
+                detail,
             });
         }
         let shown = &earlier[earlier.len().saturating_sub(HISTORY_CAP)..];
-        let runs: Vec<String> = shown.iter().map(|&i| run_summary(&units[i])).collect();
+        let runs: Vec<String> = shown.iter().map(|&i| run_summary(&units[i], key)).collect();
         let more = earlier.len() - shown.len();
         let more = if more > 0 {
             format!(" and {more} before")
@@ -149,11 +160,100 @@ fn repeated_runs(units: &[Unit], out: &mut Deduped) {
     }
 }
 
-/// `exit 1 at 2024-05-01T10:00:00Z` (or `exit ?` / `#3` without a code / time).
-fn run_summary(u: &Unit) -> String {
+/// Joins groups of runs of one command line (no structured arguments) that differ only in
+/// options — words starting with `-`, such as `-count=5` or `-v` — when the latest run of
+/// each exited with the same code and shows the same failure: the same error signatures
+/// and failing tests, compared with digits masked, and at least one of them. Such runs
+/// repeat one attempt (`go test -run TestX -count=1`, then `-count=5`), not new ones.
+fn option_variants(units: &[Unit], groups: Vec<Vec<usize>>) -> Vec<Vec<usize>> {
+    let latest_of = |g: &[usize]| {
+        g.iter()
+            .copied()
+            .reduce(|a, b| latest(units, a, b))
+            .unwrap_or(0)
+    };
+    let mut by_command: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for (gi, g) in groups.iter().enumerate() {
+        let u = &units[latest_of(g)];
+        if let (Some(tool), Some(key)) = (&u.tool, &u.tool_key) {
+            if tool == key {
+                by_command
+                    .entry(without_options(tool))
+                    .or_default()
+                    .push(gi);
+            }
+        }
+    }
+    let mut joined: Vec<Option<Vec<usize>>> = groups.into_iter().map(Some).collect();
+    for members in by_command.into_values().filter(|m| m.len() > 1) {
+        let mut by_failure: BTreeMap<(Option<i64>, Vec<String>), usize> = BTreeMap::new();
+        for gi in members {
+            let Some(g) = joined[gi].as_ref() else {
+                continue;
+            };
+            let u = &units[latest_of(g)];
+            let failure = failure_evidence(&u.text);
+            if failure.is_empty() {
+                continue;
+            }
+            match by_failure.entry((u.exit_code, failure)) {
+                std::collections::btree_map::Entry::Vacant(e) => {
+                    e.insert(gi);
+                }
+                std::collections::btree_map::Entry::Occupied(e) => {
+                    let moved = joined[gi].take().unwrap_or_default();
+                    if let Some(first) = joined[*e.get()].as_mut() {
+                        first.extend(moved);
+                    }
+                }
+            }
+        }
+    }
+    joined.into_iter().flatten().collect()
+}
+
+/// A command line without its options (words starting with `-`).
+fn without_options(command: &str) -> String {
+    command
+        .split_whitespace()
+        .filter(|w| !w.starts_with('-'))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The error signatures and failing tests a run shows, digits masked, sorted, distinct.
+fn failure_evidence(text: &str) -> Vec<String> {
+    let mask = |s: &str| {
+        let mut out = String::with_capacity(s.len());
+        for c in s.chars() {
+            if !c.is_ascii_digit() {
+                out.push(c);
+            } else if !out.ends_with('0') {
+                out.push('0');
+            }
+        }
+        out
+    };
+    let mut evidence: Vec<String> = signatures::signatures(text)
+        .iter()
+        .map(|s| s.key())
+        .chain(failing_tests::failing_tests(text).iter().map(|t| mask(t)))
+        .collect();
+    evidence.sort_unstable();
+    evidence.dedup();
+    evidence
+}
+
+/// `exit 1 at 2024-05-01T10:00:00Z` (or `exit ?` / `#3` without a code / time), led by the
+/// run's command when it differs from `key`, the latest run's.
+fn run_summary(u: &Unit, key: &str) -> String {
     let exit = u
         .exit_code
         .map_or("exit ?".to_string(), |c| format!("exit {c}"));
+    let exit = match u.tool_key.as_deref() {
+        Some(k) if k != key => format!("`{}` {exit}", one_line(k, 120)),
+        _ => exit,
+    };
     match u.time.and_then(chrono::DateTime::from_timestamp_millis) {
         Some(t) => format!("{exit} at {}", t.format("%Y-%m-%dT%H:%M:%SZ")),
         None => format!("{exit} (#{})", u.index),
@@ -306,6 +406,81 @@ fn near(units: &[Unit], out: &mut Deduped) {
             posting.push(i);
         }
         sets[i] = set;
+    }
+}
+
+/// A run that did not fail by its exit code (a log query, `kubectl logs … | grep`) whose
+/// output recurs in an error record — at least [`NEAR_DUPLICATE`] of its word trigrams are
+/// in the error's text — only shows that error again: it leaves as a near-duplicate of the
+/// error, the structured record of the same failure, whichever came first; one
+/// [`PARTLY_REDUNDANT`] or more contained gets that containment as its redundancy. Errors are
+/// indexed by every word trigram (each posting capped at [`POSTING_CAP`]) and each run
+/// looks up its [`SKETCH`] smallest, so the pass stays linear.
+fn runs_repeating_errors(units: &[Unit], out: &mut Deduped) {
+    let mut index: HashMap<u64, Vec<usize>> = HashMap::new();
+    let mut sets: BTreeMap<usize, Vec<u64>> = BTreeMap::new();
+    for (i, u) in units.iter().enumerate() {
+        if u.kind == Kind::Error && out.dropped[i].is_none() {
+            let set = shingles(&u.text);
+            for &h in &set {
+                let posting = index.entry(h).or_default();
+                if posting.len() < POSTING_CAP {
+                    posting.push(i);
+                }
+            }
+            sets.insert(i, set);
+        }
+    }
+    if sets.is_empty() {
+        return;
+    }
+    for (i, u) in units.iter().enumerate() {
+        let clean_exit = matches!(u.exit_code, None | Some(0));
+        if u.kind != Kind::ToolOutput || !clean_exit || out.dropped[i].is_some() {
+            continue;
+        }
+        let set = shingles(&u.text);
+        if set.len() < MIN_SHINGLES {
+            continue;
+        }
+        let mut errors: Vec<usize> = set
+            .iter()
+            .take(SKETCH)
+            .filter_map(|h| index.get(h))
+            .flatten()
+            .copied()
+            .collect();
+        errors.sort_unstable();
+        errors.dedup();
+        let best = errors
+            .into_iter()
+            .map(|e| (containment(&set, &sets[&e]), e))
+            .max_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1)));
+        let Some((c, e)) = best else { continue };
+        if c < NEAR_DUPLICATE {
+            if c >= PARTLY_REDUNDANT && c > out.redundancy[i] {
+                out.redundancy[i] = c;
+            }
+            continue;
+        }
+        out.dropped[i] = Some(Dropped {
+            reason: "near_duplicate",
+            by: Some(e),
+            detail: format!(
+                "{:.0}% of its word trigrams are in the error {} ({}), which holds the same trace",
+                c * 100.0,
+                units[e].id,
+                units[e].place()
+            ),
+        });
+        out.merges.push(format!(
+            "near_duplicate: toolOutput {} ({}) is {:.0}% contained in error {} ({}); kept the error",
+            u.id,
+            u.place(),
+            c * 100.0,
+            units[e].id,
+            units[e].place()
+        ));
     }
 }
 

@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use serde::{Deserialize, Serialize};
 
+use crate::optimizer::condense;
 use crate::optimizer::extract::{outcomes, paths, signatures, terms, Features, Outcome};
 use crate::optimizer::fragment::{Fragment, Kind, Unit};
 use crate::optimizer::output::ScoreComponent;
@@ -310,11 +311,20 @@ pub fn focus(units: &[Unit], features: &[Features], outcomes: &[Outcome], live: 
             f.error_units.insert(i);
         }
     }
-    // The files the session changes are part of what it is about.
-    for (i, u) in units.iter().enumerate() {
-        if let (Kind::Diff, true, Some(path)) = (u.kind, live[i], &u.path) {
-            let path = paths::normalize_path(path).to_lowercase();
-            add_identifiers(&mut f.identifiers, &[path]);
+    // The files the session changes, and what the decisions in force name, are part of
+    // what it is about.
+    for (_, u) in units.iter().enumerate().filter(|&(i, _)| live[i]) {
+        match (u.kind, &u.path, u.decision_status) {
+            (Kind::Diff, Some(path), _) => {
+                let path = paths::normalize_path(path).to_lowercase();
+                add_identifiers(&mut f.identifiers, &[path]);
+            }
+            (Kind::Decision, _, Some(DecisionStatus::Accepted)) => {
+                for fi in u.fragments.clone() {
+                    add_identifiers(&mut f.identifiers, &features[fi].identifiers);
+                }
+            }
+            _ => {}
         }
     }
     for &i in &f.error_units {
@@ -327,7 +337,44 @@ pub fn focus(units: &[Unit], features: &[Features], outcomes: &[Outcome], live: 
             f.errors.insert(n.clone());
         }
     }
+    add_frames_showing_task_errors(&mut f, units, features, live);
     f
+}
+
+/// Adds to the focus the files named by the stack frames of every live fragment that shows
+/// one of the task's errors (its signature or failing test name): a failing test's record
+/// often has no trace, while the log or test-runner output that shows the same failure
+/// does, and its frames point at the code at fault. Library frames are left out.
+fn add_frames_showing_task_errors(
+    focus: &mut Focus,
+    units: &[Unit],
+    features: &[Features],
+    live: &[bool],
+) {
+    if focus.errors.is_empty() {
+        return;
+    }
+    let mut files: BTreeSet<String> = BTreeSet::new();
+    for (i, u) in units.iter().enumerate().filter(|&(i, _)| live[i]) {
+        for ft in &features[u.fragments.clone()] {
+            let shows = ft
+                .signatures
+                .iter()
+                .chain(&ft.failing_tests)
+                .any(|s| focus.errors.contains(s));
+            if shows && !focus.error_units.contains(&i) {
+                files.extend(
+                    ft.frames
+                        .iter()
+                        .filter_map(|fr| fr.file.as_deref())
+                        .filter(|p| !condense::is_library(p))
+                        .map(|p| paths::normalize_path(p).to_lowercase()),
+                );
+            }
+        }
+    }
+    let files: Vec<String> = files.into_iter().collect();
+    add_identifiers(&mut focus.identifiers, &files);
 }
 
 /// Whether a fragment states a constraint: a decision in force, or a requirement said by
