@@ -554,6 +554,103 @@ mod tests {
     }
 
     #[test]
+    fn runs_differing_only_in_options_with_the_same_failure_are_repeats() {
+        let fail = |ms: u32| {
+            format!("=== RUN   TestRender\n    render_test.go:57: got \"b,a\"\n--- FAIL: TestRender (0.0{ms}s)\nFAIL")
+        };
+        let records = Records {
+            tool_outputs: vec![
+                run(
+                    "go test ./pkg -run TestRender -count=1",
+                    &fail(12),
+                    1,
+                    "2024-05-01T10:00:00Z",
+                ),
+                run(
+                    "go test ./pkg -run TestRender -count=5",
+                    &fail(31),
+                    1,
+                    "2024-05-01T10:05:00Z",
+                ),
+                // Another test selected: not a repeat.
+                run(
+                    "go test ./pkg -run TestParse -count=1",
+                    &fail(12),
+                    1,
+                    "2024-05-01T10:06:00Z",
+                ),
+                // The same command with another failure: not a repeat.
+                run(
+                    "go test ./pkg -run TestRender -v",
+                    "--- FAIL: TestOther (0.01s)",
+                    1,
+                    "2024-05-01T10:07:00Z",
+                ),
+            ],
+            ..Records::default()
+        };
+        let (units, _) = normalize(&records, None).unwrap();
+        let d = dedupe(&units);
+        let dropped = d.dropped[0].as_ref().unwrap();
+        assert_eq!((dropped.reason, dropped.by), ("repeated_run", Some(1)));
+        assert!(
+            dropped.detail.contains("other options"),
+            "{}",
+            dropped.detail
+        );
+        assert!(d.dropped[1..].iter().all(Option::is_none));
+        assert_eq!(
+            d.history[1].as_deref(),
+            Some("earlier runs (1): `go test ./pkg -run TestRender -count=1` exit 1 at 2024-05-01T10:00:00Z")
+        );
+    }
+
+    #[test]
+    fn a_log_query_showing_an_error_again_leaves_for_the_error() {
+        let trace = "Traceback (most recent call last):\n  File \"/srv/app/api.py\", line 112, in create_order\n    entry = client.post_entry(order.id, order.total)\n  File \"/srv/app/client.py\", line 47, in post_entry\n    response.raise_for_status()\nHTTPError: 502 Server Error: Bad Gateway for url: http://ledger/v1/entries";
+        let records = Records {
+            tool_outputs: vec![
+                run(
+                    "kubectl logs deploy/orders | grep -A9 Traceback",
+                    trace,
+                    0,
+                    "2024-05-01T10:00:00Z",
+                ),
+                // A failed run is an attempt: it stays even when it shows the same trace.
+                run(
+                    "python api.py",
+                    &format!(
+                        "{trace}\nprocess exited with status one after printing the error above"
+                    ),
+                    1,
+                    "2024-05-01T09:58:00Z",
+                ),
+                // Mostly the trace, with more of the log: stays, marked partly redundant.
+                run(
+                    "kubectl logs deploy/orders --since=1h",
+                    &format!(
+                        "{trace}\n10:00:01 INFO retrying order 88231 in five seconds with backoff"
+                    ),
+                    0,
+                    "2024-05-01T09:59:00Z",
+                ),
+            ],
+            errors: vec![error(
+                "HTTPError: 502 Server Error: Bad Gateway for url: http://ledger/v1/entries",
+                trace,
+            )],
+            ..Records::default()
+        };
+        let (units, _) = normalize(&records, None).unwrap();
+        let d = dedupe(&units);
+        let dropped = d.dropped[0].as_ref().unwrap();
+        assert_eq!((dropped.reason, dropped.by), ("near_duplicate", Some(3)));
+        assert!(dropped.detail.contains("error"), "{}", dropped.detail);
+        assert!(d.dropped[1].is_none() && d.dropped[2].is_none() && d.dropped[3].is_none());
+        assert!(d.redundancy[2] >= PARTLY_REDUNDANT && d.redundancy[2] < NEAR_DUPLICATE);
+    }
+
+    #[test]
     fn near_duplicates_merge_conservatively() {
         let base = "the invoice total is computed from the line items and then rounded to cents before tax is applied to it";
         let records = Records {

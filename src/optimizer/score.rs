@@ -440,7 +440,8 @@ pub fn score(
     };
     let constraint = match (unit.kind, unit.decision_status, unit.role) {
         (Kind::Decision, Some(DecisionStatus::Accepted), _) => 1.0,
-        (Kind::Decision, Some(DecisionStatus::Proposed), _) => 0.5,
+        // A proposal not yet in force counts only when it is about the task.
+        (Kind::Decision, Some(DecisionStatus::Proposed), _) if lexical > 0.0 || hits > 0 => 0.5,
         (Kind::Message, _, Some(Role::User)) if features.requirements > 0 => 1.0,
         (Kind::Message, _, Some(Role::System)) if features.requirements > 0 => 0.1,
         (Kind::Message, _, Some(Role::Assistant)) if features.requirements > 0 => 0.3,
@@ -557,7 +558,9 @@ mod tests {
     use super::*;
     use crate::optimizer::extract::{extract, outcomes};
     use crate::optimizer::normalize::normalize;
-    use crate::optimizer::records::{Common, Decision, ErrorRecord, Message, Records};
+    use crate::optimizer::records::{
+        Common, Decision, ErrorRecord, FileRecord, Message, Records, TestResult, ToolOutput,
+    };
 
     fn scored(records: &Records) -> (Vec<Unit>, Vec<Scored>, Focus) {
         let (units, frags) = normalize(records, None).unwrap();
@@ -628,6 +631,79 @@ mod tests {
         assert!(focus.error_units.contains(&1));
         assert!(focus.identifiers.contains("src/invoice.ts"));
         assert_eq!(get(&s[1], "error_relevance"), 1.0);
+    }
+
+    #[test]
+    fn frames_of_output_showing_the_tasks_failing_test_join_the_focus() {
+        let test = "tests/test_parse.py::test_leap";
+        let records = Records {
+            task: Some("The monthly report fails for February. Fix it.".into()),
+            tool_outputs: vec![ToolOutput {
+                common: Common::default(),
+                tool: "pytest tests -q".into(),
+                args: None,
+                output: format!("Traceback (most recent call last):\n  File \"/srv/app/app/parse.py\", line 12, in iter_days\n    yield day\n  File \"/usr/lib/python3.12/_strptime.py\", line 333, in _strptime\n    raise ValueError\nValueError: bad day\nFAILED {test} - ValueError: bad day"),
+                exit_code: Some(1),
+            }],
+            files: vec![FileRecord {
+                common: Common::default(),
+                path: "app/parse.py".into(),
+                content: "def iter_days(month):\n    pass\n".into(),
+            }],
+            test_results: vec![TestResult {
+                common: Common::default(),
+                name: test.into(),
+                status: TestStatus::Failed,
+                output: Some("E   ValueError: bad day".into()),
+            }],
+            ..Records::default()
+        };
+        let (_, s, focus) = scored(&records);
+        assert!(focus.identifiers.contains("/srv/app/app/parse.py"));
+        assert!(focus.identifiers.contains("parse.py"));
+        assert!(
+            !focus.identifiers.contains("_strptime.py"),
+            "library frames stay out"
+        );
+        assert_eq!(
+            get(&s[2], "identifier_match"),
+            1.0,
+            "the file the frame points at"
+        );
+    }
+
+    #[test]
+    fn decisions_in_force_name_what_matters_and_proposals_need_the_task() {
+        let decision = |text: &str, status| Decision {
+            common: Common::default(),
+            text: text.into(),
+            status,
+        };
+        let records = Records {
+            task: Some("Implement the expired-session cleanup job.".into()),
+            files: vec![FileRecord {
+                common: Common::default(),
+                path: "auth/pg_store.py".into(),
+                content: "UPDATE sessions SET last_seen_at = now() WHERE user_id = %s".into(),
+            }],
+            decisions: vec![
+                decision(
+                    "Expiry is 30 days from last_seen_at.",
+                    DecisionStatus::Accepted,
+                ),
+                decision(
+                    "Adopt tokio-console in development.",
+                    DecisionStatus::Proposed,
+                ),
+                decision("Run the cleanup job hourly.", DecisionStatus::Proposed),
+            ],
+            ..Records::default()
+        };
+        let (_, s, focus) = scored(&records);
+        assert!(focus.identifiers.contains("last_seen_at"));
+        assert_eq!(get(&s[1], "identifier_match"), 0.5);
+        assert_eq!(get(&s[3], "constraint_decision"), 0.0, "not about the task");
+        assert_eq!(get(&s[4], "constraint_decision"), 0.5);
     }
 
     #[test]

@@ -382,6 +382,52 @@ mod tests {
     }
 
     #[test]
+    fn a_proposal_the_user_turns_down_by_name_is_superseded() {
+        let at = |ts: &str| Common {
+            timestamp: Some(ts.into()),
+            ..Common::default()
+        };
+        let user = |ts: &str, text: &str| crate::optimizer::records::Message {
+            common: at(ts),
+            role: Role::User,
+            text: text.into(),
+        };
+        let proposal = |ts: &str, text: &str| Decision {
+            common: at(ts),
+            text: text.into(),
+            status: DecisionStatus::Proposed,
+        };
+        let records = Records {
+            messages: vec![
+                user(
+                    "2024-05-01T09:00:00Z",
+                    "No CronJob for the cache warmer either.",
+                ),
+                user(
+                    "2024-05-01T11:00:00Z",
+                    "Use the in-process scheduler, not a CronJob.",
+                ),
+            ],
+            decisions: vec![
+                proposal(
+                    "2024-05-01T10:00:00Z",
+                    "Run the cleanup from a Kubernetes CronJob.",
+                ),
+                proposal("2024-05-01T10:00:00Z", "Batch the deletes by 5,000 rows."),
+                proposal("2024-05-01T11:30:00Z", "Trigger the report from a CronJob."),
+            ],
+            ..Records::default()
+        };
+        let (units, dropped) = run_super(&records);
+        let d = dropped[2].as_ref().unwrap();
+        assert_eq!((d.reason, d.by), ("superseded", Some(1)));
+        assert!(d.detail.contains("not a CronJob"), "{}", d.detail);
+        assert!(dropped[3].is_none(), "the user did not name it");
+        assert!(dropped[4].is_none(), "proposed after the user spoke");
+        assert_eq!(units[2].decision_status, Some(DecisionStatus::Proposed));
+    }
+
+    #[test]
     fn error_fixed_by_a_later_passing_run() {
         let records = Records {
             tool_outputs: vec![
