@@ -440,18 +440,20 @@ impl Swap<'_> {
                 .sum::<usize>()
         };
         let mut greedy: Vec<usize> = Vec::new();
-        let mut lost = 0.0;
+        let (mut lost, mut room) = (0.0, 0);
+        let mut trial = kept.layout.clone();
         for &v in &pool {
-            if freed(costs, &greedy) >= need {
+            if room >= need {
                 break;
             }
             if lost + candidates[v].score >= could_gain {
                 continue;
             }
             lost += candidates[v].score;
+            room += trial.remove(costs, candidates[v].placed);
             greedy.push(v);
         }
-        let greedy = (freed(costs, &greedy) >= need).then(|| {
+        let greedy = (room >= need).then(|| {
             // Keep back, most valuable first, any victim the others can spare.
             let mut by_value = greedy.clone();
             by_value.sort_by(|&a, &b| candidates[b].score.total_cmp(&candidates[a].score));
