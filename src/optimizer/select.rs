@@ -84,21 +84,36 @@ struct Costs<'a> {
     header_tokens: BTreeMap<usize, usize>,
     section_tokens: BTreeMap<Section, usize>,
     fragment_tokens: BTreeMap<usize, usize>,
+    newline_tokens: BTreeMap<String, usize>,
 }
 
 impl Costs<'_> {
-    /// Tag and body of a fragment, with its newline, counted as rendered: together, since
-    /// the body's last characters and the newline often make one token.
+    /// Tag and body of a fragment, with its newline, counted as rendered: the body's last
+    /// characters and the newline often make one token (`}\n`), so the newline is counted
+    /// with the body's tail (the body itself was counted once already).
     fn fragment(&mut self, fi: usize) -> usize {
         let (tokenizer, units, fragments) = (self.tokenizer, self.units, self.fragments);
-        *self.fragment_tokens.entry(fi).or_insert_with(|| {
-            let f = &fragments[fi];
-            let unit = &units[f.unit];
-            let mut piece = tag(f, unit);
-            piece.push_str(f.text(units));
-            piece.push('\n');
-            tokenizer.count(&piece)
-        })
+        if let Some(&n) = self.fragment_tokens.get(&fi) {
+            return n;
+        }
+        let f = &fragments[fi];
+        let newline = self.newline_after(tail(f.text(units)));
+        let n = tokenizer.count(&tag(f, &units[f.unit])) + f.tokens + newline;
+        self.fragment_tokens.insert(fi, n);
+        n
+    }
+
+    /// The tokens a newline adds after `tail`, cached: tails repeat (`}`, `.`, a letter).
+    fn newline_after(&mut self, tail: &str) -> usize {
+        let tokenizer = self.tokenizer;
+        *self
+            .newline_tokens
+            .entry(tail.to_string())
+            .or_insert_with(|| {
+                tokenizer
+                    .count(&format!("{tail}\n"))
+                    .saturating_sub(tokenizer.count(tail))
+            })
     }
 
     fn header(&mut self, unit: usize) -> usize {
@@ -117,6 +132,29 @@ impl Costs<'_> {
             .entry(s)
             .or_insert_with(|| tokenizer.count(&s.heading()) + 1)
     }
+}
+
+/// The end of `text` that a newline after it may merge with: its last character when that
+/// is a letter or digit (a newline never joins a word), else its trailing run of
+/// punctuation with the space before it, at most 16 characters (`});`, ` */`).
+fn tail(text: &str) -> &str {
+    let Some(last) = text.chars().next_back() else {
+        return text;
+    };
+    if last.is_alphanumeric() {
+        return &text[text.len() - last.len_utf8()..];
+    }
+    let mut start = text.len();
+    for (taken, (i, c)) in text.char_indices().rev().enumerate() {
+        if c.is_alphanumeric() || (c.is_whitespace() && c != ' ') || taken == 16 {
+            break;
+        }
+        start = i;
+        if c == ' ' {
+            break;
+        }
+    }
+    &text[start..]
 }
 
 /// The sections and record headers the kept fragments open, so that what a fragment adds
@@ -222,6 +260,7 @@ pub fn select(
         header_tokens: BTreeMap::new(),
         section_tokens: BTreeMap::new(),
         fragment_tokens: BTreeMap::new(),
+        newline_tokens: BTreeMap::new(),
     };
     let mut kept = Kept::default();
     let mut left_out = BTreeMap::new();
@@ -678,6 +717,17 @@ mod tests {
             s.tokens
         );
         assert_eq!(s.rendered_tokens.len(), s.kept.len());
+    }
+
+    #[test]
+    fn the_tail_a_newline_may_merge_with() {
+        assert_eq!(tail("let x = f(a, b);"), ");");
+        assert_eq!(tail("x = [a, b] });"), " });");
+        assert_eq!(tail("return x\n}"), "}");
+        assert_eq!(tail("it works"), "s");
+        assert_eq!(tail("ends in é"), "é");
+        assert_eq!(tail(""), "");
+        assert_eq!(tail(&"-".repeat(40)).len(), 16);
     }
 
     #[test]
