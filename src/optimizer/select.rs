@@ -268,21 +268,22 @@ pub fn select(
     for i in (0..candidates.len()).filter(|&i| candidates[i].mandatory) {
         kept.insert(&mut costs, candidates, i);
     }
-    let mut density: BTreeMap<usize, f64> = BTreeMap::new();
+    // Score per token, by candidate.
+    let mut density: Vec<f64> = vec![0.0; candidates.len()];
+    let mut rest: Vec<usize> = Vec::new();
     for (i, c) in candidates.iter().enumerate().filter(|(_, c)| !c.mandatory) {
         if !c.eligible || c.score <= 0.0 {
             left_out.insert(c.placed.fragment, "low_relevance");
         } else {
-            let per_token = c.score / fragments[c.placed.fragment].tokens.max(MIN_COST) as f64;
-            density.insert(i, per_token);
+            density[i] = c.score / fragments[c.placed.fragment].tokens.max(MIN_COST) as f64;
+            rest.push(i);
         }
     }
-    let mut rest: Vec<usize> = density.keys().copied().collect();
     rest.sort_by(|&a, &b| {
         let (ca, cb) = (&candidates[a], &candidates[b]);
         cb.current_change
             .cmp(&ca.current_change)
-            .then(density[&b].total_cmp(&density[&a]))
+            .then(density[b].total_cmp(&density[a]))
             .then(ca.placed.order.cmp(&cb.placed.order))
             .then(
                 fragments[ca.placed.fragment]
@@ -346,7 +347,7 @@ pub fn select(
                     let (ca, cb) = (&candidates[a], &candidates[b]);
                     ca.current_change
                         .cmp(&cb.current_change)
-                        .then(density[&a].total_cmp(&density[&b]))
+                        .then(density[a].total_cmp(&density[b]))
                         .then(cb.placed.order.cmp(&ca.placed.order))
                         .then(cb.placed.chunk.cmp(&ca.placed.chunk))
                 });
@@ -364,7 +365,8 @@ pub fn select(
 /// that then fit) score more in sum than the ones dropped.
 struct Swap<'a> {
     candidates: &'a [Candidate],
-    density: &'a BTreeMap<usize, f64>,
+    /// Score per token, by candidate.
+    density: &'a [f64],
     budget: usize,
     /// Fragments a swap put in: never dropped by a later swap, so swaps cannot cycle.
     swapped_in: BTreeSet<usize>,
@@ -467,8 +469,8 @@ impl Swap<'_> {
             })
             .collect();
         pool.sort_by(|&a, &b| {
-            self.density[&a]
-                .total_cmp(&self.density[&b])
+            self.density[a]
+                .total_cmp(&self.density[b])
                 .then(candidates[b].placed.order.cmp(&candidates[a].placed.order))
                 .then(a.cmp(&b))
         });
