@@ -49,8 +49,8 @@ pub fn dedupe(units: &[Unit]) -> Deduped {
     };
     exact(units, &mut out);
     repeated_runs(units, &mut out);
-    near(units, &mut out);
-    runs_repeating_errors(units, &mut out);
+    let shingled = near(units, &mut out);
+    runs_repeating_errors(units, &shingled, &mut out);
     out
 }
 
@@ -341,8 +341,9 @@ pub fn containment(a: &[u64], b: &[u64]) -> f64 {
 
 /// Near-duplicates: each unit is indexed by its [`SKETCH`] smallest shingle hashes within
 /// its bucket; a later unit sharing one of them is a candidate, and the earlier unit is
-/// dropped when its containment in the later one reaches [`NEAR_DUPLICATE`].
-fn near(units: &[Unit], out: &mut Deduped) {
+/// dropped when its containment in the later one reaches [`NEAR_DUPLICATE`]. Returns each
+/// unit's shingles (empty when it has no bucket or too few).
+fn near(units: &[Unit], out: &mut Deduped) -> Vec<Vec<u64>> {
     let mut order: Vec<usize> = (0..units.len())
         .filter(|&i| out.dropped[i].is_none())
         .collect();
@@ -407,6 +408,7 @@ fn near(units: &[Unit], out: &mut Deduped) {
         }
         sets[i] = set;
     }
+    sets
 }
 
 /// A run that did not fail by its exit code (a log query, `kubectl logs … | grep`) whose
@@ -416,12 +418,16 @@ fn near(units: &[Unit], out: &mut Deduped) {
 /// [`PARTLY_REDUNDANT`] or more contained gets that containment as its redundancy. Errors are
 /// indexed by every word trigram (each posting capped at [`POSTING_CAP`]) and each run
 /// looks up its [`SKETCH`] smallest, so the pass stays linear.
-fn runs_repeating_errors(units: &[Unit], out: &mut Deduped) {
+fn runs_repeating_errors(units: &[Unit], shingled: &[Vec<u64>], out: &mut Deduped) {
     let mut index: HashMap<u64, Vec<usize>> = HashMap::new();
     let mut sets: BTreeMap<usize, Vec<u64>> = BTreeMap::new();
     for (i, u) in units.iter().enumerate() {
         if u.kind == Kind::Error && out.dropped[i].is_none() {
-            let set = shingles(&u.text);
+            let set = if shingled[i].is_empty() {
+                shingles(&u.text)
+            } else {
+                shingled[i].clone()
+            };
             for &h in &set {
                 let posting = index.entry(h).or_default();
                 if posting.len() < POSTING_CAP {
@@ -439,7 +445,8 @@ fn runs_repeating_errors(units: &[Unit], out: &mut Deduped) {
         if u.kind != Kind::ToolOutput || !clean_exit || out.dropped[i].is_some() {
             continue;
         }
-        let set = shingles(&u.text);
+        // Every live run was shingled by `near` (empty: too few trigrams).
+        let set = &shingled[i];
         if set.len() < MIN_SHINGLES {
             continue;
         }
@@ -454,7 +461,7 @@ fn runs_repeating_errors(units: &[Unit], out: &mut Deduped) {
         errors.dedup();
         let best = errors
             .into_iter()
-            .map(|e| (containment(&set, &sets[&e]), e))
+            .map(|e| (containment(set, &sets[&e]), e))
             .max_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1)));
         let Some((c, e)) = best else { continue };
         if c < NEAR_DUPLICATE {
