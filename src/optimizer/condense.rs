@@ -82,11 +82,16 @@ pub fn condense_frames(text: &str) -> Condensed {
     }
 }
 
+/// Whether a frame line or file path belongs to library code (runtime, standard library,
+/// installed packages, test harness): it holds one of the library markers.
+pub fn is_library(s: &str) -> bool {
+    LIBRARY_MARKERS.iter().any(|m| s.contains(m))
+}
+
 /// How many lines the library frame starting at line `i` spans (`None` when it is not one).
 fn library_frame_at(lines: &[&str], i: usize) -> Option<usize> {
     let line = *lines.get(i)?;
     let t = line.trim_start();
-    let is_library = |s: &str| LIBRARY_MARKERS.iter().any(|m| s.contains(m));
     if t.starts_with("at ") {
         return is_library(t).then_some(1);
     }

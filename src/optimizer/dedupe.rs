@@ -6,8 +6,9 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use crate::optimizer::extract::signatures;
+use crate::optimizer::extract::{failing_tests, signatures};
 use crate::optimizer::fragment::{is_later, Dropped, Kind, Unit};
+use crate::optimizer::normalize::one_line;
 
 /// Containment at or above which the earlier record is a near-duplicate of the later.
 pub const NEAR_DUPLICATE: f64 = 0.9;
@@ -48,7 +49,8 @@ pub fn dedupe(units: &[Unit]) -> Deduped {
     };
     exact(units, &mut out);
     repeated_runs(units, &mut out);
-    near(units, &mut out);
+    let shingled = near(units, &mut out);
+    runs_repeating_errors(units, &shingled, &mut out);
     out
 }
 
@@ -105,7 +107,7 @@ fn repeated_runs(units: &[Unit], out: &mut Deduped) {
             groups.entry(key.as_str()).or_default().push(i);
         }
     }
-    for (key, group) in groups {
+    for group in option_variants(units, groups.into_values().collect()) {
         if group.len() < 2 {
             continue;
         }
@@ -114,6 +116,7 @@ fn repeated_runs(units: &[Unit], out: &mut Deduped) {
             .copied()
             .reduce(|a, b| latest(units, a, b))
             .unwrap_or(0);
+        let key = units[keep].tool_key.as_deref().unwrap_or("");
         let mut earlier: Vec<usize> = group.into_iter().filter(|&i| i != keep).collect();
         earlier.sort_by(|&a, &b| match is_later(&units[a], &units[b]) {
             Some(true) => std::cmp::Ordering::Greater,
@@ -121,14 +124,22 @@ fn repeated_runs(units: &[Unit], out: &mut Deduped) {
             None => a.cmp(&b),
         });
         for &i in &earlier {
+            let detail = match units[i].tool_key.as_deref() {
+                Some(k) if k != key => format!(
+                    "earlier run of `{k}`, the same command with other options and the same \
+                     failure as `{key}`; latest run is {}",
+                    units[keep].id
+                ),
+                _ => format!("earlier run of `{key}`; latest run is {}", units[keep].id),
+            };
             out.dropped[i] = Some(Dropped {
                 reason: "repeated_run",
                 by: Some(keep),
-                detail: format!("earlier run of `{key}`; latest run is {}", units[keep].id),
+                detail,
             });
         }
         let shown = &earlier[earlier.len().saturating_sub(HISTORY_CAP)..];
-        let runs: Vec<String> = shown.iter().map(|&i| run_summary(&units[i])).collect();
+        let runs: Vec<String> = shown.iter().map(|&i| run_summary(&units[i], key)).collect();
         let more = earlier.len() - shown.len();
         let more = if more > 0 {
             format!(" and {more} before")
@@ -149,11 +160,100 @@ fn repeated_runs(units: &[Unit], out: &mut Deduped) {
     }
 }
 
-/// `exit 1 at 2024-05-01T10:00:00Z` (or `exit ?` / `#3` without a code / time).
-fn run_summary(u: &Unit) -> String {
+/// Joins groups of runs of one command line (no structured arguments) that differ only in
+/// options — words starting with `-`, such as `-count=5` or `-v` — when the latest run of
+/// each exited with the same code and shows the same failure: the same error signatures
+/// and failing tests, compared with digits masked, and at least one of them. Such runs
+/// repeat one attempt (`go test -run TestX -count=1`, then `-count=5`), not new ones.
+fn option_variants(units: &[Unit], groups: Vec<Vec<usize>>) -> Vec<Vec<usize>> {
+    let latest_of = |g: &[usize]| {
+        g.iter()
+            .copied()
+            .reduce(|a, b| latest(units, a, b))
+            .unwrap_or(0)
+    };
+    let mut by_command: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for (gi, g) in groups.iter().enumerate() {
+        let u = &units[latest_of(g)];
+        if let (Some(tool), Some(key)) = (&u.tool, &u.tool_key) {
+            if tool == key {
+                by_command
+                    .entry(without_options(tool))
+                    .or_default()
+                    .push(gi);
+            }
+        }
+    }
+    let mut joined: Vec<Option<Vec<usize>>> = groups.into_iter().map(Some).collect();
+    for members in by_command.into_values().filter(|m| m.len() > 1) {
+        let mut by_failure: BTreeMap<(Option<i64>, Vec<String>), usize> = BTreeMap::new();
+        for gi in members {
+            let Some(g) = joined[gi].as_ref() else {
+                continue;
+            };
+            let u = &units[latest_of(g)];
+            let failure = failure_evidence(&u.text);
+            if failure.is_empty() {
+                continue;
+            }
+            match by_failure.entry((u.exit_code, failure)) {
+                std::collections::btree_map::Entry::Vacant(e) => {
+                    e.insert(gi);
+                }
+                std::collections::btree_map::Entry::Occupied(e) => {
+                    let moved = joined[gi].take().unwrap_or_default();
+                    if let Some(first) = joined[*e.get()].as_mut() {
+                        first.extend(moved);
+                    }
+                }
+            }
+        }
+    }
+    joined.into_iter().flatten().collect()
+}
+
+/// A command line without its options (words starting with `-`).
+fn without_options(command: &str) -> String {
+    command
+        .split_whitespace()
+        .filter(|w| !w.starts_with('-'))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The error signatures and failing tests a run shows, digits masked, sorted, distinct.
+fn failure_evidence(text: &str) -> Vec<String> {
+    let mask = |s: &str| {
+        let mut out = String::with_capacity(s.len());
+        for c in s.chars() {
+            if !c.is_ascii_digit() {
+                out.push(c);
+            } else if !out.ends_with('0') {
+                out.push('0');
+            }
+        }
+        out
+    };
+    let mut evidence: Vec<String> = signatures::signatures(text)
+        .iter()
+        .map(|s| s.key())
+        .chain(failing_tests::failing_tests(text).iter().map(|t| mask(t)))
+        .collect();
+    evidence.sort_unstable();
+    evidence.dedup();
+    evidence
+}
+
+/// `exit 1 at 2024-05-01T10:00:00Z` (or `exit ?` / `#3` without a code / time), led by the
+/// run's command when it differs from `key`, the latest run's.
+fn run_summary(u: &Unit, key: &str) -> String {
     let exit = u
         .exit_code
         .map_or("exit ?".to_string(), |c| format!("exit {c}"));
+    let exit = match u.tool_key.as_deref() {
+        Some(k) if k != key => format!("`{}` {exit}", one_line(k, 120)),
+        _ => exit,
+    };
     match u.time.and_then(chrono::DateTime::from_timestamp_millis) {
         Some(t) => format!("{exit} at {}", t.format("%Y-%m-%dT%H:%M:%SZ")),
         None => format!("{exit} (#{})", u.index),
@@ -241,8 +341,9 @@ pub fn containment(a: &[u64], b: &[u64]) -> f64 {
 
 /// Near-duplicates: each unit is indexed by its [`SKETCH`] smallest shingle hashes within
 /// its bucket; a later unit sharing one of them is a candidate, and the earlier unit is
-/// dropped when its containment in the later one reaches [`NEAR_DUPLICATE`].
-fn near(units: &[Unit], out: &mut Deduped) {
+/// dropped when its containment in the later one reaches [`NEAR_DUPLICATE`]. Returns each
+/// unit's shingles (empty when it has no bucket or too few).
+fn near(units: &[Unit], out: &mut Deduped) -> Vec<Vec<u64>> {
     let mut order: Vec<usize> = (0..units.len())
         .filter(|&i| out.dropped[i].is_none())
         .collect();
@@ -306,6 +407,87 @@ fn near(units: &[Unit], out: &mut Deduped) {
             posting.push(i);
         }
         sets[i] = set;
+    }
+    sets
+}
+
+/// A run that did not fail by its exit code (a log query, `kubectl logs … | grep`) whose
+/// output recurs in an error record — at least [`NEAR_DUPLICATE`] of its word trigrams are
+/// in the error's text — only shows that error again: it leaves as a near-duplicate of the
+/// error, the structured record of the same failure, whichever came first; one
+/// [`PARTLY_REDUNDANT`] or more contained gets that containment as its redundancy. Errors are
+/// indexed by every word trigram (each posting capped at [`POSTING_CAP`]) and each run
+/// looks up its [`SKETCH`] smallest, so the pass stays linear.
+fn runs_repeating_errors(units: &[Unit], shingled: &[Vec<u64>], out: &mut Deduped) {
+    let mut index: HashMap<u64, Vec<usize>> = HashMap::new();
+    let mut sets: BTreeMap<usize, Vec<u64>> = BTreeMap::new();
+    for (i, u) in units.iter().enumerate() {
+        if u.kind == Kind::Error && out.dropped[i].is_none() {
+            let set = if shingled[i].is_empty() {
+                shingles(&u.text)
+            } else {
+                shingled[i].clone()
+            };
+            for &h in &set {
+                let posting = index.entry(h).or_default();
+                if posting.len() < POSTING_CAP {
+                    posting.push(i);
+                }
+            }
+            sets.insert(i, set);
+        }
+    }
+    if sets.is_empty() {
+        return;
+    }
+    for (i, u) in units.iter().enumerate() {
+        let clean_exit = matches!(u.exit_code, None | Some(0));
+        if u.kind != Kind::ToolOutput || !clean_exit || out.dropped[i].is_some() {
+            continue;
+        }
+        // Every live run was shingled by `near` (empty: too few trigrams).
+        let set = &shingled[i];
+        if set.len() < MIN_SHINGLES {
+            continue;
+        }
+        let mut errors: Vec<usize> = set
+            .iter()
+            .take(SKETCH)
+            .filter_map(|h| index.get(h))
+            .flatten()
+            .copied()
+            .collect();
+        errors.sort_unstable();
+        errors.dedup();
+        let best = errors
+            .into_iter()
+            .map(|e| (containment(set, &sets[&e]), e))
+            .max_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1)));
+        let Some((c, e)) = best else { continue };
+        if c < NEAR_DUPLICATE {
+            if c >= PARTLY_REDUNDANT && c > out.redundancy[i] {
+                out.redundancy[i] = c;
+            }
+            continue;
+        }
+        out.dropped[i] = Some(Dropped {
+            reason: "near_duplicate",
+            by: Some(e),
+            detail: format!(
+                "{:.0}% of its word trigrams are in the error {} ({}), which holds the same trace",
+                c * 100.0,
+                units[e].id,
+                units[e].place()
+            ),
+        });
+        out.merges.push(format!(
+            "near_duplicate: toolOutput {} ({}) is {:.0}% contained in error {} ({}); kept the error",
+            u.id,
+            u.place(),
+            c * 100.0,
+            units[e].id,
+            units[e].place()
+        ));
     }
 }
 
@@ -376,6 +558,103 @@ mod tests {
             d.history[0].as_deref(),
             Some("earlier runs (1): exit 1 at 2024-05-01T10:00:00Z")
         );
+    }
+
+    #[test]
+    fn runs_differing_only_in_options_with_the_same_failure_are_repeats() {
+        let fail = |ms: u32| {
+            format!("=== RUN   TestRender\n    render_test.go:57: got \"b,a\"\n--- FAIL: TestRender (0.0{ms}s)\nFAIL")
+        };
+        let records = Records {
+            tool_outputs: vec![
+                run(
+                    "go test ./pkg -run TestRender -count=1",
+                    &fail(12),
+                    1,
+                    "2024-05-01T10:00:00Z",
+                ),
+                run(
+                    "go test ./pkg -run TestRender -count=5",
+                    &fail(31),
+                    1,
+                    "2024-05-01T10:05:00Z",
+                ),
+                // Another test selected: not a repeat.
+                run(
+                    "go test ./pkg -run TestParse -count=1",
+                    &fail(12),
+                    1,
+                    "2024-05-01T10:06:00Z",
+                ),
+                // The same command with another failure: not a repeat.
+                run(
+                    "go test ./pkg -run TestRender -v",
+                    "--- FAIL: TestOther (0.01s)",
+                    1,
+                    "2024-05-01T10:07:00Z",
+                ),
+            ],
+            ..Records::default()
+        };
+        let (units, _) = normalize(&records, None).unwrap();
+        let d = dedupe(&units);
+        let dropped = d.dropped[0].as_ref().unwrap();
+        assert_eq!((dropped.reason, dropped.by), ("repeated_run", Some(1)));
+        assert!(
+            dropped.detail.contains("other options"),
+            "{}",
+            dropped.detail
+        );
+        assert!(d.dropped[1..].iter().all(Option::is_none));
+        assert_eq!(
+            d.history[1].as_deref(),
+            Some("earlier runs (1): `go test ./pkg -run TestRender -count=1` exit 1 at 2024-05-01T10:00:00Z")
+        );
+    }
+
+    #[test]
+    fn a_log_query_showing_an_error_again_leaves_for_the_error() {
+        let trace = "Traceback (most recent call last):\n  File \"/srv/app/api.py\", line 112, in create_order\n    entry = client.post_entry(order.id, order.total)\n  File \"/srv/app/client.py\", line 47, in post_entry\n    response.raise_for_status()\nHTTPError: 502 Server Error: Bad Gateway for url: http://ledger/v1/entries";
+        let records = Records {
+            tool_outputs: vec![
+                run(
+                    "kubectl logs deploy/orders | grep -A9 Traceback",
+                    trace,
+                    0,
+                    "2024-05-01T10:00:00Z",
+                ),
+                // A failed run is an attempt: it stays even when it shows the same trace.
+                run(
+                    "python api.py",
+                    &format!(
+                        "{trace}\nprocess exited with status one after printing the error above"
+                    ),
+                    1,
+                    "2024-05-01T09:58:00Z",
+                ),
+                // Mostly the trace, with more of the log: stays, marked partly redundant.
+                run(
+                    "kubectl logs deploy/orders --since=1h",
+                    &format!(
+                        "{trace}\n10:00:01 INFO retrying order 88231 in five seconds with backoff"
+                    ),
+                    0,
+                    "2024-05-01T09:59:00Z",
+                ),
+            ],
+            errors: vec![error(
+                "HTTPError: 502 Server Error: Bad Gateway for url: http://ledger/v1/entries",
+                trace,
+            )],
+            ..Records::default()
+        };
+        let (units, _) = normalize(&records, None).unwrap();
+        let d = dedupe(&units);
+        let dropped = d.dropped[0].as_ref().unwrap();
+        assert_eq!((dropped.reason, dropped.by), ("near_duplicate", Some(3)));
+        assert!(dropped.detail.contains("error"), "{}", dropped.detail);
+        assert!(d.dropped[1].is_none() && d.dropped[2].is_none() && d.dropped[3].is_none());
+        assert!(d.redundancy[2] >= PARTLY_REDUNDANT && d.redundancy[2] < NEAR_DUPLICATE);
     }
 
     #[test]

@@ -440,3 +440,35 @@ fn report_canaries_merges_omissions_and_conflicts() {
     assert_eq!(out.report.config_hash.len(), 64);
     assert_eq!(out.report.tokenizer, "o200k_base");
 }
+
+#[test]
+fn standing_instructions_never_fill_the_budget() {
+    let message = |id: &str, role, text: &str| Message {
+        common: Common {
+            id: Some(id.into()),
+            ..Common::default()
+        },
+        role,
+        text: text.into(),
+    };
+    let records = Records {
+        task: Some("Fix the rounding in computeTotal in src/billing/total.ts".into()),
+        messages: vec![
+            message(
+                "sys",
+                Role::System,
+                "Fix bugs like the rounding in computeTotal in src/billing/total.ts; you must run the tests.",
+            ),
+            message(
+                "a1",
+                Role::Assistant,
+                "The rounding in computeTotal in src/billing/total.ts fails because floats are summed.",
+            ),
+        ],
+        ..Records::default()
+    };
+    let out = build(&records, &BuildConfig::default()).unwrap();
+    let omitted = out.omitted.iter().find(|o| o.record == "sys").unwrap();
+    assert_eq!(omitted.reason, "low_relevance");
+    assert!(out.sources.iter().any(|s| s.record == "a1"));
+}

@@ -138,8 +138,11 @@ pub fn build(records: &Records, config: &BuildConfig) -> Result<BuildOutput, Opt
             },
             mandatory: report::is_mandatory(unit, &features[fi], &focus, f.unit),
             score: s.total,
-            eligible: s.relevance >= config.min_relevance
-                || (unit.role == Some(records::Role::User) && s.relevance > 0.0),
+            // System messages are the agent's standing instructions, which it already has:
+            // they never fill the budget.
+            eligible: unit.role != Some(records::Role::System)
+                && (s.relevance >= config.min_relevance
+                    || (unit.role == Some(records::Role::User) && s.relevance > 0.0)),
             current_change: current[f.unit],
         });
     }

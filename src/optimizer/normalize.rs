@@ -393,7 +393,7 @@ pub fn canonical_json(value: &serde_json::Value) -> String {
 }
 
 /// The first line of `s`, at most `max` characters.
-fn one_line(s: &str, max: usize) -> String {
+pub(crate) fn one_line(s: &str, max: usize) -> String {
     let line = s.lines().next().unwrap_or("");
     match line.char_indices().nth(max) {
         Some((cut, _)) => format!("{}…", &line[..cut]),

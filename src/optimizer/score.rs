@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use serde::{Deserialize, Serialize};
 
+use crate::optimizer::condense;
 use crate::optimizer::extract::{outcomes, paths, signatures, terms, Features, Outcome};
 use crate::optimizer::fragment::{Fragment, Kind, Unit};
 use crate::optimizer::output::ScoreComponent;
@@ -310,11 +311,20 @@ pub fn focus(units: &[Unit], features: &[Features], outcomes: &[Outcome], live: 
             f.error_units.insert(i);
         }
     }
-    // The files the session changes are part of what it is about.
-    for (i, u) in units.iter().enumerate() {
-        if let (Kind::Diff, true, Some(path)) = (u.kind, live[i], &u.path) {
-            let path = paths::normalize_path(path).to_lowercase();
-            add_identifiers(&mut f.identifiers, &[path]);
+    // The files the session changes, and what the decisions in force name, are part of
+    // what it is about.
+    for (_, u) in units.iter().enumerate().filter(|&(i, _)| live[i]) {
+        match (u.kind, &u.path, u.decision_status) {
+            (Kind::Diff, Some(path), _) => {
+                let path = paths::normalize_path(path).to_lowercase();
+                add_identifiers(&mut f.identifiers, &[path]);
+            }
+            (Kind::Decision, _, Some(DecisionStatus::Accepted)) => {
+                for fi in u.fragments.clone() {
+                    add_identifiers(&mut f.identifiers, &features[fi].identifiers);
+                }
+            }
+            _ => {}
         }
     }
     for &i in &f.error_units {
@@ -327,7 +337,44 @@ pub fn focus(units: &[Unit], features: &[Features], outcomes: &[Outcome], live: 
             f.errors.insert(n.clone());
         }
     }
+    add_frames_showing_task_errors(&mut f, units, features, live);
     f
+}
+
+/// Adds to the focus the files named by the stack frames of every live fragment that shows
+/// one of the task's errors (its signature or failing test name): a failing test's record
+/// often has no trace, while the log or test-runner output that shows the same failure
+/// does, and its frames point at the code at fault. Library frames are left out.
+fn add_frames_showing_task_errors(
+    focus: &mut Focus,
+    units: &[Unit],
+    features: &[Features],
+    live: &[bool],
+) {
+    if focus.errors.is_empty() {
+        return;
+    }
+    let mut files: BTreeSet<String> = BTreeSet::new();
+    for (i, u) in units.iter().enumerate().filter(|&(i, _)| live[i]) {
+        for ft in &features[u.fragments.clone()] {
+            let shows = ft
+                .signatures
+                .iter()
+                .chain(&ft.failing_tests)
+                .any(|s| focus.errors.contains(s));
+            if shows && !focus.error_units.contains(&i) {
+                files.extend(
+                    ft.frames
+                        .iter()
+                        .filter_map(|fr| fr.file.as_deref())
+                        .filter(|p| !condense::is_library(p))
+                        .map(|p| paths::normalize_path(p).to_lowercase()),
+                );
+            }
+        }
+    }
+    let files: Vec<String> = files.into_iter().collect();
+    add_identifiers(&mut focus.identifiers, &files);
 }
 
 /// Whether a fragment states a constraint: a decision in force, or a requirement said by
@@ -393,7 +440,8 @@ pub fn score(
     };
     let constraint = match (unit.kind, unit.decision_status, unit.role) {
         (Kind::Decision, Some(DecisionStatus::Accepted), _) => 1.0,
-        (Kind::Decision, Some(DecisionStatus::Proposed), _) => 0.5,
+        // A proposal not yet in force counts only when it is about the task.
+        (Kind::Decision, Some(DecisionStatus::Proposed), _) if lexical > 0.0 || hits > 0 => 0.5,
         (Kind::Message, _, Some(Role::User)) if features.requirements > 0 => 1.0,
         (Kind::Message, _, Some(Role::System)) if features.requirements > 0 => 0.1,
         (Kind::Message, _, Some(Role::Assistant)) if features.requirements > 0 => 0.3,
@@ -510,7 +558,9 @@ mod tests {
     use super::*;
     use crate::optimizer::extract::{extract, outcomes};
     use crate::optimizer::normalize::normalize;
-    use crate::optimizer::records::{Common, Decision, ErrorRecord, Message, Records};
+    use crate::optimizer::records::{
+        Common, Decision, ErrorRecord, FileRecord, Message, Records, TestResult, ToolOutput,
+    };
 
     fn scored(records: &Records) -> (Vec<Unit>, Vec<Scored>, Focus) {
         let (units, frags) = normalize(records, None).unwrap();
@@ -581,6 +631,79 @@ mod tests {
         assert!(focus.error_units.contains(&1));
         assert!(focus.identifiers.contains("src/invoice.ts"));
         assert_eq!(get(&s[1], "error_relevance"), 1.0);
+    }
+
+    #[test]
+    fn frames_of_output_showing_the_tasks_failing_test_join_the_focus() {
+        let test = "tests/test_parse.py::test_leap";
+        let records = Records {
+            task: Some("The monthly report fails for February. Fix it.".into()),
+            tool_outputs: vec![ToolOutput {
+                common: Common::default(),
+                tool: "pytest tests -q".into(),
+                args: None,
+                output: format!("Traceback (most recent call last):\n  File \"/srv/app/app/parse.py\", line 12, in iter_days\n    yield day\n  File \"/usr/lib/python3.12/_strptime.py\", line 333, in _strptime\n    raise ValueError\nValueError: bad day\nFAILED {test} - ValueError: bad day"),
+                exit_code: Some(1),
+            }],
+            files: vec![FileRecord {
+                common: Common::default(),
+                path: "app/parse.py".into(),
+                content: "def iter_days(month):\n    pass\n".into(),
+            }],
+            test_results: vec![TestResult {
+                common: Common::default(),
+                name: test.into(),
+                status: TestStatus::Failed,
+                output: Some("E   ValueError: bad day".into()),
+            }],
+            ..Records::default()
+        };
+        let (_, s, focus) = scored(&records);
+        assert!(focus.identifiers.contains("/srv/app/app/parse.py"));
+        assert!(focus.identifiers.contains("parse.py"));
+        assert!(
+            !focus.identifiers.contains("_strptime.py"),
+            "library frames stay out"
+        );
+        assert_eq!(
+            get(&s[2], "identifier_match"),
+            1.0,
+            "the file the frame points at"
+        );
+    }
+
+    #[test]
+    fn decisions_in_force_name_what_matters_and_proposals_need_the_task() {
+        let decision = |text: &str, status| Decision {
+            common: Common::default(),
+            text: text.into(),
+            status,
+        };
+        let records = Records {
+            task: Some("Implement the expired-session cleanup job.".into()),
+            files: vec![FileRecord {
+                common: Common::default(),
+                path: "auth/pg_store.py".into(),
+                content: "UPDATE sessions SET last_seen_at = now() WHERE user_id = %s".into(),
+            }],
+            decisions: vec![
+                decision(
+                    "Expiry is 30 days from last_seen_at.",
+                    DecisionStatus::Accepted,
+                ),
+                decision(
+                    "Adopt tokio-console in development.",
+                    DecisionStatus::Proposed,
+                ),
+                decision("Run the cleanup job hourly.", DecisionStatus::Proposed),
+            ],
+            ..Records::default()
+        };
+        let (_, s, focus) = scored(&records);
+        assert!(focus.identifiers.contains("last_seen_at"));
+        assert_eq!(get(&s[1], "identifier_match"), 0.5);
+        assert_eq!(get(&s[3], "constraint_decision"), 0.0, "not about the task");
+        assert_eq!(get(&s[4], "constraint_decision"), 0.5);
     }
 
     #[test]

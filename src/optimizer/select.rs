@@ -84,16 +84,36 @@ struct Costs<'a> {
     header_tokens: BTreeMap<usize, usize>,
     section_tokens: BTreeMap<Section, usize>,
     fragment_tokens: BTreeMap<usize, usize>,
+    newline_tokens: BTreeMap<String, usize>,
 }
 
 impl Costs<'_> {
-    /// Tag and body of a fragment, with its newline.
+    /// Tag and body of a fragment, with its newline, counted as rendered: the body's last
+    /// characters and the newline often make one token (`}\n`), so the newline is counted
+    /// with the body's tail (the body itself was counted once already).
     fn fragment(&mut self, fi: usize) -> usize {
         let (tokenizer, units, fragments) = (self.tokenizer, self.units, self.fragments);
-        *self.fragment_tokens.entry(fi).or_insert_with(|| {
-            let f = &fragments[fi];
-            tokenizer.count(&tag(f, &units[f.unit])) + f.tokens + 1
-        })
+        if let Some(&n) = self.fragment_tokens.get(&fi) {
+            return n;
+        }
+        let f = &fragments[fi];
+        let newline = self.newline_after(tail(f.text(units)));
+        let n = tokenizer.count(&tag(f, &units[f.unit])) + f.tokens + newline;
+        self.fragment_tokens.insert(fi, n);
+        n
+    }
+
+    /// The tokens a newline adds after `tail`, cached: tails repeat (`}`, `.`, a letter).
+    fn newline_after(&mut self, tail: &str) -> usize {
+        let tokenizer = self.tokenizer;
+        *self
+            .newline_tokens
+            .entry(tail.to_string())
+            .or_insert_with(|| {
+                tokenizer
+                    .count(&format!("{tail}\n"))
+                    .saturating_sub(tokenizer.count(tail))
+            })
     }
 
     fn header(&mut self, unit: usize) -> usize {
@@ -104,12 +124,122 @@ impl Costs<'_> {
             .or_insert_with(|| headers[unit].as_deref().map_or(0, |h| tokenizer.count(h)))
     }
 
+    /// A section's heading, with the blank line before it.
     fn section(&mut self, s: Section) -> usize {
         let tokenizer = self.tokenizer;
         *self
             .section_tokens
             .entry(s)
             .or_insert_with(|| tokenizer.count(&s.heading()) + 1)
+    }
+}
+
+/// The end of `text` that a newline after it may merge with: its last character when that
+/// is a letter or digit (a newline never joins a word), else its trailing run of
+/// punctuation with the space before it, at most 16 characters (`});`, ` */`).
+fn tail(text: &str) -> &str {
+    let Some(last) = text.chars().next_back() else {
+        return text;
+    };
+    if last.is_alphanumeric() {
+        return &text[text.len() - last.len_utf8()..];
+    }
+    let mut start = text.len();
+    for (taken, (i, c)) in text.char_indices().rev().enumerate() {
+        if c.is_alphanumeric() || (c.is_whitespace() && c != ' ') || taken == 16 {
+            break;
+        }
+        start = i;
+        if c == ' ' {
+            break;
+        }
+    }
+    &text[start..]
+}
+
+/// The sections and record headers the kept fragments open, so that what a fragment adds
+/// to the rendered context, and what removing it gives back, is counted in full: its tag
+/// and body, and its record's header line and section heading when it is the only one
+/// under them.
+#[derive(Debug, Clone, Default)]
+struct Layout {
+    units: BTreeMap<(Section, usize), usize>,
+    sections: BTreeMap<Section, usize>,
+}
+
+impl Layout {
+    /// The tokens `p` adds.
+    fn cost(&self, costs: &mut Costs, p: Placed) -> usize {
+        let unit = costs.fragments[p.fragment].unit;
+        let mut cost = costs.fragment(p.fragment);
+        if !self.units.contains_key(&(p.section, unit)) {
+            cost += costs.header(unit);
+        }
+        if !self.sections.contains_key(&p.section) {
+            cost += costs.section(p.section);
+        }
+        cost
+    }
+
+    /// The tokens removing the kept `p` gives back.
+    fn refund(&self, costs: &mut Costs, p: Placed) -> usize {
+        let unit = costs.fragments[p.fragment].unit;
+        let mut refund = costs.fragment(p.fragment);
+        if self.units.get(&(p.section, unit)) == Some(&1) {
+            refund += costs.header(unit);
+        }
+        if self.sections.get(&p.section) == Some(&1) {
+            refund += costs.section(p.section);
+        }
+        refund
+    }
+
+    /// Adds `p`; returns its cost.
+    fn insert(&mut self, costs: &mut Costs, p: Placed) -> usize {
+        let cost = self.cost(costs, p);
+        let unit = costs.fragments[p.fragment].unit;
+        *self.units.entry((p.section, unit)).or_default() += 1;
+        *self.sections.entry(p.section).or_default() += 1;
+        cost
+    }
+
+    /// Removes the kept `p`; returns its refund.
+    fn remove(&mut self, costs: &mut Costs, p: Placed) -> usize {
+        let refund = self.refund(costs, p);
+        let unit = costs.fragments[p.fragment].unit;
+        for n in [
+            self.units.get_mut(&(p.section, unit)),
+            self.sections.get_mut(&p.section),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            *n = n.saturating_sub(1);
+        }
+        self.units.retain(|_, n| *n > 0);
+        self.sections.retain(|_, n| *n > 0);
+        refund
+    }
+}
+
+/// The kept fragments and the tokens they take.
+#[derive(Debug, Clone, Default)]
+struct Kept {
+    layout: Layout,
+    /// Candidate indices, in the order taken.
+    order: Vec<usize>,
+    used: usize,
+}
+
+impl Kept {
+    fn insert(&mut self, costs: &mut Costs, candidates: &[Candidate], i: usize) {
+        self.used += self.layout.insert(costs, candidates[i].placed);
+        self.order.push(i);
+    }
+
+    fn remove(&mut self, costs: &mut Costs, candidates: &[Candidate], i: usize) {
+        self.used -= self.layout.remove(costs, candidates[i].placed);
+        self.order.retain(|&k| k != i);
     }
 }
 
@@ -130,52 +260,30 @@ pub fn select(
         header_tokens: BTreeMap::new(),
         section_tokens: BTreeMap::new(),
         fragment_tokens: BTreeMap::new(),
+        newline_tokens: BTreeMap::new(),
     };
-    let mut opened_sections: BTreeSet<Section> = BTreeSet::new();
-    let mut opened_units: BTreeSet<(Section, usize)> = BTreeSet::new();
-    let mut used = 0usize;
-    let mut rendered_tokens = BTreeMap::new();
-    let mut add = |c: &Candidate, costs: &mut Costs, dry: bool| -> usize {
-        let p = c.placed;
-        let unit = fragments[p.fragment].unit;
-        let mut cost = costs.fragment(p.fragment);
-        if !opened_units.contains(&(p.section, unit)) {
-            cost += costs.header(unit);
-        }
-        if !opened_sections.contains(&p.section) {
-            cost += costs.section(p.section);
-        }
-        if !dry {
-            opened_units.insert((p.section, unit));
-            opened_sections.insert(p.section);
-        }
-        cost
-    };
-    let mut kept: Vec<usize> = Vec::new(); // candidate indices, in the order taken
+    let mut kept = Kept::default();
     let mut left_out = BTreeMap::new();
-    let mandatory: Vec<usize> = (0..candidates.len())
-        .filter(|&i| candidates[i].mandatory)
-        .collect();
-    for &i in &mandatory {
-        let cost = add(&candidates[i], &mut costs, false);
-        rendered_tokens.insert(candidates[i].placed.fragment, cost);
-        used += cost;
-        kept.push(i);
+    let mandatory = candidates.iter().filter(|c| c.mandatory).count();
+    for i in (0..candidates.len()).filter(|&i| candidates[i].mandatory) {
+        kept.insert(&mut costs, candidates, i);
     }
-    let mut rest: Vec<(f64, usize)> = Vec::new();
+    // Score per token, by candidate.
+    let mut density: Vec<f64> = vec![0.0; candidates.len()];
+    let mut rest: Vec<usize> = Vec::new();
     for (i, c) in candidates.iter().enumerate().filter(|(_, c)| !c.mandatory) {
         if !c.eligible || c.score <= 0.0 {
             left_out.insert(c.placed.fragment, "low_relevance");
         } else {
-            let per_token = c.score / fragments[c.placed.fragment].tokens.max(MIN_COST) as f64;
-            rest.push((per_token, i));
+            density[i] = c.score / fragments[c.placed.fragment].tokens.max(MIN_COST) as f64;
+            rest.push(i);
         }
     }
-    rest.sort_by(|a, b| {
-        let (ca, cb) = (&candidates[a.1], &candidates[b.1]);
+    rest.sort_by(|&a, &b| {
+        let (ca, cb) = (&candidates[a], &candidates[b]);
         cb.current_change
             .cmp(&ca.current_change)
-            .then(b.0.total_cmp(&a.0))
+            .then(density[b].total_cmp(&density[a]))
             .then(ca.placed.order.cmp(&cb.placed.order))
             .then(
                 fragments[ca.placed.fragment]
@@ -184,142 +292,238 @@ pub fn select(
             )
     });
     let mut min_tag: Option<usize> = None;
-    for &(_, i) in &rest {
+    for &i in &rest {
         let f = candidates[i].placed.fragment;
-        // A cheap lower bound first: no fragment's tag is shorter than the shortest seen.
-        if used + fragments[f].tokens + 1 + min_tag.unwrap_or(0) > budget {
+        // A cheap bound first: no fragment's tag and newline take fewer tokens than the
+        // fewest seen.
+        if kept.used + fragments[f].tokens + min_tag.unwrap_or(0) > budget {
             left_out.insert(f, "budget");
             continue;
         }
-        let tag = costs.fragment(f) - fragments[f].tokens - 1;
+        let tag = costs.fragment(f).saturating_sub(fragments[f].tokens);
         min_tag = Some(min_tag.map_or(tag, |m| m.min(tag)));
-        let cost = add(&candidates[i], &mut costs, true);
-        if used + cost <= budget {
-            add(&candidates[i], &mut costs, false);
-            rendered_tokens.insert(candidates[i].placed.fragment, cost);
-            used += cost;
-            kept.push(i);
+        if kept.used + kept.layout.cost(&mut costs, candidates[i].placed) <= budget {
+            kept.insert(&mut costs, candidates, i);
         } else {
-            left_out.insert(candidates[i].placed.fragment, "budget");
-        }
-    }
-    // Swap pass: a fragment left out for budget goes in when dropping lower-value kept
-    // fragments (least score per token first) frees its room, together with any other
-    // left-out fragments that then fit, and the dropped ones score less in sum.
-    let mut by_score: Vec<usize> = rest
-        .iter()
-        .map(|&(_, i)| i)
-        .filter(|&i| left_out.get(&candidates[i].placed.fragment) == Some(&"budget"))
-        .collect();
-    by_score.sort_by(|&a, &b| {
-        candidates[b]
-            .score
-            .total_cmp(&candidates[a].score)
-            .then(a.cmp(&b))
-    });
-    by_score.truncate(SWAP_TRIES);
-    let mut density: BTreeMap<usize, f64> = rest.iter().map(|&(d, i)| (i, d)).collect();
-    let is_out = |left_out: &BTreeMap<usize, &'static str>, i: usize| {
-        left_out.get(&candidates[i].placed.fragment) == Some(&"budget")
-    };
-    for &i in &by_score {
-        if !is_out(&left_out, i) {
-            continue;
-        }
-        let cost = add(&candidates[i], &mut costs, true);
-        // The other left-out fragments could fill what the swap frees.
-        let mut extras_score: f64 = by_score
-            .iter()
-            .filter(|&&j| j != i && is_out(&left_out, j))
-            .map(|&j| candidates[j].score)
-            .sum();
-        extras_score += candidates[i].score;
-        // Kept optional fragments, least score per token first (not the current change).
-        let mut victims: Vec<usize> = kept
-            .iter()
-            .copied()
-            .filter(|&k| !candidates[k].mandatory && !candidates[k].current_change)
-            .collect();
-        victims.sort_by(|&a, &b| {
-            density[&a]
-                .total_cmp(&density[&b])
-                .then(candidates[b].placed.order.cmp(&candidates[a].placed.order))
-        });
-        let mut freed = budget.saturating_sub(used);
-        let mut lost = 0.0;
-        let mut drop = Vec::new();
-        for &v in &victims {
-            if freed >= cost {
-                break;
-            }
-            if lost + candidates[v].score >= extras_score {
-                continue; // worth more than all that could go in: never a victim
-            }
-            lost += candidates[v].score;
-            freed += costs.fragment(candidates[v].placed.fragment);
-            drop.push(v);
-        }
-        if freed < cost {
-            continue;
-        }
-        // What goes in: the candidate, then the best left-out fragments that still fit.
-        let mut take = vec![i];
-        let mut gain = candidates[i].score;
-        let mut room = freed - cost;
-        for &j in &by_score {
-            if j == i || !is_out(&left_out, j) || drop.contains(&j) {
-                continue;
-            }
-            let c = add(&candidates[j], &mut costs, true);
-            if c <= room {
-                room -= c;
-                gain += candidates[j].score;
-                take.push(j);
-            }
-        }
-        if lost >= gain {
-            continue;
-        }
-        for &v in &drop {
-            let f = candidates[v].placed.fragment;
-            rendered_tokens.remove(&f);
-            used -= costs.fragment(f);
             left_out.insert(f, "budget");
         }
-        kept.retain(|k| !drop.contains(k));
-        for j in take {
-            let cost = add(&candidates[j], &mut costs, false);
-            let f = candidates[j].placed.fragment;
-            rendered_tokens.insert(f, cost);
-            used += cost;
-            left_out.remove(&f);
-            kept.push(j);
-            density.insert(j, f64::INFINITY);
-        }
     }
-    // Verify on the rendered text; drop the last-taken optional fragments while over.
+    let mut swap = Swap {
+        candidates,
+        density: &density,
+        budget,
+        swapped_in: BTreeSet::new(),
+    };
+    swap.run(&mut costs, &mut kept, &mut left_out, &rest);
+    // Verify on the rendered text; while over, drop the optional fragment worth least per
+    // token (the current change last).
     loop {
-        let placed: Vec<Placed> = kept.iter().map(|&i| candidates[i].placed).collect();
+        let placed: Vec<Placed> = kept.order.iter().map(|&i| candidates[i].placed).collect();
         let (context, order) = render(units, fragments, headers, &placed);
         let tokens = tokenizer.count(&context);
-        let optional = kept.len() - mandatory.len();
-        if tokens <= budget || optional == 0 {
-            let conflict = (tokens > budget).then_some(tokens);
+        if tokens <= budget || kept.order.len() == mandatory {
+            let mut layout = Layout::default();
+            let rendered_tokens = order
+                .iter()
+                .map(|&p| (p.fragment, layout.insert(&mut costs, p)))
+                .collect();
             return Selection {
                 context,
                 tokens,
                 kept: order,
                 left_out,
-                conflict,
+                conflict: (tokens > budget).then_some(tokens),
                 rendered_tokens,
             };
         }
         let mut over = tokens - budget;
-        while over > 0 && kept.len() > mandatory.len() {
-            let i = kept.pop().unwrap_or_default();
-            let f = candidates[i].placed.fragment;
-            over = over.saturating_sub(rendered_tokens.remove(&f).unwrap_or(1).max(1));
-            left_out.insert(f, "budget");
+        while over > 0 {
+            let least = kept
+                .order
+                .iter()
+                .copied()
+                .filter(|&k| !candidates[k].mandatory)
+                .min_by(|&a, &b| {
+                    let (ca, cb) = (&candidates[a], &candidates[b]);
+                    ca.current_change
+                        .cmp(&cb.current_change)
+                        .then(density[a].total_cmp(&density[b]))
+                        .then(cb.placed.order.cmp(&ca.placed.order))
+                        .then(cb.placed.chunk.cmp(&ca.placed.chunk))
+                });
+            let Some(k) = least else { break };
+            let before = kept.used;
+            kept.remove(&mut costs, candidates, k);
+            over = over.saturating_sub((before - kept.used).max(1));
+            left_out.insert(candidates[k].placed.fragment, "budget");
+        }
+    }
+}
+
+/// The swap pass: a fragment left out for budget goes in when dropping lower-value kept
+/// fragments frees its room and the fragments that go in (it, and any other left-out ones
+/// that then fit) score more in sum than the ones dropped.
+struct Swap<'a> {
+    candidates: &'a [Candidate],
+    /// Score per token, by candidate.
+    density: &'a [f64],
+    budget: usize,
+    /// Fragments a swap put in: never dropped by a later swap, so swaps cannot cycle.
+    swapped_in: BTreeSet<usize>,
+}
+
+impl Swap<'_> {
+    fn is_out(&self, left_out: &BTreeMap<usize, &'static str>, i: usize) -> bool {
+        left_out.get(&self.candidates[i].placed.fragment) == Some(&"budget")
+    }
+
+    fn run(
+        &mut self,
+        costs: &mut Costs,
+        kept: &mut Kept,
+        left_out: &mut BTreeMap<usize, &'static str>,
+        rest: &[usize],
+    ) {
+        let candidates = self.candidates;
+        let mut by_score: Vec<usize> = rest
+            .iter()
+            .copied()
+            .filter(|&i| self.is_out(left_out, i))
+            .collect();
+        by_score.sort_by(|&a, &b| {
+            candidates[b]
+                .score
+                .total_cmp(&candidates[a].score)
+                .then(a.cmp(&b))
+        });
+        by_score.truncate(SWAP_TRIES);
+        for &i in &by_score {
+            if !self.is_out(left_out, i) {
+                continue;
+            }
+            // All that could go in: what the dropped fragments must score less than.
+            let could_gain: f64 = by_score
+                .iter()
+                .filter(|&&j| self.is_out(left_out, j))
+                .map(|&j| candidates[j].score)
+                .sum();
+            let need = (kept.used + kept.layout.cost(costs, candidates[i].placed))
+                .saturating_sub(self.budget);
+            let Some(drop) = self.victims(costs, kept, need, could_gain) else {
+                continue;
+            };
+            let mut trial = kept.clone();
+            for &v in &drop {
+                trial.remove(costs, candidates, v);
+            }
+            let mut take = Vec::new();
+            for &j in std::iter::once(&i).chain(&by_score) {
+                if take.contains(&j) || !self.is_out(left_out, j) {
+                    continue;
+                }
+                if trial.used + trial.layout.cost(costs, candidates[j].placed) <= self.budget {
+                    trial.insert(costs, candidates, j);
+                    take.push(j);
+                } else if j == i {
+                    break;
+                }
+            }
+            let lost: f64 = drop.iter().map(|&v| candidates[v].score).sum();
+            let gain: f64 = take.iter().map(|&j| candidates[j].score).sum();
+            if take.first() != Some(&i) || lost >= gain {
+                continue;
+            }
+            *kept = trial;
+            for &v in &drop {
+                left_out.insert(candidates[v].placed.fragment, "budget");
+            }
+            for j in take {
+                left_out.remove(&candidates[j].placed.fragment);
+                self.swapped_in.insert(j);
+            }
+        }
+    }
+
+    /// The kept optional fragments to drop to free `need` tokens, losing as little score as
+    /// possible: the least score per token first (skipping any worth `could_gain` or more),
+    /// then without those the rest can spare; or the single fragment of least score that
+    /// frees enough alone, when that loses less.
+    fn victims(
+        &self,
+        costs: &mut Costs,
+        kept: &Kept,
+        need: usize,
+        could_gain: f64,
+    ) -> Option<Vec<usize>> {
+        let candidates = self.candidates;
+        if need == 0 {
+            return Some(Vec::new());
+        }
+        let mut pool: Vec<usize> = kept
+            .order
+            .iter()
+            .copied()
+            .filter(|&k| {
+                let c = &candidates[k];
+                !c.mandatory && !c.current_change && !self.swapped_in.contains(&k)
+            })
+            .collect();
+        pool.sort_by(|&a, &b| {
+            self.density[a]
+                .total_cmp(&self.density[b])
+                .then(candidates[b].placed.order.cmp(&candidates[a].placed.order))
+                .then(a.cmp(&b))
+        });
+        let freed = |costs: &mut Costs, drop: &[usize]| {
+            let mut layout = kept.layout.clone();
+            drop.iter()
+                .map(|&v| layout.remove(costs, candidates[v].placed))
+                .sum::<usize>()
+        };
+        let mut greedy: Vec<usize> = Vec::new();
+        let (mut lost, mut room) = (0.0, 0);
+        let mut trial = kept.layout.clone();
+        for &v in &pool {
+            if room >= need {
+                break;
+            }
+            if lost + candidates[v].score >= could_gain {
+                continue;
+            }
+            lost += candidates[v].score;
+            room += trial.remove(costs, candidates[v].placed);
+            greedy.push(v);
+        }
+        let greedy = (room >= need).then(|| {
+            // Keep back, most valuable first, any victim the others can spare.
+            let mut by_value = greedy.clone();
+            by_value.sort_by(|&a, &b| candidates[b].score.total_cmp(&candidates[a].score));
+            for v in by_value {
+                let without: Vec<usize> = greedy.iter().copied().filter(|&g| g != v).collect();
+                if freed(costs, &without) >= need {
+                    greedy = without;
+                }
+            }
+            greedy
+        });
+        let single = pool
+            .iter()
+            .copied()
+            .filter(|&v| {
+                candidates[v].score < could_gain
+                    && kept.layout.refund(costs, candidates[v].placed) >= need
+            })
+            .min_by(|&a, &b| {
+                candidates[a]
+                    .score
+                    .total_cmp(&candidates[b].score)
+                    .then(a.cmp(&b))
+            });
+        let score_of = |drop: &[usize]| drop.iter().map(|&v| candidates[v].score).sum::<f64>();
+        match (greedy, single) {
+            (Some(g), Some(s)) if candidates[s].score < score_of(&g) => Some(vec![s]),
+            (Some(g), _) => Some(g),
+            (None, s) => s.map(|s| vec![s]),
         }
     }
 }
@@ -331,13 +535,21 @@ mod tests {
     use crate::optimizer::records::{Common, Message, Records, Role};
 
     fn setup(n: usize) -> (Vec<Unit>, Vec<Fragment>, Vec<Option<String>>) {
+        setup_with(n, |i| format!("note {i} about the parser and its tokens"))
+    }
+
+    /// A task and `n` assistant messages with the given texts, one fragment each.
+    fn setup_with(
+        n: usize,
+        text: impl Fn(usize) -> String,
+    ) -> (Vec<Unit>, Vec<Fragment>, Vec<Option<String>>) {
         let records = Records {
             task: Some("Fix the parser".into()),
             messages: (0..n)
                 .map(|i| Message {
                     common: Common::default(),
                     role: Role::Assistant,
-                    text: format!("note {i} about the parser and its tokens"),
+                    text: text(i),
                 })
                 .collect(),
             ..Records::default()
@@ -406,22 +618,118 @@ mod tests {
         assert_eq!(s.kept.len(), 1);
     }
 
+    /// Words enough for about `tokens` o200k tokens.
+    fn words(tokens: usize) -> String {
+        "parser ".repeat(tokens)
+    }
+
     #[test]
     fn swap_pass_trades_cheap_notes_for_a_big_valuable_fragment() {
-        let (units, mut frags, headers) = setup(6);
-        // Fragment 1 counts as 1,000 tokens: less score per token than the notes, but
-        // more score than the three notes that make room for it.
-        frags[1].tokens = 1000;
-        let cands = candidates(&units, &frags, |i| if i == 1 { 8.0 } else { 1.0 });
-        let s = select(&units, &frags, &headers, &cands, 1100, Tokenizer::O200kBase);
+        // Fragment 1 is about 250 tokens: less score per token than the notes, but more
+        // score than the notes that make room for it.
+        let (units, frags, headers) = setup_with(6, |i| {
+            if i == 0 {
+                words(250)
+            } else {
+                format!("note {i}")
+            }
+        });
+        let big =
+            |score: f64| candidates(&units, &frags, move |i| if i == 1 { score } else { 1.0 });
+        let all = select(
+            &units,
+            &frags,
+            &headers,
+            &big(8.0),
+            100_000,
+            Tokenizer::O200kBase,
+        );
+        assert_eq!(all.kept.len(), 7);
+        let budget = all.tokens - 40;
+        let s = select(
+            &units,
+            &frags,
+            &headers,
+            &big(8.0),
+            budget,
+            Tokenizer::O200kBase,
+        );
         let kept: Vec<usize> = s.kept.iter().map(|p| p.fragment).collect();
         assert!(kept.contains(&1), "{kept:?}");
         assert!(kept.len() < 7, "some notes made room: {kept:?}");
         assert!((2..7).any(|f| s.left_out.get(&f) == Some(&"budget")));
+        assert!(s.tokens <= budget);
         // Without the room to gain, nothing is swapped.
-        let cands = candidates(&units, &frags, |i| if i == 1 { 2.5 } else { 1.0 });
-        let s = select(&units, &frags, &headers, &cands, 1100, Tokenizer::O200kBase);
+        let s = select(
+            &units,
+            &frags,
+            &headers,
+            &big(1.5),
+            budget,
+            Tokenizer::O200kBase,
+        );
         assert!(!s.kept.iter().any(|p| p.fragment == 1));
+    }
+
+    #[test]
+    fn swap_drops_the_one_fragment_that_loses_least() {
+        // A (250 tokens, 4.5) is left out by a few tokens. Dropping the two short notes
+        // C and D (1.8 each, least score per token) would free the room but lose 3.6;
+        // dropping B alone (100 tokens, 3.0) loses less.
+        let texts = [words(250), words(100), "note c".into(), "note d".into()];
+        let (units, frags, headers) = setup_with(4, |i| texts[i].clone());
+        assert_eq!(frags.len(), 5, "one fragment per message");
+        let scores = [1.0, 4.5, 3.0, 1.8, 1.8];
+        let cands = candidates(&units, &frags, |i| scores[i]);
+        let all = select(
+            &units,
+            &frags,
+            &headers,
+            &cands,
+            100_000,
+            Tokenizer::O200kBase,
+        );
+        assert_eq!(all.kept.len(), 5);
+        let budget = all.tokens - 40;
+        let s = select(
+            &units,
+            &frags,
+            &headers,
+            &cands,
+            budget,
+            Tokenizer::O200kBase,
+        );
+        let kept: Vec<usize> = s.kept.iter().map(|p| p.fragment).collect();
+        assert_eq!(kept, [0, 1, 3, 4], "B made room for A");
+        assert_eq!(s.left_out.get(&2), Some(&"budget"));
+        assert!(s.tokens <= budget);
+    }
+
+    #[test]
+    fn rendered_costs_add_up_to_the_context() {
+        let (units, frags, headers) = setup(20);
+        let cands = candidates(&units, &frags, |i| i as f64);
+        let s = select(&units, &frags, &headers, &cands, 300, Tokenizer::O200kBase);
+        let sum: usize = s.rendered_tokens.values().sum();
+        // Pieces are counted as rendered; only a blank line before a heading may merge
+        // with the newline before it.
+        assert!(
+            sum >= s.tokens && sum <= s.tokens + 2,
+            "{sum} vs {}",
+            s.tokens
+        );
+        assert_eq!(s.rendered_tokens.len(), s.kept.len());
+    }
+
+    #[test]
+    fn the_tail_a_newline_may_merge_with() {
+        assert_eq!(tail("let x = f(a, b);"), ");");
+        assert_eq!(tail("x = [a, b] });"), " });");
+        assert_eq!(tail("return x\n}"), "}");
+        assert_eq!(tail("it works"), "s");
+        assert_eq!(tail("ends in é"), "é");
+        assert_eq!(tail(""), "");
+        assert_eq!(tail(&"-".repeat(40)).len(), 16);
     }
 
     #[test]

@@ -3,18 +3,22 @@
 //! Superseded units leave the candidates so they never crowd out the current ones; each
 //! names what superseded it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::LazyLock;
+
+use regex::Regex;
 
 use crate::optimizer::extract::terms::term_set;
 use crate::optimizer::extract::{failing_tests, signatures, Outcome};
 use crate::optimizer::fragment::{is_later, Dropped, Kind, Unit};
-use crate::optimizer::records::DecisionStatus;
+use crate::optimizer::records::{DecisionStatus, Role};
 
 /// Marks superseded units in `dropped` (units already dropped stay as they are).
 pub fn supersede(units: &[Unit], outcomes: &[Outcome], dropped: &mut [Option<Dropped>]) {
     let live: Vec<usize> = (0..units.len()).filter(|&i| dropped[i].is_none()).collect();
     older_versions(units, &live, dropped);
     decisions(units, &live, dropped);
+    turned_down(units, &live, dropped);
     reverts(units, &live, dropped);
     fixed_errors(units, outcomes, &live, dropped);
 }
@@ -165,6 +169,57 @@ fn decisions(units: &[Unit], live: &[usize], dropped: &mut [Option<Dropped>]) {
             by,
             detail,
         });
+    }
+}
+
+static NEGATED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)\b(?:not|no|never|instead of|rather than)\s+(?:an?\s+|the\s+)?([a-z][\w-]{3,})",
+    )
+    .unwrap()
+});
+
+/// A proposed decision the user later turns down by name — a user message after it says
+/// `not`, `no`, `never`, `instead of` or `rather than` right before one of the decision's
+/// words (`…use apscheduler, not a CronJob`) — leaves as `superseded` by that message.
+fn turned_down(units: &[Unit], live: &[usize], dropped: &mut [Option<Dropped>]) {
+    let user_messages: Vec<(usize, Vec<(String, &str)>)> = live
+        .iter()
+        .filter(|&&i| units[i].role == Some(Role::User))
+        .map(|&i| {
+            let negated = NEGATED
+                .captures_iter(&units[i].text)
+                .filter_map(|c| Some((c.get(1)?.as_str().to_lowercase(), c.get(0)?.as_str())))
+                .collect();
+            (i, negated)
+        })
+        .filter(|(_, negated): &(usize, Vec<_>)| !negated.is_empty())
+        .collect();
+    for &d in live {
+        if units[d].decision_status != Some(DecisionStatus::Proposed) {
+            continue;
+        }
+        let words: BTreeSet<String> = units[d]
+            .text
+            .split(|c: char| !c.is_alphanumeric() && c != '-' && c != '_')
+            .map(str::to_lowercase)
+            .collect();
+        let by = user_messages.iter().find_map(|(m, negated)| {
+            let later = is_later(&units[*m], &units[d]) == Some(true);
+            let phrase = negated.iter().find(|(w, _)| words.contains(w))?.1;
+            later.then_some((*m, phrase))
+        });
+        if let Some((m, phrase)) = by {
+            dropped[d] = Some(Dropped {
+                reason: "superseded",
+                by: Some(m),
+                detail: format!(
+                    "proposal turned down by the user (“{phrase}”) in {} ({})",
+                    units[m].id,
+                    units[m].place()
+                ),
+            });
+        }
     }
 }
 
@@ -324,6 +379,52 @@ mod tests {
         let (_, dropped) = run_super(&records);
         assert_eq!(dropped[0].as_ref().unwrap().by, Some(2));
         assert!(dropped[1].is_none() && dropped[2].is_none());
+    }
+
+    #[test]
+    fn a_proposal_the_user_turns_down_by_name_is_superseded() {
+        let at = |ts: &str| Common {
+            timestamp: Some(ts.into()),
+            ..Common::default()
+        };
+        let user = |ts: &str, text: &str| crate::optimizer::records::Message {
+            common: at(ts),
+            role: Role::User,
+            text: text.into(),
+        };
+        let proposal = |ts: &str, text: &str| Decision {
+            common: at(ts),
+            text: text.into(),
+            status: DecisionStatus::Proposed,
+        };
+        let records = Records {
+            messages: vec![
+                user(
+                    "2024-05-01T09:00:00Z",
+                    "No CronJob for the cache warmer either.",
+                ),
+                user(
+                    "2024-05-01T11:00:00Z",
+                    "Use the in-process scheduler, not a CronJob.",
+                ),
+            ],
+            decisions: vec![
+                proposal(
+                    "2024-05-01T10:00:00Z",
+                    "Run the cleanup from a Kubernetes CronJob.",
+                ),
+                proposal("2024-05-01T10:00:00Z", "Batch the deletes by 5,000 rows."),
+                proposal("2024-05-01T11:30:00Z", "Trigger the report from a CronJob."),
+            ],
+            ..Records::default()
+        };
+        let (units, dropped) = run_super(&records);
+        let d = dropped[2].as_ref().unwrap();
+        assert_eq!((d.reason, d.by), ("superseded", Some(1)));
+        assert!(d.detail.contains("not a CronJob"), "{}", d.detail);
+        assert!(dropped[3].is_none(), "the user did not name it");
+        assert!(dropped[4].is_none(), "proposed after the user spoke");
+        assert_eq!(units[2].decision_status, Some(DecisionStatus::Proposed));
     }
 
     #[test]

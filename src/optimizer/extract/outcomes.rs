@@ -35,12 +35,13 @@ pub fn reports_failure(text: &str) -> bool {
 }
 
 static STATED_CAUSE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(?:root cause|the cause|caused by|because|is why|cannot|can'?t|can not)\b")
+    Regex::new(r"(?i)\b(?:root cause|the cause|caused by|because|is why|cannot|can'?t|can not|panics)\b|\b(?:raises|throws) (?:an? )?`?(?-i:[A-Za-z_][\w.]*(?:Error|Exception))\b")
         .unwrap()
 });
 
 /// Whether a message states why something fails (`the root cause is…`, `…because…`,
-/// `…so it cannot…`): a diagnosis, weighed like a reported failure.
+/// `…so it cannot…`, `…so the worker panics`, `…strptime raises ValueError`): a diagnosis,
+/// weighed like a reported failure.
 pub fn states_cause(text: &str) -> bool {
     STATED_CAUSE.is_match(text)
 }
@@ -131,6 +132,9 @@ mod tests {
         ));
         assert!(states_cause("It fails because the loader is lazy."));
         assert!(!states_cause("Let me look at the code."));
+        assert!(states_cause("For February strptime raises ValueError."));
+        assert!(states_cause("the worker panics, the ledger returns 502"));
+        assert!(!states_cause("It raises an error somewhere, I will look."));
     }
 
     #[test]
