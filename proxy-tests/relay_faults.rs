@@ -102,7 +102,9 @@ fn server_output_written_in_tiny_chunks_arrives_byte_exact() {
     );
 }
 
-fn big_frames_arrive_whole(size: usize, chunk: usize) {
+/// A `size`-byte frame written in `chunk`-byte pieces, then a small one, with the injected
+/// tools `inject` (`all` streams the big frame too: no handshake or listing is pending).
+fn big_frames_arrive_whole(size: usize, chunk: usize, inject: &str) {
     let mut expected = big_response(1, size);
     expected.extend_from_slice(&big_response(2, 100));
     let run = ProxyCmd::fixture(&[
@@ -110,7 +112,7 @@ fn big_frames_arrive_whole(size: usize, chunk: usize) {
         format!("big:1:{size}"),
         "big:2:100".to_string(),
     ])
-    .option(&["--tokenizer", "chars/4"])
+    .option(&["--tokenizer", "chars/4", "--inject", inject])
     .run(b"");
     assert!(run.status.success(), "{}", run.stderr);
     assert!(
@@ -126,12 +128,17 @@ fn big_frames_arrive_whole(size: usize, chunk: usize) {
 
 #[test]
 fn an_8_mb_frame_in_4_kb_writes_arrives_whole() {
-    big_frames_arrive_whole(8 << 20, 4096);
+    big_frames_arrive_whole(8 << 20, 4096, "all");
 }
 
 #[test]
 fn a_64_mb_frame_in_partial_writes_arrives_whole() {
-    big_frames_arrive_whole(64 << 20, 65536 - 1);
+    big_frames_arrive_whole(64 << 20, 65536 - 1, "all");
+}
+
+#[test]
+fn a_64_mb_frame_in_small_writes_arrives_whole_without_injection() {
+    big_frames_arrive_whole(64 << 20, 4093, "none");
 }
 
 #[test]
