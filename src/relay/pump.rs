@@ -25,6 +25,7 @@ use std::sync::Arc;
 use super::intercept::Interceptor;
 use super::line_reader::{LineReader, READ_CHUNK};
 use super::outlet::{FrameWriter, Outlet};
+use super::spin::Poke;
 use super::stats::{DirStats, RelayStats};
 use super::tap::{TapSender, Ticket};
 use crate::framelog::Direction;
@@ -48,6 +49,9 @@ pub struct Pump {
     pub stats: Arc<RelayStats>,
     /// The proxy's part in the conversation, when it injects tools.
     pub intercept: Option<Arc<Interceptor>>,
+    /// Starts the other direction's busy-polling window after each frame relayed
+    /// (`--spin-us`).
+    pub poke: Option<Poke>,
 }
 
 /// A frame being written on as it arrives.
@@ -189,6 +193,9 @@ impl Pump {
     /// Counts a frame and hands it to the tap (or gives its ticket back when it could not
     /// be written on).
     fn tap_frame(&self, ticket: Ticket, frame: Vec<u8>, written: bool, server_raw: Option<String>) {
+        if let Some(poke) = &self.poke {
+            poke.poke();
+        }
         if written {
             self.dir_stats().relayed(frame.len());
             self.tap.relayed_as(ticket, self.dir, frame, server_raw);
