@@ -12,7 +12,10 @@
 //!   the log keeps the server's original beside it (`server_raw`).
 //!
 //! The checks on the relay threads are byte searches: a frame is parsed only when it
-//! contains one of the method names above, or the name of an injected tool.
+//! contains one of the method names above, or the name of an injected tool. They see whole
+//! frames only: a long frame the pump writes on as it arrives is never checked, and the
+//! pump streams only frames these checks cannot act on (see [`super::pump`] and
+//! [`Interceptor::awaits_server_answer`]).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
