@@ -8,7 +8,7 @@
 //! on in one call. A longer one is written on piece by piece as it arrives (so reading
 //! from one pipe and writing to the other overlap), holding the outlet until its last
 //! byte so that nothing else is written in between, when no part of the proxy may need to
-//! see it whole ([`Pump::may_stream`]):
+//! see it whole:
 //! - without injected tools: always;
 //! - server → client: while no `tools/list` or handshake request forwarded by the proxy
 //!   awaits its answer (only those answers are ever rewritten);
