@@ -10,8 +10,12 @@
 //!
 //! Direct and proxied sessions run side by side and take turns in blocks, so both see the
 //! same machine load. The proxy logs every frame to a temporary file, as it does in use.
-//! Environment: `CTXOPT_BENCH_CALLS` (default 10000) sets the number of small calls.
-//! Results are printed as Markdown; `docs/benchmarks.md` records a run.
+//! Environment: `CTXOPT_BENCH_CALLS` (default 10000) sets the number of small calls;
+//! `CTXOPT_BENCH_BASELINE=<path to another ctxopt-proxy>` adds a row per round-trip and
+//! throughput measurement for that proxy, run side by side with the others (an A/B
+//! comparison of two builds in one run); `CTXOPT_BENCH_SECTIONS` picks sections (a comma
+//! list of `round-trips`, `throughput`, `memory`; default all). Results are printed as Markdown;
+//! `docs/benchmarks.md` records a run.
 
 use std::collections::HashMap;
 use std::ffi::OsString;
@@ -43,7 +47,11 @@ fn main() -> Result<()> {
         .context("CTXOPT_BENCH_CALLS")?
         .unwrap_or(10_000);
     let tmp = tempfile::tempdir()?;
-    let bench = Bench { tmp: tmp.path() };
+    let baseline = std::env::var_os("CTXOPT_BENCH_BASELINE").map(PathBuf::from);
+    let bench = Bench {
+        tmp: tmp.path(),
+        baseline,
+    };
     println!("# Proxy benchmark\n");
     println!(
         "{} cores, load average at start {}\n",
@@ -51,47 +59,68 @@ fn main() -> Result<()> {
         std::fs::read_to_string("/proc/loadavg")?.trim()
     );
 
-    println!("## Round trips: {calls} sequential small tools/call\n");
-    println!("| server | direct p50 | direct p99 | proxied p50 | proxied p99 | added p50 | added p99 | ratio p50 |");
-    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
-    let python = vec![
-        OsString::from("python3"),
-        peers_dir().join("py_responder.py").into(),
-    ];
-    bench.round_trips("minimal Python responder", &[], &python, calls)?;
-    bench.round_trips("minimal Python responder", &["--no-log"], &python, calls)?;
-    bench.round_trips(
-        "minimal Rust responder",
-        &[],
-        &rust_responder_command()?,
-        calls,
-    )?;
-    let node = vec![
-        OsString::from("node"),
-        peers_dir().join("node_responder.mjs").into(),
-    ];
-    bench.round_trips("minimal Node.js responder", &[], &node, calls)?;
-    let everything =
-        peers_dir().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
-    if everything.is_file() {
-        let command = vec!["node".into(), everything.into(), "stdio".into()];
-        bench.round_trips("server-everything (echo)", &[], &command, calls)?;
-    } else {
-        println!("| server-everything | not installed: run ./proxy-tests/run-all --install-only | | | | | | |");
+    let sections = std::env::var("CTXOPT_BENCH_SECTIONS")
+        .unwrap_or_else(|_| "round-trips,throughput,memory".into());
+    let section = |name: &str| sections.split(',').any(|s| s.trim() == name);
+    if section("round-trips") {
+        bench.round_trip_rows(calls)?;
+    }
+    if section("throughput") {
+        bench.throughput_rows()?;
+    }
+    if section("memory") {
+        println!("\n## Memory of the proxy process\n");
+        bench.memory(64 * MB)?;
+    }
+    Ok(())
+}
+
+impl Bench<'_> {
+    fn round_trip_rows(&self, calls: usize) -> Result<()> {
+        let bench = self;
+        println!("## Round trips: {calls} sequential small tools/call\n");
+        println!("| server | direct p50 | direct p99 | proxied p50 | proxied p99 | added p50 | added p99 | ratio p50 | proxy CPU per call |");
+        println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+        let python = vec![
+            OsString::from("python3"),
+            peers_dir().join("py_responder.py").into(),
+        ];
+        bench.round_trips("minimal Python responder", &[], &python, calls)?;
+        bench.round_trips("minimal Python responder", &["--no-log"], &python, calls)?;
+        bench.round_trips(
+            "minimal Rust responder",
+            &[],
+            &rust_responder_command()?,
+            calls,
+        )?;
+        let node = vec![
+            OsString::from("node"),
+            peers_dir().join("node_responder.mjs").into(),
+        ];
+        bench.round_trips("minimal Node.js responder", &[], &node, calls)?;
+        let everything =
+            peers_dir().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+        if everything.is_file() {
+            let command = vec!["node".into(), everything.into(), "stdio".into()];
+            bench.round_trips("server-everything (echo)", &[], &command, calls)?;
+        } else {
+            println!("| server-everything | not installed: run ./proxy-tests/run-all --install-only | | | | | | | |");
+        }
+        Ok(())
     }
 
-    println!("\n## Throughput: relaying large results (minimal Rust responder)\n");
-    println!("| result size | proxy options | calls | direct MB/s | proxied MB/s | ratio |");
-    println!("| ---: | --- | ---: | ---: | ---: | ---: |");
-    bench.throughput(MB, 128, &[])?;
-    bench.throughput(16 * MB, 16, &[])?;
-    // The same relay without the tap's work, to tell relay cost from accounting cost.
-    bench.throughput(16 * MB, 16, &["--tokenizer", "chars/4"])?;
-    bench.throughput(16 * MB, 16, &["--no-log"])?;
-
-    println!("\n## Memory of the proxy process\n");
-    bench.memory(64 * MB)?;
-    Ok(())
+    fn throughput_rows(&self) -> Result<()> {
+        let bench = self;
+        println!("\n## Throughput: relaying large results (minimal Rust responder)\n");
+        println!("| result size | proxy options | calls | direct MB/s | proxied MB/s | ratio |");
+        println!("| ---: | --- | ---: | ---: | ---: | ---: |");
+        bench.throughput(MB, 128, &[])?;
+        bench.throughput(16 * MB, 16, &[])?;
+        // The same relay without the tap's work, to tell relay cost from accounting cost.
+        bench.throughput(16 * MB, 16, &["--tokenizer", "chars/4"])?;
+        bench.throughput(16 * MB, 16, &["--no-log"])?;
+        Ok(())
+    }
 }
 
 fn peers_dir() -> PathBuf {
@@ -191,13 +220,28 @@ impl Session {
 
 struct Bench<'a> {
     tmp: &'a Path,
+    /// Another proxy binary measured side by side with this build's.
+    baseline: Option<PathBuf>,
+}
+
+/// A proxied session being measured, and what its rows are called.
+struct Proxied {
+    suffix: &'static str,
+    session: Session,
+    times: Vec<Duration>,
 }
 
 impl Bench<'_> {
-    /// `ctxopt-proxy --log <tmp>/<name>.jsonl --store :memory: [OPTIONS] -- <server>` (no `--log`
+    /// `<proxy> --log <tmp>/<name>.jsonl --store :memory: [OPTIONS] -- <server>` (no `--log`
     /// with `--no-log`).
-    fn proxied(&self, name: &str, options: &[&str], server: &[OsString]) -> Vec<OsString> {
-        let mut command: Vec<OsString> = vec![env!("CARGO_BIN_EXE_ctxopt-proxy").into()];
+    fn proxied(
+        &self,
+        proxy: &Path,
+        name: &str,
+        options: &[&str],
+        server: &[OsString],
+    ) -> Vec<OsString> {
+        let mut command: Vec<OsString> = vec![proxy.into()];
         if !options.contains(&"--no-log") {
             command.extend([
                 "--log".into(),
@@ -211,6 +255,32 @@ impl Bench<'_> {
         command
     }
 
+    /// This build's proxy around `server`, and the baseline's when there is one.
+    fn proxied_sessions(
+        &self,
+        name: &str,
+        options: &[&str],
+        server: &[OsString],
+    ) -> Result<Vec<Proxied>> {
+        let this = Path::new(env!("CARGO_BIN_EXE_ctxopt-proxy"));
+        let mut proxies = vec![("", this)];
+        if let Some(baseline) = &self.baseline {
+            proxies.push((", baseline proxy", baseline.as_path()));
+        }
+        proxies
+            .into_iter()
+            .enumerate()
+            .map(|(i, (suffix, proxy))| {
+                let command = self.proxied(proxy, &format!("{name}-{i}"), options, server);
+                Ok(Proxied {
+                    suffix,
+                    session: Session::spawn(&command)?,
+                    times: Vec::new(),
+                })
+            })
+            .collect()
+    }
+
     fn round_trips(
         &self,
         label: &str,
@@ -219,83 +289,106 @@ impl Bench<'_> {
         calls: usize,
     ) -> Result<()> {
         let mut direct = Session::spawn(server)?;
-        let mut proxied = Session::spawn(&self.proxied("round-trips", options, server))?;
+        let mut proxied = self.proxied_sessions("round-trips", options, server)?;
         let (echo, args) = if label.starts_with("server-everything") {
             ("echo", r#"{"message":"hi"}"#)
         } else {
             ("ping-tool", "{}")
         };
-        for session in [&mut direct, &mut proxied] {
+        for session in
+            std::iter::once(&mut direct).chain(proxied.iter_mut().map(|p| &mut p.session))
+        {
             for _ in 0..200 {
                 session.call_tool(echo, args)?; // warm-up: JIT, page cache, tokenizer load
             }
         }
-        let (mut d, mut p) = (Vec::with_capacity(calls), Vec::with_capacity(calls));
+        let cpu_before = proxied
+            .iter()
+            .map(|p| cpu_seconds(p.session.pid()))
+            .collect::<Result<Vec<_>>>()?;
+        let mut d = Vec::with_capacity(calls);
         let block = 500.min(calls);
         while d.len() < calls {
-            for (session, times) in [(&mut direct, &mut d), (&mut proxied, &mut p)] {
-                for _ in 0..block.min(calls - times.len()) {
+            let n = block.min(calls - d.len());
+            let sessions = std::iter::once((&mut direct, &mut d))
+                .chain(proxied.iter_mut().map(|p| (&mut p.session, &mut p.times)));
+            for (session, times) in sessions {
+                for _ in 0..n {
                     let start = Instant::now();
                     session.call_tool(echo, args)?;
                     times.push(start.elapsed());
                 }
             }
         }
+        let cpu_after = proxied
+            .iter()
+            .map(|p| cpu_seconds(p.session.pid()))
+            .collect::<Result<Vec<_>>>()?;
         direct.finish()?;
-        proxied.finish()?;
-        let (d, p) = (Percentiles::of(d), Percentiles::of(p));
+        let d = Percentiles::of(d);
         let label = match options {
             [] => label.to_string(),
             _ => format!("{label}, proxy `{}`", options.join(" ")),
         };
-        println!(
-            "| {label} | {} | {} | {} | {} | {:+.1} µs | {:+.1} µs | {:.3} |",
-            us(d.p50),
-            us(d.p99),
-            us(p.p50),
-            us(p.p99),
-            p.p50 - d.p50,
-            p.p99 - d.p99,
-            p.p50 / d.p50
-        );
+        for (i, run) in proxied.into_iter().enumerate() {
+            run.session.finish()?;
+            let cpu_per_call = (cpu_after[i] - cpu_before[i]) / calls as f64 * 1e6;
+            let p = Percentiles::of(run.times);
+            println!(
+                "| {label}{} | {} | {} | {} | {} | {:+.1} µs | {:+.1} µs | {:.3} | {} |",
+                run.suffix,
+                us(d.p50),
+                us(d.p99),
+                us(p.p50),
+                us(p.p99),
+                p.p50 - d.p50,
+                p.p99 - d.p99,
+                p.p50 / d.p50,
+                us(cpu_per_call)
+            );
+        }
         Ok(())
     }
 
     fn throughput(&self, size: usize, calls: usize, options: &[&str]) -> Result<()> {
         let server = rust_responder_command()?;
         let mut direct = Session::spawn(&server)?;
-        let mut proxied =
-            Session::spawn(&self.proxied(&format!("throughput-{size}"), options, &server))?;
+        let mut proxied = self.proxied_sessions(&format!("throughput-{size}"), options, &server)?;
         let args = format!(r#"{{"bytes":{size}}}"#);
         // Per-call times, alternating direct and proxied; the median call sets the rate, so a
         // stall caused by other work on the machine does not.
-        let mut times = [Vec::with_capacity(calls), Vec::with_capacity(calls)];
+        let mut d = Vec::with_capacity(calls);
         let mut frame = 0;
         for _ in 0..calls {
-            for (i, session) in [&mut direct, &mut proxied].into_iter().enumerate() {
+            let sessions = std::iter::once((&mut direct, &mut d))
+                .chain(proxied.iter_mut().map(|p| (&mut p.session, &mut p.times)));
+            for (session, times) in sessions {
                 let start = Instant::now();
                 frame = session.call_tool("big", &args)?;
-                times[i].push(start.elapsed());
+                times.push(start.elapsed());
             }
         }
         direct.finish()?;
-        proxied.finish()?;
-        let rate = |i: usize| {
-            let mut t = times[i].clone();
+        let rate = |times: &[Duration]| {
+            let mut t = times.to_vec();
             t.sort();
             frame as f64 / MB as f64 / t[t.len() / 2].as_secs_f64()
         };
-        let proxy = match options {
+        let options = match options {
             [] => "default".to_string(),
             _ => format!("`{}`", options.join(" ")),
         };
-        println!(
-            "| {} MB | {proxy} | {calls} | {:.0} | {:.0} | {:.3} |",
-            size / MB,
-            rate(0),
-            rate(1),
-            rate(1) / rate(0)
-        );
+        for run in proxied {
+            run.session.finish()?;
+            println!(
+                "| {} MB | {options}{} | {calls} | {:.0} | {:.0} | {:.3} |",
+                size / MB,
+                run.suffix,
+                rate(&d),
+                rate(&run.times),
+                rate(&run.times) / rate(&d)
+            );
+        }
         Ok(())
     }
 
@@ -303,8 +396,12 @@ impl Bench<'_> {
         println!("| measure | value |");
         println!("| --- | ---: |");
         for options in [&[][..], &["--tokenizer", "chars/4"][..]] {
-            let mut session =
-                Session::spawn(&self.proxied("idle", options, &rust_responder_command()?))?;
+            let mut session = Session::spawn(&self.proxied(
+                Path::new(env!("CARGO_BIN_EXE_ctxopt-proxy")),
+                "idle",
+                options,
+                &rust_responder_command()?,
+            ))?;
             for _ in 0..100 {
                 session.call_tool("ping-tool", "{}")?;
             }
@@ -321,29 +418,55 @@ impl Bench<'_> {
             );
         }
 
-        let log = self.tmp.join("memory.jsonl");
-        let mut session = Session::spawn(&self.proxied("memory", &[], &rust_responder_command()?))?;
-        let frame = session.call_tool("big", &format!(r#"{{"bytes":{size}}}"#))?;
-        // The tap may still be counting and logging the big frame: wait until the log holds
-        // it and stops growing, then read the high-water mark.
-        let deadline = Instant::now() + Duration::from_secs(180);
-        let mut last = 0;
-        loop {
-            std::thread::sleep(Duration::from_millis(300));
-            let len = std::fs::metadata(&log)?.len();
-            if (len as usize > size && len == last) || Instant::now() > deadline {
-                break;
-            }
-            last = len;
+        let this = Path::new(env!("CARGO_BIN_EXE_ctxopt-proxy"));
+        let mut proxies = vec![("", this)];
+        if let Some(baseline) = &self.baseline {
+            proxies.push((", baseline proxy", baseline.as_path()));
         }
-        let peak = proc_status(session.pid())?["VmHWM"];
-        session.finish()?;
-        let frame_mb = frame as f64 / MB as f64;
-        println!("| largest frame relayed | {frame_mb:.1} MB |");
-        println!("| peak RSS (VmHWM) after relaying and logging it | {peak:.1} MB |");
-        println!("| peak RSS / largest frame | {:.2} |", peak / frame_mb);
+        for (i, (suffix, proxy)) in proxies.into_iter().enumerate() {
+            let name = format!("memory-{i}");
+            let log = self.tmp.join(format!("{name}.jsonl"));
+            let mut session =
+                Session::spawn(&self.proxied(proxy, &name, &[], &rust_responder_command()?))?;
+            let frame = session.call_tool("big", &format!(r#"{{"bytes":{size}}}"#))?;
+            // The tap may still be counting and logging the big frame: wait until the log
+            // holds it and stops growing, then read the high-water mark.
+            let deadline = Instant::now() + Duration::from_secs(180);
+            let mut last = 0;
+            loop {
+                std::thread::sleep(Duration::from_millis(300));
+                let len = std::fs::metadata(&log)?.len();
+                if (len as usize > size && len == last) || Instant::now() > deadline {
+                    break;
+                }
+                last = len;
+            }
+            let peak = proc_status(session.pid())?["VmHWM"];
+            session.finish()?;
+            let frame_mb = frame as f64 / MB as f64;
+            println!("| largest frame relayed{suffix} | {frame_mb:.1} MB |");
+            println!("| peak RSS (VmHWM) after relaying and logging it{suffix} | {peak:.1} MB |");
+            println!(
+                "| peak RSS / largest frame{suffix} | {:.2} |",
+                peak / frame_mb
+            );
+        }
         Ok(())
     }
+}
+
+/// The CPU time a process has used so far (user and system, all threads), in seconds,
+/// from `/proc/<pid>/stat`.
+fn cpu_seconds(pid: u32) -> Result<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
+    // Fields after the command name (which may hold spaces) start at the state, field 3;
+    // utime and stime are fields 14 and 15, in clock ticks.
+    let (_, rest) = stat.rsplit_once(')').context("/proc/<pid>/stat")?;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: f64 = fields[11].parse::<f64>()? + fields[12].parse::<f64>()?;
+    // SAFETY: sysconf has no memory-safety preconditions.
+    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    Ok(ticks / per_second)
 }
 
 /// `VmRSS`, `VmHWM` … of a process, in MB.

@@ -3,6 +3,7 @@
 //!
 //! - `emit:PATH`: write the file's bytes to stdout, in chunks of the current chunk size.
 //! - `chunk:N`: later writes go out in chunks of N bytes, each flushed (default 65536).
+//! - `pace-ms:N`: later writes wait N ms after each chunk (default 0).
 //! - `big:ID:SIZE`: write a SIZE-byte response to ID (see `support/frames.rs`).
 //! - `echo`: copy stdin to stdout line by line, byte for byte, until end of input.
 //! - `respond`: answer each request line on stdin with `{"jsonrpc":"2.0","id":<id>,
@@ -35,6 +36,7 @@ use std::time::Duration;
 
 struct Script {
     chunk: usize,
+    pace: Duration,
     result: String,
     delay: Duration,
     by_method: std::collections::HashMap<String, String>,
@@ -42,10 +44,11 @@ struct Script {
     seen: std::collections::HashMap<String, usize>,
 }
 
-fn write_chunked(out: &mut impl Write, bytes: &[u8], chunk: usize) -> io::Result<()> {
-    for piece in bytes.chunks(chunk.max(1)) {
+fn write_chunked(out: &mut impl Write, bytes: &[u8], script: &Script) -> io::Result<()> {
+    for piece in bytes.chunks(script.chunk.max(1)) {
         out.write_all(piece)?;
         out.flush()?;
+        std::thread::sleep(script.pace);
     }
     Ok(())
 }
@@ -101,7 +104,7 @@ fn respond(script: &mut Script, out: &mut impl Write) -> io::Result<()> {
             },
         };
         std::thread::sleep(script.delay);
-        write_chunked(out, format!("{reply}\n").as_bytes(), script.chunk)?;
+        write_chunked(out, format!("{reply}\n").as_bytes(), script)?;
     }
 }
 
@@ -117,19 +120,20 @@ fn step(script: &mut Script, arg: &str, out: &mut impl Write) -> io::Result<()> 
     let (name, value) = arg.split_once(':').unwrap_or((arg, ""));
     let number = || value.parse::<u64>().unwrap_or(0);
     match name {
-        "emit" => write_chunked(out, &std::fs::read(value)?, script.chunk)?,
+        "emit" => write_chunked(out, &std::fs::read(value)?, script)?,
         "chunk" => script.chunk = number() as usize,
+        "pace-ms" => script.pace = Duration::from_millis(number()),
         "big" => {
             let (id, size) = value.split_once(':').unwrap_or(("1", value));
             let frame = frames::big_response(id.parse().unwrap_or(1), size.parse().unwrap_or(0));
-            write_chunked(out, &frame, script.chunk)?;
+            write_chunked(out, &frame, script)?;
         }
         "echo" => {
             let stdin = io::stdin();
             let mut input = stdin.lock();
             let mut line = Vec::new();
             while input.read_until(b'\n', &mut line)? > 0 {
-                write_chunked(out, &line, script.chunk)?;
+                write_chunked(out, &line, script)?;
                 line.clear();
             }
         }
@@ -179,11 +183,7 @@ fn step(script: &mut Script, arg: &str, out: &mut impl Write) -> io::Result<()> 
         }
         "signal" | "crash-mid-frame" => {
             if name == "crash-mid-frame" {
-                write_chunked(
-                    out,
-                    br#"{"jsonrpc":"2.0","id":1,"result":{"conte"#,
-                    script.chunk,
-                )?;
+                write_chunked(out, br#"{"jsonrpc":"2.0","id":1,"result":{"conte"#, script)?;
             }
             let sig = if name == "signal" {
                 number() as libc::c_int
@@ -208,6 +208,7 @@ fn step(script: &mut Script, arg: &str, out: &mut impl Write) -> io::Result<()> 
 fn main() {
     let mut script = Script {
         chunk: 65536,
+        pace: Duration::ZERO,
         result: "{}".to_string(),
         delay: Duration::ZERO,
         by_method: Default::default(),

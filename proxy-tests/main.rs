@@ -8,5 +8,6 @@ mod measure_audit;
 mod measure_gap;
 mod measure_report;
 mod relay_faults;
+mod relay_stream;
 mod scenarios;
 mod support;

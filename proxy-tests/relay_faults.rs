@@ -86,6 +86,20 @@ fn client_to_server_and_back_is_byte_exact_and_the_log_reproduces_it() {
 }
 
 #[test]
+fn busy_polling_keeps_the_relay_byte_exact() {
+    let input = odd_traffic();
+    let run = ProxyCmd::fixture(&["chunk:7", "echo"])
+        .option(&["--spin-us", "200"])
+        .run(&input);
+    assert!(run.status.success(), "{:?} {}", run.status, run.stderr);
+    assert_eq!(run.stdout, input);
+    let log = read_log(&run.log);
+    assert_eq!(log.trailer.frames_relayed.c2s, 12);
+    assert_eq!(log.trailer.frames_relayed.s2c, 12);
+    assert!(log.trailer.errors.is_empty(), "{:?}", log.trailer.errors);
+}
+
+#[test]
 fn server_output_written_in_tiny_chunks_arrives_byte_exact() {
     let scratch = tempfile::tempdir().unwrap();
     let file = scratch.path().join("out.bin");
@@ -102,7 +116,9 @@ fn server_output_written_in_tiny_chunks_arrives_byte_exact() {
     );
 }
 
-fn big_frames_arrive_whole(size: usize, chunk: usize) {
+/// A `size`-byte frame written in `chunk`-byte pieces, then a small one, with the injected
+/// tools `inject` (`all` streams the big frame too: no handshake or listing is pending).
+fn big_frames_arrive_whole(size: usize, chunk: usize, inject: &str) {
     let mut expected = big_response(1, size);
     expected.extend_from_slice(&big_response(2, 100));
     let run = ProxyCmd::fixture(&[
@@ -110,7 +126,7 @@ fn big_frames_arrive_whole(size: usize, chunk: usize) {
         format!("big:1:{size}"),
         "big:2:100".to_string(),
     ])
-    .option(&["--tokenizer", "chars/4"])
+    .option(&["--tokenizer", "chars/4", "--inject", inject])
     .run(b"");
     assert!(run.status.success(), "{}", run.stderr);
     assert!(
@@ -126,12 +142,17 @@ fn big_frames_arrive_whole(size: usize, chunk: usize) {
 
 #[test]
 fn an_8_mb_frame_in_4_kb_writes_arrives_whole() {
-    big_frames_arrive_whole(8 << 20, 4096);
+    big_frames_arrive_whole(8 << 20, 4096, "all");
 }
 
 #[test]
 fn a_64_mb_frame_in_partial_writes_arrives_whole() {
-    big_frames_arrive_whole(64 << 20, 65536 - 1);
+    big_frames_arrive_whole(64 << 20, 65536 - 1, "all");
+}
+
+#[test]
+fn a_64_mb_frame_in_small_writes_arrives_whole_without_injection() {
+    big_frames_arrive_whole(64 << 20, 4093, "none");
 }
 
 #[test]

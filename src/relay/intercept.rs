@@ -12,7 +12,10 @@
 //!   the log keeps the server's original beside it (`server_raw`).
 //!
 //! The checks on the relay threads are byte searches: a frame is parsed only when it
-//! contains one of the method names above, or the name of an injected tool.
+//! contains one of the method names above, or the name of an injected tool. They see whole
+//! frames only: a long frame the pump writes on as it arrives is never checked, and the
+//! pump streams only frames these checks cannot act on (see [`super::pump`] and
+//! [`Interceptor::awaits_server_answer`]).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -194,8 +197,10 @@ impl Interceptor {
     }
 
     fn watch(&self, id: &Value, what: Watched) {
-        lock(&self.watched).insert(id_key(id), what);
-        self.watched_count.fetch_add(1, Ordering::Relaxed);
+        // A repeated id replaces the entry: counted once, so the count falls back to zero.
+        if lock(&self.watched).insert(id_key(id), what).is_none() {
+            self.watched_count.fetch_add(1, Ordering::Release);
+        }
     }
 
     /// Sends a frame the proxy originated to the client and logs it `p2c`.
@@ -313,10 +318,18 @@ impl Interceptor {
         calls.answered.contains(&key)
     }
 
+    /// Whether a server frame may be one the proxy rewrites: a response to a `tools/list`
+    /// or handshake request it is waiting for. The `c2s` pump registers such a request
+    /// before it forwards it, so once this is `false` a frame the server is writing cannot
+    /// be the answer to one (and may be relayed as it arrives).
+    pub fn awaits_server_answer(&self) -> bool {
+        self.watched_count.load(Ordering::Acquire) > 0
+    }
+
     /// Looks at a server frame before it is relayed: the frame to write instead and the
     /// server's original text when the proxy rewrote it, else `None`.
     pub fn on_server_frame(&self, frame: &[u8]) -> Option<(Vec<u8>, String)> {
-        if self.watched_count.load(Ordering::Relaxed) == 0 {
+        if !self.awaits_server_answer() {
             return None;
         }
         let (body, ending) = split_ending(frame);

@@ -9,6 +9,7 @@
 //!   ingests tool results into the store.
 //! - [`intercept`]: the frames the proxy takes part in when it injects tools.
 //! - [`blocking`]: reads and writes that wait on a non-blocking descriptor.
+//! - [`spin`]: bounded busy-polling for the answer after a frame is relayed (`--spin-us`).
 //! - [`child`]: starting the server in its own process group, and its exit status.
 //! - [`signals`]: `SIGINT`/`SIGTERM`/`SIGHUP`/`SIGCHLD` collected synchronously.
 //! - [`stats`]: per-direction counters for the trailer.
@@ -28,13 +29,14 @@ pub mod outlet;
 pub mod pump;
 pub mod server_name;
 pub mod signals;
+pub mod spin;
 pub mod stats;
 pub mod tap;
 
 use std::ffi::OsString;
 use std::fs::File;
 use std::io;
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, OwnedFd};
 use std::path::PathBuf;
 use std::process::Child;
 use std::sync::{mpsc, Arc};
@@ -52,6 +54,7 @@ use intercept::Interceptor;
 use outlet::Outlet;
 use pump::Pump;
 use signals::Signals;
+use spin::SpinReader;
 use stats::RelayStats;
 use tap::{Ingestion, Tap, TapSender};
 
@@ -87,6 +90,9 @@ pub struct ProxyConfig {
     /// How long each answer of an injected tool is held back (zero; tests of cancellation
     /// set it).
     pub answer_delay: Duration,
+    /// How long a direction polls its input without sleeping after the other direction
+    /// relayed a frame (see [`spin`]); zero: never.
+    pub spin: Duration,
 }
 
 /// What stops the proxy before it can relay anything.
@@ -249,6 +255,25 @@ fn start_pumps(
                 config.answer_delay,
             ))
         });
+    // With busy-polling each reader is woken into a polling window by the other direction.
+    let (c2s_input, s2c_input, poke_c2s, poke_s2c) = if config.spin.is_zero() {
+        (
+            Input::Plain(client_in),
+            Input::Plain(File::from(OwnedFd::from(server_out))),
+            None,
+            None,
+        )
+    } else {
+        let (c2s_reader, poke_c2s) = SpinReader::new(client_in, config.spin)?;
+        let (s2c_reader, poke_s2c) =
+            SpinReader::new(File::from(OwnedFd::from(server_out)), config.spin)?;
+        (
+            Input::Spin(c2s_reader),
+            Input::Spin(s2c_reader),
+            Some(poke_c2s),
+            Some(poke_s2c),
+        )
+    };
     let c2s = Pump {
         dir: Direction::C2s,
         outlet: to_server.clone(),
@@ -256,6 +281,7 @@ fn start_pumps(
         tap: tap.clone(),
         stats: stats.clone(),
         intercept: intercept.clone(),
+        poke: poke_s2c,
     };
     let intercepting = intercept.clone();
     let s2c = Pump {
@@ -265,18 +291,34 @@ fn start_pumps(
         tap,
         stats: stats.clone(),
         intercept,
+        poke: poke_c2s,
     };
     std::thread::Builder::new()
         .name("c2s".into())
-        .spawn(move || c2s.run(Blocking(client_in)))?;
+        .spawn(move || c2s_input.pump(c2s))?;
     let (drained_tx, drained_rx) = mpsc::channel::<()>();
     std::thread::Builder::new()
         .name("s2c".into())
         .spawn(move || {
-            s2c.run(Blocking(server_out));
+            s2c_input.pump(s2c);
             let _ = drained_tx.send(());
         })?;
     Ok((drained_rx, intercepting))
+}
+
+/// A direction's input: read as it is, or with busy-polling windows.
+enum Input {
+    Plain(File),
+    Spin(SpinReader),
+}
+
+impl Input {
+    fn pump(self, pump: Pump) {
+        match self {
+            Input::Plain(file) => pump.run(Blocking(file)),
+            Input::Spin(reader) => pump.run(reader),
+        }
+    }
 }
 
 /// Waits for the server to exit, forwarding signals and killing it when it outlives the

@@ -1,13 +1,20 @@
 //! Where one direction of the relay writes (the server's stdin, the proxy's stdout), with
 //! a way for the other direction to close it.
+//!
+//! A frame is written under the outlet's lock, in one call ([`Outlet::write_frame`]) or in
+//! pieces as it arrives ([`Outlet::lock`]); either way no other frame can come between its
+//! bytes. The proxy's own answers (injected tools) share the client's outlet with the
+//! `s2c` relay, so they wait for a frame being streamed to end.
 
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
+
+type Sink = Option<Box<dyn Write + Send>>;
 
 /// A writable end that is written by one relay thread and may be closed by either.
 pub struct Outlet {
-    sink: Mutex<Option<Box<dyn Write + Send>>>,
+    sink: Mutex<Sink>,
     close_requested: AtomicBool,
 }
 
@@ -16,6 +23,48 @@ impl std::fmt::Debug for Outlet {
         f.debug_struct("Outlet")
             .field("close_requested", &self.close_requested)
             .finish_non_exhaustive()
+    }
+}
+
+/// The outlet held for one frame: its pieces are written through it, and nothing else can
+/// be written until it is dropped. A close asked for meanwhile happens on drop, so it
+/// never cuts the frame short.
+pub struct FrameWriter<'a> {
+    sink: MutexGuard<'a, Sink>,
+    close_requested: &'a AtomicBool,
+}
+
+impl std::fmt::Debug for FrameWriter<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FrameWriter")
+            .field("open", &self.sink.is_some())
+            .finish()
+    }
+}
+
+impl FrameWriter<'_> {
+    /// Writes a piece of the frame and flushes it. `Ok(false)` when the outlet is closed.
+    /// A failed write closes the outlet.
+    pub fn write(&mut self, bytes: &[u8]) -> io::Result<bool> {
+        let Some(w) = self.sink.as_mut() else {
+            return Ok(false);
+        };
+        match w.write_all(bytes).and_then(|()| w.flush()) {
+            Ok(()) => Ok(true),
+            Err(err) => {
+                *self.sink = None;
+                Err(err)
+            }
+        }
+    }
+}
+
+impl Drop for FrameWriter<'_> {
+    fn drop(&mut self) {
+        // A close asked for while the frame was under way.
+        if self.close_requested.load(Ordering::Relaxed) {
+            *self.sink = None;
+        }
     }
 }
 
@@ -28,38 +77,76 @@ impl Outlet {
         }
     }
 
-    /// Writes one whole frame and flushes it. `Ok(false)` when the outlet is closed. A
-    /// failed write closes the outlet.
-    pub fn write_frame(&self, frame: &[u8]) -> io::Result<bool> {
+    /// Holds the outlet for one frame (waiting while another frame is being written).
+    pub fn lock(&self) -> FrameWriter<'_> {
         let mut sink = self.sink.lock().unwrap_or_else(|e| e.into_inner());
         if self.close_requested.load(Ordering::Relaxed) {
             *sink = None;
         }
-        let Some(w) = sink.as_mut() else {
-            return Ok(false);
-        };
-        match w.write_all(frame).and_then(|()| w.flush()) {
-            Ok(()) => {
-                // A close asked for while this write was under way.
-                if self.close_requested.load(Ordering::Relaxed) {
-                    *sink = None;
-                }
-                Ok(true)
-            }
-            Err(err) => {
-                *sink = None;
-                Err(err)
-            }
+        FrameWriter {
+            sink,
+            close_requested: &self.close_requested,
         }
     }
 
+    /// Writes one whole frame and flushes it. `Ok(false)` when the outlet is closed. A
+    /// failed write closes the outlet.
+    pub fn write_frame(&self, frame: &[u8]) -> io::Result<bool> {
+        self.lock().write(frame)
+    }
+
     /// Closes the outlet (the reader on the other end sees end of stream). Safe to call
-    /// from the thread that does not write it: when that thread is inside a write, the
-    /// close happens as soon as the write returns.
+    /// from the thread that does not write it: when that thread is inside a frame, the
+    /// close happens as soon as the frame is written.
     pub fn close(&self) {
         self.close_requested.store(true, Ordering::Relaxed);
         if let Ok(mut sink) = self.sink.try_lock() {
             *sink = None;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    /// A sink whose bytes the test can read back.
+    #[derive(Clone, Default)]
+    struct Shared(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Shared {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_frame_written_in_pieces_is_never_interleaved_and_a_close_waits_for_its_end() {
+        let sink = Shared::default();
+        let outlet = Arc::new(Outlet::new(sink.clone()));
+        let mut frame = outlet.lock();
+        assert!(frame.write(b"{\"big\":").unwrap());
+        let other = {
+            let outlet = outlet.clone();
+            std::thread::spawn(move || outlet.write_frame(b"{\"answer\":1}\n").unwrap())
+        };
+        std::thread::sleep(Duration::from_millis(50));
+        outlet.close();
+        assert!(
+            frame.write(b"1}\n").unwrap(),
+            "the close waits for the frame"
+        );
+        drop(frame);
+        assert!(
+            !other.join().unwrap(),
+            "closed after the frame: not written"
+        );
+        assert_eq!(&*sink.0.lock().unwrap(), b"{\"big\":1}\n");
     }
 }

@@ -42,6 +42,29 @@ const POLL_TICK: Duration = Duration::from_millis(1);
 /// Empty polls (of [`POLL_TICK`]) before the tap sleeps on the channel until the next frame.
 const IDLE_POLLS: u32 = 100;
 
+/// How much nicer the tap thread is than the relay threads: below them, so that on a busy machine a
+/// relay thread woken by a frame runs before the tap's counting and logging, and above
+/// nothing else. Not `SCHED_IDLE`: the tap must still get its share under sustained load,
+/// or frames would wait past [`TAP_BUDGET_BYTES`] and go unlogged, and injected calls
+/// (which wait for the tap) would stall.
+const TAP_NICER_BY: libc::c_int = 10;
+
+/// Makes the calling thread [`TAP_NICER_BY`] nicer (at most 19; Linux: nice values are
+/// per thread). Failure only leaves the thread at the process's priority.
+#[cfg(target_os = "linux")]
+fn lower_priority() {
+    // SAFETY: gettid, getpriority and setpriority take no pointers.
+    unsafe {
+        let tid = libc::gettid() as libc::id_t;
+        let nice = libc::getpriority(libc::PRIO_PROCESS, tid);
+        libc::setpriority(libc::PRIO_PROCESS, tid, (nice + TAP_NICER_BY).min(19));
+    }
+}
+
+/// Other platforms set priorities per process, not per thread: leave the tap as it is.
+#[cfg(not(target_os = "linux"))]
+fn lower_priority() {}
+
 /// The next message; flushes the log whenever it has caught up.
 fn next_message(rx: &mpsc::Receiver<TapMsg>, writer: &mut LogWriter) -> Option<TapMsg> {
     for poll in 0..IDLE_POLLS {
@@ -354,6 +377,7 @@ impl Tap {
         let handle = std::thread::Builder::new()
             .name("tap".into())
             .spawn(move || {
+                lower_priority();
                 state.writer.write(&LogLine::Header(header));
                 if state.writer.is_open() {
                     tokenizer.warm();
