@@ -232,7 +232,7 @@ struct Proxied {
 }
 
 impl Bench<'_> {
-    /// `<proxy> --log <tmp>/<name>.jsonl --store :memory: [OPTIONS] -- <server>` (no `--log`
+    /// `<proxy> --log <tmp>/<name>.jsonl --store <tmp>/<name>.db [OPTIONS] -- <server>` (no `--log`
     /// with `--no-log`).
     fn proxied(
         &self,
@@ -248,7 +248,9 @@ impl Bench<'_> {
                 self.tmp.join(format!("{name}.jsonl")).into(),
             ]);
         }
-        command.extend(["--store".into(), ":memory:".into()]);
+        // The session store on disk, as in use (the default location is the user's state
+        // directory, which a benchmark must not fill).
+        command.extend(["--store".into(), self.tmp.join(format!("{name}.db")).into()]);
         command.extend(options.iter().map(OsString::from));
         command.push("--".into());
         command.extend(server.iter().cloned());
@@ -441,7 +443,17 @@ impl Bench<'_> {
                 }
                 last = len;
             }
-            let peak = proc_status(session.pid())?["VmHWM"];
+            // Then the tap ingests the result into the store: wait for the high-water mark to
+            // settle too.
+            let mut peak = proc_status(session.pid())?["VmHWM"];
+            loop {
+                std::thread::sleep(Duration::from_millis(1000));
+                let now = proc_status(session.pid())?["VmHWM"];
+                if now == peak || Instant::now() > deadline {
+                    break;
+                }
+                peak = now;
+            }
             session.finish()?;
             let frame_mb = frame as f64 / MB as f64;
             println!("| largest frame relayed{suffix} | {frame_mb:.1} MB |");

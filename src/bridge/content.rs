@@ -1,7 +1,10 @@
 //! MCP content blocks as text: text blocks as they are, everything binary as a one-line
-//! reference (`[image image/png 12345 bytes]`) so no base64 reaches the store.
+//! reference (`[image image/png 12345 bytes]`) so no base64 reaches the store. Each text is
+//! capped as the store keeps it ([`cap`]).
 
 use serde_json::Value;
+
+use super::stored_text::cap;
 
 /// The text of a `content` array, one block per line. Text blocks and embedded text
 /// resources are inlined; images, audio, blobs and resource links become references.
@@ -24,7 +27,7 @@ pub fn text_resources(blocks: &[Value]) -> Vec<(String, String)> {
             let text = r.get("text")?.as_str()?;
             Some((
                 str_at(r, "uri").unwrap_or_default().to_string(),
-                text.into(),
+                cap(text).into_owned(),
             ))
         })
         .collect()
@@ -32,10 +35,11 @@ pub fn text_resources(blocks: &[Value]) -> Vec<(String, String)> {
 
 /// The joined text of the `text` blocks only.
 pub fn text_blocks(blocks: &[Value]) -> Option<String> {
-    let texts: Vec<&str> = blocks
+    let texts: Vec<_> = blocks
         .iter()
         .filter(|b| str_at(b, "type") == Some("text"))
         .filter_map(|b| str_at(b, "text"))
+        .map(cap)
         .collect();
     (!texts.is_empty()).then(|| texts.join("\n"))
 }
@@ -43,7 +47,7 @@ pub fn text_blocks(blocks: &[Value]) -> Option<String> {
 fn render_block(block: &Value) -> String {
     let kind = str_at(block, "type").unwrap_or("unknown");
     match kind {
-        "text" => str_at(block, "text").unwrap_or_default().to_string(),
+        "text" => cap(str_at(block, "text").unwrap_or_default()).into_owned(),
         "image" | "audio" => reference(kind, str_at(block, "mimeType"), str_at(block, "data")),
         "resource_link" => {
             let mut out = format!(
@@ -63,7 +67,7 @@ fn render_block(block: &Value) -> String {
             let r = block.get("resource").unwrap_or(&Value::Null);
             let uri = str_at(r, "uri").unwrap_or("(no uri)");
             match str_at(r, "text") {
-                Some(text) => format!("[resource {uri}]\n{text}"),
+                Some(text) => format!("[resource {uri}]\n{}", cap(text)),
                 None => reference(
                     &format!("resource {uri}"),
                     str_at(r, "mimeType"),

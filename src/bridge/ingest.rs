@@ -16,6 +16,7 @@ use serde_json::Value;
 
 use super::content;
 use super::file_reads::{self, FileRead};
+use super::stored_text;
 use crate::optimizer::extract::failing_tests::failing_tests;
 use crate::optimizer::records::{
     Common, ErrorRecord, FileRecord, TestResult, TestStatus, ToolOutput,
@@ -126,17 +127,18 @@ pub fn ingest(
             .map(|(part, read)| made.file_read(read, part as u32))
             .collect());
     }
+    let failing = failing_tests(&text);
     let mut out = vec![made.record(
         SessionRecord::ToolOutput(ToolOutput {
             common: made.common(),
             tool: tool.to_string(),
             args: Some(arguments.clone()),
-            output: text.clone(),
+            output: text,
             exit_code: None,
         }),
         0,
     )];
-    for (i, name) in failing_tests(&text).into_iter().enumerate() {
+    for (i, name) in failing.into_iter().enumerate() {
         out.push(made.record(
             SessionRecord::TestResult(TestResult {
                 common: made.common(),
@@ -163,7 +165,7 @@ fn result_text(result: &Value, blocks: &[Value]) -> String {
         return content::render(blocks);
     }
     match result.get("structuredContent") {
-        Some(v) if !v.is_null() => v.to_string(),
+        Some(v) if !v.is_null() => stored_text::cap(&v.to_string()).into_owned(),
         _ => String::new(),
     }
 }
@@ -214,8 +216,8 @@ impl Made<'_> {
             .and_then(Value::as_str)
             .unwrap_or("(no message)");
         let stack = error.get("data").filter(|d| !d.is_null()).map(|d| match d {
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
+            Value::String(s) => stored_text::cap(s).into_owned(),
+            other => stored_text::cap(&other.to_string()).into_owned(),
         });
         self.error(
             format!("{}: JSON-RPC error {code}: {message}", self.tool),
@@ -450,5 +452,27 @@ mod tests {
             .collect();
         // Through text: insta cannot serialize arbitrary-precision numbers itself.
         insta::assert_snapshot!(serde_json::to_string_pretty(&made).unwrap());
+    }
+
+    #[test]
+    fn a_huge_output_is_stored_capped_and_its_tail_still_read() {
+        use crate::bridge::stored_text::STORED_TEXT_LIMIT;
+        let body = "building module\n".repeat(STORED_TEXT_LIMIT / 16 + 65_536);
+        let text = format!("{body}FAILED tests/test_bill.py::test_round - AssertionError\n");
+        let out = run(
+            &call("run_tests", json!({"cmd": "pytest"})),
+            &result(json!({"content": [{"type": "text", "text": text}]})),
+        );
+        let SessionRecord::ToolOutput(o) = &out[0].record else {
+            panic!("{:?}", out[0].record.kind());
+        };
+        assert!(
+            o.output.len() < STORED_TEXT_LIMIT + 200,
+            "{}",
+            o.output.len()
+        );
+        assert!(o.output.contains("bytes left out of the store here"));
+        assert!(o.output.ends_with("test_round - AssertionError\n"));
+        assert_eq!(out.len(), 2, "the failing test in the kept tail is found");
     }
 }

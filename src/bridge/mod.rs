@@ -13,6 +13,7 @@ pub mod inject;
 pub mod jsonrpc;
 pub mod replay;
 pub mod server;
+pub mod stored_text;
 pub mod tools;
 
 use std::collections::BTreeSet;
