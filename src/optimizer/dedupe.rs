@@ -1,8 +1,8 @@
 //! Stage 2, dedupe: exact duplicates (same kind, same sha256 of identifying fields and
 //! text), repeated runs of the same tool (the latest kept in full, the earlier ones folded
 //! into one history line) and conservative near-duplicates (word-trigram containment ≥
-//! [`NEAR_DUPLICATE`], same kind only; files and diffs only for the same path; errors only
-//! with the same signatures and frames). Every merge is explained.
+//! [`NEAR_DUPLICATE`], same kind only; files and diffs never; errors only with the same
+//! signatures and frames). Every merge is explained.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -19,9 +19,9 @@ pub const MIN_SHINGLES: usize = 8;
 /// Only the first this-many words of a record are shingled.
 const MAX_SHINGLE_WORDS: usize = 20_000;
 /// How many of a record's smallest shingle hashes index it.
-const SKETCH: usize = 4;
+pub const SKETCH: usize = 4;
 /// How many earlier records one index entry remembers.
-const POSTING_CAP: usize = 16;
+pub const POSTING_CAP: usize = 16;
 /// How many earlier runs a history line lists.
 const HISTORY_CAP: usize = 10;
 
@@ -33,10 +33,14 @@ pub struct Deduped {
     /// Per unit: the history line of earlier runs folded into it.
     pub history: Vec<Option<String>>,
     /// Per unit: the highest containment in a later record of the same kind (0 when below
-    /// [`PARTLY_REDUNDANT`]).
+    /// [`PARTLY_REDUNDANT`]). Superseding raises it for a run partly shown again by an error
+    /// record (see [`crate::optimizer::supersede`]): a score input, not a merge.
     pub redundancy: Vec<f64>,
     /// Every merge, explained.
     pub merges: Vec<String>,
+    /// Per unit: its [`shingles`] when the near-duplicate pass compared it (empty when it has
+    /// no bucket or fewer than [`MIN_SHINGLES`]), for superseding to reuse.
+    pub shingles: Vec<Vec<u64>>,
 }
 
 /// Runs the three dedupe passes over `units`.
@@ -46,11 +50,11 @@ pub fn dedupe(units: &[Unit]) -> Deduped {
         history: vec![None; units.len()],
         redundancy: vec![0.0; units.len()],
         merges: Vec::new(),
+        shingles: Vec::new(),
     };
     exact(units, &mut out);
     repeated_runs(units, &mut out);
-    let shingled = near(units, &mut out);
-    runs_repeating_errors(units, &shingled, &mut out);
+    out.shingles = near(units, &mut out);
     out
 }
 
@@ -411,86 +415,6 @@ fn near(units: &[Unit], out: &mut Deduped) -> Vec<Vec<u64>> {
     sets
 }
 
-/// A run that did not fail by its exit code (a log query, `kubectl logs … | grep`) whose
-/// output recurs in an error record — at least [`NEAR_DUPLICATE`] of its word trigrams are
-/// in the error's text — only shows that error again: it leaves as a near-duplicate of the
-/// error, the structured record of the same failure, whichever came first; one
-/// [`PARTLY_REDUNDANT`] or more contained gets that containment as its redundancy. Errors are
-/// indexed by every word trigram (each posting capped at [`POSTING_CAP`]) and each run
-/// looks up its [`SKETCH`] smallest, so the pass stays linear.
-fn runs_repeating_errors(units: &[Unit], shingled: &[Vec<u64>], out: &mut Deduped) {
-    let mut index: HashMap<u64, Vec<usize>> = HashMap::new();
-    let mut sets: BTreeMap<usize, Vec<u64>> = BTreeMap::new();
-    for (i, u) in units.iter().enumerate() {
-        if u.kind == Kind::Error && out.dropped[i].is_none() {
-            let set = if shingled[i].is_empty() {
-                shingles(&u.text)
-            } else {
-                shingled[i].clone()
-            };
-            for &h in &set {
-                let posting = index.entry(h).or_default();
-                if posting.len() < POSTING_CAP {
-                    posting.push(i);
-                }
-            }
-            sets.insert(i, set);
-        }
-    }
-    if sets.is_empty() {
-        return;
-    }
-    for (i, u) in units.iter().enumerate() {
-        let clean_exit = matches!(u.exit_code, None | Some(0));
-        if u.kind != Kind::ToolOutput || !clean_exit || out.dropped[i].is_some() {
-            continue;
-        }
-        // Every live run was shingled by `near` (empty: too few trigrams).
-        let set = &shingled[i];
-        if set.len() < MIN_SHINGLES {
-            continue;
-        }
-        let mut errors: Vec<usize> = set
-            .iter()
-            .take(SKETCH)
-            .filter_map(|h| index.get(h))
-            .flatten()
-            .copied()
-            .collect();
-        errors.sort_unstable();
-        errors.dedup();
-        let best = errors
-            .into_iter()
-            .map(|e| (containment(set, &sets[&e]), e))
-            .max_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1)));
-        let Some((c, e)) = best else { continue };
-        if c < NEAR_DUPLICATE {
-            if c >= PARTLY_REDUNDANT && c > out.redundancy[i] {
-                out.redundancy[i] = c;
-            }
-            continue;
-        }
-        out.dropped[i] = Some(Dropped {
-            reason: "near_duplicate",
-            by: Some(e),
-            detail: format!(
-                "{:.0}% of its word trigrams are in the error {} ({}), which holds the same trace",
-                c * 100.0,
-                units[e].id,
-                units[e].place()
-            ),
-        });
-        out.merges.push(format!(
-            "near_duplicate: toolOutput {} ({}) is {:.0}% contained in error {} ({}); kept the error",
-            u.id,
-            u.place(),
-            c * 100.0,
-            units[e].id,
-            units[e].place()
-        ));
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -610,51 +534,6 @@ mod tests {
             d.history[1].as_deref(),
             Some("earlier runs (1): `go test ./pkg -run TestRender -count=1` exit 1 at 2024-05-01T10:00:00Z")
         );
-    }
-
-    #[test]
-    fn a_log_query_showing_an_error_again_leaves_for_the_error() {
-        let trace = "Traceback (most recent call last):\n  File \"/srv/app/api.py\", line 112, in create_order\n    entry = client.post_entry(order.id, order.total)\n  File \"/srv/app/client.py\", line 47, in post_entry\n    response.raise_for_status()\nHTTPError: 502 Server Error: Bad Gateway for url: http://ledger/v1/entries";
-        let records = Records {
-            tool_outputs: vec![
-                run(
-                    "kubectl logs deploy/orders | grep -A9 Traceback",
-                    trace,
-                    0,
-                    "2024-05-01T10:00:00Z",
-                ),
-                // A failed run is an attempt: it stays even when it shows the same trace.
-                run(
-                    "python api.py",
-                    &format!(
-                        "{trace}\nprocess exited with status one after printing the error above"
-                    ),
-                    1,
-                    "2024-05-01T09:58:00Z",
-                ),
-                // Mostly the trace, with more of the log: stays, marked partly redundant.
-                run(
-                    "kubectl logs deploy/orders --since=1h",
-                    &format!(
-                        "{trace}\n10:00:01 INFO retrying order 88231 in five seconds with backoff"
-                    ),
-                    0,
-                    "2024-05-01T09:59:00Z",
-                ),
-            ],
-            errors: vec![error(
-                "HTTPError: 502 Server Error: Bad Gateway for url: http://ledger/v1/entries",
-                trace,
-            )],
-            ..Records::default()
-        };
-        let (units, _) = normalize(&records, None).unwrap();
-        let d = dedupe(&units);
-        let dropped = d.dropped[0].as_ref().unwrap();
-        assert_eq!((dropped.reason, dropped.by), ("near_duplicate", Some(3)));
-        assert!(dropped.detail.contains("error"), "{}", dropped.detail);
-        assert!(d.dropped[1].is_none() && d.dropped[2].is_none() && d.dropped[3].is_none());
-        assert!(d.redundancy[2] >= PARTLY_REDUNDANT && d.redundancy[2] < NEAR_DUPLICATE);
     }
 
     #[test]

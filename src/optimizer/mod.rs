@@ -89,7 +89,7 @@ pub fn build(records: &Records, config: &BuildConfig) -> Result<BuildOutput, Opt
     let (units, mut fragments) = normalize::normalize(records, config.task.as_deref())?;
     let mut deduped = dedupe::dedupe(&units);
     let outcomes = extract::outcomes(&units);
-    supersede::supersede(&units, &outcomes, &mut deduped.dropped);
+    supersede::supersede(&units, &outcomes, &mut deduped);
     let counts = tokens::count(&units, &mut fragments, config.tokenizer, config.threads);
     let live: Vec<bool> = deduped.dropped.iter().map(Option::is_none).collect();
     let features = extract::extract(&units, &fragments, &live, config.threads);

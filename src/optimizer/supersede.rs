@@ -1,21 +1,35 @@
 //! Superseded information: an older snapshot of the same file, a rejected or superseded
-//! decision, an earlier result of the same test, and an error fixed by a later passing run.
-//! Superseded units leave the candidates so they never crowd out the current ones; each
-//! names what superseded it.
+//! decision, an earlier result of the same test, an error fixed by a later passing run, and
+//! a log query that only shows an error record's trace again. Superseded units leave the
+//! candidates so they never crowd out the current ones; each names what superseded it.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::LazyLock;
 
 use regex::Regex;
 
+use crate::optimizer::dedupe::{
+    containment, shingles, Deduped, MIN_SHINGLES, NEAR_DUPLICATE, PARTLY_REDUNDANT, POSTING_CAP,
+    SKETCH,
+};
 use crate::optimizer::extract::terms::term_set;
 use crate::optimizer::extract::{failing_tests, signatures, Outcome};
 use crate::optimizer::fragment::{is_later, Dropped, Kind, Unit};
 use crate::optimizer::records::{DecisionStatus, Role};
 
-/// Marks superseded units in `dropped` (units already dropped stay as they are).
-pub fn supersede(units: &[Unit], outcomes: &[Outcome], dropped: &mut [Option<Dropped>]) {
+/// Marks superseded units in `deduped.dropped` (units already dropped stay as they are),
+/// reusing the word trigrams dedupe computed; a run partly shown again by an error record
+/// gets that containment in `deduped.redundancy`.
+pub fn supersede(units: &[Unit], outcomes: &[Outcome], deduped: &mut Deduped) {
+    let dropped = &mut deduped.dropped;
     let live: Vec<usize> = (0..units.len()).filter(|&i| dropped[i].is_none()).collect();
+    runs_showing_an_error(
+        units,
+        &deduped.shingles,
+        &live,
+        dropped,
+        &mut deduped.redundancy,
+    );
     older_versions(units, &live, dropped);
     decisions(units, &live, dropped);
     turned_down(units, &live, dropped);
@@ -28,6 +42,82 @@ fn later_of(units: &[Unit], a: usize, b: usize) -> usize {
         Some(true) => a,
         Some(false) => b,
         None => a.max(b),
+    }
+}
+
+/// A run that did not fail by its exit code (a log query, `kubectl logs … | grep`) whose
+/// output recurs in an error record — at least [`NEAR_DUPLICATE`] of its word trigrams are
+/// in the error's text — only shows that error again: the error, the structured record of
+/// the same failure, supersedes it, whichever came first. A run [`PARTLY_REDUNDANT`] or more
+/// contained stays and gets that containment as its `redundancy` (a score input). Errors are
+/// indexed by every word trigram (each posting capped at [`POSTING_CAP`]) and each run looks
+/// up its [`SKETCH`] smallest, so the pass stays linear. `shingled` holds dedupe's trigrams
+/// (every live run's; empty when it has too few).
+fn runs_showing_an_error(
+    units: &[Unit],
+    shingled: &[Vec<u64>],
+    live: &[usize],
+    dropped: &mut [Option<Dropped>],
+    redundancy: &mut [f64],
+) {
+    let mut index: HashMap<u64, Vec<usize>> = HashMap::new();
+    let mut sets: BTreeMap<usize, Vec<u64>> = BTreeMap::new();
+    for &i in live.iter().filter(|&&i| units[i].kind == Kind::Error) {
+        let set = if shingled[i].is_empty() {
+            shingles(&units[i].text)
+        } else {
+            shingled[i].clone()
+        };
+        for &h in &set {
+            let posting = index.entry(h).or_default();
+            if posting.len() < POSTING_CAP {
+                posting.push(i);
+            }
+        }
+        sets.insert(i, set);
+    }
+    if sets.is_empty() {
+        return;
+    }
+    for &i in live {
+        let u = &units[i];
+        if u.kind != Kind::ToolOutput || !matches!(u.exit_code, None | Some(0)) {
+            continue;
+        }
+        let set = &shingled[i];
+        if set.len() < MIN_SHINGLES {
+            continue;
+        }
+        let mut errors: Vec<usize> = set
+            .iter()
+            .take(SKETCH)
+            .filter_map(|h| index.get(h))
+            .flatten()
+            .copied()
+            .collect();
+        errors.sort_unstable();
+        errors.dedup();
+        let best = errors
+            .into_iter()
+            .map(|e| (containment(set, &sets[&e]), e))
+            .max_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1)));
+        let Some((c, e)) = best else { continue };
+        if c < NEAR_DUPLICATE {
+            if c >= PARTLY_REDUNDANT && c > redundancy[i] {
+                redundancy[i] = c;
+            }
+            continue;
+        }
+        dropped[i] = Some(Dropped {
+            reason: "superseded",
+            by: Some(e),
+            detail: format!(
+                "shows the error {} ({}) again: {:.0}% of its word trigrams are in it",
+                units[e].id,
+                units[e].place(),
+                c * 100.0
+            ),
+        });
     }
 }
 
@@ -309,6 +399,7 @@ fn evidence(text: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::optimizer::dedupe::dedupe;
     use crate::optimizer::extract::outcomes as compute_outcomes;
     use crate::optimizer::normalize::normalize;
     use crate::optimizer::records::{
@@ -318,9 +409,14 @@ mod tests {
     fn run_super(records: &Records) -> (Vec<Unit>, Vec<Option<Dropped>>) {
         let (units, _) = normalize(records, None).unwrap();
         let outcomes = compute_outcomes(&units);
-        let mut dropped = vec![None; units.len()];
-        supersede(&units, &outcomes, &mut dropped);
-        (units, dropped)
+        let mut deduped = Deduped {
+            dropped: vec![None; units.len()],
+            redundancy: vec![0.0; units.len()],
+            shingles: units.iter().map(|u| shingles(&u.text)).collect(),
+            ..Deduped::default()
+        };
+        supersede(&units, &outcomes, &mut deduped);
+        (units, deduped.dropped)
     }
 
     fn file(path: &str, content: &str) -> FileRecord {
@@ -455,6 +551,82 @@ mod tests {
         let d = dropped[2].as_ref().unwrap();
         assert_eq!((d.reason, d.by), ("superseded", Some(1)));
         assert!(dropped[3].is_none(), "an unrelated error stays");
+    }
+
+    #[test]
+    fn a_log_query_showing_an_error_again_is_superseded_by_the_error() {
+        let trace = "Traceback (most recent call last):\n  File \"/srv/app/api.py\", line 112, in create_order\n    entry = client.post_entry(order.id, order.total)\n  File \"/srv/app/client.py\", line 47, in post_entry\n    response.raise_for_status()\nHTTPError: 502 Server Error: Bad Gateway for url: http://ledger/v1/entries";
+        let at = |tool: &str, out: String, exit: i64, ts: &str| ToolOutput {
+            common: Common {
+                timestamp: Some(ts.into()),
+                ..Common::default()
+            },
+            tool: tool.into(),
+            args: None,
+            output: out,
+            exit_code: Some(exit),
+        };
+        let records = Records {
+            tool_outputs: vec![
+                at(
+                    "kubectl logs deploy/orders | grep -A9 Traceback",
+                    trace.into(),
+                    0,
+                    "2024-05-01T10:00:00Z",
+                ),
+                // A failed run is an attempt: it stays even when it shows the same trace.
+                at(
+                    "python api.py",
+                    format!(
+                        "{trace}\nprocess exited with status one after printing the error above"
+                    ),
+                    1,
+                    "2024-05-01T09:58:00Z",
+                ),
+                // Mostly the trace, with more of the log: stays, marked partly redundant.
+                at(
+                    "kubectl logs deploy/orders --since=1h",
+                    format!(
+                        "{trace}\n10:00:01 INFO retrying order 88231 in five seconds with backoff"
+                    ),
+                    0,
+                    "2024-05-01T09:59:00Z",
+                ),
+            ],
+            errors: vec![ErrorRecord {
+                common: Common::default(),
+                message:
+                    "HTTPError: 502 Server Error: Bad Gateway for url: http://ledger/v1/entries"
+                        .into(),
+                stack: Some(trace.into()),
+            }],
+            ..Records::default()
+        };
+        let (units, _) = normalize(&records, None).unwrap();
+        let outcomes = compute_outcomes(&units);
+        let mut deduped = dedupe(&units);
+        assert!(
+            deduped.dropped.iter().all(Option::is_none),
+            "not a near-duplicate"
+        );
+        supersede(&units, &outcomes, &mut deduped);
+        let d = deduped.dropped[0].as_ref().unwrap();
+        assert_eq!((d.reason, d.by), ("superseded", Some(3)));
+        assert!(
+            d.detail
+                .starts_with(&format!("shows the error {} (", units[3].id)),
+            "{}",
+            d.detail
+        );
+        assert!(
+            d.detail.ends_with("100% of its word trigrams are in it"),
+            "{}",
+            d.detail
+        );
+        assert!(deduped.dropped[1..].iter().all(Option::is_none));
+        assert!(deduped.merges.is_empty(), "superseding is not a merge");
+        let r = deduped.redundancy[2];
+        assert!((PARTLY_REDUNDANT..NEAR_DUPLICATE).contains(&r), "{r}");
     }
 
     #[test]
