@@ -9,7 +9,7 @@
 //! - [`import`]: other tools' session formats converted into records.
 //! - [`store`]: the persistent SQLite store of session records, scoped by workspace.
 //! - [`bridge`]: tool results into the store, and the injected tools (`build_context`, …).
-//! - [`bench`]: the optimizer benchmark (scenarios × strategies, and speed).
+//! - [`bench`](mod@bench): the optimizer benchmark (scenarios × strategies, and speed).
 //! - [`measure`]: reports over frame logs (`report`), tool-list footprints (`audit`), and
 //!   the tool-call gap between what a client says and what the wire shows (`gap`).
 

@@ -5,7 +5,7 @@
 //! - a JSON-RPC error → an error record (`<tool>: JSON-RPC error <code>: <message>`, the
 //!   error's `data` as the stack);
 //! - a result with `isError: true` → an error record (`<tool>: <content text>`);
-//! - a file read (see [`file_reads`](super::file_reads)) → one file snapshot per file, and an
+//! - a file read (see [`file_reads`]) → one file snapshot per file, and an
 //!   error record per file that failed to read;
 //! - anything else → a tool output (content as text, binary content as references), plus a
 //!   failed test result for every failing test the optimizer's extractor finds in it.

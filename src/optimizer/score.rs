@@ -224,7 +224,7 @@ fn exception_type(unit: &Unit) -> Option<String> {
 }
 
 /// Works out the focus: the task's terms and identifiers, then the live errors and failing
-/// test results the task names (see [`error_naming`]): named outright, or the closest match
+/// test results the task names (see `error_naming`): named outright, or the closest match
 /// among the errors of an exception type the task mentions. Of those, the latest with each signature (test name for
 /// tests), at most [`MAX_TASK_ERRORS`] errors and as many tests, are the task's errors: their
 /// identifiers, signatures and test names join the focus.
