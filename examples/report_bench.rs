@@ -128,12 +128,12 @@ fn generate(path: &std::path::Path, size: u64) -> std::io::Result<u64> {
         f.tool = Some(tool.clone());
         written += line(&wrap(f), &mut out)?;
         seq += 1;
-        let (body, body_tokens) = if call % 50 == 0 {
+        let (body, body_tokens) = if call.is_multiple_of(50) {
             (&large, large_tokens)
         } else {
             (&small, small_tokens)
         };
-        let is_error = call % 10 == 0;
+        let is_error = call.is_multiple_of(10);
         let res = format!(
             r#"{{"jsonrpc":"2.0","id":{call},"result":{{"content":[{{"type":"text","text":"{body}"}}],"isError":{is_error},"_meta":{meta}}}}}"#
         );
@@ -152,7 +152,7 @@ fn generate(path: &std::path::Path, size: u64) -> std::io::Result<u64> {
         written += line(&wrap(f), &mut out)?;
         seq += 1;
         frames += 2;
-        if call % 1000 == 0 {
+        if call.is_multiple_of(1000) {
             let banner = frame(
                 seq,
                 Direction::S2c,
