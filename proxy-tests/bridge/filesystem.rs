@@ -328,7 +328,10 @@ fn live_session(client: &str) {
     assert!(sources.iter().any(|s| s["kind"] == "file"), "{sources:?}");
     // Every source but the task itself names a frame of this log.
     let from_log: Vec<&Value> = sources.iter().filter(|s| s["kind"] != "task").collect();
-    assert!(from_log.len() >= 3, "{sources:?}");
+    // The error and billing.rs at least. Whether the write_file output joins them depends on
+    // the random temporary directory's name (an identifier its path shares with the error's
+    // path, or not), so the count is not pinned higher.
+    assert!(from_log.len() >= 2, "{sources:?}");
     for source in from_log {
         assert_eq!(source["log"], p(&log), "{source}");
         let frame = frames

@@ -12,12 +12,13 @@ use sha2::{Digest, Sha256};
 
 use super::tools::InjectedTool;
 use crate::optimizer::extract::terms::term_set;
+use crate::optimizer::fragment::Kind;
 use crate::optimizer::parse::{parse_records, RecordsError};
 use crate::optimizer::records::{DecisionStatus, TestStatus};
 use crate::optimizer::{self, BuildConfig, OptimizerError, DEFAULT_BUDGET};
 use crate::store::{
-    self, Filter, NewRecord, Provenance, RecordKind, Scope, SessionRecord, Store, StoreError,
-    StoredRecord, DEFAULT_LOAD_LIMIT,
+    self, Filter, NewRecord, Provenance, Scope, SessionRecord, Store, StoreError, StoredRecord,
+    DEFAULT_LOAD_LIMIT,
 };
 
 /// The default number of hits of `search_context` and `get_relevant_errors`.
@@ -123,11 +124,7 @@ fn provenance(out: &mut Map<String, Value>, s: &StoredRecord) {
     }
 }
 
-fn load(
-    store: &Store,
-    scope: &Scope,
-    kind: Option<RecordKind>,
-) -> Result<Vec<StoredRecord>, StoreError> {
+fn load(store: &Store, scope: &Scope, kind: Option<Kind>) -> Result<Vec<StoredRecord>, StoreError> {
     store.load(&Filter {
         kind,
         newest: Some(DEFAULT_LOAD_LIMIT),
@@ -248,7 +245,7 @@ fn search_context(a: SearchArgs, store: &Store, scope: &Scope) -> Result<Value, 
         }
         let mut m = Map::new();
         m.insert("record".into(), json!(id));
-        m.insert("kind".into(), json!(s.record.kind().as_str()));
+        m.insert("kind".into(), json!(s.record.kind().name()));
         m.insert("score".into(), json!(score));
         m.insert("snippet".into(), json!(snippet(&text, &query)));
         if let Some(path) = s.record.path() {
@@ -284,7 +281,7 @@ struct DecisionArgs {
 }
 
 fn get_decisions(a: DecisionArgs, store: &Store, scope: &Scope) -> Result<Value, ToolError> {
-    let stored = load(store, scope, Some(RecordKind::Decision))?;
+    let stored = load(store, scope, Some(Kind::Decision))?;
     let (_, ids) = store::to_records(None, stored);
     let decisions: Vec<Value> = ids
         .iter()
@@ -316,8 +313,8 @@ struct ErrorArgs {
 fn get_relevant_errors(a: ErrorArgs, store: &Store, scope: &Scope) -> Result<Value, ToolError> {
     let query = a.query.as_deref().map(term_set).unwrap_or_default();
     let limit = a.limit.unwrap_or(DEFAULT_LIMIT).max(1);
-    let mut stored = load(store, scope, Some(RecordKind::Error))?;
-    stored.extend(load(store, scope, Some(RecordKind::TestResult))?);
+    let mut stored = load(store, scope, Some(Kind::Error))?;
+    stored.extend(load(store, scope, Some(Kind::TestResult))?);
     stored.sort_by_key(|s| s.row);
     let (_, ids) = store::to_records(None, stored);
     let mut found: Vec<(f64, i64, Value)> = Vec::new();
@@ -367,8 +364,8 @@ fn get_file_history(a: HistoryArgs, store: &Store, scope: &Scope) -> Result<Valu
     if a.path.trim().is_empty() {
         return Err(invalid(InjectedTool::GetFileHistory, "`path` is empty"));
     }
-    let mut stored = load(store, scope, Some(RecordKind::File))?;
-    stored.extend(load(store, scope, Some(RecordKind::Diff))?);
+    let mut stored = load(store, scope, Some(Kind::File))?;
+    stored.extend(load(store, scope, Some(Kind::Diff))?);
     stored.retain(|s| s.record.path().is_some_and(|p| path_matches(p, &a.path)));
     stored.sort_by_key(|s| s.row);
     let (_, ids) = store::to_records(None, stored);

@@ -248,7 +248,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::store::RecordKind;
+    use crate::optimizer::fragment::Kind;
 
     fn pair<'a>(request: &'a str, response: &'a str) -> FramePair<'a> {
         FramePair {
@@ -370,7 +370,7 @@ mod tests {
                 "running 2 tests\ntest billing::rounds ... FAILED\ntest billing::adds ... ok\n"}]})),
         );
         let kinds: Vec<_> = out.iter().map(|r| r.record.kind()).collect();
-        assert_eq!(kinds, [RecordKind::ToolOutput, RecordKind::TestResult]);
+        assert_eq!(kinds, [Kind::ToolOutput, Kind::TestResult]);
         let SessionRecord::TestResult(t) = &out[1].record else {
             unreachable!()
         };
@@ -443,7 +443,7 @@ mod tests {
             .flat_map(|(req, resp)| run(req, resp))
             .map(|r| {
                 json!({
-                    "kind": r.record.kind().as_str(),
+                    "kind": r.record.kind().name(),
                     "record": serde_json::from_str::<Value>(&r.record.to_json()).unwrap(),
                     "part": r.provenance.part,
                     "tool": r.provenance.tool,

@@ -161,7 +161,7 @@ mod tests {
                         "seq {:>2}.{} {:<10} {:<28} {first}",
                         pair.seq,
                         made.provenance.part,
-                        made.record.kind().as_str(),
+                        made.record.kind().name(),
                         made.provenance.tool.as_deref().unwrap_or("")
                     ));
                 }

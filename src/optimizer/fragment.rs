@@ -6,7 +6,9 @@
 //! task) give exactly one fragment; messages and tool outputs are cut into paragraph chunks
 //! (see [`crate::optimizer::chunk`]).
 
+use std::fmt;
 use std::ops::Range;
+use std::str::FromStr;
 
 use crate::optimizer::records::{DecisionStatus, Role, TestStatus};
 
@@ -32,7 +34,20 @@ pub enum Kind {
 }
 
 impl Kind {
-    /// The kind's name in `sources` and `omitted` (`toolOutput`, …).
+    /// The kinds a session record can have (every kind but the task), in the records
+    /// format's list order; the store keeps these.
+    pub const RECORDS: [Kind; 7] = [
+        Kind::Message,
+        Kind::ToolOutput,
+        Kind::Error,
+        Kind::File,
+        Kind::Diff,
+        Kind::TestResult,
+        Kind::Decision,
+    ];
+
+    /// The kind's name in `sources` and `omitted` (`toolOutput`, …), and in the store's
+    /// `kind` column.
     pub fn name(self) -> &'static str {
         match self {
             Kind::Task => "task",
@@ -63,6 +78,24 @@ impl Kind {
     /// Whether records of this kind are structured: kept or dropped whole, never split.
     pub fn is_structured(self) -> bool {
         !matches!(self, Kind::Message | Kind::ToolOutput)
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Parses a session record's kind by its [`Kind::name`] (the task is not one).
+impl FromStr for Kind {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Kind::RECORDS
+            .into_iter()
+            .find(|k| k.name() == s)
+            .ok_or_else(|| format!("unknown record kind `{s}`"))
     }
 }
 

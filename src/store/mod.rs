@@ -19,10 +19,11 @@ use rusqlite::{params, Connection, ErrorCode, OptionalExtension, TransactionBeha
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+use crate::optimizer::fragment::Kind;
 use crate::optimizer::records::Records;
 
 pub use location::StoreLocation;
-pub use record::{RecordKind, SessionRecord};
+pub use record::SessionRecord;
 
 /// How long a write waits for another process's lock before giving up.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -233,7 +234,7 @@ pub struct Filter {
     /// The workspace (required: records never leak across workspaces).
     pub workspace: String,
     /// Only this kind.
-    pub kind: Option<RecordKind>,
+    pub kind: Option<Kind>,
     /// Only records with exactly this path.
     pub path: Option<String>,
     /// Only the newest this many (by row id); the result is still oldest first.
@@ -419,7 +420,7 @@ impl Store {
                         scope.workspace,
                         scope.server,
                         scope.session,
-                        new.record.kind().as_str(),
+                        new.record.kind().name(),
                         new.record.path(),
                         p.tool,
                         new.record.common().timestamp,
@@ -457,7 +458,7 @@ impl Store {
             .query_map(
                 params![
                     filter.workspace,
-                    filter.kind.map(RecordKind::as_str),
+                    filter.kind.map(Kind::name),
                     filter.path,
                     limit
                 ],
@@ -486,7 +487,7 @@ impl Store {
                 row,
                 detail,
             };
-            let kind: RecordKind = kind.parse().map_err(bad)?;
+            let kind: Kind = kind.parse().map_err(bad)?;
             let record = SessionRecord::from_json(kind, &json).map_err(|e| bad(e.to_string()))?;
             let arguments = arguments
                 .map(|a| serde_json::from_str(&a))
@@ -612,7 +613,7 @@ fn record_key(scope: &Scope, new: &NewRecord, json: &str) -> String {
         _ => {
             field("content");
             field(&scope.workspace);
-            field(new.record.kind().as_str());
+            field(new.record.kind().name());
             field(json);
         }
     }
@@ -746,7 +747,7 @@ mod tests {
         assert!(newest[0].row < newest[1].row);
         let errors = store
             .load(&Filter {
-                kind: Some(RecordKind::Error),
+                kind: Some(Kind::Error),
                 ..Filter::workspace("/ws")
             })
             .unwrap();

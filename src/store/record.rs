@@ -2,74 +2,10 @@
 //! format (`src/optimizer/records.rs`), so a workspace's rows load straight into
 //! [`Records`].
 
-use std::fmt;
-use std::str::FromStr;
-
+use crate::optimizer::fragment::Kind;
 use crate::optimizer::records::{
     Common, Decision, DiffRecord, ErrorRecord, FileRecord, Message, Records, TestResult, ToolOutput,
 };
-
-/// The kinds of record, named as the optimizer names them in `sources` (`toolOutput`, …).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum RecordKind {
-    /// A chat message.
-    Message,
-    /// A tool or command run.
-    ToolOutput,
-    /// An error.
-    Error,
-    /// A file snapshot.
-    File,
-    /// A diff.
-    Diff,
-    /// A test result.
-    TestResult,
-    /// A decision or constraint.
-    Decision,
-}
-
-impl RecordKind {
-    /// Every kind, in the records format's list order.
-    pub const ALL: [RecordKind; 7] = [
-        RecordKind::Message,
-        RecordKind::ToolOutput,
-        RecordKind::Error,
-        RecordKind::File,
-        RecordKind::Diff,
-        RecordKind::TestResult,
-        RecordKind::Decision,
-    ];
-
-    /// The kind's name (`toolOutput`, …), as stored in the `kind` column.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RecordKind::Message => "message",
-            RecordKind::ToolOutput => "toolOutput",
-            RecordKind::Error => "error",
-            RecordKind::File => "file",
-            RecordKind::Diff => "diff",
-            RecordKind::TestResult => "testResult",
-            RecordKind::Decision => "decision",
-        }
-    }
-}
-
-impl fmt::Display for RecordKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for RecordKind {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        RecordKind::ALL
-            .into_iter()
-            .find(|k| k.as_str() == s)
-            .ok_or_else(|| format!("unknown record kind `{s}`"))
-    }
-}
 
 /// A record of any kind.
 #[derive(Debug, Clone, PartialEq)]
@@ -92,15 +28,15 @@ pub enum SessionRecord {
 
 impl SessionRecord {
     /// The record's kind.
-    pub fn kind(&self) -> RecordKind {
+    pub fn kind(&self) -> Kind {
         match self {
-            SessionRecord::Message(_) => RecordKind::Message,
-            SessionRecord::ToolOutput(_) => RecordKind::ToolOutput,
-            SessionRecord::Error(_) => RecordKind::Error,
-            SessionRecord::File(_) => RecordKind::File,
-            SessionRecord::Diff(_) => RecordKind::Diff,
-            SessionRecord::TestResult(_) => RecordKind::TestResult,
-            SessionRecord::Decision(_) => RecordKind::Decision,
+            SessionRecord::Message(_) => Kind::Message,
+            SessionRecord::ToolOutput(_) => Kind::ToolOutput,
+            SessionRecord::Error(_) => Kind::Error,
+            SessionRecord::File(_) => Kind::File,
+            SessionRecord::Diff(_) => Kind::Diff,
+            SessionRecord::TestResult(_) => Kind::TestResult,
+            SessionRecord::Decision(_) => Kind::Decision,
         }
     }
 
@@ -175,15 +111,18 @@ impl SessionRecord {
     }
 
     /// Reads a record of `kind` from its JSON.
-    pub fn from_json(kind: RecordKind, json: &str) -> Result<SessionRecord, serde_json::Error> {
+    pub fn from_json(kind: Kind, json: &str) -> Result<SessionRecord, serde_json::Error> {
         Ok(match kind {
-            RecordKind::Message => SessionRecord::Message(serde_json::from_str(json)?),
-            RecordKind::ToolOutput => SessionRecord::ToolOutput(serde_json::from_str(json)?),
-            RecordKind::Error => SessionRecord::Error(serde_json::from_str(json)?),
-            RecordKind::File => SessionRecord::File(serde_json::from_str(json)?),
-            RecordKind::Diff => SessionRecord::Diff(serde_json::from_str(json)?),
-            RecordKind::TestResult => SessionRecord::TestResult(serde_json::from_str(json)?),
-            RecordKind::Decision => SessionRecord::Decision(serde_json::from_str(json)?),
+            Kind::Message => SessionRecord::Message(serde_json::from_str(json)?),
+            Kind::ToolOutput => SessionRecord::ToolOutput(serde_json::from_str(json)?),
+            Kind::Error => SessionRecord::Error(serde_json::from_str(json)?),
+            Kind::File => SessionRecord::File(serde_json::from_str(json)?),
+            Kind::Diff => SessionRecord::Diff(serde_json::from_str(json)?),
+            Kind::TestResult => SessionRecord::TestResult(serde_json::from_str(json)?),
+            Kind::Decision => SessionRecord::Decision(serde_json::from_str(json)?),
+            Kind::Task => {
+                return Err(serde::de::Error::custom("a task is not a session record"));
+            }
         })
     }
 
@@ -246,9 +185,14 @@ mod tests {
             let kind = r.kind();
             let again = SessionRecord::from_json(kind, &r.to_json()).unwrap();
             assert_eq!(again, r);
-            assert_eq!(kind.as_str().parse::<RecordKind>().unwrap(), kind);
+            assert_eq!(kind.name().parse::<Kind>().unwrap(), kind);
             again.push_into(&mut back);
         }
         assert_eq!(back, records);
+        assert!(
+            "task".parse::<Kind>().is_err(),
+            "a task is not a stored kind"
+        );
+        assert!(SessionRecord::from_json(Kind::Task, "{}").is_err());
     }
 }
