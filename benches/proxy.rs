@@ -14,7 +14,9 @@
 //! `CTXOPT_BENCH_BASELINE=<path to another ctxopt-proxy>` adds a row per round-trip and
 //! throughput measurement for that proxy, run side by side with the others (an A/B
 //! comparison of two builds in one run); `CTXOPT_BENCH_SECTIONS` picks sections (a comma
-//! list of `round-trips`, `throughput`, `memory`; default all). Results are printed as Markdown;
+//! list of `round-trips`, `throughput`, `memory`; default all); `CTXOPT_BENCH_SERVERS` picks
+//! round-trip servers (a comma list of `python`, `python-no-log`, `rust`, `node`,
+//! `everything`; default all). Results are printed as Markdown;
 //! `docs/benchmarks.md` records a run.
 
 use std::collections::HashMap;
@@ -48,9 +50,12 @@ fn main() -> Result<()> {
         .unwrap_or(10_000);
     let tmp = tempfile::tempdir()?;
     let baseline = std::env::var_os("CTXOPT_BENCH_BASELINE").map(PathBuf::from);
+    let servers = std::env::var("CTXOPT_BENCH_SERVERS")
+        .unwrap_or_else(|_| "python,python-no-log,rust,node,everything".into());
     let bench = Bench {
         tmp: tmp.path(),
         baseline,
+        servers: servers.split(',').map(|s| s.trim().to_string()).collect(),
     };
     println!("# Proxy benchmark\n");
     println!(
@@ -76,6 +81,11 @@ fn main() -> Result<()> {
 }
 
 impl Bench<'_> {
+    /// Whether the round trips against `name` are to be measured.
+    fn server(&self, name: &str) -> bool {
+        self.servers.iter().any(|s| s == name)
+    }
+
     fn round_trip_rows(&self, calls: usize) -> Result<()> {
         let bench = self;
         println!("## Round trips: {calls} sequential small tools/call\n");
@@ -85,19 +95,30 @@ impl Bench<'_> {
             OsString::from("python3"),
             peers_dir().join("py_responder.py").into(),
         ];
-        bench.round_trips("minimal Python responder", &[], &python, calls)?;
-        bench.round_trips("minimal Python responder", &["--no-log"], &python, calls)?;
-        bench.round_trips(
-            "minimal Rust responder",
-            &[],
-            &rust_responder_command()?,
-            calls,
-        )?;
+        if bench.server("python") {
+            bench.round_trips("minimal Python responder", &[], &python, calls)?;
+        }
+        if bench.server("python-no-log") {
+            bench.round_trips("minimal Python responder", &["--no-log"], &python, calls)?;
+        }
+        if bench.server("rust") {
+            bench.round_trips(
+                "minimal Rust responder",
+                &[],
+                &rust_responder_command()?,
+                calls,
+            )?;
+        }
         let node = vec![
             OsString::from("node"),
             peers_dir().join("node_responder.mjs").into(),
         ];
-        bench.round_trips("minimal Node.js responder", &[], &node, calls)?;
+        if bench.server("node") {
+            bench.round_trips("minimal Node.js responder", &[], &node, calls)?;
+        }
+        if !bench.server("everything") {
+            return Ok(());
+        }
         let everything =
             peers_dir().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
         if everything.is_file() {
@@ -222,6 +243,8 @@ struct Bench<'a> {
     tmp: &'a Path,
     /// Another proxy binary measured side by side with this build's.
     baseline: Option<PathBuf>,
+    /// The round-trip servers to measure (`CTXOPT_BENCH_SERVERS`).
+    servers: Vec<String>,
 }
 
 /// A proxied session being measured, and what its rows are called.
