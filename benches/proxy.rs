@@ -22,6 +22,7 @@
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -31,10 +32,16 @@ use anyhow::{bail, Context, Result};
 /// Set in the environment of a re-spawned copy of this binary that acts as the Rust responder.
 const ROLE_VAR: &str = "CTXOPT_BENCH_ROLE";
 const MB: usize = 1 << 20;
+/// The role of a re-spawned copy that relays to the command in its arguments (the floor).
+const ROLE_RELAY: &str = "relay";
+/// The role of a re-spawned copy that answers requests.
+const ROLE_RESPONDER: &str = "responder";
 
 fn main() -> Result<()> {
-    if std::env::var_os(ROLE_VAR).is_some() {
-        return rust_responder();
+    match std::env::var(ROLE_VAR).as_deref() {
+        Ok(ROLE_RELAY) => return bare_relay(),
+        Ok(_) => return rust_responder(),
+        Err(_) => {}
     }
     if !std::env::args().any(|a| a == "--bench") {
         println!(
@@ -133,8 +140,8 @@ impl Bench<'_> {
     fn throughput_rows(&self) -> Result<()> {
         let bench = self;
         println!("\n## Throughput: relaying large results (minimal Rust responder)\n");
-        println!("| result size | proxy options | calls | direct MB/s | proxied MB/s | ratio |");
-        println!("| ---: | --- | ---: | ---: | ---: | ---: |");
+        println!("| result size | proxy options | calls | direct MB/s | proxied MB/s | ratio | proxy CPU per call |");
+        println!("| ---: | --- | ---: | ---: | ---: | ---: | ---: |");
         bench.throughput(MB, 128, &[])?;
         bench.throughput(16 * MB, 16, &[])?;
         // The same relay without the tap's work, to tell relay cost from accounting cost.
@@ -162,10 +169,11 @@ struct Session {
 }
 
 impl Session {
-    fn spawn(command: &[OsString]) -> Result<Session> {
+    /// Starts `command`; a re-spawned copy of this binary in it acts as `role`.
+    fn spawn(command: &[OsString], role: &str) -> Result<Session> {
         let mut child = Command::new(&command[0])
             .args(&command[1..])
-            .env(ROLE_VAR, "responder")
+            .env(ROLE_VAR, role)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -280,7 +288,8 @@ impl Bench<'_> {
         command
     }
 
-    /// This build's proxy around `server`, and the baseline's when there is one.
+    /// This build's proxy around `server`, the baseline's when there is one, and the bare
+    /// relay (the floor: what any stdio tap costs before it does anything with a frame).
     fn proxied_sessions(
         &self,
         name: &str,
@@ -292,18 +301,28 @@ impl Bench<'_> {
         if let Some(baseline) = &self.baseline {
             proxies.push((", baseline proxy", baseline.as_path()));
         }
-        proxies
+        let mut sessions = proxies
             .into_iter()
             .enumerate()
             .map(|(i, (suffix, proxy))| {
                 let command = self.proxied(proxy, &format!("{name}-{i}"), options, server);
                 Ok(Proxied {
                     suffix,
-                    session: Session::spawn(&command)?,
+                    session: Session::spawn(&command, ROLE_RESPONDER)?,
                     times: Vec::new(),
                 })
             })
-            .collect()
+            .collect::<Result<Vec<_>>>()?;
+        if options.is_empty() {
+            let mut command = rust_responder_command()?;
+            command.extend(server.iter().cloned());
+            sessions.push(Proxied {
+                suffix: ", bare relay (floor)",
+                session: Session::spawn(&command, ROLE_RELAY)?,
+                times: Vec::new(),
+            });
+        }
+        Ok(sessions)
     }
 
     fn round_trips(
@@ -313,7 +332,7 @@ impl Bench<'_> {
         server: &[OsString],
         calls: usize,
     ) -> Result<()> {
-        let mut direct = Session::spawn(server)?;
+        let mut direct = Session::spawn(server, ROLE_RESPONDER)?;
         let mut proxied = self.proxied_sessions("round-trips", options, server)?;
         let (echo, args) = if label.starts_with("server-everything") {
             ("echo", r#"{"message":"hi"}"#)
@@ -377,20 +396,29 @@ impl Bench<'_> {
 
     fn throughput(&self, size: usize, calls: usize, options: &[&str]) -> Result<()> {
         let server = rust_responder_command()?;
-        let mut direct = Session::spawn(&server)?;
+        let mut direct = Session::spawn(&server, ROLE_RESPONDER)?;
         let mut proxied = self.proxied_sessions(&format!("throughput-{size}"), options, &server)?;
         let args = format!(r#"{{"bytes":{size}}}"#);
         // Per-call times, alternating direct and proxied; the median call sets the rate, so a
-        // stall caused by other work on the machine does not.
+        // stall caused by other work on the machine does not. After each proxied call the
+        // proxy is left to finish its accounting (logging, counting, storing) before the next
+        // call starts, so each call measures the relay alone and no call pays for another's
+        // accounting; the proxy's CPU per call (accounting included) is its own column.
         let mut d = Vec::with_capacity(calls);
+        let mut cpu = vec![0.0; proxied.len()];
         let mut frame = 0;
         for _ in 0..calls {
-            let sessions = std::iter::once((&mut direct, &mut d))
-                .chain(proxied.iter_mut().map(|p| (&mut p.session, &mut p.times)));
-            for (session, times) in sessions {
+            let start = Instant::now();
+            frame = direct.call_tool("big", &args)?;
+            d.push(start.elapsed());
+            for (run, cpu) in proxied.iter_mut().zip(&mut cpu) {
+                let pid = run.session.pid();
+                let before = cpu_seconds(pid)?;
                 let start = Instant::now();
-                frame = session.call_tool("big", &args)?;
-                times.push(start.elapsed());
+                run.session.call_tool("big", &args)?;
+                run.times.push(start.elapsed());
+                settle(pid)?;
+                *cpu += cpu_seconds(pid)? - before;
             }
         }
         direct.finish()?;
@@ -403,15 +431,16 @@ impl Bench<'_> {
             [] => "default".to_string(),
             _ => format!("`{}`", options.join(" ")),
         };
-        for run in proxied {
+        for (run, cpu) in proxied.into_iter().zip(cpu) {
             run.session.finish()?;
             println!(
-                "| {} MB | {options}{} | {calls} | {:.0} | {:.0} | {:.3} |",
+                "| {} MB | {options}{} | {calls} | {:.0} | {:.0} | {:.3} | {:.0} ms |",
                 size / MB,
                 run.suffix,
                 rate(&d),
                 rate(&run.times),
-                rate(&run.times) / rate(&d)
+                rate(&run.times) / rate(&d),
+                cpu / calls as f64 * 1e3,
             );
         }
         Ok(())
@@ -421,12 +450,15 @@ impl Bench<'_> {
         println!("| measure | value |");
         println!("| --- | ---: |");
         for options in [&[][..], &["--tokenizer", "chars/4"][..]] {
-            let mut session = Session::spawn(&self.proxied(
-                Path::new(env!("CARGO_BIN_EXE_ctxopt-proxy")),
-                "idle",
-                options,
-                &rust_responder_command()?,
-            ))?;
+            let mut session = Session::spawn(
+                &self.proxied(
+                    Path::new(env!("CARGO_BIN_EXE_ctxopt-proxy")),
+                    "idle",
+                    options,
+                    &rust_responder_command()?,
+                ),
+                ROLE_RESPONDER,
+            )?;
             for _ in 0..100 {
                 session.call_tool("ping-tool", "{}")?;
             }
@@ -451,8 +483,10 @@ impl Bench<'_> {
         for (i, (suffix, proxy)) in proxies.into_iter().enumerate() {
             let name = format!("memory-{i}");
             let log = self.tmp.join(format!("{name}.jsonl"));
-            let mut session =
-                Session::spawn(&self.proxied(proxy, &name, &[], &rust_responder_command()?))?;
+            let mut session = Session::spawn(
+                &self.proxied(proxy, &name, &[], &rust_responder_command()?),
+                ROLE_RESPONDER,
+            )?;
             let frame = session.call_tool("big", &format!(r#"{{"bytes":{size}}}"#))?;
             // The tap may still be counting and logging the big frame: wait until the log
             // holds it and stops growing, then read the high-water mark.
@@ -504,6 +538,22 @@ fn cpu_seconds(pid: u32) -> Result<f64> {
     Ok(ticks / per_second)
 }
 
+/// Waits until a process has stopped using CPU (its CPU time unchanged across three
+/// clock ticks in a row), at most 30 s.
+fn settle(pid: u32) -> Result<()> {
+    // SAFETY: sysconf has no memory-safety preconditions.
+    let tick = Duration::from_secs_f64(1.0 / unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let (mut last, mut still) = (cpu_seconds(pid)?, 0);
+    while still < 3 && Instant::now() < deadline {
+        std::thread::sleep(tick);
+        let now = cpu_seconds(pid)?;
+        still = if now == last { still + 1 } else { 0 };
+        last = now;
+    }
+    Ok(())
+}
+
 /// `VmRSS`, `VmHWM` … of a process, in MB.
 fn proc_status(pid: u32) -> Result<HashMap<String, f64>> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
@@ -538,6 +588,40 @@ impl Percentiles {
 
 fn us(value: f64) -> String {
     format!("{value:.1} µs")
+}
+
+/// The floor: a bare relay to the command in this process's arguments, two threads copying
+/// each way through a 64 KiB buffer (read, then write what was read), nothing else. Any
+/// stdio tap costs at least this much; what ctxopt-proxy adds beyond it is its own work.
+fn bare_relay() -> Result<()> {
+    let args: Vec<OsString> = std::env::args_os().skip(1).collect();
+    let mut child = Command::new(&args[0])
+        .args(&args[1..])
+        .env(ROLE_VAR, ROLE_RESPONDER)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .with_context(|| format!("start {args:?}"))?;
+    let mut to_server = child.stdin.take().context("stdin")?;
+    let mut from_server = child.stdout.take().context("stdout")?;
+    let copy = |from: &mut dyn std::io::Read, to: &mut dyn Write| -> std::io::Result<()> {
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            match from.read(&mut buf)? {
+                0 => return Ok(()),
+                n => to.write_all(&buf[..n])?,
+            }
+        }
+    };
+    // Unbuffered ends: the standard handles' buffers would add copies.
+    let mut stdin = std::fs::File::from(std::io::stdin().as_fd().try_clone_to_owned()?);
+    let mut stdout = std::fs::File::from(std::io::stdout().as_fd().try_clone_to_owned()?);
+    std::thread::spawn(move || {
+        let _ = copy(&mut stdin, &mut to_server);
+    });
+    copy(&mut from_server, &mut stdout)?;
+    child.wait()?;
+    Ok(())
 }
 
 /// The minimal Rust responder: answers each request at once; `tools/call` with

@@ -1,7 +1,8 @@
 //! Frames longer than one read are written on as they arrive (see `src/relay/pump.rs`):
 //! still byte-exact and whole on the client's side, never interleaved with the proxy's own
 //! answers, still rewritten when they answer a `tools/list`, and logged once, after they
-//! end, even when the server dies in the middle of one.
+//! end, even when the server dies in the middle of one. Their bodies go from pipe to pipe by
+//! `tee`/`splice` where both ends allow it and are copied where they do not (files).
 
 use ctxopt::framelog::{Direction, FrameKind, LineEnding};
 use serde_json::{json, Value};
@@ -111,4 +112,87 @@ fn a_streamed_frame_cut_by_the_servers_death_is_relayed_and_logged_as_far_as_it_
         assert_eq!(frame.line_ending, LineEnding::None);
         assert_eq!(log.trailer.bytes.s2c, partial.len() as u64);
     }
+}
+
+/// Long and short frames back to back, so that long frames end in the middle of a read
+/// with the next frames' bytes behind them: 100 kB, 3 MB and 70 kB frames among small ones,
+/// CRLF, a blank line, and a last frame with no line ending.
+fn mixed_long_traffic() -> Vec<u8> {
+    let mut t = Vec::new();
+    t.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n");
+    t.extend(big_response(2, 100_000));
+    t.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\r\n");
+    t.extend(big_response(3, 3 << 20));
+    t.extend(big_response(4, 70_000));
+    t.extend_from_slice(b"\n");
+    t.extend(big_response(5, 200_000));
+    t.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"unterminated\"}");
+    t
+}
+
+/// The wire sizes of the frames in `traffic` (each `\n`-terminated line, and the rest).
+fn frame_sizes(traffic: &[u8]) -> Vec<u64> {
+    traffic
+        .split_inclusive(|&b| b == b'\n')
+        .map(|line| line.len() as u64)
+        .collect()
+}
+
+#[test]
+fn long_frames_among_short_ones_pass_pipe_to_pipe_byte_exact_both_ways() {
+    let input = mixed_long_traffic();
+    // An echo server writing in 77,777-byte chunks: frame ends fall inside reads.
+    // Without injected tools both directions stream.
+    let run = ProxyCmd::fixture(&["chunk:77777", "echo"])
+        .option(&["--tokenizer", "chars/4", "--inject", "none"])
+        .run(&input);
+    assert!(run.status.success(), "{}", run.stderr);
+    assert!(
+        run.stdout == input,
+        "byte-exact: {} of {} bytes",
+        run.stdout.len(),
+        input.len()
+    );
+    let log = read_log(&run.log);
+    let sizes = |dir| log.dir(dir).iter().map(|f| f.bytes).collect::<Vec<_>>();
+    assert_eq!(sizes(Direction::C2s), frame_sizes(&input));
+    assert_eq!(sizes(Direction::S2c), frame_sizes(&input));
+    assert_eq!(log.trailer.frames_unlogged, 0);
+    assert!(log.trailer.errors.is_empty(), "{:?}", log.trailer.errors);
+}
+
+#[test]
+fn long_frames_pass_when_stdin_is_a_file_and_stdout_a_file_opened_to_append() {
+    // A shell's `ctxopt-proxy … < in.jsonl >> out.jsonl`: a file is not a pipe to `tee`
+    // from, and a file opened to append takes no `splice`, so the relay copies.
+    let scratch = tempfile::tempdir().unwrap();
+    let input = mixed_long_traffic();
+    let (in_path, out_path) = (scratch.path().join("in"), scratch.path().join("out"));
+    std::fs::write(&in_path, &input).unwrap();
+    std::fs::write(&out_path, b"earlier\n").unwrap();
+    let cmd = ProxyCmd::fixture(&["chunk:77777", "echo"]).option(&[
+        "--tokenizer",
+        "chars/4",
+        "--inject",
+        "none",
+    ]);
+    let out = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&out_path)
+        .unwrap();
+    let status = cmd
+        .command()
+        .stdin(std::fs::File::open(&in_path).unwrap())
+        .stdout(out)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let written = std::fs::read(&out_path).unwrap();
+    assert!(
+        written.strip_prefix(b"earlier\n".as_slice()) == Some(input.as_slice()),
+        "byte-exact after what was there"
+    );
+    let log = read_log(cmd.log_path());
+    assert_eq!(log.dir(Direction::S2c).len(), frame_sizes(&input).len());
+    assert!(log.trailer.errors.is_empty(), "{:?}", log.trailer.errors);
 }

@@ -113,17 +113,22 @@ impl ProxyCmd {
         &self.log
     }
 
-    /// Starts the proxy with piped stdin, stdout and stderr. Without a `--store` option the
-    /// proxy gets `--store :memory:`, so no test writes into the user's store.
-    pub fn spawn(&self) -> Child {
+    /// The proxy's command line, its standard streams left to the caller. Without a
+    /// `--store` option the proxy gets `--store :memory:`, so no test writes into the
+    /// user's store.
+    pub fn command(&self) -> Command {
         let mut cmd = Command::new(PROXY);
         cmd.arg("--log").arg(&self.log);
         if !self.options.iter().any(|o| o == "--store") {
             cmd.args(["--store", ":memory:"]);
         }
-        cmd.args(&self.options)
-            .arg("--")
-            .args(&self.server)
+        cmd.args(&self.options).arg("--").args(&self.server);
+        cmd
+    }
+
+    /// Starts the proxy ([`ProxyCmd::command`]) with piped stdin, stdout and stderr.
+    pub fn spawn(&self) -> Child {
+        self.command()
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

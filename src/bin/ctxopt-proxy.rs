@@ -52,10 +52,6 @@ struct Args {
     /// The workspace the session's records belong to (default: the current directory).
     #[arg(long, value_name = "DIR")]
     workspace: Option<PathBuf>,
-    /// After relaying a frame, poll the other direction for its answer without sleeping
-    /// for up to this many microseconds (costs up to that much CPU per frame; 0: off).
-    #[arg(long, value_name = "MICROSECONDS", default_value = "0")]
-    spin_us: u64,
     /// Hold each injected tool's answer back this many milliseconds (for testing
     /// cancellation).
     #[arg(long, value_name = "MS", default_value = "0", hide = true)]
@@ -112,7 +108,6 @@ fn main() -> ExitCode {
         grace: args.grace_period,
         bridge: Some(Arc::new(bridge)),
         answer_delay: Duration::from_millis(args.answer_delay_ms),
-        spin: Duration::from_micros(args.spin_us),
     };
     match relay::run(config) {
         Ok(code) => ExitCode::from(code),

@@ -9,7 +9,7 @@
 //!   ingests tool results into the store.
 //! - [`intercept`]: the frames the proxy takes part in when it injects tools.
 //! - [`blocking`]: reads and writes that wait on a non-blocking descriptor.
-//! - [`spin`]: bounded busy-polling for the answer after a frame is relayed (`--spin-us`).
+//! - [`zero_copy`]: a long frame's body moved from pipe to outlet without a copy.
 //! - [`child`]: starting the server in its own process group, and its exit status.
 //! - [`signals`]: `SIGINT`/`SIGTERM`/`SIGHUP`/`SIGCHLD` collected synchronously.
 //! - [`stats`]: per-direction counters for the trailer.
@@ -29,9 +29,9 @@ pub mod outlet;
 pub mod pump;
 pub mod server_name;
 pub mod signals;
-pub mod spin;
 pub mod stats;
 pub mod tap;
+pub mod zero_copy;
 
 use std::ffi::OsString;
 use std::fs::File;
@@ -49,12 +49,10 @@ use crate::framelog::writer::{create_log_dir, default_log_dir, default_log_name,
 use crate::framelog::FORMAT_VERSION;
 use crate::framelog::{Direction, ExitStatus, Header, LogLine, PerDirection, Trailer};
 use crate::tokenizer::Tokenizer;
-use blocking::Blocking;
 use intercept::Interceptor;
 use outlet::Outlet;
 use pump::Pump;
 use signals::Signals;
-use spin::SpinReader;
 use stats::RelayStats;
 use tap::{Ingestion, Tap, TapSender};
 
@@ -90,9 +88,6 @@ pub struct ProxyConfig {
     /// How long each answer of an injected tool is held back (zero; tests of cancellation
     /// set it).
     pub answer_delay: Duration,
-    /// How long a direction polls its input without sleeping after the other direction
-    /// relayed a frame (see [`spin`]); zero: never.
-    pub spin: Duration,
 }
 
 /// What stops the proxy before it can relay anything.
@@ -241,8 +236,8 @@ fn start_pumps(
     };
     let client_in = File::from(io::stdin().as_fd().try_clone_to_owned()?);
     let client_out = File::from(io::stdout().as_fd().try_clone_to_owned()?);
-    let to_server = Arc::new(Outlet::new(Blocking(server_in)));
-    let to_client = Arc::new(Outlet::new(Blocking(client_out)));
+    let to_server = Arc::new(Outlet::for_fd(File::from(OwnedFd::from(server_in))));
+    let to_client = Arc::new(Outlet::for_fd(client_out));
     let intercept = config
         .bridge
         .as_ref()
@@ -255,25 +250,7 @@ fn start_pumps(
                 config.answer_delay,
             ))
         });
-    // With busy-polling each reader is woken into a polling window by the other direction.
-    let (c2s_input, s2c_input, poke_c2s, poke_s2c) = if config.spin.is_zero() {
-        (
-            Input::Plain(client_in),
-            Input::Plain(File::from(OwnedFd::from(server_out))),
-            None,
-            None,
-        )
-    } else {
-        let (c2s_reader, poke_c2s) = SpinReader::new(client_in, config.spin)?;
-        let (s2c_reader, poke_s2c) =
-            SpinReader::new(File::from(OwnedFd::from(server_out)), config.spin)?;
-        (
-            Input::Spin(c2s_reader),
-            Input::Spin(s2c_reader),
-            Some(poke_c2s),
-            Some(poke_s2c),
-        )
-    };
+    let server_out = File::from(OwnedFd::from(server_out));
     let c2s = Pump {
         dir: Direction::C2s,
         outlet: to_server.clone(),
@@ -281,7 +258,6 @@ fn start_pumps(
         tap: tap.clone(),
         stats: stats.clone(),
         intercept: intercept.clone(),
-        poke: poke_s2c,
     };
     let intercepting = intercept.clone();
     let s2c = Pump {
@@ -291,34 +267,18 @@ fn start_pumps(
         tap,
         stats: stats.clone(),
         intercept,
-        poke: poke_c2s,
     };
     std::thread::Builder::new()
         .name("c2s".into())
-        .spawn(move || c2s_input.pump(c2s))?;
+        .spawn(move || c2s.run(client_in))?;
     let (drained_tx, drained_rx) = mpsc::channel::<()>();
     std::thread::Builder::new()
         .name("s2c".into())
         .spawn(move || {
-            s2c_input.pump(s2c);
+            s2c.run(server_out);
             let _ = drained_tx.send(());
         })?;
     Ok((drained_rx, intercepting))
-}
-
-/// A direction's input: read as it is, or with busy-polling windows.
-enum Input {
-    Plain(File),
-    Spin(SpinReader),
-}
-
-impl Input {
-    fn pump(self, pump: Pump) {
-        match self {
-            Input::Plain(file) => pump.run(Blocking(file)),
-            Input::Spin(reader) => pump.run(reader),
-        }
-    }
 }
 
 /// Waits for the server to exit, forwarding signals and killing it when it outlives the

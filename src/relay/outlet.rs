@@ -4,13 +4,35 @@
 //! A frame is written under the outlet's lock, in one call ([`Outlet::write_frame`]) or in
 //! pieces as it arrives ([`Outlet::lock`]); either way no other frame can come between its
 //! bytes. The proxy's own answers (injected tools) share the client's outlet with the
-//! `s2c` relay, so they wait for a frame being streamed to end.
+//! `s2c` relay, so they wait for a frame being streamed to end. An outlet on a descriptor
+//! also takes bytes spliced from a pipe ([`FrameWriter::splice_from`]).
 
+use std::fs::File;
 use std::io::{self, Write};
+use std::os::fd::{AsFd, BorrowedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
-type Sink = Option<Box<dyn Write + Send>>;
+use super::blocking::Blocking;
+use super::zero_copy::{self, Moved};
+
+/// What an outlet writes to: a descriptor, or any writer (tests).
+enum Target {
+    Fd(Blocking<File>),
+    Writer(Box<dyn Write + Send>),
+}
+
+impl Target {
+    fn writer(&mut self) -> &mut dyn Write {
+        match self {
+            Target::Fd(file) => file,
+            Target::Writer(w) => w,
+        }
+    }
+}
+
+/// The target, until the outlet is closed.
+type Sink = Option<Target>;
 
 /// A writable end that is written by one relay thread and may be closed by either.
 pub struct Outlet {
@@ -46,9 +68,10 @@ impl FrameWriter<'_> {
     /// Writes a piece of the frame and flushes it. `Ok(false)` when the outlet is closed.
     /// A failed write closes the outlet.
     pub fn write(&mut self, bytes: &[u8]) -> io::Result<bool> {
-        let Some(w) = self.sink.as_mut() else {
+        let Some(target) = self.sink.as_mut() else {
             return Ok(false);
         };
+        let w = target.writer();
         match w.write_all(bytes).and_then(|()| w.flush()) {
             Ok(()) => Ok(true),
             Err(err) => {
@@ -56,6 +79,22 @@ impl FrameWriter<'_> {
                 Err(err)
             }
         }
+    }
+
+    /// Moves the next `len` bytes of `input` (a pipe holding at least that many) on as
+    /// part of the frame, without copying them. `None` when the outlet is closed;
+    /// [`Moved::Unsupported`] when it is not a descriptor or does not take spliced bytes.
+    /// A failure closes the outlet.
+    pub fn splice_from(&mut self, input: BorrowedFd<'_>, len: usize) -> Option<Moved> {
+        let target = self.sink.as_mut()?;
+        let Target::Fd(Blocking(file)) = target else {
+            return Some(Moved::Unsupported);
+        };
+        let moved = zero_copy::splice_exact(input, file.as_fd(), len);
+        if matches!(moved, Moved::Failed { .. }) {
+            *self.sink = None;
+        }
+        Some(moved)
     }
 }
 
@@ -71,8 +110,18 @@ impl Drop for FrameWriter<'_> {
 impl Outlet {
     /// Wraps an unbuffered writer.
     pub fn new(sink: impl Write + Send + 'static) -> Self {
+        Self::with(Target::Writer(Box::new(sink)))
+    }
+
+    /// Writes to a descriptor (waiting whenever it is non-blocking and full), which can
+    /// also take spliced bytes.
+    pub fn for_fd(file: File) -> Self {
+        Self::with(Target::Fd(Blocking(file)))
+    }
+
+    fn with(target: Target) -> Self {
         Outlet {
-            sink: Mutex::new(Some(Box::new(sink))),
+            sink: Mutex::new(Some(target)),
             close_requested: AtomicBool::new(false),
         }
     }

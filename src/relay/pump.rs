@@ -18,16 +18,25 @@
 //!
 //! Either way the frame's bytes are gathered once, for the tap, which gets them when the
 //! frame ends; its `ts` is when its first byte was written on.
+//!
+//! # Zero copy
+//! Once a frame streams, the rest of it goes from the input pipe to the outlet by
+//! `tee`/`splice` ([`zero_copy`]): the relay reads a duplicate once (the tap's copy, and
+//! where it finds the frame's end) instead of reading and writing every byte. Where either
+//! end is not a pipe or descriptor that allows it, the pump copies, as it does for whole
+//! frames.
 
-use std::io::Read;
+use std::fs::File;
+use std::os::fd::{AsFd, BorrowedFd};
 use std::sync::Arc;
 
+use super::blocking::Blocking;
 use super::intercept::Interceptor;
 use super::line_reader::{LineReader, READ_CHUNK};
 use super::outlet::{FrameWriter, Outlet};
-use super::spin::Poke;
 use super::stats::{DirStats, RelayStats};
 use super::tap::{TapSender, Ticket};
+use super::zero_copy::{self, Moved, Peeker};
 use crate::framelog::Direction;
 
 /// A frame longer than this, still unfinished, is written on as it arrives when it may be;
@@ -49,9 +58,16 @@ pub struct Pump {
     pub stats: Arc<RelayStats>,
     /// The proxy's part in the conversation, when it injects tools.
     pub intercept: Option<Arc<Interceptor>>,
-    /// Starts the other direction's busy-polling window after each frame relayed
-    /// (`--spin-us`).
-    pub poke: Option<Poke>,
+}
+
+/// How a frame moved on by zero copy ended.
+enum ZeroCopyEnd {
+    /// Its `\n` was moved on; what follows is still in the input.
+    Frame,
+    /// The input ended (or failed) first.
+    Input,
+    /// Zero copy is not possible here; the frame goes on by copying.
+    Unsupported,
 }
 
 /// A frame being written on as it arrives.
@@ -72,8 +88,9 @@ impl Pump {
 
     /// Relays `input` until end of stream, then closes the outlet (see below for the
     /// client's outlet when tools are injected).
-    pub fn run(self, input: impl Read) {
-        let mut reader = LineReader::new(input);
+    pub fn run(self, input: File) {
+        let mut peeker = Peeker::new().ok();
+        let mut reader = LineReader::new(Blocking(&input));
         // The frame being read: the tap's copy, and the only one.
         let mut frame = Vec::new();
         let mut stream: Option<Stream<'_>> = None;
@@ -82,8 +99,7 @@ impl Pump {
                 Ok(Some(piece)) => piece,
                 Ok(None) => break,
                 Err(err) => {
-                    self.stats
-                        .error(format!("{}: read failed: {err}", self.dir.as_str()));
+                    self.read_failed(&err);
                     break;
                 }
             };
@@ -106,7 +122,24 @@ impl Pump {
             } else {
                 frame.extend_from_slice(piece.bytes);
                 if frame.len() > STREAM_AFTER && self.may_stream() {
-                    stream = Some(self.start_stream(&frame));
+                    let mut s = self.start_stream(&frame);
+                    // A piece that does not end its frame empties the reader's buffer:
+                    // the rest of the frame is still in the input.
+                    let end = match &peeker {
+                        Some(p) => self.zero_copy(p, input.as_fd(), &mut s, &mut frame),
+                        None => ZeroCopyEnd::Unsupported,
+                    };
+                    match end {
+                        ZeroCopyEnd::Frame => self.end_stream(s, std::mem::take(&mut frame)),
+                        ZeroCopyEnd::Input => {
+                            stream = Some(s);
+                            break;
+                        }
+                        ZeroCopyEnd::Unsupported => {
+                            peeker = None;
+                            stream = Some(s);
+                        }
+                    }
                 }
             }
         }
@@ -123,6 +156,82 @@ impl Pump {
         }
     }
 
+    fn read_failed(&self, err: &std::io::Error) {
+        self.stats
+            .error(format!("{}: read failed: {err}", self.dir.as_str()));
+    }
+
+    /// Moves the rest of a streamed frame from `input` to the outlet by zero copy,
+    /// appending the tap's copy to `frame`, up to and including its `\n`.
+    fn zero_copy(
+        &self,
+        peeker: &Peeker,
+        input: BorrowedFd<'_>,
+        stream: &mut Stream<'_>,
+        frame: &mut Vec<u8>,
+    ) -> ZeroCopyEnd {
+        loop {
+            let start = frame.len();
+            match peeker.peek(input, frame) {
+                Ok(0) => return ZeroCopyEnd::Input,
+                Ok(_) => {}
+                Err(err) if err.kind() == std::io::ErrorKind::InvalidInput => {
+                    return ZeroCopyEnd::Unsupported;
+                }
+                Err(err) => {
+                    self.read_failed(&err);
+                    return ZeroCopyEnd::Input;
+                }
+            }
+            let (len, ends_frame) = match memchr::memchr(b'\n', &frame[start..]) {
+                Some(i) => (i + 1, true),
+                None => (frame.len() - start, false),
+            };
+            // The bytes looked at beyond the frame's end stay in the input.
+            frame.truncate(start + len);
+            if !self.move_on(input, stream, &frame[start..], len) {
+                return ZeroCopyEnd::Input;
+            }
+            if ends_frame {
+                return ZeroCopyEnd::Frame;
+            }
+        }
+    }
+
+    /// Moves the next `len` bytes of `input` (whose copy is `copy`) on by splicing, or by
+    /// writing the copy where the outlet takes no splice; when the frame is no longer
+    /// being written on, only takes them out of the input. `false` when the input failed.
+    fn move_on(
+        &self,
+        input: BorrowedFd<'_>,
+        stream: &mut Stream<'_>,
+        copy: &[u8],
+        len: usize,
+    ) -> bool {
+        let mut left = len;
+        if stream.written {
+            match stream.writer.splice_from(input, len) {
+                Some(Moved::All) => left = 0,
+                Some(Moved::Unsupported) => {
+                    stream.written = self.write(&mut stream.writer, copy);
+                }
+                Some(Moved::Failed { moved, error }) => {
+                    self.write_failed(&error);
+                    stream.written = false;
+                    left -= moved;
+                }
+                None => stream.written = false,
+            }
+        }
+        match zero_copy::discard(input, left) {
+            Ok(()) => true,
+            Err(err) => {
+                self.read_failed(&err);
+                false
+            }
+        }
+    }
+
     /// Whether an unfinished frame may be written on before its end (see the module
     /// documentation).
     fn may_stream(&self) -> bool {
@@ -135,15 +244,20 @@ impl Pump {
     /// Writes a piece on; `false` when it could not be (the outlet closed or broke).
     fn write(&self, writer: &mut FrameWriter<'_>, bytes: &[u8]) -> bool {
         writer.write(bytes).unwrap_or_else(|err| {
-            self.stats.error(format!(
-                "{}: write failed: {err}; no longer relaying this way",
-                self.dir.as_str()
-            ));
-            if let Some(other) = &self.on_break_close {
-                other.close();
-            }
+            self.write_failed(&err);
             false
         })
+    }
+
+    /// Reports a broken outlet, and closes the other one when it should follow.
+    fn write_failed(&self, err: &std::io::Error) {
+        self.stats.error(format!(
+            "{}: write failed: {err}; no longer relaying this way",
+            self.dir.as_str()
+        ));
+        if let Some(other) = &self.on_break_close {
+            other.close();
+        }
     }
 
     /// Relays a whole frame, unless the interceptor consumes or rewrites it.
@@ -193,9 +307,6 @@ impl Pump {
     /// Counts a frame and hands it to the tap (or gives its ticket back when it could not
     /// be written on).
     fn tap_frame(&self, ticket: Ticket, frame: Vec<u8>, written: bool, server_raw: Option<String>) {
-        if let Some(poke) = &self.poke {
-            poke.poke();
-        }
         if written {
             self.dir_stats().relayed(frame.len());
             self.tap.relayed_as(ticket, self.dir, frame, server_raw);
