@@ -12,6 +12,7 @@ use crate::optimizer::extract::{outcomes, paths, signatures, terms, Features, Ou
 use crate::optimizer::fragment::{Fragment, Kind, Unit};
 use crate::optimizer::output::ScoreComponent;
 use crate::optimizer::records::{DecisionStatus, Role, TestStatus};
+use crate::optimizer::workspace::WorkspaceRoot;
 
 /// The weight of each signal, and the recency curve.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -69,6 +70,8 @@ pub struct Focus {
     pub errors: HashSet<String>,
     /// Units (errors and failing test results) the task is about.
     pub error_units: BTreeSet<usize>,
+    /// The session's workspace root, whose names are left out of `identifiers`.
+    pub workspace_root: Option<String>,
 }
 
 /// A fragment's score.
@@ -338,7 +341,36 @@ pub fn focus(units: &[Unit], features: &[Features], outcomes: &[Outcome], live: 
         }
     }
     add_frames_showing_task_errors(&mut f, units, features, live);
+    leave_out_the_workspace_root(&mut f, units, features, live);
     f
+}
+
+/// Leaves out of the focus the identifiers that only say where the workspace lives (its
+/// root, the root's ancestors and components; see [`WorkspaceRoot`]), found from every live
+/// fragment's paths and every live record's own path: a fragment shares them with the task's
+/// error because it lies in the same folder, whatever it is about.
+fn leave_out_the_workspace_root(
+    focus: &mut Focus,
+    units: &[Unit],
+    features: &[Features],
+    live: &[bool],
+) {
+    let own_paths: Vec<String> = units
+        .iter()
+        .zip(live)
+        .filter(|(_, &live)| live)
+        .filter_map(|(u, _)| u.path.as_deref())
+        .map(|p| paths::normalize_path(p).to_lowercase())
+        .collect();
+    let root = WorkspaceRoot::of(
+        features
+            .iter()
+            .flat_map(|ft| &ft.identifiers)
+            .chain(&own_paths)
+            .map(String::as_str),
+    );
+    focus.identifiers.retain(|id| !root.names_the_root(id));
+    focus.workspace_root = root.root;
 }
 
 /// Adds to the focus the files named by the stack frames of every live fragment that shows
