@@ -76,6 +76,47 @@ impl WorkspaceRoot {
     pub fn names_the_root(&self, identifier: &str) -> bool {
         self.names.contains(identifier.trim_end_matches('/'))
     }
+
+    /// Calls `f` with the parts of `text` around the places where it names the root
+    /// (`/tmp/.tmpAbC123/proj` of `/tmp/.tmpAbC123/proj/notes.txt`: in any ASCII case, with
+    /// `\` for `/`, followed by no more of a folder name), in order; with no root, with the
+    /// whole text.
+    pub fn for_each_part_outside<'t>(&self, text: &'t str, mut f: impl FnMut(&'t str)) {
+        let Some(root) = self.root.as_deref() else {
+            f(text);
+            return;
+        };
+        // Found by its first `/`, or by a drive's colon.
+        let anchor = usize::from(!root.starts_with('/'));
+        let anchor_byte = root.as_bytes()[anchor];
+        let mut start = 0;
+        for at in memchr::memchr_iter(anchor_byte, text.as_bytes()) {
+            let Some(at) = at.checked_sub(anchor) else {
+                continue;
+            };
+            if at >= start && names_root_at(text, at, root) {
+                f(&text[start..at]);
+                start = at + root.len();
+            }
+        }
+        f(&text[start..]);
+    }
+}
+
+/// Whether `text` names the folder `root` (lowercase) at byte `at`.
+fn names_root_at(text: &str, at: usize, root: &str) -> bool {
+    let end = at + root.len();
+    let (Some(found), true) = (text.get(at..end), text.is_char_boundary(at)) else {
+        return false;
+    };
+    let same = found
+        .bytes()
+        .zip(root.bytes())
+        .all(|(t, r)| t.eq_ignore_ascii_case(&r) || (t == b'\\' && r == b'/'));
+    let name_byte = |b: u8| b.is_ascii_alphanumeric() || b"._-".contains(&b);
+    let ends = !text.as_bytes().get(end).copied().is_some_and(name_byte);
+    let starts = at == 0 || !name_byte(text.as_bytes()[at - 1]) || root.starts_with('/');
+    same && ends && starts
 }
 
 /// Whether a normalized path is absolute: `/…` or a drive, `c:/…`.
@@ -172,5 +213,37 @@ mod tests {
             assert!(!w.names_the_root(other), "{other}");
         }
         assert!(!WorkspaceRoot::default().names_the_root("tmp"));
+    }
+
+    fn parts_outside(w: &WorkspaceRoot, text: &str) -> Vec<String> {
+        let mut parts = Vec::new();
+        w.for_each_part_outside(text, |p| parts.push(p.to_string()));
+        parts
+    }
+
+    #[test]
+    fn the_text_around_the_root_is_what_is_left_of_it() {
+        let w = WorkspaceRoot::of(["/tmp/.tmpabfix/proj/a.rs", "/tmp/.tmpabfix/proj/b.rs"]);
+        assert_eq!(
+            parts_outside(
+                &w,
+                "wrote /tmp/.tmpAbFix/proj/notes.txt and /TMP/.tmpabfix/proj"
+            ),
+            ["wrote ", "/notes.txt and ", ""]
+        );
+        assert_eq!(
+            parts_outside(&w, "/tmp/.tmpabfix/project/x.rs"),
+            ["/tmp/.tmpabfix/project/x.rs"],
+            "another folder that starts alike"
+        );
+        assert_eq!(parts_outside(&WorkspaceRoot::default(), "/a/b"), ["/a/b"]);
+        let windows = WorkspaceRoot::of(["c:/src/app/billing.cs", "c:/src/app/other.cs"]);
+        assert_eq!(
+            parts_outside(
+                &windows,
+                r"at C:\Src\App\Billing.cs:line 3, not xc:/src/app"
+            ),
+            ["at ", r"\Billing.cs:line 3, not xc:/src/app"]
+        );
     }
 }
