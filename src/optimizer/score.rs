@@ -64,7 +64,8 @@ impl Default for Weights {
 pub struct Focus {
     /// The task's terms.
     pub terms: HashSet<String>,
-    /// Identifiers of the task and of the errors it is about (lowercase, with basenames).
+    /// Identifiers of the task and of the errors it is about (lowercase, with basenames),
+    /// without those that only name the workspace root.
     pub identifiers: HashSet<String>,
     /// Error signature keys and failing test names of the errors the task is about.
     pub errors: HashSet<String>,

@@ -1,7 +1,8 @@
 //! The workspace root: the deepest folder that (nearly) every absolute path of a session lies
 //! in. Where the workspace lives (`/tmp/.tmpAbC123/proj`, `/home/u/proj`) says nothing about
 //! what a fragment is about, so the scorer's focus leaves out the identifiers that only name
-//! the root: the root, its ancestors and its components (see `docs/scoring.md`).
+//! the root (the root, its ancestors and its components), and lexical overlap does not read
+//! the places where a text names it (see `docs/scoring.md`).
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
@@ -106,7 +107,7 @@ impl WorkspaceRoot {
 /// Whether `text` names the folder `root` (lowercase) at byte `at`.
 fn names_root_at(text: &str, at: usize, root: &str) -> bool {
     let end = at + root.len();
-    let (Some(found), true) = (text.get(at..end), text.is_char_boundary(at)) else {
+    let Some(found) = text.get(at..end) else {
         return false;
     };
     let same = found
@@ -115,7 +116,8 @@ fn names_root_at(text: &str, at: usize, root: &str) -> bool {
         .all(|(t, r)| t.eq_ignore_ascii_case(&r) || (t == b'\\' && r == b'/'));
     let name_byte = |b: u8| b.is_ascii_alphanumeric() || b"._-".contains(&b);
     let ends = !text.as_bytes().get(end).copied().is_some_and(name_byte);
-    let starts = at == 0 || !name_byte(text.as_bytes()[at - 1]) || root.starts_with('/');
+    // Not the tail of a longer path (`/a/proj` for `/proj`) or a relative one (`./proj`).
+    let starts = at == 0 || !name_byte(text.as_bytes()[at - 1]);
     same && ends && starts
 }
 
@@ -237,6 +239,11 @@ mod tests {
             "another folder that starts alike"
         );
         assert_eq!(parts_outside(&WorkspaceRoot::default(), "/a/b"), ["/a/b"]);
+        let short = WorkspaceRoot::of(["/proj/a.rs", "/proj/b.rs"]);
+        assert_eq!(
+            parts_outside(&short, "/a/proj/x.rs ./proj/y.rs \"/proj/z.rs\""),
+            ["/a/proj/x.rs ./proj/y.rs \"", "/z.rs\""]
+        );
         let windows = WorkspaceRoot::of(["c:/src/app/billing.cs", "c:/src/app/other.cs"]);
         assert_eq!(
             parts_outside(
