@@ -328,10 +328,18 @@ fn live_session(client: &str) {
     assert!(sources.iter().any(|s| s["kind"] == "file"), "{sources:?}");
     // Every source but the task itself names a frame of this log.
     let from_log: Vec<&Value> = sources.iter().filter(|s| s["kind"] != "task").collect();
-    // The error and billing.rs at least. Whether the write_file output joins them depends on
-    // the random temporary directory's name (an identifier its path shares with the error's
-    // path, or not), so the count is not pinned higher.
-    assert!(from_log.len() >= 2, "{sources:?}");
+    // The error and billing.rs, nothing else: the write_file output and the notes share
+    // nothing with the task but the temporary folder, whatever its random name.
+    let chosen: Vec<(&str, &str)> = from_log
+        .iter()
+        .map(|s| (s["kind"].as_str().unwrap(), s["tool"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        chosen,
+        [("error", "read_text_file"), ("file", "read_text_file")],
+        "{sources:?}"
+    );
+    assert_eq!(from_log[1]["path"], p(&billing), "{sources:?}");
     for source in from_log {
         assert_eq!(source["log"], p(&log), "{source}");
         let frame = frames

@@ -387,10 +387,15 @@ fn crlf_and_windows_paths_work_end_to_end() {
         ],
         ..Records::default()
     };
-    let out = build(&records, &BuildConfig::default()).unwrap();
+    // Every fragment is kept, to read its scores.
+    let config = BuildConfig {
+        min_relevance: 0.0,
+        ..BuildConfig::default()
+    };
+    let out = build(&records, &config).unwrap();
     assert!(!out.context.contains('\r'));
     assert!(out.context.contains("It must not\nchange the API."));
-    let identifier_match = |path: &str| {
+    let value = |path: &str, signal: &str| {
         let source = out
             .sources
             .iter()
@@ -399,12 +404,15 @@ fn crlf_and_windows_paths_work_end_to_end() {
         source
             .components
             .iter()
-            .find(|c| c.signal == "identifier_match")
+            .find(|c| c.signal == signal)
             .unwrap()
             .value
     };
-    assert_eq!(identifier_match(r"C:\src\App\Billing.cs"), 1.0);
-    assert_eq!(identifier_match(r"C:\src\App\Other.cs"), 0.0);
+    assert_eq!(value(r"C:\src\App\Billing.cs", "identifier_match"), 1.0);
+    assert_eq!(value(r"C:\src\App\Other.cs", "identifier_match"), 0.0);
+    // `src` and `App` only say where the workspace lives: the task's terms are the rest.
+    assert_eq!(value(r"C:\src\App\Billing.cs", "lexical_overlap"), 0.3333);
+    assert_eq!(value(r"C:\src\App\Other.cs", "lexical_overlap"), 0.0);
 }
 
 #[test]
@@ -471,4 +479,180 @@ fn standing_instructions_never_fill_the_budget() {
     let omitted = out.omitted.iter().find(|o| o.record == "sys").unwrap();
     assert_eq!(omitted.reason, "low_relevance");
     assert!(out.sources.iter().any(|s| s.record == "a1"));
+}
+
+/// A session like the live filesystem one, every path under `root`: the task is about
+/// `billing.rs` and `rates.rs`, reading `rates.rs` failed, and a `write_file` wrote a
+/// sibling, `notes.txt`, that shares nothing with the task but the folder.
+fn session_under(root: &str) -> Records {
+    let common = |id: &str, second: u32| Common {
+        id: Some(id.into()),
+        timestamp: Some(format!("2026-11-30T16:25:{second:02}Z")),
+        priority: None,
+    };
+    let file = |id: &str, second, name: &str, content: &str| FileRecord {
+        common: common(id, second),
+        path: format!("{root}/{name}"),
+        content: content.into(),
+    };
+    Records {
+        task: Some("fix total_cents rounding in billing.rs; the rates come from rates.rs".into()),
+        files: vec![
+            file(
+                "r1",
+                1,
+                "notes.txt",
+                "invoice totals are rounded half up (v1)\n",
+            ),
+            file(
+                "r2",
+                2,
+                "billing.rs",
+                "pub fn total_cents(x: f64) -> i64 { x as i64 }\n",
+            ),
+            file(
+                "r5",
+                5,
+                "notes.txt",
+                "invoice totals are rounded half even (v2)\n",
+            ),
+        ],
+        errors: vec![ErrorRecord {
+            common: common("r3", 3),
+            message: format!(
+                "read_text_file: ENOENT: no such file or directory, open '{root}/rates.rs'"
+            ),
+            stack: None,
+        }],
+        tool_outputs: vec![ToolOutput {
+            common: common("r4", 4),
+            tool: "write_file".into(),
+            args: Some(serde_json::json!({
+                "content": "invoice totals are rounded half even (v2)\n",
+                "path": format!("{root}/notes.txt"),
+            })),
+            output: format!("Successfully wrote to {root}/notes.txt"),
+            exit_code: None,
+        }],
+        ..Records::default()
+    }
+}
+
+/// What a build chose, without what names the folder: the kept records with their score
+/// components, and the omitted records with their reasons and scores.
+fn choices(out: &BuildOutput) -> String {
+    let kept: Vec<String> = out
+        .sources
+        .iter()
+        .map(|s| {
+            let parts: Vec<String> = s
+                .components
+                .iter()
+                .map(|c| format!("{}={}", c.signal, c.value))
+                .collect();
+            format!("kept {} {} [{}]", s.record, s.score, parts.join(" "))
+        })
+        .collect();
+    let omitted = out
+        .omitted
+        .iter()
+        .map(|o| format!("omitted {} {} {:?}", o.record, o.reason, o.score));
+    kept.into_iter()
+        .chain(omitted)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn where_the_workspace_lives_does_not_change_the_selection() {
+    let config = BuildConfig {
+        budget: 2000,
+        ..BuildConfig::default()
+    };
+    let under_home = build(&session_under("/home/u/other-name/proj"), &config).unwrap();
+    // `tmpAAAAAA` reads as a symbol the error shares; `tmpabFix` holds the task's word `fix`.
+    for root in ["/tmp/.tmpAAAAAA/proj", "/tmp/.tmpabFix/proj"] {
+        let under_tmp = build(&session_under(root), &config).unwrap();
+        assert_eq!(choices(&under_tmp), choices(&under_home), "{root}");
+    }
+    // The sibling the write went to shares nothing with the task but the folder.
+    assert!(
+        under_home.omitted.iter().any(|o| o.record == "r4"),
+        "{}",
+        choices(&under_home)
+    );
+}
+
+/// The `identifier_match` value of the kept fragment of `record`.
+fn identifier_match(out: &BuildOutput, record: &str) -> f64 {
+    let source = out.sources.iter().find(|s| s.record == record);
+    source
+        .unwrap_or_else(|| panic!("{record} not kept: {}", choices(out)))
+        .components
+        .iter()
+        .find(|c| c.signal == "identifier_match")
+        .unwrap()
+        .value
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    #[test]
+    fn no_temporary_folder_name_changes_the_selection(
+        name in "[A-Za-z0-9]{0,3}(Fix|FIX|Rates|Cents|Bill|Come|Total)?[A-Za-z0-9]{0,3}"
+    ) {
+        let config = BuildConfig { budget: 2000, ..BuildConfig::default() };
+        let reference = build(&session_under("/home/u/other-name/proj"), &config).unwrap();
+        let temporary = build(&session_under(&format!("/tmp/.tmp{name}/proj")), &config).unwrap();
+        prop_assert_eq!(choices(&temporary), choices(&reference));
+    }
+}
+
+#[test]
+fn a_folder_below_the_root_that_the_error_names_still_counts() {
+    let session = |root: &str| {
+        let run = |id: &str, tool: &str, output: String| ToolOutput {
+            common: Common {
+                id: Some(id.into()),
+                ..Common::default()
+            },
+            tool: tool.into(),
+            args: None,
+            output,
+            exit_code: Some(0),
+        };
+        Records {
+            task: Some("Fix the build".into()),
+            errors: vec![ErrorRecord {
+                common: Common {
+                    id: Some("error".into()),
+                    ..Common::default()
+                },
+                message: format!("error: cannot compile {root}/src/parser: unexpected token"),
+                stack: None,
+            }],
+            tool_outputs: vec![
+                run(
+                    "ls-parser",
+                    "ls src/parser",
+                    format!("{root}/src/parser/ast.rs"),
+                ),
+                run("ls-src", "ls src", format!("{root}/src/main.rs")),
+                run("ls-root", "ls", format!("{root}/Cargo.toml")),
+            ],
+            ..Records::default()
+        }
+    };
+    let config = BuildConfig {
+        budget: 2000,
+        min_relevance: 0.0,
+        ..BuildConfig::default()
+    };
+    let a = build(&session("/ws/proj"), &config).unwrap();
+    let b = build(&session("/tmp/.tmpAAAAAA/proj"), &config).unwrap();
+    assert_eq!(choices(&a), choices(&b));
+    assert_eq!(identifier_match(&a, "ls-parser"), 0.5, "{}", choices(&a));
+    assert_eq!(identifier_match(&a, "ls-src"), 0.0);
+    assert_eq!(identifier_match(&a, "ls-root"), 0.0);
 }

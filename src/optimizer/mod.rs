@@ -24,6 +24,7 @@ pub mod score;
 pub mod select;
 pub mod supersede;
 mod tokens;
+pub mod workspace;
 
 pub use output::{
     BuildOutput, BuildReport, OmittedFragment, ScoreComponent, SourceFragment, Stats,

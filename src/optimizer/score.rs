@@ -12,6 +12,7 @@ use crate::optimizer::extract::{outcomes, paths, signatures, terms, Features, Ou
 use crate::optimizer::fragment::{Fragment, Kind, Unit};
 use crate::optimizer::output::ScoreComponent;
 use crate::optimizer::records::{DecisionStatus, Role, TestStatus};
+use crate::optimizer::workspace::WorkspaceRoot;
 
 /// The weight of each signal, and the recency curve.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -63,12 +64,16 @@ impl Default for Weights {
 pub struct Focus {
     /// The task's terms.
     pub terms: HashSet<String>,
-    /// Identifiers of the task and of the errors it is about (lowercase, with basenames).
+    /// Identifiers of the task and of the errors it is about (lowercase, with basenames),
+    /// without those that only name the workspace root.
     pub identifiers: HashSet<String>,
     /// Error signature keys and failing test names of the errors the task is about.
     pub errors: HashSet<String>,
     /// Units (errors and failing test results) the task is about.
     pub error_units: BTreeSet<usize>,
+    /// The session's workspace root: its names are left out of `identifiers`, and the
+    /// places where a text names it are left out of `terms` and of lexical overlap.
+    pub workspace: WorkspaceRoot,
 }
 
 /// A fragment's score.
@@ -95,10 +100,12 @@ fn lexical_of(focus: &Focus, texts: &[&str]) -> f64 {
     }
     let mut seen: HashSet<&str> = HashSet::new();
     for text in texts {
-        terms::for_each_term(text, |t| {
-            if let Some(k) = focus.terms.get(t) {
-                seen.insert(k.as_str());
-            }
+        focus.workspace.for_each_part_outside(text, |part| {
+            terms::for_each_term(part, |t| {
+                if let Some(k) = focus.terms.get(t) {
+                    seen.insert(k.as_str());
+                }
+            });
         });
     }
     seen.len() as f64 / focus.terms.len() as f64
@@ -229,10 +236,17 @@ fn exception_type(unit: &Unit) -> Option<String> {
 /// tests), at most [`MAX_TASK_ERRORS`] errors and as many tests, are the task's errors: their
 /// identifiers, signatures and test names join the focus.
 pub fn focus(units: &[Unit], features: &[Features], outcomes: &[Outcome], live: &[bool]) -> Focus {
-    let mut f = Focus::default();
+    let mut f = Focus {
+        workspace: workspace_root(units, features, live),
+        ..Focus::default()
+    };
     if let Some(task) = units.iter().position(|u| u.kind == Kind::Task) {
         let text = &units[task].text;
-        f.terms = terms::term_set(text).into_iter().collect();
+        f.workspace.for_each_part_outside(text, |part| {
+            terms::for_each_term(part, |t| {
+                f.terms.insert(t.to_string());
+            });
+        });
         for fi in units[task].fragments.clone() {
             add_identifiers(&mut f.identifiers, &features[fi].identifiers);
         }
@@ -338,7 +352,30 @@ pub fn focus(units: &[Unit], features: &[Features], outcomes: &[Outcome], live: 
         }
     }
     add_frames_showing_task_errors(&mut f, units, features, live);
+    // A fragment shares these with the task's error because it lies in the same folder,
+    // whatever it is about.
+    let workspace = &f.workspace;
+    f.identifiers.retain(|id| !workspace.names_the_root(id));
     f
+}
+
+/// The session's workspace root (see [`WorkspaceRoot`]), found from every live fragment's
+/// paths and every live record's own path.
+fn workspace_root(units: &[Unit], features: &[Features], live: &[bool]) -> WorkspaceRoot {
+    let own_paths: Vec<String> = units
+        .iter()
+        .zip(live)
+        .filter(|(_, &live)| live)
+        .filter_map(|(u, _)| u.path.as_deref())
+        .map(|p| paths::normalize_path(p).to_lowercase())
+        .collect();
+    WorkspaceRoot::of(
+        features
+            .iter()
+            .flat_map(|ft| &ft.identifiers)
+            .chain(&own_paths)
+            .map(String::as_str),
+    )
 }
 
 /// Adds to the focus the files named by the stack frames of every live fragment that shows
