@@ -143,10 +143,10 @@ impl Bench<'_> {
         println!("| result size | proxy options | calls | direct MB/s | proxied MB/s | ratio | proxy CPU per call |");
         println!("| ---: | --- | ---: | ---: | ---: | ---: | ---: |");
         bench.throughput(MB, 128, &[])?;
-        bench.throughput(16 * MB, 16, &[])?;
+        bench.throughput(16 * MB, 32, &[])?;
         // The same relay without the tap's work, to tell relay cost from accounting cost.
-        bench.throughput(16 * MB, 16, &["--tokenizer", "chars/4"])?;
-        bench.throughput(16 * MB, 16, &["--no-log"])?;
+        bench.throughput(16 * MB, 32, &["--tokenizer", "chars/4"])?;
+        bench.throughput(16 * MB, 32, &["--no-log"])?;
         Ok(())
     }
 }
