@@ -14,11 +14,12 @@
 //! bytes, the pump writes the duplicate it read instead ([`Moved::Unsupported`]).
 
 use std::io;
-use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 
-/// Size asked for the private pipe: the most one `tee` duplicates, and so the longest
-/// stretch moved per step. Linux lets any process raise a pipe to 1 MiB by default.
-const PEEK_PIPE_BYTES: libc::c_int = 1 << 20;
+/// Size asked for the private pipe and the server's stdout: the most one `tee` duplicates,
+/// and so the longest stretch moved per step. Linux lets any process raise a pipe to 1 MiB
+/// by default (`/proc/sys/fs/pipe-max-size`).
+const PIPE_BYTES: libc::c_int = 1 << 20;
 
 /// A private pipe through which the bytes waiting in an input pipe are looked at without
 /// being consumed.
@@ -86,6 +87,13 @@ fn retrying(
     }
 }
 
+/// Raises a pipe's capacity to 1 MiB where the system allows; failure (or a descriptor that
+/// is not a pipe) leaves it as it was.
+pub fn widen(pipe: BorrowedFd<'_>) {
+    // SAFETY: fcntl on an open descriptor, no pointers.
+    unsafe { libc::fcntl(pipe.as_raw_fd(), libc::F_SETPIPE_SZ, PIPE_BYTES) };
+}
+
 impl Peeker {
     /// A private pipe, raised to 1 MiB when the system allows (64 KiB otherwise).
     pub fn new() -> io::Result<Peeker> {
@@ -96,8 +104,7 @@ impl Peeker {
         }
         // SAFETY: pipe2 succeeded, so both descriptors are open and owned by nobody else.
         let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
-        // SAFETY: fcntl on a descriptor we own; failure only leaves the default size.
-        unsafe { libc::fcntl(write.as_raw_fd(), libc::F_SETPIPE_SZ, PEEK_PIPE_BYTES) };
+        widen(write.as_fd());
         Ok(Peeker { read, write })
     }
 
@@ -108,7 +115,7 @@ impl Peeker {
         let (input, dup) = (input.as_raw_fd(), self.write.as_raw_fd());
         // SAFETY: tee on two open descriptors, no pointers.
         let n = retrying(input, libc::POLLIN, || unsafe {
-            libc::tee(input, dup, PEEK_PIPE_BYTES as usize, 0)
+            libc::tee(input, dup, PIPE_BYTES as usize, 0)
         })?;
         into.reserve(n);
         let mut got = 0;
@@ -195,7 +202,6 @@ pub fn discard(input: BorrowedFd<'_>, len: usize) -> io::Result<()> {
 mod tests {
     use super::*;
     use std::io::{Read, Write};
-    use std::os::fd::AsFd;
 
     #[test]
     fn peeking_leaves_the_bytes_and_splicing_moves_exactly_the_frame() {
