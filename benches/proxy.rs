@@ -102,37 +102,38 @@ impl Bench<'_> {
             OsString::from("python3"),
             peers_dir().join("py_responder.py").into(),
         ];
-        if bench.server("python") {
-            bench.round_trips("minimal Python responder", &[], &python, calls)?;
-        }
-        if bench.server("python-no-log") {
-            bench.round_trips("minimal Python responder", &["--no-log"], &python, calls)?;
-        }
-        if bench.server("rust") {
-            bench.round_trips(
-                "minimal Rust responder",
-                &[],
-                &rust_responder_command()?,
-                calls,
-            )?;
-        }
         let node = vec![
             OsString::from("node"),
             peers_dir().join("node_responder.mjs").into(),
         ];
-        if bench.server("node") {
-            bench.round_trips("minimal Node.js responder", &[], &node, calls)?;
-        }
-        if !bench.server("everything") {
-            return Ok(());
-        }
         let everything =
             peers_dir().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
-        if everything.is_file() {
-            let command = vec!["node".into(), everything.into(), "stdio".into()];
-            bench.round_trips("server-everything (echo)", &[], &command, calls)?;
-        } else {
-            println!("| server-everything | not installed: run ./proxy-tests/run-all --install-only | | | | | | | |");
+        let no_log: &[&str] = &["--no-log"];
+        let servers = [
+            ("python", "minimal Python responder", python.clone(), &[][..]),
+            ("python-no-log", "minimal Python responder", python, no_log),
+            ("rust", "minimal Rust responder", rust_responder_command()?, &[]),
+            ("node", "minimal Node.js responder", node, &[]),
+            (
+                "everything",
+                "server-everything (echo)",
+                vec!["node".into(), everything.clone().into(), "stdio".into()],
+                &[],
+            ),
+        ];
+        for (name, label, command, options) in servers {
+            if !bench.server(name) {
+                continue;
+            }
+            if name == "everything" && !everything.is_file() {
+                println!("| server-everything | not installed: run ./proxy-tests/run-all --install-only | | | | | | | |");
+                continue;
+            }
+            bench.round_trips(label, options, &command, calls, Pass::Proxies)?;
+            if options.is_empty() {
+                // The floor in a pass of its own: sessions that take turns disturb each other.
+                bench.round_trips(label, options, &command, calls, Pass::Floor)?;
+            }
         }
         Ok(())
     }
@@ -142,11 +143,13 @@ impl Bench<'_> {
         println!("\n## Throughput: relaying large results (minimal Rust responder)\n");
         println!("| result size | proxy options | calls | direct MB/s | proxied MB/s | ratio | proxy CPU per call |");
         println!("| ---: | --- | ---: | ---: | ---: | ---: | ---: |");
-        bench.throughput(MB, 128, &[])?;
-        bench.throughput(16 * MB, 32, &[])?;
+        for (size, calls) in [(MB, 128), (16 * MB, 32)] {
+            bench.throughput(size, calls, &[], Pass::Proxies)?;
+            bench.throughput(size, calls, &[], Pass::Floor)?;
+        }
         // The same relay without the tap's work, to tell relay cost from accounting cost.
-        bench.throughput(16 * MB, 32, &["--tokenizer", "chars/4"])?;
-        bench.throughput(16 * MB, 32, &["--no-log"])?;
+        bench.throughput(16 * MB, 32, &["--tokenizer", "chars/4"], Pass::Proxies)?;
+        bench.throughput(16 * MB, 32, &["--no-log"], Pass::Proxies)?;
         Ok(())
     }
 }
@@ -255,6 +258,16 @@ struct Bench<'a> {
     servers: Vec<String>,
 }
 
+/// Which relays a pass of the benchmark measures against the direct session.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Pass {
+    /// This build's proxy, and the baseline's when there is one.
+    Proxies,
+    /// The bare relay (the floor: what any stdio tap costs before it does anything with a
+    /// frame), in a pass of its own so that it does not take turns with the proxy.
+    Floor,
+}
+
 /// A proxied session being measured, and what its rows are called.
 struct Proxied {
     suffix: &'static str,
@@ -288,20 +301,30 @@ impl Bench<'_> {
         command
     }
 
-    /// This build's proxy around `server`, the baseline's when there is one, and the bare
-    /// relay (the floor: what any stdio tap costs before it does anything with a frame).
+    /// This build's proxy around `server`, and the baseline's when there is one; or, for
+    /// `Pass::Floor`, the bare relay alone.
     fn proxied_sessions(
         &self,
         name: &str,
         options: &[&str],
         server: &[OsString],
+        pass: Pass,
     ) -> Result<Vec<Proxied>> {
+        if pass == Pass::Floor {
+            let mut command = rust_responder_command()?;
+            command.extend(server.iter().cloned());
+            return Ok(vec![Proxied {
+                suffix: ", bare relay (floor)",
+                session: Session::spawn(&command, ROLE_RELAY)?,
+                times: Vec::new(),
+            }]);
+        }
         let this = Path::new(env!("CARGO_BIN_EXE_ctxopt-proxy"));
         let mut proxies = vec![("", this)];
         if let Some(baseline) = &self.baseline {
             proxies.push((", baseline proxy", baseline.as_path()));
         }
-        let mut sessions = proxies
+        proxies
             .into_iter()
             .enumerate()
             .map(|(i, (suffix, proxy))| {
@@ -312,17 +335,7 @@ impl Bench<'_> {
                     times: Vec::new(),
                 })
             })
-            .collect::<Result<Vec<_>>>()?;
-        if options.is_empty() {
-            let mut command = rust_responder_command()?;
-            command.extend(server.iter().cloned());
-            sessions.push(Proxied {
-                suffix: ", bare relay (floor)",
-                session: Session::spawn(&command, ROLE_RELAY)?,
-                times: Vec::new(),
-            });
-        }
-        Ok(sessions)
+            .collect()
     }
 
     fn round_trips(
@@ -331,9 +344,10 @@ impl Bench<'_> {
         options: &[&str],
         server: &[OsString],
         calls: usize,
+        pass: Pass,
     ) -> Result<()> {
         let mut direct = Session::spawn(server, ROLE_RESPONDER)?;
-        let mut proxied = self.proxied_sessions("round-trips", options, server)?;
+        let mut proxied = self.proxied_sessions("round-trips", options, server, pass)?;
         let (echo, args) = if label.starts_with("server-everything") {
             ("echo", r#"{"message":"hi"}"#)
         } else {
@@ -394,10 +408,11 @@ impl Bench<'_> {
         Ok(())
     }
 
-    fn throughput(&self, size: usize, calls: usize, options: &[&str]) -> Result<()> {
+    fn throughput(&self, size: usize, calls: usize, options: &[&str], pass: Pass) -> Result<()> {
         let server = rust_responder_command()?;
         let mut direct = Session::spawn(&server, ROLE_RESPONDER)?;
-        let mut proxied = self.proxied_sessions(&format!("throughput-{size}"), options, &server)?;
+        let mut proxied =
+            self.proxied_sessions(&format!("throughput-{size}"), options, &server, pass)?;
         let args = format!(r#"{{"bytes":{size}}}"#);
         // Per-call times, alternating direct and proxied; the median call sets the rate, so a
         // stall caused by other work on the machine does not. After each proxied call the
