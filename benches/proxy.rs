@@ -32,7 +32,7 @@ use anyhow::{bail, Context, Result};
 /// Set in the environment of a re-spawned copy of this binary that acts as the Rust responder.
 const ROLE_VAR: &str = "CTXOPT_BENCH_ROLE";
 const MB: usize = 1 << 20;
-/// The role of a re-spawned copy that relays to the command in its arguments (the floor).
+/// The role of a re-spawned copy that relays to the command in its arguments (the bare relay).
 const ROLE_RELAY: &str = "relay";
 /// The role of a re-spawned copy that answers requests.
 const ROLE_RESPONDER: &str = "responder";
@@ -131,8 +131,8 @@ impl Bench<'_> {
             }
             bench.round_trips(label, options, &command, calls, Pass::Proxies)?;
             if options.is_empty() {
-                // The floor in a pass of its own: sessions that take turns disturb each other.
-                bench.round_trips(label, options, &command, calls, Pass::Floor)?;
+                // The bare relay in a pass of its own: sessions that take turns disturb each other.
+                bench.round_trips(label, options, &command, calls, Pass::Bare)?;
             }
         }
         Ok(())
@@ -145,7 +145,7 @@ impl Bench<'_> {
         println!("| ---: | --- | ---: | ---: | ---: | ---: | ---: |");
         for (size, calls) in [(MB, 128), (16 * MB, 32)] {
             bench.throughput(size, calls, &[], Pass::Proxies)?;
-            bench.throughput(size, calls, &[], Pass::Floor)?;
+            bench.throughput(size, calls, &[], Pass::Bare)?;
         }
         // The same relay without the tap's work, to tell relay cost from accounting cost.
         bench.throughput(16 * MB, 32, &["--tokenizer", "chars/4"], Pass::Proxies)?;
@@ -263,9 +263,9 @@ struct Bench<'a> {
 enum Pass {
     /// This build's proxy, and the baseline's when there is one.
     Proxies,
-    /// The bare relay (the floor: what any stdio tap costs before it does anything with a
-    /// frame), in a pass of its own so that it does not take turns with the proxy.
-    Floor,
+    /// The bare relay (a reference: two threads copying each way, nothing else), in a pass
+    /// of its own so that it does not take turns with the proxy.
+    Bare,
 }
 
 /// A proxied session being measured, and what its rows are called.
@@ -302,7 +302,7 @@ impl Bench<'_> {
     }
 
     /// This build's proxy around `server`, and the baseline's when there is one; or, for
-    /// `Pass::Floor`, the bare relay alone.
+    /// `Pass::Bare`, the bare relay alone.
     fn proxied_sessions(
         &self,
         name: &str,
@@ -310,11 +310,11 @@ impl Bench<'_> {
         server: &[OsString],
         pass: Pass,
     ) -> Result<Vec<Proxied>> {
-        if pass == Pass::Floor {
+        if pass == Pass::Bare {
             let mut command = rust_responder_command()?;
             command.extend(server.iter().cloned());
             return Ok(vec![Proxied {
-                suffix: ", bare relay (floor)",
+                suffix: ", bare relay",
                 session: Session::spawn(&command, ROLE_RELAY)?,
                 times: Vec::new(),
             }]);
@@ -605,9 +605,8 @@ fn us(value: f64) -> String {
     format!("{value:.1} µs")
 }
 
-/// The floor: a bare relay to the command in this process's arguments, two threads copying
-/// each way through a 64 KiB buffer (read, then write what was read), nothing else. Any
-/// stdio tap costs at least this much; what ctxopt-proxy adds beyond it is its own work.
+/// The reference relay: a bare relay to the command in this process's arguments, two threads
+/// copying each way through a 64 KiB buffer (read, then write what was read), nothing else.
 fn bare_relay() -> Result<()> {
     let args: Vec<OsString> = std::env::args_os().skip(1).collect();
     let mut child = Command::new(&args[0])
