@@ -110,9 +110,19 @@ impl Bench<'_> {
             peers_dir().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
         let no_log: &[&str] = &["--no-log"];
         let servers = [
-            ("python", "minimal Python responder", python.clone(), &[][..]),
+            (
+                "python",
+                "minimal Python responder",
+                python.clone(),
+                &[][..],
+            ),
             ("python-no-log", "minimal Python responder", python, no_log),
-            ("rust", "minimal Rust responder", rust_responder_command()?, &[]),
+            (
+                "rust",
+                "minimal Rust responder",
+                rust_responder_command()?,
+                &[],
+            ),
             ("node", "minimal Node.js responder", node, &[]),
             (
                 "everything",
