@@ -17,6 +17,8 @@ pub struct DirStats {
     pub discarded_frames: AtomicU64,
     /// Bytes of those frames.
     pub discarded_bytes: AtomicU64,
+    /// Bytes moved on without a copy (`splice`; see [`super::zero_copy`]), part of `bytes`.
+    pub spliced_bytes: AtomicU64,
 }
 
 impl DirStats {

@@ -412,11 +412,12 @@ impl Tap {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::framelog::{Frame, Trailer};
 
-    fn header() -> Header {
+    /// A header for tests that start a tap.
+    pub(crate) fn header() -> Header {
         Header {
             format_version: crate::framelog::FORMAT_VERSION,
             proxy_version: "test".into(),
