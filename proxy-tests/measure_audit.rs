@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use crate::support::command::run_ok;
 use crate::support::peers::peer;
+use crate::support::proxy::ProxyCmd;
 
 fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -357,4 +358,33 @@ fn a_recorded_filesystem_session_lists_what_the_published_capture_lists() {
         live.server.name.as_deref(),
         Some("secure-filesystem-server")
     );
+}
+
+#[test]
+fn a_logged_list_the_proxy_extended_is_audited_as_the_server_sent_it() {
+    // The client received the server's tool plus the six injected ones; the server's own
+    // list is what `audit --log` measures, the same as auditing the server's answer itself.
+    let list = r#"{"tools":[{"name":"echo","description":"Echoes its input.","inputSchema":{"type":"object","properties":{"text":{"type":"string"}}}}]}"#;
+    let run = ProxyCmd::fixture(&[format!("method-result:tools/list:{list}"), "respond".into()])
+        .run(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}\n");
+    assert!(run.status.success(), "{}", run.stderr);
+    let received: Value = serde_json::from_slice(&run.stdout).unwrap();
+    assert_eq!(received["result"]["tools"].as_array().unwrap().len(), 7);
+
+    let from_log = run_json(
+        ctxopt()
+            .args(["audit", "--format", "json", "--log"])
+            .arg(&run.log),
+    );
+    assert_eq!(tool_names(&from_log), ["echo"]);
+    let dir = tempfile::tempdir().unwrap();
+    let capture = dir.path().join("list.jsonl");
+    std::fs::write(&capture, format!("{list}\n")).unwrap();
+    let direct = run_json(
+        ctxopt()
+            .args(["audit", "--format", "json", "--capture"])
+            .arg(&capture),
+    );
+    assert_eq!(from_log["total_tokens"], direct["total_tokens"]);
+    assert_eq!(from_log["canonical_sha256"], direct["canonical_sha256"]);
 }

@@ -92,3 +92,13 @@ pub fn frame_json(frame: &Frame) -> Option<Value> {
         .as_deref()
         .and_then(|raw| serde_json::from_str(raw).ok())
 }
+
+/// Parses what the server sent as JSON: its original text (`server_raw`) where the proxy
+/// rewrote the frame (a `tools/list` answer extended with the injected tools), the wire text
+/// otherwise.
+pub fn server_json(frame: &Frame) -> Option<Value> {
+    match &frame.server_raw {
+        Some(raw) => serde_json::from_str(raw).ok(),
+        None => frame_json(frame),
+    }
+}

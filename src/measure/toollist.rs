@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::logread::{frame_json, LogItem, LogReader};
+use super::logread::{frame_json, server_json, LogItem, LogReader};
 use super::MeasureError;
 use crate::framelog::{Direction, FrameKind, LogLine};
 
@@ -68,8 +68,9 @@ pub fn from_capture(text: &str) -> Result<Listing, MeasureError> {
     Ok(listing)
 }
 
-/// Reads the last complete `tools/list` answer in a frame log (the server's own, `s2c`),
-/// with the prompts and resources lists and the identity from the same log. A listing
+/// Reads the last complete `tools/list` answer in a frame log (the server's own, `s2c`, as
+/// the server sent it: without the tools the proxy injected), with the prompts and
+/// resources lists and the identity from the same log. A listing
 /// restarts whenever a `tools/list` request without a cursor is answered.
 pub fn from_frame_log(path: &Path) -> Result<Listing, MeasureError> {
     let mut listing = Listing {
@@ -101,7 +102,8 @@ pub fn from_frame_log(path: &Path) -> Result<Listing, MeasureError> {
                 }
             }
             (Direction::S2c, FrameKind::Response) => {
-                let Some(message) = frame_json(&frame) else {
+                // The server's own list: the tools a proxy injected are not its cost.
+                let Some(message) = server_json(&frame) else {
                     continue;
                 };
                 let continued = frame
