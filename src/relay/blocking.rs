@@ -12,7 +12,9 @@ use std::os::fd::{AsFd, AsRawFd};
 #[derive(Debug)]
 pub struct Blocking<T>(pub T);
 
-fn wait_ready(fd: &impl AsFd, events: libc::c_short) -> io::Result<()> {
+/// Waits until `fd` is ready for `events` (`POLLIN`, `POLLOUT`); an interrupted wait
+/// returns early, and the caller tries again.
+pub fn wait_ready(fd: &impl AsFd, events: libc::c_short) -> io::Result<()> {
     let mut pfd = libc::pollfd {
         fd: fd.as_fd().as_raw_fd(),
         events,

@@ -16,6 +16,8 @@
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 
+use super::blocking::wait_ready;
+
 /// Size asked for the private pipe and the server's stdout: the most one `tee` duplicates,
 /// and so the longest stretch moved per step. Linux lets any process raise a pipe to 1 MiB
 /// by default (`/proc/sys/fs/pipe-max-size`).
@@ -54,34 +56,17 @@ fn check(rc: isize) -> io::Result<usize> {
     }
 }
 
-/// Waits until `fd` is ready for `events` (a descriptor someone switched to `O_NONBLOCK`).
-fn wait_ready(fd: RawFd, events: libc::c_short) -> io::Result<()> {
-    let mut pfd = libc::pollfd {
-        fd,
-        events,
-        revents: 0,
-    };
-    // SAFETY: one valid pollfd, for the duration of the call.
-    if unsafe { libc::poll(&mut pfd, 1, -1) } < 0 {
-        let err = io::Error::last_os_error();
-        if err.kind() != io::ErrorKind::Interrupted {
-            return Err(err);
-        }
-    }
-    Ok(())
-}
-
 /// Runs a system call until it neither is interrupted nor would block, waiting for `fd`
 /// to be ready for `events` when it would.
 fn retrying(
-    fd: RawFd,
+    fd: BorrowedFd<'_>,
     events: libc::c_short,
     mut call: impl FnMut() -> isize,
 ) -> io::Result<usize> {
     loop {
         match check(call()) {
             Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
-            Err(err) if err.kind() == io::ErrorKind::WouldBlock => wait_ready(fd, events)?,
+            Err(err) if err.kind() == io::ErrorKind::WouldBlock => wait_ready(&fd, events)?,
             other => return other,
         }
     }
@@ -112,10 +97,10 @@ impl Peeker {
     /// when there are none) to `into`, leaving them in `input`. `Ok(0)` at end of stream;
     /// `Err` with [`io::ErrorKind::InvalidInput`] when `input` is not a pipe.
     pub fn peek(&self, input: BorrowedFd<'_>, into: &mut Vec<u8>) -> io::Result<usize> {
-        let (input, dup) = (input.as_raw_fd(), self.write.as_raw_fd());
+        let (input_fd, dup) = (input.as_raw_fd(), self.write.as_raw_fd());
         // SAFETY: tee on two open descriptors, no pointers.
         let n = retrying(input, libc::POLLIN, || unsafe {
-            libc::tee(input, dup, PIPE_BYTES as usize, 0)
+            libc::tee(input_fd, dup, PIPE_BYTES as usize, 0)
         })?;
         into.reserve(n);
         let mut got = 0;
@@ -123,7 +108,7 @@ impl Peeker {
             let spare = into.spare_capacity_mut();
             // SAFETY: reads at most `n - got` bytes into the vector's spare capacity, which
             // `reserve` made at least `n` bytes long.
-            let read = retrying(self.read.as_raw_fd(), libc::POLLIN, || unsafe {
+            let read = retrying(self.read.as_fd(), libc::POLLIN, || unsafe {
                 libc::read(self.read.as_raw_fd(), spare.as_mut_ptr().cast(), n - got)
             })?;
             if read == 0 {
@@ -143,15 +128,15 @@ impl Peeker {
 /// Moves exactly `len` bytes from the front of `input` (a pipe holding at least that many)
 /// to `out`.
 pub fn splice_exact(input: BorrowedFd<'_>, out: BorrowedFd<'_>, len: usize) -> Moved {
-    let (input, out) = (input.as_raw_fd(), out.as_raw_fd());
+    let (input_fd, out_fd) = (input.as_raw_fd(), out.as_raw_fd());
     let mut moved = 0;
     while moved < len {
         // SAFETY: splice between two open descriptors, null offsets (both used as streams).
         let step = retrying(out, libc::POLLOUT, || unsafe {
             libc::splice(
-                input,
+                input_fd,
                 std::ptr::null_mut(),
-                out,
+                out_fd,
                 std::ptr::null_mut(),
                 len - moved,
                 libc::SPLICE_F_MOVE,
@@ -184,7 +169,7 @@ pub fn discard(input: BorrowedFd<'_>, len: usize) -> io::Result<()> {
     while left > 0 {
         let want = left.min(scratch.len());
         // SAFETY: reads at most `want` bytes into `scratch`, which is at least that long.
-        let n = retrying(fd, libc::POLLIN, || unsafe {
+        let n = retrying(input, libc::POLLIN, || unsafe {
             libc::read(fd, scratch.as_mut_ptr().cast(), want)
         })?;
         if n == 0 {
