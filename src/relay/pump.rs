@@ -66,8 +66,8 @@ enum ZeroCopyEnd {
     Frame,
     /// The input ended (or failed) first.
     Input,
-    /// Zero copy is not possible here; the frame goes on by copying.
-    Unsupported,
+    /// The frame goes on by copying (zero copy is not possible here, or no longer).
+    Copying,
 }
 
 /// A frame being written on as it arrives.
@@ -125,20 +125,13 @@ impl Pump {
                     let mut s = self.start_stream(&frame);
                     // A piece that does not end its frame empties the reader's buffer:
                     // the rest of the frame is still in the input.
-                    let end = match &peeker {
-                        Some(p) => self.zero_copy(p, input.as_fd(), &mut s, &mut frame),
-                        None => ZeroCopyEnd::Unsupported,
-                    };
-                    match end {
+                    match self.zero_copy(&mut peeker, input.as_fd(), &mut s, &mut frame) {
                         ZeroCopyEnd::Frame => self.end_stream(s, std::mem::take(&mut frame)),
                         ZeroCopyEnd::Input => {
                             stream = Some(s);
                             break;
                         }
-                        ZeroCopyEnd::Unsupported => {
-                            peeker = None;
-                            stream = Some(s);
-                        }
+                        ZeroCopyEnd::Copying => stream = Some(s),
                     }
                 }
             }
@@ -162,21 +155,27 @@ impl Pump {
     }
 
     /// Moves the rest of a streamed frame from `input` to the outlet by zero copy,
-    /// appending the tap's copy to `frame`, up to and including its `\n`.
+    /// appending the tap's copy to `frame`, up to and including its `\n`. Drops the
+    /// peeker (copying from then on, this frame and the next) when the input is not a pipe
+    /// or the outlet takes no splice.
     fn zero_copy(
         &self,
-        peeker: &Peeker,
+        peeker: &mut Option<Peeker>,
         input: BorrowedFd<'_>,
         stream: &mut Stream<'_>,
         frame: &mut Vec<u8>,
     ) -> ZeroCopyEnd {
         loop {
+            let Some(p) = peeker else {
+                return ZeroCopyEnd::Copying;
+            };
             let start = frame.len();
-            match peeker.peek(input, frame) {
+            match p.peek(input, frame) {
                 Ok(0) => return ZeroCopyEnd::Input,
                 Ok(_) => {}
                 Err(err) if err.kind() == std::io::ErrorKind::InvalidInput => {
-                    return ZeroCopyEnd::Unsupported;
+                    *peeker = None;
+                    return ZeroCopyEnd::Copying;
                 }
                 Err(err) => {
                     self.read_failed(&err);
@@ -189,8 +188,10 @@ impl Pump {
             };
             // The bytes looked at beyond the frame's end stay in the input.
             frame.truncate(start + len);
-            if !self.move_on(input, stream, &frame[start..], len) {
-                return ZeroCopyEnd::Input;
+            match self.move_on(input, stream, &frame[start..], len) {
+                None => return ZeroCopyEnd::Input,
+                Some(false) => *peeker = None,
+                Some(true) => {}
             }
             if ends_frame {
                 return ZeroCopyEnd::Frame;
@@ -200,15 +201,17 @@ impl Pump {
 
     /// Moves the next `len` bytes of `input` (whose copy is `copy`) on by splicing, or by
     /// writing the copy where the outlet takes no splice; when the frame is no longer
-    /// being written on, only takes them out of the input. `false` when the input failed.
+    /// being written on, only takes them out of the input. `None` when the input failed;
+    /// `Some(false)` when the outlet took no splice.
     fn move_on(
         &self,
         input: BorrowedFd<'_>,
         stream: &mut Stream<'_>,
         copy: &[u8],
         len: usize,
-    ) -> bool {
+    ) -> Option<bool> {
         let mut left = len;
+        let mut splices = true;
         if stream.written {
             match stream.writer.splice_from(input, len) {
                 Some(Moved::All) => {
@@ -218,6 +221,7 @@ impl Pump {
                         .fetch_add(len as u64, std::sync::atomic::Ordering::Relaxed);
                 }
                 Some(Moved::Unsupported) => {
+                    splices = false;
                     stream.written = self.write(&mut stream.writer, copy);
                 }
                 Some(Moved::Failed { moved, error }) => {
@@ -229,10 +233,10 @@ impl Pump {
             }
         }
         match zero_copy::discard(input, left) {
-            Ok(()) => true,
+            Ok(()) => Some(splices),
             Err(err) => {
                 self.read_failed(&err);
-                false
+                None
             }
         }
     }
