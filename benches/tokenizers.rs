@@ -1,6 +1,6 @@
 //! ctxopt's own o200k_base counter (`Tokenizer::O200kBase`) against the crates it replaced,
 //! bpe-openai and tiktoken-rs, on the real `tools/list` captures in
-//! `../shared/real-world/tier1-tools-list/`: equal counts, load time, resident memory and
+//! `fixtures/real-world/tier1-tools-list/`: equal counts, load time, resident memory and
 //! throughput; then how counting time grows with one long pathological piece (linear, not
 //! quadratic).
 //!
@@ -61,7 +61,7 @@ fn main() -> Result<()> {
         println!("tokenizer benchmark: run it with `cargo bench --bench tokenizers` (skipped under cargo test)");
         return Ok(());
     }
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/real-world/tier1-tools-list");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/real-world/tier1-tools-list");
     let mut texts = Vec::new();
     let mut entries: Vec<_> = std::fs::read_dir(&dir)
         .with_context(|| format!("read {}", dir.display()))?

@@ -228,7 +228,7 @@ fn a_session_log_snapshot() {
 /// envelope in front, nothing else changes.
 fn real_tools_lists() -> Vec<(String, Vec<u8>)> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/real-world/tier1-tools-list");
+        .join("fixtures/real-world/tier1-tools-list");
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|e| e.unwrap().path())

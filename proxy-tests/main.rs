@@ -2,6 +2,7 @@
 
 mod bridge;
 mod frame_log;
+mod hermetic;
 mod inject;
 mod interop;
 mod measure_audit;

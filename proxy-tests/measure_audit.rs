@@ -18,12 +18,12 @@ fn repo() -> &'static Path {
 }
 
 fn captures_dir() -> PathBuf {
-    repo().join("../shared/real-world/tier1-tools-list")
+    repo().join("fixtures/real-world/tier1-tools-list")
 }
 
 fn captures() -> Vec<(String, PathBuf)> {
     let mut out: Vec<(String, PathBuf)> = std::fs::read_dir(captures_dir())
-        .expect("../shared/real-world/tier1-tools-list is readable")
+        .expect("fixtures/real-world/tier1-tools-list is readable")
         .map(|e| e.unwrap().path())
         .filter(|p| p.to_string_lossy().ends_with("-wire.jsonl"))
         .map(|p| {

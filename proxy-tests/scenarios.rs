@@ -100,7 +100,7 @@ fn the_schema_rejects_what_the_parser_rejects() {
 
 #[test]
 fn imported_scenarios_equal_the_importers_output() {
-    let real_world = repo().join("../shared/real-world");
+    let real_world = repo().join("fixtures/real-world");
     let mut checked = 0;
     for s in scenario::load_dir(&scenario_dir()).unwrap() {
         let Some(source) = &s.source else { continue };
@@ -108,7 +108,7 @@ fn imported_scenarios_equal_the_importers_output() {
         let path = real_world.join(&source.trajectory);
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
             panic!(
-                "{}: {e} (the real-world data must sit next to the repository)",
+                "{}: {e} (the real-world data lives in fixtures/real-world)",
                 path.display()
             )
         });
@@ -292,7 +292,7 @@ fn import_swe_writes_records_the_parser_accepts() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("records.json");
     let traj =
-        repo().join("../shared/real-world/swe-agent-trajectories/pydicom__pydicom-901.traj.json");
+        repo().join("fixtures/real-world/swe-agent-trajectories/pydicom__pydicom-901.traj.json");
     let result = ctxopt(&[
         "import-swe",
         traj.to_str().unwrap(),

@@ -27,7 +27,7 @@ fn jsonl_files(dir: &Path) -> Vec<PathBuf> {
 /// The sample: every tier-1 capture line, every frame text of the recorded logs, and edge cases.
 fn sample() -> Vec<String> {
     let mut texts = Vec::new();
-    let tier1 = repo().join("../shared/real-world/tier1-tools-list");
+    let tier1 = repo().join("fixtures/real-world/tier1-tools-list");
     for file in jsonl_files(&tier1) {
         let text = std::fs::read_to_string(&file).expect("capture");
         texts.extend(text.lines().map(str::to_owned));

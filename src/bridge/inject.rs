@@ -110,7 +110,7 @@ mod tests {
     fn filesystem_result() -> String {
         let path = concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/../shared/real-world/tier1-tools-list/filesystem-wire.jsonl"
+            "/fixtures/real-world/tier1-tools-list/filesystem-wire.jsonl"
         );
         let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
         let frame: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();

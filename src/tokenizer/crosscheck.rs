@@ -118,7 +118,7 @@ fn corpus() -> Vec<(String, String)> {
             texts.push((at, line.to_owned()));
         }
     }
-    for path in files("../shared/real-world/tier1-tools-list", ".jsonl") {
+    for path in files("fixtures/real-world/tier1-tools-list", ".jsonl") {
         for (n, line) in std::fs::read_to_string(&path).unwrap().lines().enumerate() {
             texts.push((format!("{}:{}", path.display(), n + 1), line.to_owned()));
         }
