@@ -269,7 +269,7 @@ pub fn render_table(report: &AuditReport) -> String {
             ]
         })
         .collect();
-    Table::new(head.iter().map(|h| (*h).to_owned()).collect(), rows)
+    Table::new(head, rows)
         .align(3, Align::Left)
         .min_widths(&[4, 7, 7, 8, 8, 7, 7, 6])
         .render(Style::Plain, &mut out);

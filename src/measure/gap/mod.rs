@@ -330,7 +330,7 @@ pub fn render_table(report: &GapReport) -> String {
             .map(|v| format!(" {v}"))
             .unwrap_or_default()
     );
-    Table::new(head.to_vec(), rows).render(Style::Plain, &mut out);
+    Table::new(head, rows).render(Style::Plain, &mut out);
     let _ = writeln!(
         out,
         "gap {} (with bare names: {}); wire calls {}, client calls {}, attributed {}; {}",

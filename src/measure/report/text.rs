@@ -37,7 +37,8 @@ pub struct Table {
 
 impl Table {
     /// A table of `rows` under `head`.
-    pub fn new(head: Vec<String>, rows: Vec<Vec<String>>) -> Self {
+    pub fn new<S: Into<String>>(head: impl IntoIterator<Item = S>, rows: Vec<Vec<String>>) -> Self {
+        let head: Vec<String> = head.into_iter().map(Into::into).collect();
         let align = (0..head.len())
             .map(|i| if i == 0 { Align::Left } else { Align::Right })
             .collect();
@@ -145,7 +146,7 @@ pub fn sessions_table(sessions: &[Session]) -> Table {
         "complete",
     ];
     Table::new(
-        head.iter().map(|h| (*h).to_owned()).collect(),
+        head,
         sessions
             .iter()
             .map(|s| {
@@ -198,7 +199,7 @@ pub fn tools_table(server: &super::ServerReport) -> Table {
         "isError",
     ];
     Table::new(
-        head.iter().map(|h| (*h).to_owned()).collect(),
+        head,
         server
             .tools
             .iter()
@@ -229,10 +230,7 @@ pub fn tools_table(server: &super::ServerReport) -> Table {
 /// The anomaly list.
 pub fn anomalies_table(report: &Report) -> Table {
     Table::new(
-        ["kind", "log", "seq", "dir", "detail"]
-            .iter()
-            .map(|h| (*h).to_owned())
-            .collect(),
+        ["kind", "log", "seq", "dir", "detail"],
         report
             .anomalies
             .listed
@@ -294,4 +292,33 @@ pub fn render(report: &Report, style: Style) -> String {
         anomalies_table(report).render(style, &mut out);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_columns_align_as_set_and_keep_their_minimum_width() {
+        let rows = vec![
+            vec!["a".into(), "12".into(), "x".into()],
+            vec!["long name".into(), "3".into(), "yz".into()],
+        ];
+        let mut out = String::new();
+        Table::new(["n", "v", "d"], rows.clone())
+            .align(2, Align::Left)
+            .min_widths(&[0, 4])
+            .render(Style::Plain, &mut out);
+        assert_eq!(
+            out,
+            "n             v  d\na            12  x\nlong name     3  yz\n"
+        );
+        let mut md = String::new();
+        Table::new(["n", "v", "d"], rows).render(Style::Markdown, &mut md);
+        assert_eq!(
+            md.lines().nth(2),
+            Some("| a | 12 | x |"),
+            "alignment is plain text's only"
+        );
+    }
 }
