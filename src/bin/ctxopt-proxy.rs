@@ -14,9 +14,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser;
+use ctxopt::bridge::ingest_sink::IngestSink;
+use ctxopt::bridge::intercept::Interceptor;
 use ctxopt::bridge::tools::Selection;
 use ctxopt::bridge::Bridge;
-use ctxopt::relay::{self, server_name, LogTarget, ProxyConfig};
+use ctxopt::relay::{self, server_name, FrameHandler, LogTarget, ProxyConfig};
 use ctxopt::store::{self, Scope, Store};
 use ctxopt::tokenizer::Tokenizer;
 
@@ -125,13 +127,17 @@ fn main() -> ExitCode {
         args.command,
         args.inject
     );
+    let bridge = Arc::new(bridge);
+    let handler = (args.inject != Selection::None)
+        .then(|| Arc::new(Interceptor::new(bridge.clone())) as Arc<dyn FrameHandler>);
     let config = ProxyConfig {
         server_name,
         command: args.command,
         log,
         tokenizer: args.tokenizer,
         grace: args.grace_period,
-        bridge: Some(Arc::new(bridge)),
+        sinks: vec![Box::new(IngestSink::new(bridge))],
+        handler,
         answer_delay: Duration::from_millis(args.answer_delay_ms),
     };
     match relay::run(config) {

@@ -1,15 +1,20 @@
 //! The bridge between the wire and the optimizer: tool results flow into the store
 //! ([`ingest`]), and the injected tools (`build_context` and friends) answer from it
-//! ([`handlers`]). [`Bridge`] holds both behind an API that needs no transport: the proxy's
-//! tap hands it frame pairs, the relay asks it to extend `tools/list` results and to answer
-//! calls to injected tools, and `ctxopt serve` ([`server`]) uses it as a plain MCP server.
-//! How the proxy wires it in (`src/relay/intercept.rs`, the tap) is in `docs/injected-tools.md`.
+//! ([`handlers`]). [`Bridge`] holds both behind an API that needs no transport. The proxy
+//! plugs it into the relay through the relay's two traits: [`ingest_sink::IngestSink`] (a
+//! [`FrameSink`](crate::relay::FrameSink): the tap hands it every frame, it stores tool
+//! results) and [`intercept::Interceptor`] (a [`FrameHandler`](crate::relay::FrameHandler):
+//! it extends `tools/list` results and answers calls to injected tools); `ctxopt serve`
+//! ([`server`]) uses it as a plain MCP server. How the proxy wires it in is in
+//! `docs/injected-tools.md`.
 
 pub mod content;
 pub mod file_reads;
 pub mod handlers;
 pub mod ingest;
+pub mod ingest_sink;
 pub mod inject;
+pub mod intercept;
 pub mod replay;
 pub mod server;
 pub mod stored_text;

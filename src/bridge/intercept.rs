@@ -1,11 +1,14 @@
 //! The few frames the proxy takes part in when it injects tools (`--inject` other than
-//! `none`); every other frame passes the relay untouched.
+//! `none`): [`Interceptor`], the relay's [`FrameHandler`]; every other frame passes the
+//! relay untouched.
 //!
 //! - **Client → server**: a `tools/call` to an injected tool is consumed (logged `c2p`) and
 //!   answered on a worker thread (logged `p2c`), never forwarded; a `notifications/cancelled`
 //!   for such a call is consumed too, and the answer is then not sent. `tools/list`,
 //!   `initialize` and `server/discover` requests are forwarded, their ids remembered; when
-//!   the server has no tools capability the proxy answers `tools/list` itself.
+//!   the server has no tools capability the proxy answers `tools/list` itself. The relay
+//!   logs a taken frame `c2p` and writes and logs the answers `p2c`
+//!   ([`crate::relay::answers`]).
 //! - **Server → client**: only the responses to those remembered requests are parsed; a
 //!   `tools/list` result gains the injected tools (last page only), a handshake result
 //!   without `capabilities.tools` gains it. The rewritten frame is what the client receives;
@@ -14,23 +17,21 @@
 //! The checks on the relay threads are byte searches: a frame is parsed only when it
 //! contains one of the method names above, or the name of an injected tool. They see whole
 //! frames only: a long frame the pump writes on as it arrives is never checked, and the
-//! pump streams only frames these checks cannot act on (see [`super::pump`] and
-//! [`Interceptor::awaits_server_answer`]).
+//! pump streams only frames these checks cannot act on (see [`crate::relay::pump`] and
+//! [`FrameHandler::sees_whole`]).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::Duration;
 
 use memchr::memmem::Finder;
 use serde_json::Value;
 
-use super::outlet::Outlet;
-use super::tap::TapSender;
-use crate::bridge::{inject, Bridge};
+use super::{inject, Bridge};
 use crate::framelog::json_scan::{find, object_members, root};
 use crate::framelog::Direction;
 use crate::protocol;
+use crate::relay::handler::{ClientVerdict, FrameHandler, Replaced, ServerVerdict};
 
 /// Which client request a remembered id belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,12 +46,6 @@ enum Watched {
 /// after the answer is still recognised as ours (and not forwarded to the server).
 const ANSWERED_KEPT: usize = 256;
 
-/// The longest an injected call waits for the tap to ingest what was relayed before it. The
-/// tap is usually milliseconds behind; on a loaded machine, right after start (while the
-/// tokenizer loads), it can be seconds behind, and an answer built without the frames the
-/// client has already seen would be wrong rather than late.
-const CATCH_UP_LIMIT: Duration = Duration::from_secs(30);
-
 #[derive(Debug, Default)]
 struct Calls {
     /// Injected calls being answered, by id text, with their cancellation flag.
@@ -62,16 +57,11 @@ struct Calls {
 /// Shared by the `c2s` and `s2c` pumps and the workers answering injected calls.
 pub struct Interceptor {
     bridge: Arc<Bridge>,
-    to_client: Arc<Outlet>,
-    tap: TapSender,
     watched: Mutex<HashMap<String, Watched>>,
     watched_count: AtomicUsize,
     serves_tools_list: AtomicBool,
-    calls: Mutex<Calls>,
-    /// Workers that have not finished (answer written and handed to the tap).
-    workers: AtomicUsize,
+    calls: Arc<Mutex<Calls>>,
     tool_names: Vec<Finder<'static>>,
-    answer_delay: Duration,
 }
 
 impl std::fmt::Debug for Interceptor {
@@ -117,16 +107,8 @@ fn id_key(id: &Value) -> String {
 }
 
 impl Interceptor {
-    /// An interceptor answering for `bridge`, writing its answers through `to_client` (the
-    /// `s2c` pump's outlet, whose lock keeps frames whole) and logging them through `tap`.
-    /// `answer_delay` holds every injected answer back that long (for tests of
-    /// cancellation; zero otherwise).
-    pub fn new(
-        bridge: Arc<Bridge>,
-        to_client: Arc<Outlet>,
-        tap: TapSender,
-        answer_delay: Duration,
-    ) -> Interceptor {
+    /// An interceptor answering for `bridge` (with the tools of its selection).
+    pub fn new(bridge: Arc<Bridge>) -> Interceptor {
         let tool_names = bridge
             .selection()
             .tools()
@@ -135,61 +117,12 @@ impl Interceptor {
             .collect();
         Interceptor {
             bridge,
-            to_client,
-            tap,
             watched: Mutex::new(HashMap::new()),
             watched_count: AtomicUsize::new(0),
             serves_tools_list: AtomicBool::new(false),
-            calls: Mutex::new(Calls::default()),
-            workers: AtomicUsize::new(0),
+            calls: Arc::new(Mutex::new(Calls::default())),
             tool_names,
-            answer_delay,
         }
-    }
-
-    /// Looks at a client frame before it is forwarded; `true` when the proxy consumed it
-    /// (it is then logged `c2p` and must not reach the server).
-    pub fn on_client_frame(self: &Arc<Self>, frame: &[u8]) -> bool {
-        let (body, _) = split_ending(frame);
-        let watched = WATCHED_METHODS.iter().any(|m| contains(body, m));
-        let cancel = contains(body, b"notifications/cancelled") && self.has_calls();
-        let call = self.tool_names.iter().any(|f| f.find(body).is_some());
-        if !(watched || cancel || call) {
-            return false;
-        }
-        let Ok(msg) = serde_json::from_slice::<Value>(body) else {
-            return false;
-        };
-        let Some(method) = msg.get("method").and_then(Value::as_str) else {
-            return false;
-        };
-        // The consumed frame's place in the log comes before anything the proxy answers.
-        let ticket = self.tap.ticket();
-        let order = TapSender::order_of(&ticket);
-        let consumed = match (method, msg.get("id")) {
-            ("tools/list", Some(id)) => {
-                if self.serves_tools_list.load(Ordering::Relaxed) {
-                    self.answer_tools_list(&msg, id);
-                    true
-                } else {
-                    self.watch(id, Watched::ToolsList);
-                    false
-                }
-            }
-            ("initialize" | "server/discover", Some(id)) => {
-                self.watch(id, Watched::Handshake);
-                false
-            }
-            ("tools/call", Some(id)) => self.start_call(&msg, id, frame, order),
-            ("notifications/cancelled", None) => self.cancel(&msg),
-            _ => false,
-        };
-        if consumed {
-            self.tap.relayed(ticket, Direction::C2p, frame.to_vec());
-        } else {
-            self.tap.not_relayed(ticket);
-        }
-        consumed
     }
 
     fn has_calls(&self) -> bool {
@@ -204,108 +137,37 @@ impl Interceptor {
         }
     }
 
-    /// Sends a frame the proxy originated to the client and logs it `p2c`.
-    fn send(&self, text: String) {
-        let mut bytes = text.into_bytes();
-        bytes.push(b'\n');
-        let ticket = self.tap.ticket();
-        match self.to_client.write_frame(&bytes) {
-            Ok(true) => self.tap.relayed(ticket, Direction::P2c, bytes),
-            _ => self.tap.not_relayed(ticket),
-        }
-    }
-
-    fn answer_tools_list(&self, request: &Value, id: &Value) {
+    fn tools_list_answer(&self, request: &Value, id: &Value) -> Vec<u8> {
         let mut result = self.bridge.own_tools_list();
         if protocol::is_modern(request) {
             protocol::stamp_modern(&mut result);
             protocol::stamp_cacheable(&mut result);
         }
-        self.send(protocol::result_frame(id, result));
+        protocol::result_frame(id, result).into_bytes()
     }
 
-    /// Starts answering a call to an injected tool on a worker thread; `false` when the
-    /// call is for another tool (it is then forwarded).
-    fn start_call(self: &Arc<Self>, request: &Value, id: &Value, frame: &[u8], order: u64) -> bool {
+    /// The answer to a call of an injected tool, run on one of the relay's workers; `None`
+    /// when the call is for another tool (it is then forwarded).
+    fn start_call(&self, request: &Value, id: &Value, frame: &[u8]) -> Option<ClientVerdict> {
         let name = request
             .get("params")
             .and_then(|p| p.get("name"))
             .and_then(Value::as_str);
-        if name.and_then(|n| self.bridge.lookup(n)).is_none() {
-            return false;
-        }
+        self.bridge.lookup(name?)?;
         let key = id_key(id);
         let cancelled = Arc::new(AtomicBool::new(false));
         lock(&self.calls)
             .in_flight
             .insert(key.clone(), cancelled.clone());
-        let this = Arc::clone(self);
+        let bridge = Arc::clone(&self.bridge);
+        let calls = Arc::clone(&self.calls);
         let text = String::from_utf8_lossy(split_ending(frame).0).into_owned();
-        self.workers.fetch_add(1, Ordering::AcqRel);
-        let spawned = std::thread::Builder::new()
-            .name("injected-call".into())
-            .spawn(move || {
-                this.finish_call(&key, &text, &cancelled, order);
-                this.workers.fetch_sub(1, Ordering::AcqRel);
-            });
-        if let Err(err) = spawned {
-            self.workers.fetch_sub(1, Ordering::AcqRel);
-            // Without a worker the call cannot be answered: say so to the client.
-            lock(&self.calls).in_flight.remove(&id_key(id));
-            self.send(protocol::error_frame(
-                id,
-                protocol::INTERNAL_ERROR,
-                &format!("ctxopt-proxy: cannot answer: {err}"),
-                None,
-            ));
-        }
-        true
+        Some(ClientVerdict::AnswerLater(Box::new(move || {
+            finish_call(&bridge, &calls, &key, &text, &cancelled)
+        })))
     }
 
-    fn finish_call(&self, key: &str, request: &str, cancelled: &AtomicBool, order: u64) {
-        if !self.answer_delay.is_zero() {
-            std::thread::sleep(self.answer_delay);
-        }
-        self.tap.wait_processed(order, CATCH_UP_LIMIT);
-        let response = if cancelled.load(Ordering::Relaxed) {
-            None
-        } else {
-            // `None` only when the tool was renamed away (a new listing) since the call
-            // was recognised: the client asked for a name we no longer offer.
-            Some(
-                self.bridge
-                    .answer(request)
-                    .unwrap_or_else(|| unknown_tool(request)),
-            )
-        };
-        // Decide under the lock, so a cancellation either lands before (no answer) or
-        // finds the call answered.
-        let send = {
-            let mut calls = lock(&self.calls);
-            calls.in_flight.remove(key);
-            calls.answered.push_back(key.to_string());
-            if calls.answered.len() > ANSWERED_KEPT {
-                calls.answered.pop_front();
-            }
-            !cancelled.load(Ordering::Relaxed)
-        };
-        if let (true, Some(response)) = (send, response) {
-            self.send(response);
-        }
-    }
-
-    /// Waits (up to `limit`) until no injected call is being answered, so that a client
-    /// that closes its end after asking still gets the answer. Then closes the client's
-    /// outlet, which the `s2c` pump leaves open for these answers.
-    pub fn finish(&self, limit: Duration) {
-        let start = std::time::Instant::now();
-        while self.workers.load(Ordering::Acquire) > 0 && start.elapsed() < limit {
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        self.to_client.close();
-    }
-
-    /// Consumes a `notifications/cancelled` for an injected call; `false` for any other.
+    /// Takes a `notifications/cancelled` for an injected call; `false` for any other.
     fn cancel(&self, msg: &Value) -> bool {
         let Some(id) = msg.get("params").and_then(|p| p.get("requestId")) else {
             return false;
@@ -323,13 +185,13 @@ impl Interceptor {
     /// or handshake request it is waiting for. The `c2s` pump registers such a request
     /// before it forwards it, so once this is `false` a frame the server is writing cannot
     /// be the answer to one (and may be relayed as it arrives).
-    pub fn awaits_server_answer(&self) -> bool {
+    fn awaits_server_answer(&self) -> bool {
         self.watched_count.load(Ordering::Acquire) > 0
     }
 
-    /// Looks at a server frame before it is relayed: the frame to write instead and the
-    /// server's original text when the proxy rewrote it, else `None`.
-    pub fn on_server_frame(&self, frame: &[u8]) -> Option<(Vec<u8>, String)> {
+    /// The frame to write instead of a server frame and the server's original text, when
+    /// the proxy rewrites it.
+    fn rewrite(&self, frame: &[u8]) -> Option<(Vec<u8>, String)> {
         if !self.awaits_server_answer() {
             return None;
         }
@@ -372,85 +234,188 @@ impl Interceptor {
     }
 }
 
+/// Answers a call (on a worker): the response, or `None` when it was cancelled.
+fn finish_call(
+    bridge: &Bridge,
+    calls: &Mutex<Calls>,
+    key: &str,
+    request: &str,
+    cancelled: &AtomicBool,
+) -> Option<Vec<u8>> {
+    let response = if cancelled.load(Ordering::Relaxed) {
+        None
+    } else {
+        // `None` only when the tool was renamed away (a new listing) since the call was
+        // recognised: the client asked for a name we no longer offer.
+        Some(
+            bridge
+                .answer(request)
+                .unwrap_or_else(|| unknown_tool(request)),
+        )
+    };
+    // Decide under the lock, so a cancellation either lands before (no answer) or finds
+    // the call answered.
+    let mut calls = lock(calls);
+    calls.in_flight.remove(key);
+    calls.answered.push_back(key.to_string());
+    if calls.answered.len() > ANSWERED_KEPT {
+        calls.answered.pop_front();
+    }
+    if cancelled.load(Ordering::Relaxed) {
+        return None;
+    }
+    response.map(String::into_bytes)
+}
+
+impl FrameHandler for Interceptor {
+    fn sees_whole(&self, dir: Direction) -> bool {
+        // Any client frame may be a call to answer; a server frame only while a request
+        // whose answer is rewritten is under way.
+        dir != Direction::S2c || self.awaits_server_answer()
+    }
+
+    fn on_client_frame(&self, frame: &[u8]) -> ClientVerdict {
+        let (body, _) = split_ending(frame);
+        let watched = WATCHED_METHODS.iter().any(|m| contains(body, m));
+        let cancel = contains(body, b"notifications/cancelled") && self.has_calls();
+        let call = self.tool_names.iter().any(|f| f.find(body).is_some());
+        if !(watched || cancel || call) {
+            return ClientVerdict::Pass;
+        }
+        let Ok(msg) = serde_json::from_slice::<Value>(body) else {
+            return ClientVerdict::Pass;
+        };
+        let Some(method) = msg.get("method").and_then(Value::as_str) else {
+            return ClientVerdict::Pass;
+        };
+        match (method, msg.get("id")) {
+            ("tools/list", Some(id)) => {
+                if self.serves_tools_list.load(Ordering::Relaxed) {
+                    return ClientVerdict::Answer(self.tools_list_answer(&msg, id));
+                }
+                self.watch(id, Watched::ToolsList);
+            }
+            ("initialize" | "server/discover", Some(id)) => self.watch(id, Watched::Handshake),
+            ("tools/call", Some(id)) => {
+                if let Some(verdict) = self.start_call(&msg, id, frame) {
+                    return verdict;
+                }
+            }
+            ("notifications/cancelled", None) if self.cancel(&msg) => return ClientVerdict::Take,
+            _ => {}
+        }
+        ClientVerdict::Pass
+    }
+
+    fn on_server_frame(&self, frame: &[u8]) -> ServerVerdict {
+        match self.rewrite(frame) {
+            Some((frame, original)) => ServerVerdict::Replace {
+                frame,
+                log: Replaced::WithServerRaw(original),
+            },
+            None => ServerVerdict::Pass,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::bridge::tools::Selection;
-    use crate::framelog::writer::LogWriter;
-    use crate::relay::stats::RelayStats;
-    use crate::relay::tap::Tap;
     use crate::store::{Scope, Store};
-    use crate::tokenizer::Tokenizer;
 
-    /// An interceptor over an in-memory store, writing to a sink, with a tap that logs
-    /// nothing.
-    fn interceptor(selection: Selection) -> (Arc<Interceptor>, Tap) {
+    /// An interceptor over an in-memory store.
+    fn interceptor(selection: Selection) -> Interceptor {
         let scope = Scope {
             workspace: "/w".into(),
             server: "s".into(),
             session: "t".into(),
         };
         let bridge = Bridge::new(Store::open_in_memory().unwrap(), scope).with_selection(selection);
-        let header = crate::framelog::Header {
-            format_version: crate::framelog::FORMAT_VERSION,
-            proxy_version: "test".into(),
-            tokenizer: "chars/4".into(),
-            started: "2026-01-01T00:00:00Z".into(),
-            server_name: "s".into(),
-            server_argv: vec![],
-            cwd: "/".into(),
-            server_pid: None,
-            proxy_pid: 1,
-        };
-        let (tap, sender) = Tap::start(
-            header,
-            LogWriter::disabled(),
-            Tokenizer::CharsDiv4,
-            Arc::new(RelayStats::default()),
-            None,
-        )
-        .unwrap();
-        let outlet = Arc::new(Outlet::new(std::io::sink()));
-        let i = Interceptor::new(Arc::new(bridge), outlet, sender, Duration::ZERO);
-        (Arc::new(i), tap)
+        Interceptor::new(Arc::new(bridge))
+    }
+
+    /// The frame a verdict writes instead, and the server's text it keeps.
+    fn replaced(verdict: ServerVerdict) -> Option<(Vec<u8>, String)> {
+        match verdict {
+            ServerVerdict::Replace {
+                frame,
+                log: Replaced::WithServerRaw(original),
+            } => Some((frame, original)),
+            _ => None,
+        }
+    }
+
+    fn passes(verdict: &ClientVerdict) -> bool {
+        matches!(verdict, ClientVerdict::Pass)
     }
 
     #[test]
     fn only_the_response_to_a_watched_request_is_rewritten_keeping_its_line_ending() {
-        let (i, _tap) = interceptor(Selection::BuildContext);
+        let i = interceptor(Selection::BuildContext);
         let list = br#"{"jsonrpc":"2.0","id":"a","result":{"tools":[]}}"#.to_vec();
         let mut crlf = list.clone();
         crlf.extend_from_slice(b"\r\n");
         // Nothing asked yet: relayed as it is.
-        assert_eq!(i.on_server_frame(&crlf), None);
+        assert_eq!(i.on_server_frame(&crlf), ServerVerdict::Pass);
+        assert!(!i.sees_whole(Direction::S2c));
+        assert!(passes(&i.on_client_frame(
+            b"{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"tools/list\"}\n"
+        )));
         assert!(
-            !i.on_client_frame(b"{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"tools/list\"}\n")
+            i.sees_whole(Direction::S2c),
+            "its answer must be seen whole"
         );
         // A server request reusing the id is not the answer.
         let request = br#"{"jsonrpc":"2.0","id":"a","method":"roots/list"}"#;
-        assert_eq!(i.on_server_frame(request), None);
-        let (rewritten, original) = i.on_server_frame(&crlf).unwrap();
+        assert_eq!(i.on_server_frame(request), ServerVerdict::Pass);
+        let (rewritten, original) = replaced(i.on_server_frame(&crlf)).unwrap();
         assert_eq!(original.as_bytes(), list.as_slice());
         assert!(rewritten.ends_with(b"}}]}}\r\n"));
         let value: Value = serde_json::from_slice(&rewritten).unwrap();
         assert_eq!(value["result"]["tools"][0]["name"], "build_context");
         // Answered once: the same id again is not rewritten.
-        assert_eq!(i.on_server_frame(&crlf), None);
+        assert_eq!(i.on_server_frame(&crlf), ServerVerdict::Pass);
+        assert!(!i.sees_whole(Direction::S2c));
+        assert!(i.sees_whole(Direction::C2s));
     }
 
     #[test]
     fn calls_to_other_tools_and_other_frames_pass() {
-        let (i, _tap) = interceptor(Selection::All);
+        let i = interceptor(Selection::All);
         let other = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"build_context.md"}}}"#;
         assert!(
-            !i.on_client_frame(other),
+            passes(&i.on_client_frame(other)),
             "the name in an argument is not a call"
         );
-        assert!(!i.on_client_frame(b"not json build_context\n"));
+        assert!(passes(&i.on_client_frame(b"not json build_context\n")));
         let cancel =
-            br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#;
-        assert!(!i.on_client_frame(cancel), "nothing of ours to cancel");
+            br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}"#;
+        assert!(
+            passes(&i.on_client_frame(cancel)),
+            "nothing of ours to cancel"
+        );
         let ours = br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_decisions","arguments":{}}}"#;
-        assert!(i.on_client_frame(ours));
+        let ClientVerdict::AnswerLater(answer) = i.on_client_frame(ours) else {
+            panic!("a call of ours is answered later");
+        };
+        assert!(matches!(i.on_client_frame(cancel), ClientVerdict::Take));
+        assert_eq!(answer(), None, "cancelled before it ran: no answer");
+        assert!(
+            matches!(i.on_client_frame(cancel), ClientVerdict::Take),
+            "a late cancellation of an answered call is still ours"
+        );
+    }
+
+    #[test]
+    fn a_call_of_ours_is_answered_with_its_id() {
+        let i = interceptor(Selection::All);
+        let ours = br#"{"jsonrpc":"2.0","id":"x7","method":"tools/call","params":{"name":"get_decisions","arguments":{}}}"#;
+        let ClientVerdict::AnswerLater(answer) = i.on_client_frame(ours) else {
+            panic!("a call of ours is answered later");
+        };
+        let response: Value = serde_json::from_slice(&answer().unwrap()).unwrap();
+        assert_eq!(response["id"], "x7");
+        assert!(response["result"]["structuredContent"].is_object());
     }
 }
