@@ -4,6 +4,7 @@ mod audit;
 mod bench;
 mod build;
 mod gap;
+mod import;
 mod import_swe;
 mod ingest;
 mod output_file;
@@ -39,6 +40,8 @@ enum Command {
     Gap(gap::Args),
     /// Convert a mini-swe-agent trajectory (*.traj.json) into a records file.
     ImportSwe(import_swe::Args),
+    /// Convert Claude Code, Gemini CLI, Codex or mini-swe-agent sessions into a records file.
+    Import(import::Args),
     /// Serve build_context and the other context tools as a stdio MCP server.
     Serve(serve::Args),
     /// Replay frame logs into the session store.
@@ -56,6 +59,7 @@ fn main() -> ExitCode {
         Command::Serve(args) => serve::run(args),
         Command::Ingest(args) => ingest::run(args),
         Command::ImportSwe(args) => import_swe::run(args),
+        Command::Import(args) => import::run(args),
     };
     match result {
         Ok(code) => code,
