@@ -8,6 +8,7 @@ use std::fmt;
 use serde::Serialize;
 
 use crate::optimizer::records::Records;
+use crate::store::SessionRecord;
 
 /// A line (or entry) of a session file that could not be read; the rest still imports.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -69,16 +70,18 @@ impl ImportSummary {
             .collect();
     }
 
-    /// Adds another summary's counts to this one (lines, records, skips, errors).
-    pub fn absorb(&mut self, other: ImportSummary) {
-        self.lines += other.lines;
-        for (k, n) in other.records {
-            *self.records.entry(k).or_default() += n;
-        }
-        for (k, n) in other.skipped {
-            *self.skipped.entry(k).or_default() += n;
-        }
-        self.errors.extend(other.errors);
+    /// Counts one record made (incremental imports, which never hold all records at once).
+    pub fn count_record(&mut self, record: &SessionRecord) {
+        let list = match record {
+            SessionRecord::Message(_) => "messages",
+            SessionRecord::ToolOutput(_) => "toolOutputs",
+            SessionRecord::Error(_) => "errors",
+            SessionRecord::File(_) => "files",
+            SessionRecord::Diff(_) => "diffs",
+            SessionRecord::TestResult(_) => "testResults",
+            SessionRecord::Decision(_) => "decisions",
+        };
+        *self.records.entry(list.to_string()).or_default() += 1;
     }
 }
 
