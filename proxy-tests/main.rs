@@ -3,6 +3,7 @@
 mod bridge;
 mod frame_log;
 mod hermetic;
+mod hooks;
 mod inject;
 mod interop;
 mod measure_audit;
