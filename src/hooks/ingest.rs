@@ -25,6 +25,11 @@ pub fn id_line(id: &str) -> Option<usize> {
     digits.parse().ok()
 }
 
+/// Names the transcript in an I/O error.
+fn transcript_error(path: &Path) -> impl Fn(std::io::Error) -> HookError + Copy + '_ {
+    move |e| HookError::Transcript(format!("{}: {e}", path.display()))
+}
+
 /// Imports what is new in a Claude Code transcript; returns what the import saw.
 pub fn import_claude(
     path: &Path,
@@ -32,7 +37,7 @@ pub fn import_claude(
     store: &mut Store,
     scope: &Scope,
 ) -> Result<ImportSummary, HookError> {
-    let transcript = |e: std::io::Error| HookError::Transcript(format!("{}: {e}", path.display()));
+    let transcript = transcript_error(path);
     let mut file = File::open(path).map_err(transcript)?;
     let len = file.metadata().map_err(transcript)?.len();
     if len < state.offset {
@@ -112,7 +117,7 @@ pub fn import_gemini(
     store: &mut Store,
     scope: &Scope,
 ) -> Result<ImportSummary, HookError> {
-    let transcript = |e: std::io::Error| HookError::Transcript(format!("{}: {e}", path.display()));
+    let transcript = transcript_error(path);
     let len = std::fs::metadata(path).map_err(transcript)?.len();
     if len > 4 * MAX_BACKLOG {
         return Err(HookError::Transcript(format!(

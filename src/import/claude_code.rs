@@ -32,7 +32,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::test_runs::test_outcomes;
-use super::{first_line, record_id, ImportSummary, INJECTED_MARKER};
+use super::{content_text, first_line, record_id, rfc3339, ImportSummary, INJECTED_MARKER};
 use crate::optimizer::records::{
     Common, DiffRecord, ErrorRecord, FileRecord, Message, Records, Role, TestResult, ToolOutput,
 };
@@ -247,11 +247,7 @@ impl ClaudeImporter {
             }
         }
         let flag = |k: &str| obj.get(k).and_then(Value::as_bool).unwrap_or(false);
-        let timestamp = obj
-            .get("timestamp")
-            .and_then(Value::as_str)
-            .filter(|t| chrono::DateTime::parse_from_rfc3339(t).is_ok())
-            .map(str::to_string);
+        let timestamp = rfc3339(obj.get("timestamp"));
         let mut entry = Entry {
             line,
             uuid: obj.get("uuid").and_then(Value::as_str),
@@ -357,7 +353,7 @@ impl ClaudeImporter {
                 input: Value::Null,
             }
         });
-        let text = result_text(block.get("content"));
+        let text = content_text(block.get("content"));
         if text.contains(INJECTED_MARKER) {
             summary.skip("ctxopt-context");
             return Vec::new();
@@ -476,19 +472,6 @@ fn prompt_text(text: &str) -> Option<String> {
     let wrapped =
         t.starts_with('<') || t.starts_with("Stop hook feedback") || t.starts_with("Caveat:");
     (!wrapped).then(|| t.to_string())
-}
-
-/// The text of a `tool_result`'s content: a string, or its `text` blocks joined.
-fn result_text(content: Option<&Value>) -> String {
-    match content {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(blocks)) => blocks
-            .iter()
-            .filter_map(|b| b.get("text").and_then(Value::as_str))
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
-    }
 }
 
 /// A Bash result's output and exit code: stdout and stderr from `toolUseResult` when there,

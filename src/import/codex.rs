@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::test_runs::test_outcomes;
-use super::{first_line, record_id, ImportSummary, INJECTED_MARKER};
+use super::{first_line, parts, rfc3339, ImportSummary, INJECTED_MARKER};
 use crate::optimizer::records::{
     Common, DiffRecord, ErrorRecord, Message, Records, Role, TestResult, ToolOutput,
 };
@@ -57,20 +57,7 @@ pub fn import_rollout(text: &str) -> (Records, ImportSummary) {
             summary.skip(format!("{kind}:{ptype}"));
             continue;
         }
-        let timestamp = entry
-            .get("timestamp")
-            .and_then(Value::as_str)
-            .filter(|t| chrono::DateTime::parse_from_rfc3339(t).is_ok())
-            .map(str::to_string);
-        let mut part = 0usize;
-        let mut common = |kind: &str| {
-            part += 1;
-            Common {
-                id: Some(record_id(kind, n, None, part - 1)),
-                timestamp: timestamp.clone(),
-                priority: None,
-            }
-        };
+        let mut common = parts(n, None, rfc3339(entry.get("timestamp")));
         let text = |k: &str| payload.get(k).and_then(Value::as_str).unwrap_or_default();
         match ptype {
             "message" => {

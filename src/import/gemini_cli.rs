@@ -17,7 +17,9 @@
 use serde_json::Value;
 
 use super::test_runs::test_outcomes;
-use super::{first_line, record_id, ImportError, ImportSummary, INJECTED_MARKER};
+use super::{
+    content_text, first_line, parts, rfc3339, ImportError, ImportSummary, INJECTED_MARKER,
+};
 use crate::optimizer::records::{
     Common, DiffRecord, ErrorRecord, FileRecord, Message, Records, Role, TestResult, ToolOutput,
 };
@@ -44,20 +46,7 @@ pub fn import_chat(text: &str) -> Result<(Records, ImportSummary), ImportError> 
             continue;
         };
         let uuid = obj.get("id").and_then(Value::as_str);
-        let timestamp = obj
-            .get("timestamp")
-            .and_then(Value::as_str)
-            .filter(|t| chrono::DateTime::parse_from_rfc3339(t).is_ok())
-            .map(str::to_string);
-        let mut part = 0usize;
-        let mut common = |kind: &str| {
-            part += 1;
-            Common {
-                id: Some(record_id(kind, n, uuid, part - 1)),
-                timestamp: timestamp.clone(),
-                priority: None,
-            }
-        };
+        let mut common = parts(n, uuid, rfc3339(obj.get("timestamp")));
         let content = content_text(obj.get("content"));
         let kind = obj.get("type").and_then(Value::as_str).unwrap_or("(none)");
         if content.contains(INJECTED_MARKER) {
@@ -102,19 +91,6 @@ pub fn import_chat(text: &str) -> Result<(Records, ImportSummary), ImportError> 
 
 fn message_record(common: Common, role: Role, text: String) -> SessionRecord {
     SessionRecord::Message(Message { common, role, text })
-}
-
-/// A message's content: a string, or its parts' `text` joined.
-fn content_text(content: Option<&Value>) -> String {
-    match content {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(parts)) => parts
-            .iter()
-            .filter_map(|p| p.get("text").and_then(Value::as_str))
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
-    }
 }
 
 /// The records one tool call makes.

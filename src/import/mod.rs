@@ -21,7 +21,7 @@ pub mod test_runs;
 
 use std::fmt;
 
-use crate::optimizer::records::Records;
+use crate::optimizer::records::{Common, Records};
 pub use summary::{ImportSummary, LineError};
 
 /// The marker every context a ctxopt hook injects starts with. Importers skip any text
@@ -123,6 +123,45 @@ pub(crate) fn record_id(kind: &str, line: usize, uuid: Option<&str>, part: usize
         id.push_str(&format!("-{part}"));
     }
     id
+}
+
+/// An RFC 3339 `timestamp` field's text; none when absent or not RFC 3339.
+pub(crate) fn rfc3339(value: Option<&serde_json::Value>) -> Option<String> {
+    value
+        .and_then(serde_json::Value::as_str)
+        .filter(|t| chrono::DateTime::parse_from_rfc3339(t).is_ok())
+        .map(str::to_string)
+}
+
+/// Makes the shared fields of the records of one line (or message), numbering their parts.
+pub(crate) fn parts(
+    line: usize,
+    uuid: Option<&str>,
+    timestamp: Option<String>,
+) -> impl FnMut(&str) -> Common + '_ {
+    let mut part = 0usize;
+    move |kind: &str| {
+        part += 1;
+        Common {
+            id: Some(record_id(kind, line, uuid, part - 1)),
+            timestamp: timestamp.clone(),
+            priority: None,
+        }
+    }
+}
+
+/// The text of a content value: a string, or the `text` of each part of a list, joined by
+/// newlines.
+pub(crate) fn content_text(content: Option<&serde_json::Value>) -> String {
+    match content {
+        Some(serde_json::Value::String(s)) => s.clone(),
+        Some(serde_json::Value::Array(parts)) => parts
+            .iter()
+            .filter_map(|p| p.get("text").and_then(serde_json::Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
 }
 
 /// The first line of `text`, trimmed, cut to `max` characters.
