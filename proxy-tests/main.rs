@@ -7,6 +7,7 @@ mod diagnostics;
 mod exit_codes;
 mod frame_log;
 mod hermetic;
+mod hooks;
 mod inject;
 mod interop;
 mod measure_audit;

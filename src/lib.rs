@@ -10,6 +10,7 @@
 //!   [`relay::FrameHandler`]) and knows nothing of the store or the optimizer.
 //! - [`optimizer`]: records in, a budgeted, provenance-tagged context out.
 //! - [`import`]: other tools' session formats converted into records.
+//! - [`hooks`]: Claude Code and Gemini CLI hooks that inject a budgeted context.
 //! - [`store`]: the persistent SQLite store of session records, scoped by workspace.
 //! - [`bridge`]: tool results into the store, and the injected tools (`build_context`, …);
 //!   implements the relay's traits for the proxy.
@@ -22,6 +23,7 @@ pub mod bench;
 pub mod bridge;
 pub mod diagnostics;
 pub mod framelog;
+pub mod hooks;
 pub mod import;
 pub mod measure;
 pub mod optimizer;
