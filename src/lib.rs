@@ -7,6 +7,7 @@
 //! - [`relay`]: the byte-exact stdio relay between an MCP client and a server, and its tap.
 //! - [`optimizer`]: records in, a budgeted, provenance-tagged context out.
 //! - [`import`]: other tools' session formats converted into records.
+//! - [`clients`]: MCP clients' config files edited in place (`wrap`, `unwrap`, `hooks`).
 //! - [`store`]: the persistent SQLite store of session records, scoped by workspace.
 //! - [`bridge`]: tool results into the store, and the injected tools (`build_context`, …).
 //! - [`bench`](mod@bench): the optimizer benchmark (scenarios × strategies, and speed).
@@ -15,6 +16,7 @@
 
 pub mod bench;
 pub mod bridge;
+pub mod clients;
 pub mod framelog;
 pub mod import;
 pub mod measure;
