@@ -159,87 +159,63 @@ fn json(keys: &[&str]) -> ServersAt {
     ServersAt::Json(keys.iter().map(|k| k.to_string()).collect())
 }
 
+impl Client {
+    /// Where the client's files keep their servers (Claude Code's local scope aside).
+    pub fn servers_at(self) -> ServersAt {
+        match self {
+            Client::Codex => ServersAt::Toml,
+            Client::Zed => json(&["context_servers"]),
+            Client::VsCode => json(&["servers"]),
+            _ => json(&["mcpServers"]),
+        }
+    }
+}
+
 /// Every config location of every client, whether the file exists or not.
 pub fn locations(roots: &Roots) -> Vec<Location> {
+    use Client::*;
+    use Scope::*;
     let home = |p: &str| roots.home.join(p);
     let project = |p: &str| roots.project.join(p);
     let config = |p: &str| roots.config.join(p);
-    let servers = json(&["mcpServers"]);
-    let local = ServersAt::Json(vec![
-        "projects".into(),
-        roots.project.to_string_lossy().into_owned(),
-        "mcpServers".into(),
-    ]);
-    let at = |client, scope, path: PathBuf, servers: &ServersAt| Location {
-        client,
-        scope,
-        path,
-        servers: servers.clone(),
-    };
-    use Client::*;
-    use Scope::*;
-    vec![
-        at(ClaudeCode, Project, project(".mcp.json"), &servers),
-        at(ClaudeCode, User, home(".claude.json"), &servers),
-        at(ClaudeCode, Local, home(".claude.json"), &local),
-        at(GeminiCli, User, home(".gemini/settings.json"), &servers),
-        at(
-            GeminiCli,
-            Project,
-            project(".gemini/settings.json"),
-            &servers,
-        ),
-        at(Cursor, User, home(".cursor/mcp.json"), &servers),
-        at(Cursor, Project, project(".cursor/mcp.json"), &servers),
-        at(
-            VsCode,
-            Project,
-            project(".vscode/mcp.json"),
-            &json(&["servers"]),
-        ),
-        at(
-            VsCode,
-            User,
-            config("Code/User/mcp.json"),
-            &json(&["servers"]),
-        ),
-        at(
-            Codex,
-            User,
-            roots.codex_home.join("config.toml"),
-            &ServersAt::Toml,
-        ),
-        at(
-            Codex,
-            Project,
-            project(".codex/config.toml"),
-            &ServersAt::Toml,
-        ),
-        at(
+    let files = [
+        (ClaudeCode, Project, project(".mcp.json")),
+        (ClaudeCode, User, home(".claude.json")),
+        (ClaudeCode, Local, home(".claude.json")),
+        (GeminiCli, User, home(".gemini/settings.json")),
+        (GeminiCli, Project, project(".gemini/settings.json")),
+        (Cursor, User, home(".cursor/mcp.json")),
+        (Cursor, Project, project(".cursor/mcp.json")),
+        (VsCode, Project, project(".vscode/mcp.json")),
+        (VsCode, User, config("Code/User/mcp.json")),
+        (Codex, User, roots.codex_home.join("config.toml")),
+        (Codex, Project, project(".codex/config.toml")),
+        (
             ClaudeDesktop,
             User,
             config("Claude/claude_desktop_config.json"),
-            &servers,
         ),
-        at(
-            Windsurf,
-            User,
-            home(".codeium/windsurf/mcp_config.json"),
-            &servers,
-        ),
-        at(
-            Zed,
-            User,
-            config("zed/settings.json"),
-            &json(&["context_servers"]),
-        ),
-        at(
-            Zed,
-            Project,
-            project(".zed/settings.json"),
-            &json(&["context_servers"]),
-        ),
-    ]
+        (Windsurf, User, home(".codeium/windsurf/mcp_config.json")),
+        (Zed, User, config("zed/settings.json")),
+        (Zed, Project, project(".zed/settings.json")),
+    ];
+    files
+        .into_iter()
+        .map(|(client, scope, path)| Location {
+            client,
+            scope,
+            path,
+            servers: if scope == Local {
+                ServersAt::Json(vec![
+                    "projects".into(),
+                    roots.project.to_string_lossy().into_owned(),
+                    "mcpServers".into(),
+                ])
+            } else {
+                client.servers_at()
+            },
+        })
+        .collect()
 }
 
 /// The location for a file named on the command line: its client's dialect, guessed from
@@ -261,12 +237,7 @@ pub fn explicit(path: &Path, client: Option<Client>) -> Location {
     } else {
         Client::ClaudeCode
     });
-    let servers = match client {
-        Client::Codex => ServersAt::Toml,
-        Client::Zed => json(&["context_servers"]),
-        Client::VsCode => json(&["servers"]),
-        _ => json(&["mcpServers"]),
-    };
+    let servers = client.servers_at();
     Location {
         client,
         scope: Scope::User,

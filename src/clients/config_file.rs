@@ -87,23 +87,32 @@ impl ConfigFile {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         let temp = folder.join(format!(".{name}.ctxopt-{}.tmp", std::process::id()));
-        let result = (|| {
-            let file = write_new(&temp, text, mode)?;
-            if let Some(meta) = &meta {
-                keep_owner(&file, meta).map_err(|e| ConfigError::io(&temp, e))?;
-            }
-            file.sync_all().map_err(|e| ConfigError::io(&temp, e))?;
-            fs::rename(&temp, &self.target).map_err(io)
-        })();
-        if result.is_err() {
+        if let Err(err) = replace_with(&temp, &self.target, text, mode, meta.as_ref()) {
             let _ = fs::remove_file(&temp);
+            return Err(err);
         }
-        result?;
         if let Ok(dir) = File::open(folder) {
             let _ = dir.sync_all();
         }
         Ok(Written { backup })
     }
+}
+
+/// Writes `text` to the new file `temp` (mode `mode`, the owner of `original`), syncs it
+/// and renames it over `target`.
+fn replace_with(
+    temp: &Path,
+    target: &Path,
+    text: &str,
+    mode: u32,
+    original: Option<&fs::Metadata>,
+) -> Result<(), ConfigError> {
+    let file = write_new(temp, text, mode)?;
+    if let Some(meta) = original {
+        keep_owner(&file, meta).map_err(|e| ConfigError::io(temp, e))?;
+    }
+    file.sync_all().map_err(|e| ConfigError::io(temp, e))?;
+    fs::rename(temp, target).map_err(|e| ConfigError::io(target, e))
 }
 
 /// The backup path for a (resolved) config file: `<file>.ctxopt-backup` beside it.

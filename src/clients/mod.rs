@@ -91,7 +91,13 @@ pub struct Change<T> {
     pub text: String,
     /// What the change says about itself (per entry outcomes, …).
     pub detail: T,
+    /// The write, when the change was written (not for a dry run or no change).
+    pub written: Option<Written>,
 }
+
+/// Plans a change for [`change_file`]: given the file's text (`None` when it does not
+/// exist), the new text and what it did, or `None` when there is nothing to do here.
+pub type Planner<'a, T> = dyn Fn(Option<&str>) -> Result<Option<(String, T)>, ConfigError> + 'a;
 
 impl<T> Change<T> {
     /// Whether the text changes.
@@ -109,27 +115,34 @@ impl<T> Change<T> {
     }
 }
 
-/// Computes a change of `path` with `plan` (given the file's text, `None` when it does not
-/// exist; it returns `None` when there is nothing to do here), and writes it unless
-/// `dry_run`. When the file changes between reading and writing (a running client rewrote
-/// it), it is read and planned again, up to three times.
+/// Computes a change of `path` with `plan`, and writes it unless `dry_run`. When the file
+/// changes between reading and writing (a running client rewrote it), it is read and
+/// planned again, up to three times.
 pub fn change_file<T>(
     path: &Path,
     dry_run: bool,
-    plan: &dyn Fn(Option<&str>) -> Result<Option<(String, T)>, ConfigError>,
-) -> Result<Option<(Change<T>, Option<Written>)>, ConfigError> {
+    plan: &Planner<T>,
+) -> Result<Option<Change<T>>, ConfigError> {
     let mut attempts = 0;
     loop {
         let file = ConfigFile::read(path)?;
         let Some((text, detail)) = plan(file.text.as_deref())? else {
             return Ok(None);
         };
-        let change = Change { file, text, detail };
+        let mut change = Change {
+            file,
+            text,
+            detail,
+            written: None,
+        };
         if dry_run || !change.changes() {
-            return Ok(Some((change, None)));
+            return Ok(Some(change));
         }
         match change.file.write(&change.text) {
-            Ok(written) => return Ok(Some((change, Some(written)))),
+            Ok(written) => {
+                change.written = Some(written);
+                return Ok(Some(change));
+            }
             Err(ConfigError::Changed(_)) if attempts < 3 => attempts += 1,
             Err(e) => return Err(e),
         }

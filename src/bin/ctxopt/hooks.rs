@@ -61,7 +61,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
         }
     };
-    let Some((change, written)) = change_file(&path, target.dry_run, &plan)? else {
+    let Some(change) = change_file(&path, target.dry_run, &plan)? else {
         println!("{}: no such file; nothing to remove", path.display());
         return Ok(ExitCode::SUCCESS);
     };
@@ -84,7 +84,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if target.dry_run {
         print!("{}", change.diff());
         println!("  (dry run: nothing written)");
-    } else if let Some(backup) = written.and_then(|w| w.backup) {
+    } else if let Some(backup) = change.written.as_ref().and_then(|w| w.backup.as_ref()) {
         println!("  backup of the original: {}", backup.display());
     }
     Ok(ExitCode::SUCCESS)

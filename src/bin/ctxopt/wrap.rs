@@ -78,12 +78,11 @@ fn run(select: &Selector, dry_run: bool, planner: &Planner) -> anyhow::Result<Ex
 }
 
 fn one(location: &Location, dry_run: bool, planner: &Planner) -> Result<(), ConfigError> {
-    let plan =
-        |text: Option<&str>| -> Result<Option<(String, Vec<(String, Outcome)>)>, ConfigError> {
-            let Some(text) = text else { return Ok(None) };
-            Ok(planner(text, location)?.map(|p| (p.text, p.outcomes)))
-        };
-    let Some((change, written)) = change_file(&location.path, dry_run, &plan)? else {
+    let plan = |text: Option<&str>| match text {
+        None => Ok(None),
+        Some(text) => Ok(planner(text, location)?.map(|p| (p.text, p.outcomes))),
+    };
+    let Some(change) = change_file(&location.path, dry_run, &plan)? else {
         return Ok(());
     };
     println!("{}", title(location));
@@ -106,7 +105,7 @@ fn one(location: &Location, dry_run: bool, planner: &Planner) -> Result<(), Conf
     if dry_run {
         print!("{}", change.diff());
         println!("  (dry run: nothing written)");
-    } else if let Some(backup) = written.and_then(|w| w.backup) {
+    } else if let Some(backup) = change.written.as_ref().and_then(|w| w.backup.as_ref()) {
         println!("  backup of the original: {}", backup.display());
     }
     Ok(())
