@@ -17,3 +17,4 @@ mod relay_faults;
 mod relay_stream;
 mod scenarios;
 mod support;
+mod wrap;

@@ -11,6 +11,7 @@
 //! - [`optimizer`]: records in, a budgeted, provenance-tagged context out.
 //! - [`import`]: other tools' session formats converted into records.
 //! - [`hooks`]: Claude Code and Gemini CLI hooks that inject a budgeted context.
+//! - [`clients`]: MCP clients' config files edited in place (`wrap`, `unwrap`, `hooks`).
 //! - [`store`]: the persistent SQLite store of session records, scoped by workspace.
 //! - [`bridge`]: tool results into the store, and the injected tools (`build_context`, …);
 //!   implements the relay's traits for the proxy.
@@ -21,6 +22,7 @@
 
 pub mod bench;
 pub mod bridge;
+pub mod clients;
 pub mod diagnostics;
 pub mod framelog;
 pub mod hooks;
