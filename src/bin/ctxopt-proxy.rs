@@ -94,14 +94,11 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let bridge = match Store::open_arg(args.store.as_deref()) {
-        Ok(store) => Bridge::new(store, scope),
-        Err(err) => {
-            eprintln!("ctxopt-proxy: {err}; relaying continues without the store");
-            Bridge::unavailable(&err, scope)
-        }
-    }
-    .with_selection(args.inject);
+    // Opened beside the relay: a store another process holds locked never delays the
+    // server's start.
+    let store = args.store;
+    let bridge = Bridge::opening(move || Store::open_arg(store.as_deref()), scope)
+        .with_selection(args.inject);
     let bridge = Arc::new(bridge);
     let handler = (args.inject != Selection::None)
         .then(|| Arc::new(Interceptor::new(bridge.clone())) as Arc<dyn FrameHandler>);
