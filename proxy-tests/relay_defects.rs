@@ -70,8 +70,8 @@ fn nested(id: u64, arrays: usize) -> String {
 fn d2_frames_nested_10000_deep_either_way_are_relayed_untouched_and_logged_unparseable() {
     let input = [
         nested(1, 10_000),
-        nested(2, 128),
-        nested(3, 127),
+        nested(2, 127),
+        nested(3, 126),
         call(4, "echo"),
     ]
     .concat();
@@ -94,7 +94,7 @@ fn d2_frames_nested_10000_deep_either_way_are_relayed_untouched_and_logged_unpar
                     FrameKind::Request,
                     FrameKind::Request
                 ],
-                "{options:?} {dir:?}: past 128 levels a frame is unparseable"
+                "{options:?} {dir:?}: from 128 levels on a frame is unparseable"
             );
         }
         assert!(log.trailer.errors.is_empty(), "{:?}", log.trailer.errors);

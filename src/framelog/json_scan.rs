@@ -8,13 +8,14 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
-/// The deepest nesting of arrays and objects the proxy looks inside, as serde_json's own
-/// limit: a frame nested deeper is `unparseable` (and relayed untouched), so nothing that
-/// walks a frame's structure recurses further.
+/// serde_json's recursion limit, which the proxy keeps everywhere: a value nested this many
+/// levels of arrays and objects deep or more (the outermost included) is refused, so a frame
+/// that deep is `unparseable` (and relayed untouched), and nothing that walks a frame's
+/// structure recurses further.
 pub const MAX_DEPTH: usize = 128;
 
-/// `true` when `text` is one complete JSON value (surrounding whitespace allowed) nested at
-/// most [`MAX_DEPTH`] deep.
+/// `true` when `text` is one complete JSON value (surrounding whitespace allowed) nested
+/// less than [`MAX_DEPTH`] deep.
 pub fn is_valid(text: &str) -> bool {
     serde_json::from_str::<Shallow>(text).is_ok()
 }
