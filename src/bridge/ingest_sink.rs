@@ -1,5 +1,5 @@
 //! Ingestion on the proxy's tap thread: [`IngestSink`], the relay's
-//! [`FrameSink`](crate::relay::FrameSink) that keeps the raw text of each relayed
+//! [`FrameSink`] that keeps the raw text of each relayed
 //! `tools/call` request until its response comes, then hands both to
 //! [`Bridge::on_frame_pair`].
 
