@@ -13,6 +13,7 @@ mod interop;
 mod measure_audit;
 mod measure_gap;
 mod measure_report;
+mod relay_defects;
 mod relay_faults;
 mod relay_stream;
 mod scenarios;

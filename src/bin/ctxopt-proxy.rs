@@ -114,14 +114,11 @@ fn main() -> ExitCode {
             return ExitCode::from(PROXY_FAILED);
         }
     };
-    let bridge = match Store::open_arg(args.store.as_deref()) {
-        Ok(store) => Bridge::new(store, scope),
-        Err(err) => {
-            tracing::warn!("ctxopt-proxy: {err}; relaying continues without the store");
-            Bridge::unavailable(&err, scope)
-        }
-    }
-    .with_selection(args.inject);
+    // Opened beside the relay: a store another process holds locked never delays the
+    // server's start.
+    let store = args.store;
+    let bridge = Bridge::opening(move || Store::open_arg(store.as_deref()), scope)
+        .with_selection(args.inject);
     tracing::debug!(
         "ctxopt-proxy: server {server_name} {:?}, log {log:?}, inject {:?}",
         args.command,
