@@ -6,7 +6,10 @@
 //! - [`framelog`]: the frame-log records (a public format) and their writer.
 //! - [`relay`]: the byte-exact stdio relay between an MCP client and a server, and its tap.
 //! - [`optimizer`]: records in, a budgeted, provenance-tagged context out.
+//! - [`fuzz_checks`]: the properties the fuzz targets (`fuzz/`) check, shared with the
+//!   test that replays their corpus.
 //! - [`import`]: other tools' session formats converted into records.
+//! - [`redact`]: secrets replaced by keyed placeholders in what is written to disk.
 //! - [`store`]: the persistent SQLite store of session records, scoped by workspace.
 //! - [`bridge`]: tool results into the store, and the injected tools (`build_context`, …).
 //! - [`bench`](mod@bench): the optimizer benchmark (scenarios × strategies, and speed).
@@ -16,9 +19,11 @@
 pub mod bench;
 pub mod bridge;
 pub mod framelog;
+pub mod fuzz_checks;
 pub mod import;
 pub mod measure;
 pub mod optimizer;
+pub mod redact;
 pub mod relay;
 pub mod store;
 pub mod tokenizer;

@@ -11,6 +11,7 @@ use std::time::Duration;
 use clap::Parser;
 use ctxopt::bridge::tools::Selection;
 use ctxopt::bridge::Bridge;
+use ctxopt::redact::Redactor;
 use ctxopt::relay::{self, server_name, LogTarget, ProxyConfig};
 use ctxopt::store::{self, Scope, Store};
 use ctxopt::tokenizer::Tokenizer;
@@ -25,7 +26,8 @@ use ctxopt::tokenizer::Tokenizer;
     after_help = "Logs go to $XDG_STATE_HOME/ctxopt/logs (default ~/.local/state/ctxopt/logs), \
                   one file per run, mode 0600. They hold raw frames: treat them as secrets. \
                   Tool results go to the session store ($XDG_STATE_HOME/ctxopt/store.sqlite3 \
-                  by default, mode 0600)."
+                  by default, mode 0600). Secrets are redacted in both (not on the wire); see \
+                  docs/security.md."
 )]
 struct Args {
     /// Write the frame log to this file (appended to if it exists).
@@ -52,6 +54,10 @@ struct Args {
     /// The workspace the session's records belong to (default: the current directory).
     #[arg(long, value_name = "DIR")]
     workspace: Option<PathBuf>,
+    /// Keep raw copies in the frame log and the store: secrets are not redacted (they never
+    /// are on the wire). Warns on stderr.
+    #[arg(long)]
+    no_redact: bool,
     /// Hold each injected tool's answer back this many milliseconds (for testing
     /// cancellation).
     #[arg(long, value_name = "MS", default_value = "0", hide = true)]
@@ -92,8 +98,22 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let redactor = if args.no_redact {
+        eprintln!("ctxopt-proxy: --no-redact: the frame log and the store keep secrets in clear");
+        None
+    } else {
+        let store_file = match args.store.as_deref() {
+            Some(store::location::MEMORY) => None,
+            Some(path) => Some(PathBuf::from(path)),
+            None => store::StoreLocation::default_file().and_then(|l| match l {
+                store::StoreLocation::File(path) => Some(path),
+                store::StoreLocation::Memory => None,
+            }),
+        };
+        Some(Arc::new(Redactor::for_store(store_file.as_deref())))
+    };
     let bridge = match Store::open_arg(args.store.as_deref()) {
-        Ok(store) => Bridge::new(store, scope),
+        Ok(store) => Bridge::new(store.redacting(redactor.clone()), scope),
         Err(err) => {
             eprintln!("ctxopt-proxy: {err}; relaying continues without the store");
             Bridge::unavailable(&err, scope)
@@ -108,6 +128,7 @@ fn main() -> ExitCode {
         grace: args.grace_period,
         bridge: Some(Arc::new(bridge)),
         answer_delay: Duration::from_millis(args.answer_delay_ms),
+        redactor,
     };
     match relay::run(config) {
         Ok(code) => ExitCode::from(code),

@@ -22,6 +22,9 @@ pub struct Args {
     /// The workspace the records belong to (default: the current directory).
     #[arg(long)]
     workspace: Option<PathBuf>,
+    /// Store raw copies: secrets in the records are not redacted. Warns on stderr.
+    #[arg(long)]
+    no_redact: bool,
     /// The server name (default: the log header's `server_name`).
     #[arg(long)]
     server: Option<String>,
@@ -34,7 +37,11 @@ const BATCH: usize = 64;
 /// Runs `ctxopt ingest`: one short transaction per [`BATCH`] tool calls, so an interrupted
 /// run keeps what it stored and a rerun completes it.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let mut store = Store::open_arg(args.store.as_deref())?;
+    let mut store = crate::serve::raw_if_asked(
+        Store::open_arg(args.store.as_deref())?,
+        args.no_redact,
+        "ctxopt ingest",
+    );
     let (mut inserted, mut duplicates) = (0, 0);
     for log in &args.logs {
         let text =
