@@ -176,8 +176,13 @@ fn proxy_serve_and_build_open_no_network_socket() {
         "serve answered build_context"
     );
 
-    let records =
+    // A scenario's records (the scenario file wraps them under `records`).
+    let scenario =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/scenarios/failed-attempts.json");
+    let scenario: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(scenario).unwrap()).unwrap();
+    let records = dir.path().join("records.json");
+    std::fs::write(&records, scenario["records"].to_string()).unwrap();
     let (built, build_calls) = traced(
         &[CTXOPT, "build", "--records", records.to_str().unwrap()],
         b"",
