@@ -8,7 +8,7 @@
 //!
 //! # Layout
 //! - [`rules`]: the rule table (gitleaks-style: keywords, pattern, allowlist).
-//! - [`matcher`]: the table compiled once (Aho-Corasick keyword prefilter, then a
+//! - [`matcher`](mod@matcher): the table compiled once (Aho-Corasick keyword prefilter, then a
 //!   `RegexSet`, then each matching rule for positions).
 //! - [`escape`]: matches widened so that they never cut a JSON escape.
 //! - [`key`]: the per-installation HMAC key file (0600, created on first use).
