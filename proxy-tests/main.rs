@@ -13,6 +13,8 @@ mod interop;
 mod measure_audit;
 mod measure_gap;
 mod measure_report;
+mod no_network;
+mod redaction;
 mod relay_defects;
 mod relay_faults;
 mod relay_stream;

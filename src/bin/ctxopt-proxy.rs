@@ -18,6 +18,7 @@ use ctxopt::bridge::ingest_sink::IngestSink;
 use ctxopt::bridge::intercept::Interceptor;
 use ctxopt::bridge::tools::Selection;
 use ctxopt::bridge::Bridge;
+use ctxopt::redact::Redactor;
 use ctxopt::relay::{self, server_name, FrameHandler, LogTarget, ProxyConfig};
 use ctxopt::store::{self, Scope, Store};
 use ctxopt::tokenizer::Tokenizer;
@@ -32,7 +33,8 @@ use ctxopt::tokenizer::Tokenizer;
     after_help = "Logs go to $XDG_STATE_HOME/ctxopt/logs (default ~/.local/state/ctxopt/logs), \
                   one file per run, mode 0600. They hold raw frames: treat them as secrets. \
                   Tool results go to the session store ($XDG_STATE_HOME/ctxopt/store.sqlite3 \
-                  by default, mode 0600)."
+                  by default, mode 0600). Secrets are redacted in both (not on the wire); see \
+                  docs/security.md."
 )]
 struct Args {
     /// Write the frame log to this file (appended to if it exists).
@@ -59,6 +61,10 @@ struct Args {
     /// The workspace the session's records belong to (default: the current directory).
     #[arg(long, value_name = "DIR")]
     workspace: Option<PathBuf>,
+    /// Keep raw copies in the frame log and the store: secrets are not redacted (they never
+    /// are on the wire). Warns on stderr.
+    #[arg(long)]
+    no_redact: bool,
     /// Hold each injected tool's answer back this many milliseconds (for testing
     /// cancellation).
     #[arg(long, value_name = "MS", default_value = "0", hide = true)]
@@ -114,11 +120,31 @@ fn main() -> ExitCode {
             return ExitCode::from(PROXY_FAILED);
         }
     };
+    let redactor = if args.no_redact {
+        tracing::warn!(
+            "ctxopt-proxy: --no-redact: the frame log and the store keep secrets in clear"
+        );
+        None
+    } else {
+        let store_file = match args.store.as_deref() {
+            Some(store::location::MEMORY) => None,
+            Some(path) => Some(PathBuf::from(path)),
+            None => store::StoreLocation::default_file().and_then(|l| match l {
+                store::StoreLocation::File(path) => Some(path),
+                store::StoreLocation::Memory => None,
+            }),
+        };
+        Some(Arc::new(Redactor::for_store(store_file.as_deref())))
+    };
     // Opened beside the relay: a store another process holds locked never delays the
     // server's start.
     let store = args.store;
-    let bridge = Bridge::opening(move || Store::open_arg(store.as_deref()), scope)
-        .with_selection(args.inject);
+    let store_redactor = redactor.clone();
+    let bridge = Bridge::opening(
+        move || Store::open_arg(store.as_deref()).map(|s| s.redacting(store_redactor)),
+        scope,
+    )
+    .with_selection(args.inject);
     tracing::debug!(
         "ctxopt-proxy: server {server_name} {:?}, log {log:?}, inject {:?}",
         args.command,
@@ -136,6 +162,7 @@ fn main() -> ExitCode {
         sinks: vec![Box::new(IngestSink::new(bridge))],
         handler,
         answer_delay: Duration::from_millis(args.answer_delay_ms),
+        redactor,
     };
     match relay::run(config) {
         Ok(code) => ExitCode::from(code),
