@@ -118,7 +118,11 @@ fn imported_scenarios_equal_the_importers_output() {
         let imported = swe_agent::import_with(&text, &options).unwrap();
         assert_eq!(imported.records, s.records, "{}", s.name);
         assert!(imported.records.diffs.is_empty(), "{}", s.name);
-        assert!(imported.kept_steps < imported.steps, "{}: a mid-work cut", s.name);
+        assert!(
+            imported.kept_steps < imported.steps,
+            "{}: a mid-work cut",
+            s.name
+        );
         for file in &imported.final_patch {
             assert!(
                 s.required_facts.contains(&file.path),
