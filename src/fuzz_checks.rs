@@ -180,6 +180,7 @@ pub fn swe_import(data: &[u8]) {
         Ok(_) => {}
         Err(ImportError::Json(e)) => assert!(e.line() >= 1, "a JSON error without a line"),
         Err(ImportError::Format { path, .. }) => assert!(!path.is_empty(), "no path"),
+        Err(ImportError::Cut(cut)) => panic!("no cut was asked for, yet: {cut}"),
     }
 }
 
