@@ -1,11 +1,11 @@
 //! The baselines of the real-session benchmark, beside strategy B (exact dedupe, then head
-//! truncation, in [`strategy`](super::strategy)):
+//! truncation, in [`strategy`]):
 //! - **tail**: the transcript's last N tokens (what a client that drops the oldest turns
 //!   keeps);
 //! - **head + tail**: the first half of the budget from the transcript's start, the second
 //!   half from its end;
 //! - **BM25**: the task, then messages and 1,200-character chunks of every other record
-//!   ranked by Okapi BM25 against the task ([`bm25`](super::bm25)), taken best first while
+//!   ranked by Okapi BM25 against the task ([`bm25`](mod@super::bm25)), taken best first while
 //!   they fit (chunks that share no term with the task are not retrieved).
 //!
 //! The transcript is strategy A's: every record rendered as a block, in time order.

@@ -21,7 +21,7 @@
 //! - each Python traceback inside an observation becomes an error `err-N-K`: the exception
 //!   line (`TypeError: …`) as the message, the traceback as the stack;
 //! - the output of a command that reads a file (`cat`, `sed -n`, `head`, `nl`, see
-//!   [`file_reads`](super::file_reads)) becomes a file record `file-N` instead, with the
+//!   [`file_reads`]) becomes a file record `file-N` instead, with the
 //!   file's path and every line of it the session has seen so far (earlier reads merged);
 //! - the final patch (the `exit` message) is never a record: it is the answer, returned
 //!   beside the records by [`import_with`] as [`Imported::final_patch`], one
