@@ -11,6 +11,7 @@ use crate::framelog::classify::{classify, Message, Shape};
 use crate::framelog::json_scan::{is_valid, root};
 use crate::framelog::meta_strip::strip_meta;
 use crate::import::swe_agent::{import_trajectory, ImportError};
+use crate::import::{import_text, ImportError as SessionImportError, SourceFormat};
 use crate::optimizer::parse::{parse_records, RecordsError};
 use crate::redact::{matcher, Key, Redactor};
 use crate::relay::line_reader::LineReader;
@@ -25,6 +26,7 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("meta_strip", meta_strip),
     ("records", records),
     ("swe_import", swe_import),
+    ("session_import", session_import),
     ("redact", redact),
 ];
 
@@ -181,6 +183,48 @@ pub fn swe_import(data: &[u8]) {
         Err(ImportError::Json(e)) => assert!(e.line() >= 1, "a JSON error without a line"),
         Err(ImportError::Format { path, .. }) => assert!(!path.is_empty(), "no path"),
         Err(ImportError::Cut(cut)) => panic!("no cut was asked for, yet: {cut}"),
+    }
+}
+
+/// The transcript importers (Claude Code, Gemini CLI, Codex; the first byte picks one):
+/// no panic; a line that could not be read is named by a line number inside the file;
+/// a whole-file error names its place; what they make is valid records (they serialize and
+/// parse back unchanged).
+pub fn session_import(data: &[u8]) {
+    const FORMATS: [SourceFormat; 3] = [
+        SourceFormat::ClaudeCode,
+        SourceFormat::GeminiCli,
+        SourceFormat::Codex,
+    ];
+    let Some((&pick, rest)) = data.split_first() else {
+        return;
+    };
+    let Ok(text) = std::str::from_utf8(rest) else {
+        return;
+    };
+    let format = FORMATS[usize::from(pick) % FORMATS.len()];
+    match import_text(format, text) {
+        Ok((records, summary)) => {
+            let lines = text.lines().count().max(1);
+            for error in &summary.errors {
+                assert!(
+                    (1..=lines).contains(&error.line),
+                    "{format}: line {} of {lines}: {}",
+                    error.line,
+                    error.message
+                );
+            }
+            let json = serde_json::to_string(&records).expect("records serialize");
+            let reparsed = parse_records(&json)
+                .unwrap_or_else(|e| panic!("{format}: imported records do not parse: {e}: {json}"));
+            assert_eq!(
+                reparsed, records,
+                "{format}: serialize → parse changed them"
+            );
+        }
+        Err(SessionImportError::Json(e)) => assert!(e.line() >= 1, "a JSON error without a line"),
+        Err(SessionImportError::Format { path, .. }) => assert!(!path.is_empty(), "no path"),
+        Err(other) => panic!("{format}: an error of another importer: {other}"),
     }
 }
 
