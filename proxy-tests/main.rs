@@ -8,6 +8,7 @@ mod interop;
 mod measure_audit;
 mod measure_gap;
 mod measure_report;
+mod otel;
 mod relay_faults;
 mod relay_stream;
 mod scenarios;

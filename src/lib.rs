@@ -12,6 +12,7 @@
 //! - [`bench`](mod@bench): the optimizer benchmark (scenarios × strategies, and speed).
 //! - [`measure`]: reports over frame logs (`report`), tool-list footprints (`audit`), and
 //!   the tool-call gap between what a client says and what the wire shows (`gap`).
+//! - [`otel`]: frame pairs as OpenTelemetry spans and metrics, exported over OTLP/HTTP.
 
 pub mod bench;
 pub mod bridge;
@@ -19,6 +20,7 @@ pub mod framelog;
 pub mod import;
 pub mod measure;
 pub mod optimizer;
+pub mod otel;
 pub mod relay;
 pub mod store;
 pub mod tokenizer;

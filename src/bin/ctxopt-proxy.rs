@@ -11,6 +11,7 @@ use std::time::Duration;
 use clap::Parser;
 use ctxopt::bridge::tools::Selection;
 use ctxopt::bridge::Bridge;
+use ctxopt::otel::ExportConfig;
 use ctxopt::relay::{self, server_name, LogTarget, ProxyConfig};
 use ctxopt::store::{self, Scope, Store};
 use ctxopt::tokenizer::Tokenizer;
@@ -56,6 +57,15 @@ struct Args {
     /// cancellation).
     #[arg(long, value_name = "MS", default_value = "0", hide = true)]
     answer_delay_ms: u64,
+    /// Export every request/response pair as an OpenTelemetry span (and metrics) to this
+    /// OTLP/HTTP collector, e.g. http://127.0.0.1:4318; the standard OTEL_* variables work
+    /// too. Off unless configured.
+    #[arg(long, value_name = "URL")]
+    otlp_endpoint: Option<String>,
+    /// With export on: put tool arguments and results into spans (secret-named members
+    /// masked). They can hold file contents and secrets.
+    #[arg(long)]
+    otlp_capture_content: bool,
     /// The server's command and arguments (after `--`).
     #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
     command: Vec<OsString>,
@@ -100,6 +110,16 @@ fn main() -> ExitCode {
         }
     }
     .with_selection(args.inject);
+    let otel =
+        match ExportConfig::from_env(args.otlp_endpoint.as_deref(), args.otlp_capture_content) {
+            Ok(otel) => otel,
+            Err(err) => {
+                eprintln!(
+                    "ctxopt-proxy: OpenTelemetry export: {err}; relaying continues without export"
+                );
+                None
+            }
+        };
     let config = ProxyConfig {
         server_name,
         command: args.command,
@@ -108,6 +128,7 @@ fn main() -> ExitCode {
         grace: args.grace_period,
         bridge: Some(Arc::new(bridge)),
         answer_delay: Duration::from_millis(args.answer_delay_ms),
+        otel,
     };
     match relay::run(config) {
         Ok(code) => ExitCode::from(code),

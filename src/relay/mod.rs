@@ -48,6 +48,7 @@ use crate::framelog::accounting::rfc3339;
 use crate::framelog::writer::{create_log_dir, default_log_dir, default_log_name, LogWriter};
 use crate::framelog::FORMAT_VERSION;
 use crate::framelog::{Direction, ExitStatus, Header, LogLine, PerDirection, Trailer};
+use crate::otel::live::LiveExport;
 use crate::tokenizer::Tokenizer;
 use intercept::Interceptor;
 use outlet::Outlet;
@@ -88,6 +89,8 @@ pub struct ProxyConfig {
     /// How long each answer of an injected tool is held back (zero; tests of cancellation
     /// set it).
     pub answer_delay: Duration,
+    /// The OpenTelemetry export of the session (`None`: off, no socket is opened).
+    pub otel: Option<crate::otel::ExportConfig>,
 }
 
 /// What stops the proxy before it can relay anything.
@@ -168,12 +171,19 @@ pub fn run(config: ProxyConfig) -> Result<u8, RelayError> {
         .bridge
         .clone()
         .map(|bridge| Ingestion::new(bridge, log_path));
-    let (tap, tap_sender) = Tap::start(
-        header(&config, started, Some(pid)),
+    let header = header(&config, started, Some(pid));
+    let otel = config.otel.as_ref().and_then(|otel| {
+        LiveExport::start(otel, &header)
+            .map_err(|err| eprintln!("ctxopt-proxy: {err}; relaying continues without export"))
+            .ok()
+    });
+    let (tap, tap_sender) = Tap::start_exporting(
+        header,
         writer,
         config.tokenizer,
         stats.clone(),
         ingestion,
+        otel,
     )?;
 
     let (drained, intercept) = start_pumps(&mut server, tap_sender, &stats, &config)?;

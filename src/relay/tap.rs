@@ -30,6 +30,7 @@ use crate::bridge::{Bridge, BridgeError};
 use crate::framelog::accounting::{rfc3339, Accountant, Tapped};
 use crate::framelog::writer::LogWriter;
 use crate::framelog::{Direction, ExitStatus, Frame, FrameKind, Header, LogLine, Trailer};
+use crate::otel::live::LiveExport;
 use crate::tokenizer::Tokenizer;
 
 /// Bytes of frames that may wait for accounting before new frames skip the log.
@@ -260,6 +261,8 @@ struct TapState {
     processed: Arc<AtomicU64>,
     stats: Arc<RelayStats>,
     ingestion: Option<Ingestion>,
+    /// The live OpenTelemetry export, when configured.
+    otel: Option<LiveExport>,
     /// Frame lines written for frames the proxy consumed or originated (`c2p`, `p2c`).
     proxy_lines: u64,
 }
@@ -292,7 +295,7 @@ impl TapState {
 
     fn frame(&mut self, tapped: Tapped, server_raw: Option<String>) {
         let len = tapped.bytes.len();
-        if self.writer.is_open() || self.ingestion.is_some() {
+        if self.writer.is_open() || self.ingestion.is_some() || self.otel.is_some() {
             let mut frame = self.accountant.frame(tapped);
             frame.server_raw = server_raw;
             let line = LogLine::Frame(Box::new(frame));
@@ -306,12 +309,20 @@ impl TapState {
             if let Some(ingestion) = &mut self.ingestion {
                 ingestion.frame(&frame, logged);
             }
+            if let Some(otel) = &mut self.otel {
+                otel.frame(&frame);
+            }
         }
         self.queued.fetch_sub(len, Ordering::Relaxed);
     }
 
     fn trailer(&mut self, exit: ExitStatus) {
         self.writer.flush();
+        let ts = rfc3339(SystemTime::now());
+        let export_problem = self
+            .otel
+            .take()
+            .and_then(|otel| otel.finish(&ts, &exit).problem());
         let frames_relayed = self.stats.frames();
         let frames_logged = self.writer.written_frames();
         let mut errors = self.stats.error_lines();
@@ -329,8 +340,12 @@ impl TapState {
         {
             errors.push(line);
         }
+        if let Some(line) = export_problem {
+            eprintln!("ctxopt-proxy: {line}");
+            errors.push(line);
+        }
         let trailer = Trailer {
-            ts: rfc3339(SystemTime::now()),
+            ts,
             exit,
             frames_relayed,
             frames_logged,
@@ -354,6 +369,19 @@ impl Tap {
         stats: Arc<RelayStats>,
         ingestion: Option<Ingestion>,
     ) -> std::io::Result<(Tap, TapSender)> {
+        Tap::start_exporting(header, writer, tokenizer, stats, ingestion, None)
+    }
+
+    /// [`Tap::start`], and each accounted frame to `otel` too (the live OpenTelemetry
+    /// export); its drops are reported in the trailer and on stderr.
+    pub fn start_exporting(
+        header: Header,
+        writer: LogWriter,
+        tokenizer: Tokenizer,
+        stats: Arc<RelayStats>,
+        ingestion: Option<Ingestion>,
+        otel: Option<LiveExport>,
+    ) -> std::io::Result<(Tap, TapSender)> {
         let (tx, rx) = mpsc::channel();
         let sender = TapSender {
             tx: tx.clone(),
@@ -372,6 +400,7 @@ impl Tap {
             processed: sender.processed.clone(),
             stats,
             ingestion,
+            otel,
             proxy_lines: 0,
         };
         let handle = std::thread::Builder::new()

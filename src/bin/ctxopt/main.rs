@@ -3,6 +3,7 @@
 mod audit;
 mod bench;
 mod build;
+mod export;
 mod gap;
 mod import_swe;
 mod ingest;
@@ -43,6 +44,8 @@ enum Command {
     Serve(serve::Args),
     /// Replay frame logs into the session store.
     Ingest(ingest::Args),
+    /// Send frame logs to an OpenTelemetry collector as spans and metrics (OTLP/HTTP).
+    Export(export::Args),
 }
 
 fn main() -> ExitCode {
@@ -56,6 +59,7 @@ fn main() -> ExitCode {
         Command::Serve(args) => serve::run(args),
         Command::Ingest(args) => ingest::run(args),
         Command::ImportSwe(args) => import_swe::run(args),
+        Command::Export(args) => export::run(args),
     };
     match result {
         Ok(code) => code,
