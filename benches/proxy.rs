@@ -57,10 +57,9 @@ fn main() -> Result<()> {
         .unwrap_or(10_000);
     let tmp = tempfile::tempdir()?;
     let baseline = std::env::var_os("CTXOPT_BENCH_BASELINE").map(PathBuf::from);
-    let servers = std::env::var("CTXOPT_BENCH_SERVERS")
-        .unwrap_or_else(|_| {
-            "python,python-no-log,rust,rust-otlp-down,rust-otlp-slow,node,everything".into()
-        });
+    let servers = std::env::var("CTXOPT_BENCH_SERVERS").unwrap_or_else(|_| {
+        "python,python-no-log,rust,rust-otlp-down,rust-otlp-slow,node,everything".into()
+    });
     let bench = Bench {
         tmp: tmp.path(),
         baseline,

@@ -77,36 +77,35 @@ fn closed_port_url() -> String {
     format!("http://127.0.0.1:{port}")
 }
 
-/// Every span in the receiver's trace requests.
-fn spans(requests: &[Value]) -> Vec<Value> {
+/// Every item of one signal in the receiver's requests: `path`, then the nesting
+/// (`resource_spans`, `scope_spans`, `spans` for traces).
+fn items(requests: &[Value], path: &str, nesting: [&str; 3]) -> Vec<Value> {
+    let list = |v: &Value, key: &str| v[key].as_array().cloned().unwrap_or_default();
     requests
         .iter()
-        .filter(|r| r["path"] == "/v1/traces")
-        .flat_map(|r| {
-            r["body"]["resource_spans"]
-                .as_array()
-                .cloned()
-                .unwrap_or_default()
-        })
-        .flat_map(|rs| rs["scope_spans"].as_array().cloned().unwrap_or_default())
-        .flat_map(|ss| ss["spans"].as_array().cloned().unwrap_or_default())
+        .filter(|r| r["path"] == path)
+        .flat_map(|r| list(&r["body"], nesting[0]))
+        .flat_map(|resource| list(&resource, nesting[1]))
+        .flat_map(|scope| list(&scope, nesting[2]))
         .collect()
+}
+
+/// Every span in the receiver's trace requests.
+fn spans(requests: &[Value]) -> Vec<Value> {
+    items(
+        requests,
+        "/v1/traces",
+        ["resource_spans", "scope_spans", "spans"],
+    )
 }
 
 /// Every metric in the receiver's metric requests.
 fn metrics(requests: &[Value]) -> Vec<Value> {
-    requests
-        .iter()
-        .filter(|r| r["path"] == "/v1/metrics")
-        .flat_map(|r| {
-            r["body"]["resource_metrics"]
-                .as_array()
-                .cloned()
-                .unwrap_or_default()
-        })
-        .flat_map(|rm| rm["scope_metrics"].as_array().cloned().unwrap_or_default())
-        .flat_map(|sm| sm["metrics"].as_array().cloned().unwrap_or_default())
-        .collect()
+    items(
+        requests,
+        "/v1/metrics",
+        ["resource_metrics", "scope_metrics", "metrics"],
+    )
 }
 
 /// An attribute's value as text (the JSON mapping writes 64-bit integers as strings).

@@ -218,21 +218,8 @@ fn check_url(url: &str, name: &str) -> Result<(), OtelError> {
 
 /// A millisecond timeout variable (default [`DEFAULT_TIMEOUT`]).
 fn millis(env: &dyn Fn(&str) -> Option<String>, name: &str) -> Result<Duration, OtelError> {
-    match var(env, name) {
-        None => Ok(DEFAULT_TIMEOUT),
-        Some(v) => v
-            .trim()
-            .parse::<u64>()
-            .ok()
-            .filter(|&ms| ms > 0)
-            .map(Duration::from_millis)
-            .ok_or_else(|| {
-                invalid(
-                    name,
-                    format!("`{v}` is not a positive number of milliseconds"),
-                )
-            }),
-    }
+    Ok(positive(env, name, "a positive number of milliseconds")?
+        .map_or(DEFAULT_TIMEOUT, Duration::from_millis))
 }
 
 /// A positive count variable.
@@ -241,15 +228,24 @@ fn count(
     name: &str,
     default: usize,
 ) -> Result<usize, OtelError> {
-    match var(env, name) {
-        None => Ok(default),
-        Some(v) => v
-            .trim()
-            .parse::<usize>()
-            .ok()
-            .filter(|&n| n > 0)
-            .ok_or_else(|| invalid(name, format!("`{v}` is not a positive count"))),
-    }
+    Ok(positive(env, name, "a positive count")?.unwrap_or(default))
+}
+
+/// A variable holding a positive integer (`what` says what it should be); `None` when unset.
+fn positive<T: std::str::FromStr + PartialOrd + Default>(
+    env: &dyn Fn(&str) -> Option<String>,
+    name: &str,
+    what: &str,
+) -> Result<Option<T>, OtelError> {
+    let Some(v) = var(env, name) else {
+        return Ok(None);
+    };
+    v.trim()
+        .parse::<T>()
+        .ok()
+        .filter(|n| *n > T::default())
+        .map(Some)
+        .ok_or_else(|| invalid(name, format!("`{v}` is not {what}")))
 }
 
 /// `key1=value1,key2=value2`, values percent-decoded (the W3C Baggage syntax the
