@@ -1,6 +1,10 @@
 //! Integration and interop tests: one test binary, one module per area.
 
 mod bridge;
+mod cli_output;
+mod dependencies;
+mod diagnostics;
+mod exit_codes;
 mod frame_log;
 mod hermetic;
 mod inject;

@@ -2,6 +2,7 @@
 //! context optimizer.
 //!
 //! # Layout
+//! - [`protocol`]: the MCP envelope (revisions, `_meta` keys, eras, JSON-RPC error codes).
 //! - [`tokenizer`]: token counting shared by every part (o200k_base by default).
 //! - [`framelog`]: the frame-log records (a public format) and their writer.
 //! - [`relay`]: the byte-exact stdio relay between an MCP client and a server, and its tap.
@@ -10,17 +11,20 @@
 //! - [`store`]: the persistent SQLite store of session records, scoped by workspace.
 //! - [`bridge`]: tool results into the store, and the injected tools (`build_context`, …).
 //! - [`bench`](mod@bench): the optimizer benchmark (scenarios × strategies, and speed).
+//! - [`diagnostics`]: the binaries' own diagnostics (`tracing`, `CTXOPT_LOG`).
 //! - [`measure`]: reports over frame logs (`report`), tool-list footprints (`audit`), and
 //!   the tool-call gap between what a client says and what the wire shows (`gap`).
 //! - [`otel`]: frame pairs as OpenTelemetry spans and metrics, exported over OTLP/HTTP.
 
 pub mod bench;
 pub mod bridge;
+pub mod diagnostics;
 pub mod framelog;
 pub mod import;
 pub mod measure;
 pub mod optimizer;
 pub mod otel;
+pub mod protocol;
 pub mod relay;
 pub mod store;
 pub mod tokenizer;

@@ -1,6 +1,11 @@
 //! `ctxopt-proxy [OPTIONS] -- <command> [args…]`: wraps an MCP stdio server, relays every
 //! frame byte for byte and logs each with its token cost, stores tool results in the
 //! session store and offers the injected tools (`build_context` and friends).
+//!
+//! Exit status (docs/exit-codes.md): the server's own, passed through (128 + N when signal N
+//! killed it); 127 when the server command was not found, 126 when it could not be executed;
+//! [`PROXY_FAILED`] (125) when the proxy itself failed (bad arguments, a workspace it cannot
+//! use, a relay it could not set up), the code `env(1)` and `timeout(1)` use for theirs.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -80,8 +85,23 @@ fn parse_seconds(text: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(secs))
 }
 
+/// The proxy's own failure, distinct from anything the wrapped server reports but its own 125.
+const PROXY_FAILED: u8 = 125;
+
 fn main() -> ExitCode {
-    let args = Args::parse();
+    ctxopt::diagnostics::init();
+    let args = match Args::try_parse() {
+        Ok(args) => args,
+        Err(err) => {
+            // `--help` and `--version` print and succeed; a usage error is the proxy's failure.
+            let _ = err.print();
+            return if err.exit_code() == 0 {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(PROXY_FAILED)
+            };
+        }
+    };
     let log = match (args.no_log, args.log) {
         (true, _) => LogTarget::Disabled,
         (false, Some(path)) => LogTarget::Path(path),
@@ -98,14 +118,14 @@ fn main() -> ExitCode {
     ) {
         Ok(scope) => scope,
         Err(err) => {
-            eprintln!("ctxopt-proxy: workspace: {err}");
-            return ExitCode::from(2);
+            tracing::error!("ctxopt-proxy: workspace: {err}");
+            return ExitCode::from(PROXY_FAILED);
         }
     };
     let bridge = match Store::open_arg(args.store.as_deref()) {
         Ok(store) => Bridge::new(store, scope),
         Err(err) => {
-            eprintln!("ctxopt-proxy: {err}; relaying continues without the store");
+            tracing::warn!("ctxopt-proxy: {err}; relaying continues without the store");
             Bridge::unavailable(&err, scope)
         }
     }
@@ -120,6 +140,11 @@ fn main() -> ExitCode {
                 None
             }
         };
+    tracing::debug!(
+        "ctxopt-proxy: server {server_name} {:?}, log {log:?}, inject {:?}",
+        args.command,
+        args.inject
+    );
     let config = ProxyConfig {
         server_name,
         command: args.command,
@@ -133,8 +158,8 @@ fn main() -> ExitCode {
     match relay::run(config) {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
-            eprintln!("ctxopt-proxy: {err}");
-            ExitCode::from(70)
+            tracing::error!("ctxopt-proxy: {err}");
+            ExitCode::from(PROXY_FAILED)
         }
     }
 }

@@ -10,7 +10,6 @@ pub mod file_reads;
 pub mod handlers;
 pub mod ingest;
 pub mod inject;
-pub mod jsonrpc;
 pub mod replay;
 pub mod server;
 pub mod stored_text;
@@ -21,6 +20,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use serde_json::Value;
 
+use crate::protocol;
 use crate::store::{InsertOutcome, Scope, Store, StoreError};
 use handlers::ToolError;
 use ingest::{FramePair, IngestError};
@@ -193,10 +193,10 @@ impl Bridge {
         let params = request.get("params")?;
         let tool = self.lookup(params.get("name")?.as_str()?)?;
         let mut result = self.call(tool, params.get("arguments").unwrap_or(&Value::Null));
-        if jsonrpc::is_modern(&request) {
-            jsonrpc::stamp_modern(&mut result);
+        if protocol::is_modern(&request) {
+            protocol::stamp_modern(&mut result);
         }
-        Some(jsonrpc::result_frame(id, result))
+        Some(protocol::result_frame(id, result))
     }
 
     /// A line for the log trailer when the store failed: how many writes failed and the

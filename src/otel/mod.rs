@@ -48,5 +48,5 @@ pub enum OtelError {
     Start(#[source] std::io::Error),
     /// A frame log could not be read.
     #[error(transparent)]
-    Log(#[from] crate::measure::MeasureError),
+    Log(#[from] crate::framelog::reader::ReadError),
 }

@@ -8,8 +8,8 @@ use opentelemetry_proto::tonic::trace::v1::Span;
 
 use super::spans::SessionSpans;
 use super::OtelError;
+use crate::framelog::reader::{LogItem, LogReader};
 use crate::framelog::{ExitStatus, LogLine};
-use crate::measure::logread::{LogItem, LogReader};
 
 /// What a replay hands on, session by session: its spans, then its metrics.
 #[derive(Debug)]

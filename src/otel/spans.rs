@@ -9,8 +9,6 @@
 //! remote parent (and `tracestate` with it); any other span is a child of the session span.
 //! The proxy only reads a `traceparent`, it never writes one.
 
-use std::collections::{HashMap, VecDeque};
-
 use opentelemetry_proto::tonic::common::v1::KeyValue;
 use opentelemetry_proto::tonic::metrics::v1::Metric;
 use opentelemetry_proto::tonic::trace::v1::{span::SpanKind, status::StatusCode, Span, Status};
@@ -20,11 +18,9 @@ use super::encode::{boolean, int, signed, string};
 use super::metrics::Metrics;
 use super::redact::redacted;
 use super::trace_context::{parse_traceparent, RemoteParent, SessionIds};
-use crate::framelog::pairing::answering;
+use crate::framelog::pairing::Outstanding;
 use crate::framelog::{Direction, ExitStatus, Frame, FrameKind, Header};
-
-/// The first protocol revision without sessions (`mcp.session.id` MUST NOT be set on it).
-const STATELESS_REVISION: &str = "2026-07-28";
+use crate::protocol::MODERN_VERSION;
 
 /// `error.type` of a request that was never answered.
 pub const UNANSWERED: &str = "unanswered";
@@ -75,7 +71,7 @@ pub struct SessionSpans {
     last_ns: u64,
     last_protocol: Option<String>,
     capture_content: bool,
-    pending: HashMap<(Direction, String), VecDeque<Opened>>,
+    pending: Outstanding<Opened>,
     operations: u64,
     metrics: Metrics,
 }
@@ -89,9 +85,10 @@ fn request_id(text: &str) -> Option<String> {
     }
 }
 
-/// Whether `protocol` is of the stateless era (no sessions).
+/// Whether `protocol` is of the stateless era (no sessions: `mcp.session.id` MUST NOT be
+/// set), the first stateless revision or a later one.
 fn stateless(protocol: Option<&str>) -> bool {
-    protocol.is_some_and(|p| p >= STATELESS_REVISION)
+    protocol.is_some_and(|p| p >= MODERN_VERSION)
 }
 
 /// The frame's text as JSON, when it has text that parses.
@@ -112,7 +109,7 @@ impl SessionSpans {
             last_ns: started_ns,
             last_protocol: None,
             capture_content,
-            pending: HashMap::new(),
+            pending: Outstanding::default(),
             operations: 0,
             metrics: Metrics::new(started_ns),
         }
@@ -129,8 +126,8 @@ impl SessionSpans {
         match frame.kind {
             FrameKind::Request => {
                 let opened = self.open(frame, at)?;
-                let key = (frame.dir, frame.id.clone()?);
-                self.pending.entry(key).or_default().push_back(opened);
+                self.pending
+                    .request(frame.dir, frame.id.as_deref()?, opened);
                 None
             }
             FrameKind::Notification => {
@@ -138,13 +135,8 @@ impl SessionSpans {
                 Some(self.span(opened, End::Notification, at))
             }
             FrameKind::Response | FrameKind::Error => {
-                let key = (answering(frame.dir), frame.id.clone()?);
-                let queue = self.pending.get_mut(&key)?;
-                let opened = queue.pop_front();
-                if queue.is_empty() {
-                    self.pending.remove(&key);
-                }
-                Some(self.span(opened?, End::Answered(frame), at))
+                let opened = self.pending.answer(frame.dir, frame.id.as_deref()?)?;
+                Some(self.span(opened, End::Answered(frame), at))
             }
             FrameKind::Batch | FrameKind::Unparseable => None,
         }
@@ -157,7 +149,7 @@ impl SessionSpans {
             .and_then(unix_nanos)
             .unwrap_or(self.last_ns)
             .max(self.last_ns);
-        let mut open: Vec<Opened> = self.pending.drain().flat_map(|(_, q)| q).collect();
+        let mut open: Vec<Opened> = self.pending.drain().map(|(_, o)| o).collect();
         open.sort_by_key(|o| o.seq);
         let mut spans: Vec<Span> = open
             .into_iter()

@@ -27,9 +27,10 @@ use serde_json::Value;
 
 use super::outlet::Outlet;
 use super::tap::TapSender;
-use crate::bridge::{inject, jsonrpc, Bridge};
+use crate::bridge::{inject, Bridge};
 use crate::framelog::json_scan::{find, object_members, root};
 use crate::framelog::Direction;
+use crate::protocol;
 
 /// Which client request a remembered id belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -107,7 +108,7 @@ fn unknown_tool(request: &str) -> String {
         .ok()
         .and_then(|r| r.get("id").cloned())
         .unwrap_or(Value::Null);
-    jsonrpc::error_frame(&id, jsonrpc::INVALID_PARAMS, "Unknown tool", None)
+    protocol::error_frame(&id, protocol::INVALID_PARAMS, "Unknown tool", None)
 }
 
 /// An id as a map key: its canonical JSON text.
@@ -216,11 +217,11 @@ impl Interceptor {
 
     fn answer_tools_list(&self, request: &Value, id: &Value) {
         let mut result = self.bridge.own_tools_list();
-        if jsonrpc::is_modern(request) {
-            jsonrpc::stamp_modern(&mut result);
-            jsonrpc::stamp_cacheable(&mut result);
+        if protocol::is_modern(request) {
+            protocol::stamp_modern(&mut result);
+            protocol::stamp_cacheable(&mut result);
         }
-        self.send(jsonrpc::result_frame(id, result));
+        self.send(protocol::result_frame(id, result));
     }
 
     /// Starts answering a call to an injected tool on a worker thread; `false` when the
@@ -251,9 +252,9 @@ impl Interceptor {
             self.workers.fetch_sub(1, Ordering::AcqRel);
             // Without a worker the call cannot be answered: say so to the client.
             lock(&self.calls).in_flight.remove(&id_key(id));
-            self.send(jsonrpc::error_frame(
+            self.send(protocol::error_frame(
                 id,
-                jsonrpc::INTERNAL_ERROR,
+                protocol::INTERNAL_ERROR,
                 &format!("ctxopt-proxy: cannot answer: {err}"),
                 None,
             ));

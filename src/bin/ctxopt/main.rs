@@ -49,6 +49,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    ctxopt::diagnostics::init();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Build(args) => build::run(args),
@@ -64,7 +65,7 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("ctxopt: {err:#}");
+            tracing::error!("ctxopt: {err:#}");
             ExitCode::from(2)
         }
     }
