@@ -147,18 +147,19 @@ fn target(
         _ => {}
     }
     let signal_endpoint = format!("OTEL_EXPORTER_OTLP_{s}_ENDPOINT");
-    let url = match (endpoint, var(env, &signal_endpoint)) {
-        (Some(base), _) => join(base, signal.path()),
-        (None, Some(url)) => url.trim().to_string(),
+    // The URL, and the option or variable it came from (for error messages).
+    let (url, source) = match (endpoint, var(env, &signal_endpoint)) {
+        (Some(base), _) => (join(base, signal.path()), "--otlp-endpoint".to_string()),
+        (None, Some(url)) => (url.trim().to_string(), signal_endpoint),
         (None, None) => match var(env, "OTEL_EXPORTER_OTLP_ENDPOINT") {
-            Some(base) => join(base.trim(), signal.path()),
+            Some(base) => (
+                join(base.trim(), signal.path()),
+                "OTEL_EXPORTER_OTLP_ENDPOINT".to_string(),
+            ),
             None => return Ok(None),
         },
     };
-    check_url(
-        &url,
-        endpoint.map_or(signal_endpoint.as_str(), |_| "--otlp-endpoint"),
-    )?;
+    check_url(&url, &source)?;
     for name in [
         "OTEL_EXPORTER_OTLP_PROTOCOL".to_string(),
         format!("OTEL_EXPORTER_OTLP_{s}_PROTOCOL"),
@@ -429,7 +430,7 @@ mod tests {
         let cases: [(&[(&str, &str)], &str); 6] = [
             (
                 &[("OTEL_EXPORTER_OTLP_ENDPOINT", "https://c:4318")],
-                "https is not supported",
+                "OTEL_EXPORTER_OTLP_ENDPOINT: https://c:4318: https is not supported",
             ),
             (
                 &[("OTEL_EXPORTER_OTLP_ENDPOINT", "c:4318")],

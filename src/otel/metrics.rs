@@ -180,8 +180,12 @@ mod tests {
         let Some(metric::Data::Histogram(h)) = &metrics[0].data else {
             panic!("histogram")
         };
-        assert_eq!(h.data_points.len(), 2, "one series per error type");
-        let ok = &h.data_points[0];
+        assert_eq!(
+            h.data_points.len(),
+            2,
+            "one series per error type (sorted: error.type first)"
+        );
+        let ok = &h.data_points[1];
         assert_eq!(ok.count, 3);
         assert_eq!(ok.bucket_counts.iter().sum::<u64>(), 3);
         assert_eq!(
@@ -190,7 +194,7 @@ mod tests {
             "bounds are inclusive upper limits"
         );
         assert_eq!(
-            *h.data_points[1].bucket_counts.last().unwrap(),
+            *h.data_points[0].bucket_counts.last().unwrap(),
             1,
             "beyond the last bound"
         );
