@@ -153,7 +153,10 @@ fn assert_spans_match_log(spans: &[Value], log: &Log) {
         .iter()
         .find(|s| s.get("parent_span_id").is_none())
         .expect("a root span for the session");
-    assert_eq!(session["name"], "session server-filesystem");
+    assert_eq!(
+        session["name"],
+        format!("session {}", log.header.server_name)
+    );
     assert_eq!(session["start_time_unix_nano"], nanos(&log.header.started));
     assert_eq!(session["end_time_unix_nano"], nanos(&log.trailer.ts));
     assert_eq!(attr(session, "ctxopt.exit.code").as_deref(), Some("0"));

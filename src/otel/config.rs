@@ -430,7 +430,7 @@ mod tests {
         let cases: [(&[(&str, &str)], &str); 6] = [
             (
                 &[("OTEL_EXPORTER_OTLP_ENDPOINT", "https://c:4318")],
-                "OTEL_EXPORTER_OTLP_ENDPOINT: https://c:4318: https is not supported",
+                "OTEL_EXPORTER_OTLP_ENDPOINT: https://c:4318/v1/traces: https is not supported",
             ),
             (
                 &[("OTEL_EXPORTER_OTLP_ENDPOINT", "c:4318")],
