@@ -266,6 +266,11 @@ impl Session {
         stdin.flush().expect("flush");
     }
 
+    /// Reads exactly `buf.len()` bytes the proxy relays to the client.
+    pub fn read_exact(&mut self, buf: &mut [u8]) {
+        self.stdout.read_exact(buf).expect("read from proxy");
+    }
+
     /// Reads the next line the proxy relays to the client.
     pub fn recv(&mut self) -> Vec<u8> {
         read_line(&mut self.stdout)

@@ -14,10 +14,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser;
+use ctxopt::bridge::ingest_sink::IngestSink;
+use ctxopt::bridge::intercept::Interceptor;
 use ctxopt::bridge::tools::Selection;
 use ctxopt::bridge::Bridge;
+use ctxopt::otel::live::OtlpSink;
 use ctxopt::otel::ExportConfig;
-use ctxopt::relay::{self, server_name, LogTarget, ProxyConfig};
+use ctxopt::relay::{self, server_name, FrameHandler, FrameSink, LogTarget, ProxyConfig};
 use ctxopt::store::{self, Scope, Store};
 use ctxopt::tokenizer::Tokenizer;
 
@@ -122,44 +125,55 @@ fn main() -> ExitCode {
             return ExitCode::from(PROXY_FAILED);
         }
     };
-    let bridge = match Store::open_arg(args.store.as_deref()) {
-        Ok(store) => Bridge::new(store, scope),
-        Err(err) => {
-            tracing::warn!("ctxopt-proxy: {err}; relaying continues without the store");
-            Bridge::unavailable(&err, scope)
-        }
-    }
-    .with_selection(args.inject);
-    let otel =
-        match ExportConfig::from_env(args.otlp_endpoint.as_deref(), args.otlp_capture_content) {
-            Ok(otel) => otel,
-            Err(err) => {
-                eprintln!(
-                    "ctxopt-proxy: OpenTelemetry export: {err}; relaying continues without export"
-                );
-                None
-            }
-        };
+    // Opened beside the relay: a store another process holds locked never delays the
+    // server's start.
+    let store = args.store;
+    let bridge = Bridge::opening(move || Store::open_arg(store.as_deref()), scope)
+        .with_selection(args.inject);
     tracing::debug!(
         "ctxopt-proxy: server {server_name} {:?}, log {log:?}, inject {:?}",
         args.command,
         args.inject
     );
+    let bridge = Arc::new(bridge);
+    let handler = (args.inject != Selection::None)
+        .then(|| Arc::new(Interceptor::new(bridge.clone())) as Arc<dyn FrameHandler>);
+    let mut sinks: Vec<Box<dyn FrameSink>> = vec![Box::new(IngestSink::new(bridge))];
+    sinks.extend(otlp_sink(
+        args.otlp_endpoint.as_deref(),
+        args.otlp_capture_content,
+    ));
     let config = ProxyConfig {
         server_name,
         command: args.command,
         log,
         tokenizer: args.tokenizer,
         grace: args.grace_period,
-        bridge: Some(Arc::new(bridge)),
+        sinks,
+        handler,
         answer_delay: Duration::from_millis(args.answer_delay_ms),
-        otel,
     };
     match relay::run(config) {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
             tracing::error!("ctxopt-proxy: {err}");
             ExitCode::from(PROXY_FAILED)
+        }
+    }
+}
+
+/// The live OpenTelemetry export, when `--otlp-endpoint` or the `OTEL_*` variables turn it
+/// on; a configuration it cannot use is said on stderr and relaying goes on without it.
+fn otlp_sink(endpoint: Option<&str>, capture_content: bool) -> Option<Box<dyn FrameSink>> {
+    let started = ExportConfig::from_env(endpoint, capture_content)
+        .and_then(|config| config.map(|config| OtlpSink::new(&config)).transpose());
+    match started {
+        Ok(sink) => sink.map(|sink| Box::new(sink) as Box<dyn FrameSink>),
+        Err(err) => {
+            tracing::warn!(
+                "ctxopt-proxy: OpenTelemetry export: {err}; relaying continues without export"
+            );
+            None
         }
     }
 }

@@ -1,22 +1,27 @@
 //! The bridge between the wire and the optimizer: tool results flow into the store
 //! ([`ingest`]), and the injected tools (`build_context` and friends) answer from it
-//! ([`handlers`]). [`Bridge`] holds both behind an API that needs no transport: the proxy's
-//! tap hands it frame pairs, the relay asks it to extend `tools/list` results and to answer
-//! calls to injected tools, and `ctxopt serve` ([`server`]) uses it as a plain MCP server.
-//! How the proxy wires it in (`src/relay/intercept.rs`, the tap) is in `docs/injected-tools.md`.
+//! ([`handlers`]). [`Bridge`] holds both behind an API that needs no transport. The proxy
+//! plugs it into the relay through the relay's two traits: [`ingest_sink::IngestSink`] (a
+//! [`FrameSink`](crate::relay::FrameSink): the tap hands it every frame, it stores tool
+//! results) and [`intercept::Interceptor`] (a [`FrameHandler`](crate::relay::FrameHandler):
+//! it extends `tools/list` results and answers calls to injected tools); `ctxopt serve`
+//! ([`server`]) uses it as a plain MCP server. How the proxy wires it in is in
+//! `docs/injected-tools.md`.
 
 pub mod content;
 pub mod file_reads;
 pub mod handlers;
 pub mod ingest;
+pub mod ingest_sink;
 pub mod inject;
+pub mod intercept;
 pub mod replay;
 pub mod server;
 pub mod stored_text;
 pub mod tools;
 
 use std::collections::BTreeSet;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{mpsc, Mutex, MutexGuard, PoisonError};
 
 use serde_json::Value;
 
@@ -49,6 +54,14 @@ pub enum BridgeError {
     NoStore(String),
 }
 
+/// Reports a store that could not be opened, once, as it fails.
+fn report_open(opened: Result<Store, StoreError>) -> Result<Store, StoreError> {
+    if let Err(err) = &opened {
+        tracing::warn!("ctxopt-proxy: {err}; relaying continues without the store");
+    }
+    opened
+}
+
 /// Store failures seen so far, for the log trailer.
 #[derive(Debug, Default)]
 struct Failures {
@@ -60,7 +73,7 @@ struct Failures {
 /// the relay (answers). Every method takes `&self`; the store sits behind a mutex.
 #[derive(Debug)]
 pub struct Bridge {
-    store: Mutex<Result<Store, String>>,
+    store: Mutex<Slot>,
     scope: Scope,
     selection: Selection,
     names: Mutex<ToolNames>,
@@ -73,6 +86,14 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// The store, or why there is none, or the store still being opened on a thread of its
+/// own ([`Bridge::opening`]).
+#[derive(Debug)]
+enum Slot {
+    Opening(mpsc::Receiver<Result<Store, StoreError>>),
+    Ready(Result<Store, String>),
+}
+
 impl Bridge {
     /// A bridge over an open store, offering all six tools.
     pub fn new(store: Store, scope: Scope) -> Bridge {
@@ -82,12 +103,50 @@ impl Bridge {
     /// A bridge whose store could not be opened: ingestion reports [`BridgeError::NoStore`]
     /// and the injected tools answer with the reason, as `isError` results.
     pub fn unavailable(error: &StoreError, scope: Scope) -> Bridge {
-        let bridge = Bridge::with_store(Err(error.to_string()), scope);
+        let bridge = Bridge::with_slot(Slot::Ready(Err(error.to_string())), scope);
         lock(&bridge.failures).first = Some(error.to_string());
         bridge
     }
 
+    /// A bridge whose store `open` opens on a thread of its own, so that a store another
+    /// process holds locked delays nothing but the first use of the store (ingestion on
+    /// the tap thread, an injected tool's answer), which waits for it. A store that cannot
+    /// be opened is reported once on stderr, as it fails, and the bridge is then
+    /// [`unavailable`](Bridge::unavailable).
+    pub fn opening(
+        open: impl FnOnce() -> Result<Store, StoreError> + Send + 'static,
+        scope: Scope,
+    ) -> Bridge {
+        let (tx, rx) = mpsc::channel();
+        let open = std::sync::Arc::new(Mutex::new(Some(open)));
+        let opener = std::sync::Arc::clone(&open);
+        let started = std::thread::Builder::new()
+            .name("store-open".into())
+            .spawn(move || {
+                if let Some(open) = lock(&opener).take() {
+                    let _ = tx.send(report_open(open()));
+                }
+            });
+        if started.is_err() {
+            if let Some(open) = lock(&open).take() {
+                return Bridge::from_open(report_open(open()), scope);
+            }
+        }
+        Bridge::with_slot(Slot::Opening(rx), scope)
+    }
+
+    fn from_open(opened: Result<Store, StoreError>, scope: Scope) -> Bridge {
+        match opened {
+            Ok(store) => Bridge::new(store, scope),
+            Err(err) => Bridge::unavailable(&err, scope),
+        }
+    }
+
     fn with_store(store: Result<Store, String>, scope: Scope) -> Bridge {
+        Bridge::with_slot(Slot::Ready(store), scope)
+    }
+
+    fn with_slot(store: Slot, scope: Scope) -> Bridge {
         Bridge {
             store: Mutex::new(store),
             scope,
@@ -96,6 +155,23 @@ impl Bridge {
             earlier_pages: Mutex::new(BTreeSet::new()),
             failures: Mutex::new(Failures::default()),
         }
+    }
+
+    /// The store (waiting for it while it is being opened), or why there is none.
+    fn store(&self) -> MutexGuard<'_, Slot> {
+        let mut slot = lock(&self.store);
+        if let Slot::Opening(rx) = &*slot {
+            let ready = match rx.recv() {
+                Ok(Ok(store)) => Ok(store),
+                Ok(Err(err)) => Err(err.to_string()),
+                Err(_) => Err("the store could not be opened (its thread ended)".to_string()),
+            };
+            if let Err(reason) = &ready {
+                lock(&self.failures).first = Some(reason.clone());
+            }
+            *slot = Slot::Ready(ready);
+        }
+        slot
     }
 
     /// Offers only the `selection` of tools (`--inject`).
@@ -125,7 +201,10 @@ impl Bridge {
     pub fn on_frame_pair(&self, pair: &FramePair<'_>) -> Result<InsertOutcome, BridgeError> {
         let names = self.names();
         let records = ingest::ingest(pair, &|name| names.is_injected(name))?;
-        let mut store = lock(&self.store);
+        let mut slot = self.store();
+        let Slot::Ready(store) = &mut *slot else {
+            unreachable!("the store was waited for")
+        };
         let store = store.as_mut().map_err(|reason| {
             lock(&self.failures).count += 1;
             BridgeError::NoStore(reason.clone())
@@ -173,7 +252,10 @@ impl Bridge {
 
     /// Runs an injected tool: a `CallToolResult`, with `isError: true` when it failed.
     pub fn call(&self, tool: InjectedTool, arguments: &Value) -> Value {
-        let mut store = lock(&self.store);
+        let mut slot = self.store();
+        let Slot::Ready(store) = &mut *slot else {
+            unreachable!("the store was waited for")
+        };
         let result = match store.as_mut() {
             Ok(store) => handlers::handle_call(tool, arguments, store, &self.scope),
             Err(reason) => Err(ToolError::NoStore(reason.clone())),

@@ -32,40 +32,41 @@ pub fn strip_meta(text: &str, value: Range<usize>) -> Option<String> {
     Some(out)
 }
 
+/// The cuts for every `_meta` member in `value` and below, walking the values with a stack
+/// of their own (no recursion, so any depth is safe).
 fn collect(text: &str, value: Range<usize>, cuts: &mut Vec<Range<usize>>) {
-    match text.as_bytes().get(value.start) {
-        Some(b'{') => {
-            let ms = members(text, value.clone());
-            let removed: Vec<bool> = ms
-                .iter()
-                .map(|m| string_value(text, m.key.clone()) == "_meta")
-                .collect();
-            if removed.iter().all(|r| *r) && !ms.is_empty() {
-                cuts.push(ms[0].key.start..ms[ms.len() - 1].value.end);
-                return;
-            }
-            for (k, m) in ms.iter().enumerate() {
-                if !removed[k] {
-                    collect(text, m.value.clone(), cuts);
+    let mut todo = vec![value];
+    while let Some(value) = todo.pop() {
+        match text.as_bytes().get(value.start) {
+            Some(b'{') => {
+                let ms = members(text, value.clone());
+                let removed: Vec<bool> = ms
+                    .iter()
+                    .map(|m| string_value(text, m.key.clone()) == "_meta")
+                    .collect();
+                if removed.iter().all(|r| *r) && !ms.is_empty() {
+                    cuts.push(ms[0].key.start..ms[ms.len() - 1].value.end);
                     continue;
                 }
-                let kept_after = removed[k + 1..].iter().any(|r| !r);
-                if kept_after {
-                    // Up to the next member's key: takes the comma and whitespace with it.
-                    cuts.push(m.key.start..ms[k + 1].key.start);
-                } else {
-                    // Trailing: from the end of the last kept member before it.
-                    let last_kept = (0..k).rev().find(|&j| !removed[j]).unwrap_or(0);
-                    cuts.push(ms[last_kept].value.end..m.value.end);
+                for (k, m) in ms.iter().enumerate() {
+                    if !removed[k] {
+                        todo.push(m.value.clone());
+                        continue;
+                    }
+                    let kept_after = removed[k + 1..].iter().any(|r| !r);
+                    if kept_after {
+                        // Up to the next member's key: takes the comma and whitespace with it.
+                        cuts.push(m.key.start..ms[k + 1].key.start);
+                    } else {
+                        // Trailing: from the end of the last kept member before it.
+                        let last_kept = (0..k).rev().find(|&j| !removed[j]).unwrap_or(0);
+                        cuts.push(ms[last_kept].value.end..m.value.end);
+                    }
                 }
             }
+            Some(b'[') => todo.extend(elements(text, value)),
+            _ => {}
         }
-        Some(b'[') => {
-            for el in elements(text, value) {
-                collect(text, el, cuts);
-            }
-        }
-        _ => {}
     }
 }
 

@@ -18,6 +18,27 @@ pub const LOG_FILE_MODE: u32 = 0o600;
 /// Mode of the default log directory.
 pub const LOG_DIR_MODE: u32 = 0o700;
 
+/// An existing log file others may read (a `--log` file made by someone else, 0644) is
+/// narrowed to [`LOG_FILE_MODE`] before anything is written to it; one that cannot be
+/// narrowed (another owner's) is refused.
+fn narrowed(file: File) -> io::Result<File> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = file.metadata()?.permissions().mode() & 0o777;
+    if mode & !LOG_FILE_MODE != 0 {
+        file.set_permissions(std::fs::Permissions::from_mode(LOG_FILE_MODE))
+            .map_err(|err| {
+                io::Error::new(
+                    err.kind(),
+                    format!("it has mode {mode:o}, others may read it, and it cannot be narrowed to {LOG_FILE_MODE:o}: {err}"),
+                )
+            })?;
+        tracing::warn!(
+            "ctxopt-proxy: the frame log had mode {mode:o}; narrowed to {LOG_FILE_MODE:o}"
+        );
+    }
+    Ok(file)
+}
+
 /// The default log directory: `$XDG_STATE_HOME/ctxopt/logs`, else the platform state
 /// directory, else `~/.local/state/ctxopt/logs`.
 pub fn default_log_dir() -> Option<PathBuf> {
@@ -65,7 +86,7 @@ impl LogWriter {
             buffered_frames: 0,
             errors: Vec::new(),
         };
-        match opened {
+        match opened.and_then(narrowed) {
             Ok(file) => writer.out = Some(BufWriter::with_capacity(1 << 16, file)),
             Err(err) => writer.fail("cannot open", &err),
         }
@@ -151,5 +172,25 @@ impl LogWriter {
     /// Every open or write failure so far, one line each.
     pub fn errors(&self) -> &[String] {
         &self.errors
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn an_existing_log_others_may_read_is_narrowed_to_0600_and_appended_to() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("shared.jsonl");
+        std::fs::write(&path, "earlier\n").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let mut writer = LogWriter::open(&path);
+        assert!(writer.is_open(), "{:?}", writer.errors());
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, LOG_FILE_MODE);
+        writer.flush();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "earlier\n");
     }
 }

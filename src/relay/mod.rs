@@ -6,8 +6,12 @@
 //! - [`pump`]: one direction's loop: read a frame, write it on, count it, tap it.
 //! - [`outlet`]: the writable end of a direction, closable from the other direction.
 //! - [`tap`]: the never-blocking hand-off to the accounting thread that writes the log and
-//!   ingests tool results into the store.
-//! - [`intercept`]: the frames the proxy takes part in when it injects tools.
+//!   hands each accounted frame to the sinks.
+//! - [`sink`]: the [`FrameSink`] trait: what receives a copy of each frame (ingestion into the
+//!   store, implemented in `bridge`).
+//! - [`handler`]: the [`FrameHandler`] trait: what may take and answer a client frame or
+//!   replace a server frame (the injected tools, implemented in `bridge`).
+//! - [`answers`]: the proxy's own frames to the client, and the worker pool that answers.
 //! - [`blocking`]: reads and writes that wait on a non-blocking descriptor.
 //! - [`zero_copy`]: a long frame's body moved from pipe to outlet without a copy.
 //! - [`child`]: starting the server in its own process group, and its exit status.
@@ -18,17 +22,28 @@
 //! # Threads
 //! The thread that calls [`run`] blocks the signals, starts the server and then only
 //! supervises it (signals, exit, grace period). `c2s` and `s2c` each run a [`pump::Pump`];
-//! the `tap` thread does all parsing, counting, log writing and ingestion; each call to an
-//! injected tool is answered on its own `injected-call` thread.
+//! the `tap` thread does all parsing, counting, log writing and runs the sinks; answers that
+//! take work run on at most [`answers::WORKERS`] `injected-call` threads.
+//!
+//! # The end of a run
+//! When the server exits, the grace period is for its stdout to close (whatever it left in
+//! its process group gets `SIGTERM`, then `SIGKILL`). Everything it wrote before is then
+//! relayed, however slowly the client reads: the proxy waits for the `s2c` pump to write
+//! the last byte (a forwarded signal ends that wait), then for its own answers.
+//!
+//! The relay knows nothing of the store, the optimizer or the injected tools: what it is
+//! given through [`ProxyConfig::sinks`] and [`ProxyConfig::handler`] is all it sees of them.
 
+pub mod answers;
 pub mod blocking;
 pub mod child;
-pub mod intercept;
+pub mod handler;
 pub mod line_reader;
 pub mod outlet;
 pub mod pump;
 pub mod server_name;
 pub mod signals;
+pub mod sink;
 pub mod stats;
 pub mod tap;
 pub mod zero_copy;
@@ -42,20 +57,19 @@ use std::process::Child;
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::bridge::tools::Selection;
-use crate::bridge::Bridge;
 use crate::framelog::accounting::rfc3339;
 use crate::framelog::writer::{create_log_dir, default_log_dir, default_log_name, LogWriter};
 use crate::framelog::FORMAT_VERSION;
 use crate::framelog::{Direction, ExitStatus, Header, LogLine, PerDirection, Trailer};
-use crate::otel::live::LiveExport;
 use crate::tokenizer::Tokenizer;
-use intercept::Interceptor;
+use answers::Answers;
+pub use handler::FrameHandler;
 use outlet::Outlet;
-use pump::Pump;
+use pump::{Intercept, Pump};
 use signals::Signals;
+pub use sink::FrameSink;
 use stats::RelayStats;
-use tap::{Ingestion, Tap, TapSender};
+use tap::{Tap, TapSender};
 
 /// Where the frame log goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,7 +84,7 @@ pub enum LogTarget {
 }
 
 /// How to run the proxy.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct ProxyConfig {
     /// The server's command and arguments.
     pub command: Vec<OsString>,
@@ -82,15 +96,14 @@ pub struct ProxyConfig {
     pub tokenizer: Tokenizer,
     /// How long a server may take to exit after a forwarded signal before `SIGKILL`.
     pub grace: Duration,
-    /// The store and the injected tools: tool results are ingested into it, and unless its
-    /// selection is [`Selection::None`] the proxy offers and answers the injected tools.
-    /// `None`: a plain relay.
-    pub bridge: Option<Arc<Bridge>>,
-    /// How long each answer of an injected tool is held back (zero; tests of cancellation
-    /// set it).
+    /// What receives a copy of each frame, after it is logged (ingestion into the store).
+    pub sinks: Vec<Box<dyn FrameSink>>,
+    /// What takes part in the conversation (the injected tools); `None`: every frame
+    /// passes untouched.
+    pub handler: Option<Arc<dyn FrameHandler>>,
+    /// How long each answer that takes work is held back (zero; tests of cancellation set
+    /// it).
     pub answer_delay: Duration,
-    /// The OpenTelemetry export of the session (`None`: off, no socket is opened).
-    pub otel: Option<crate::otel::ExportConfig>,
 }
 
 /// What stops the proxy before it can relay anything.
@@ -109,7 +122,8 @@ const POLL: Duration = Duration::from_millis(200);
 /// and the least time to wait for it after the server exited.
 const LAST_DRAIN: Duration = Duration::from_secs(1);
 
-/// How long the proxy, once the server is gone, still waits for injected tools' answers.
+/// How long the proxy, once the server is gone, still waits for the next of its own answers
+/// to be written (as long as they keep coming, it waits for all).
 const ANSWER_LIMIT: Duration = Duration::from_secs(10);
 
 fn open_log(config: &ProxyConfig, started: SystemTime) -> LogWriter {
@@ -152,14 +166,14 @@ fn header(config: &ProxyConfig, started: SystemTime, server_pid: Option<u32>) ->
 ///
 /// Call it before the process starts any other thread: it blocks the signals it forwards,
 /// and only threads started afterwards inherit that.
-pub fn run(config: ProxyConfig) -> Result<u8, RelayError> {
+pub fn run(mut config: ProxyConfig) -> Result<u8, RelayError> {
     let signals = Signals::block()?;
     let started = SystemTime::now();
     let mut writer = open_log(&config, started);
     let mut server = match child::spawn(&config.command) {
         Ok(server) => server,
         Err(err) => {
-            eprintln!("ctxopt-proxy: {err}");
+            tracing::error!("ctxopt-proxy: {err}");
             log_start_failure(&mut writer, header(&config, started, None), &err);
             return Ok(err.exit_code());
         }
@@ -167,39 +181,41 @@ pub fn run(config: ProxyConfig) -> Result<u8, RelayError> {
     let pid = server.id();
     let stats = Arc::new(RelayStats::default());
     let log_path = writer.is_open().then(|| absolute(writer.path()));
-    let ingestion = config
-        .bridge
-        .clone()
-        .map(|bridge| Ingestion::new(bridge, log_path));
-    let header = header(&config, started, Some(pid));
-    let otel = config.otel.as_ref().and_then(|otel| {
-        LiveExport::start(otel, &header)
-            .map_err(|err| eprintln!("ctxopt-proxy: {err}; relaying continues without export"))
-            .ok()
-    });
-    let (tap, tap_sender) = Tap::start_exporting(
-        header,
+    let (tap, tap_sender) = Tap::start(
+        header(&config, started, Some(pid)),
         writer,
         config.tokenizer,
         stats.clone(),
-        ingestion,
-        otel,
+        std::mem::take(&mut config.sinks),
+        log_path,
     )?;
 
-    let (drained, intercept) = start_pumps(&mut server, tap_sender, &stats, &config)?;
+    let (drained, answers, server_out) = start_pumps(&mut server, tap_sender, &stats, &config)?;
     let status = supervise(&mut server, &signals, config.grace)?;
     // Whatever the server left running in its group is an orphan now: ask it to go.
     child::signal_group(pid, libc::SIGTERM);
+    // The grace period is for the server's stdout to close; what it wrote before is relayed
+    // whole, however slowly the client reads.
     let drain = config.grace.max(LAST_DRAIN);
-    if drained.recv_timeout(drain).is_err() {
+    let mut closed = blocking::wait_hangup(&server_out, drain);
+    if !closed {
         stats.error(format!(
             "the server's stdout stayed open {drain:?} after it exited; its process group was killed"
         ));
         child::signal_group(pid, libc::SIGKILL);
+        closed = blocking::wait_hangup(&server_out, LAST_DRAIN);
+    }
+    drop(server_out);
+    if closed {
+        wait_drained(&drained, &signals, &stats);
+    } else {
         let _ = drained.recv_timeout(LAST_DRAIN);
     }
-    if let Some(intercept) = intercept {
-        intercept.finish(ANSWER_LIMIT);
+    if let Some(answers) = answers {
+        answers.finish(ANSWER_LIMIT);
+    }
+    if let Some(line) = stats.undelivered_line() {
+        tracing::warn!("ctxopt-proxy: {line}");
     }
     let (exit, code) = child::exit_of(status);
     tap.finish(exit);
@@ -232,14 +248,19 @@ fn absolute(path: &std::path::Path) -> String {
         .to_string()
 }
 
+/// What [`start_pumps`] hands back: when the server's stdout is drained, the proxy's
+/// answers when there is a handler, and a duplicate of the server's stdout to watch for its
+/// closing.
+type Started = (mpsc::Receiver<()>, Option<Arc<Answers>>, OwnedFd);
+
 /// Starts the `c2s` and `s2c` threads; the receiver hears when the server's stdout is
-/// drained. Returns the interceptor too when tools are injected.
+/// drained and everything read from it was written on.
 fn start_pumps(
     server: &mut Child,
     tap: TapSender,
     stats: &Arc<RelayStats>,
     config: &ProxyConfig,
-) -> io::Result<(mpsc::Receiver<()>, Option<Arc<Interceptor>>)> {
+) -> io::Result<Started> {
     let (server_in, server_out) = match (server.stdin.take(), server.stdout.take()) {
         (Some(i), Some(o)) => (i, o),
         _ => return Err(io::Error::other("server pipes missing")),
@@ -248,19 +269,17 @@ fn start_pumps(
     let client_out = File::from(io::stdout().as_fd().try_clone_to_owned()?);
     let to_server = Arc::new(Outlet::for_fd(File::from(OwnedFd::from(server_in))));
     let to_client = Arc::new(Outlet::for_fd(client_out));
-    let intercept = config
-        .bridge
-        .as_ref()
-        .filter(|bridge| bridge.selection() != Selection::None)
-        .map(|bridge| {
-            Arc::new(Interceptor::new(
-                bridge.clone(),
-                to_client.clone(),
-                tap.clone(),
-                config.answer_delay,
-            ))
-        });
+    let intercept = config.handler.as_ref().map(|handler| Intercept {
+        handler: handler.clone(),
+        answers: Arc::new(Answers::new(
+            to_client.clone(),
+            tap.clone(),
+            stats.clone(),
+            config.answer_delay,
+        )),
+    });
     let server_out = File::from(OwnedFd::from(server_out));
+    let watched = server_out.as_fd().try_clone_to_owned()?;
     // The server may write up to 1 MiB ahead of the relay, and each zero-copy step moves up to
     // that much (16 MB results: 0.82 of direct on average against 0.71 with 64 KiB, ahead in
     // 14 of 15 side-by-side pairs; docs/benchmarks.md).
@@ -273,7 +292,7 @@ fn start_pumps(
         stats: stats.clone(),
         intercept: intercept.clone(),
     };
-    let intercepting = intercept.clone();
+    let answers = intercept.as_ref().map(|i| i.answers.clone());
     let s2c = Pump {
         dir: Direction::S2c,
         outlet: to_client,
@@ -292,7 +311,28 @@ fn start_pumps(
             s2c.run(server_out);
             let _ = drained_tx.send(());
         })?;
-    Ok((drained_rx, intercepting))
+    Ok((drained_rx, answers, watched))
+}
+
+/// Waits until the `s2c` pump has written on everything the server wrote, for as long as the
+/// client takes to read it; a forwarded signal (the user asking the proxy to stop) ends the
+/// wait.
+fn wait_drained(drained: &mpsc::Receiver<()>, signals: &Signals, stats: &RelayStats) {
+    loop {
+        match drained.recv_timeout(POLL) {
+            Ok(()) | Err(mpsc::RecvTimeoutError::Disconnected) => return,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                if let Some(sig) = signals.wait(Duration::ZERO) {
+                    if signals::FORWARDED.contains(&sig) {
+                        stats.error(format!(
+                            "signal {sig} while the client was still reading the server's last output; not all of it was relayed"
+                        ));
+                        return;
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// Waits for the server to exit, forwarding signals and killing it when it outlives the
@@ -324,3 +364,6 @@ fn supervise(
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -7,30 +7,30 @@
 //! (`frames_unlogged` and a line in `errors`). Blocking the relay is never an option.
 //!
 //! Order: each direction takes a [`Ticket`] (sequence number and time) just before it
-//! writes a frame on, and the tap processes frames in ticket order. A response can only
+//! writes a frame on, holding the outlet ([`TapSender::ticket_writing`]), and the tap
+//! processes frames in ticket order: the log's order on each outlet is its reader's order. A response can only
 //! be read after its request's write began, so it always comes after its request in the
 //! log, even when the two relay threads hand their copies over in the other order.
 //!
 //! Lines reach the file when the tap has caught up with the relay (at most a millisecond or
 //! so after the frame), and at the end of the run.
 //!
-//! Ingestion: with a [`Bridge`], every relayed `tools/call` request and its response go to
-//! [`Bridge::on_frame_pair`] here, after the response is logged (see [`Ingestion`]).
+//! Sinks: after a frame is logged, its accounted record goes to every [`FrameSink`] (the
+//! ingestion of tool results into the store), in log order, here on the tap thread.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
+use super::outlet::FrameWriter;
+use super::sink::{FrameSink, LogPlace};
 use super::stats::RelayStats;
-use crate::bridge::ingest::FramePair;
-use crate::bridge::{Bridge, BridgeError};
 use crate::framelog::accounting::{rfc3339, Accountant, Tapped};
 use crate::framelog::writer::LogWriter;
-use crate::framelog::{Direction, ExitStatus, Frame, FrameKind, Header, LogLine, Trailer};
-use crate::otel::live::LiveExport;
+use crate::framelog::{Direction, ExitStatus, Header, LogLine, Trailer};
 use crate::tokenizer::Tokenizer;
 
 /// Bytes of frames that may wait for accounting before new frames skip the log.
@@ -129,7 +129,17 @@ impl TapSender {
         }
     }
 
-    /// Takes the next place in the relay order; call it just before writing a frame on.
+    /// Takes the next place in the relay order for a frame about to be written through
+    /// `writer`. Taken while the outlet is held, so that frames written to one outlet by
+    /// several threads (relayed frames and the proxy's answers) are logged in the order in
+    /// which they reach the reader.
+    pub fn ticket_writing(&self, writer: &FrameWriter<'_>) -> Ticket {
+        let _held = writer;
+        self.ticket()
+    }
+
+    /// Takes the next place in the relay order for a frame that is not written to an
+    /// outlet (one the proxy took), or that only one thread writes.
     pub fn ticket(&self) -> Ticket {
         Ticket {
             order: self.order.fetch_add(1, Ordering::Relaxed),
@@ -188,69 +198,6 @@ pub struct Tap {
     handle: JoinHandle<()>,
 }
 
-/// Ingestion on the tap thread: the raw text of each relayed `tools/call` request, until its
-/// response comes, then both to the bridge.
-#[derive(Debug)]
-pub struct Ingestion {
-    bridge: Arc<Bridge>,
-    log_path: Option<String>,
-    requests: HashMap<String, VecDeque<String>>,
-}
-
-impl Ingestion {
-    /// Ingestion into `bridge`, with provenance naming `log_path` (absolute; `None` without
-    /// a log).
-    pub fn new(bridge: Arc<Bridge>, log_path: Option<String>) -> Ingestion {
-        Ingestion {
-            bridge,
-            log_path,
-            requests: HashMap::new(),
-        }
-    }
-
-    /// Takes in one accounted frame (`logged`: whether its line was written, so that its
-    /// `seq` names a frame of the log).
-    fn frame(&mut self, frame: &Frame, logged: bool) {
-        if frame.method.as_deref() != Some("tools/call") {
-            return;
-        }
-        let (Some(id), Some(raw)) = (&frame.id, &frame.raw) else {
-            return;
-        };
-        match (frame.dir, frame.kind) {
-            (Direction::C2s, FrameKind::Request) => {
-                self.requests
-                    .entry(id.clone())
-                    .or_default()
-                    .push_back(raw.clone());
-            }
-            (Direction::S2c, FrameKind::Response | FrameKind::Error) => {
-                let Some(queue) = self.requests.get_mut(id) else {
-                    return;
-                };
-                let request = queue.pop_front();
-                if queue.is_empty() {
-                    self.requests.remove(id);
-                }
-                let Some(request) = request else { return };
-                let pair = FramePair {
-                    request: &request,
-                    response: raw,
-                    log_path: self.log_path.as_deref().filter(|_| logged),
-                    seq: logged.then_some(frame.seq),
-                    timestamp: Some(&frame.ts),
-                };
-                if let Err(BridgeError::Store { error, first: true }) =
-                    self.bridge.on_frame_pair(&pair)
-                {
-                    eprintln!("ctxopt-proxy: store: {error}; relaying continues without storing");
-                }
-            }
-            _ => {}
-        }
-    }
-}
-
 struct TapState {
     waiting: BTreeMap<u64, Item>,
     next: u64,
@@ -260,9 +207,9 @@ struct TapState {
     skipped: Arc<AtomicU64>,
     processed: Arc<AtomicU64>,
     stats: Arc<RelayStats>,
-    ingestion: Option<Ingestion>,
-    /// The live OpenTelemetry export, when configured.
-    otel: Option<LiveExport>,
+    sinks: Vec<Box<dyn FrameSink>>,
+    /// The log file as sinks name it (absolute), when there is a log.
+    log_path: Option<String>,
     /// Frame lines written for frames the proxy consumed or originated (`c2p`, `p2c`).
     proxy_lines: u64,
 }
@@ -295,7 +242,7 @@ impl TapState {
 
     fn frame(&mut self, tapped: Tapped, server_raw: Option<String>) {
         let len = tapped.bytes.len();
-        if self.writer.is_open() || self.ingestion.is_some() || self.otel.is_some() {
+        if self.writer.is_open() || !self.sinks.is_empty() {
             let mut frame = self.accountant.frame(tapped);
             frame.server_raw = server_raw;
             let line = LogLine::Frame(Box::new(frame));
@@ -306,11 +253,16 @@ impl TapState {
             if logged && matches!(frame.dir, Direction::C2p | Direction::P2c) {
                 self.proxy_lines += 1;
             }
-            if let Some(ingestion) = &mut self.ingestion {
-                ingestion.frame(&frame, logged);
-            }
-            if let Some(otel) = &mut self.otel {
-                otel.frame(&frame);
+            let place = self
+                .log_path
+                .as_deref()
+                .filter(|_| logged)
+                .map(|path| LogPlace {
+                    path,
+                    seq: frame.seq,
+                });
+            for sink in &mut self.sinks {
+                sink.frame(&frame, place);
             }
         }
         self.queued.fetch_sub(len, Ordering::Relaxed);
@@ -319,10 +271,9 @@ impl TapState {
     fn trailer(&mut self, exit: ExitStatus) {
         self.writer.flush();
         let ts = rfc3339(SystemTime::now());
-        let export_problem = self
-            .otel
-            .take()
-            .and_then(|otel| otel.finish(&ts, &exit).problem());
+        for sink in &mut self.sinks {
+            sink.session_ended(&ts, &exit);
+        }
         let frames_relayed = self.stats.frames();
         let frames_logged = self.writer.written_frames();
         let mut errors = self.stats.error_lines();
@@ -333,16 +284,8 @@ impl TapState {
             ));
         }
         errors.extend(self.writer.errors().iter().cloned());
-        if let Some(line) = self
-            .ingestion
-            .as_ref()
-            .and_then(|i| i.bridge.failure_summary())
-        {
-            errors.push(line);
-        }
-        if let Some(line) = export_problem {
-            eprintln!("ctxopt-proxy: {line}");
-            errors.push(line);
+        for sink in &self.sinks {
+            errors.extend(sink.trailer_errors());
         }
         let trailer = Trailer {
             ts,
@@ -361,26 +304,15 @@ impl TapState {
 impl Tap {
     /// Starts the accounting thread: it writes `header` first, then loads the tokenizer
     /// (frames queue meanwhile; the relay does not wait), then logs frames as they come,
-    /// and hands `tools/call` pairs to `ingestion` when there is one.
+    /// and hands each to the `sinks`, telling them where it was logged (`log_path`:
+    /// the log file as they should name it).
     pub fn start(
         header: Header,
         writer: LogWriter,
         tokenizer: Tokenizer,
         stats: Arc<RelayStats>,
-        ingestion: Option<Ingestion>,
-    ) -> std::io::Result<(Tap, TapSender)> {
-        Tap::start_exporting(header, writer, tokenizer, stats, ingestion, None)
-    }
-
-    /// [`Tap::start`], and each accounted frame to `otel` too (the live OpenTelemetry
-    /// export); its drops are reported in the trailer and on stderr.
-    pub fn start_exporting(
-        header: Header,
-        writer: LogWriter,
-        tokenizer: Tokenizer,
-        stats: Arc<RelayStats>,
-        ingestion: Option<Ingestion>,
-        otel: Option<LiveExport>,
+        sinks: Vec<Box<dyn FrameSink>>,
+        log_path: Option<String>,
     ) -> std::io::Result<(Tap, TapSender)> {
         let (tx, rx) = mpsc::channel();
         let sender = TapSender {
@@ -399,14 +331,17 @@ impl Tap {
             skipped: sender.skipped.clone(),
             processed: sender.processed.clone(),
             stats,
-            ingestion,
-            otel,
+            sinks,
+            log_path,
             proxy_lines: 0,
         };
         let handle = std::thread::Builder::new()
             .name("tap".into())
             .spawn(move || {
                 lower_priority();
+                for sink in &mut state.sinks {
+                    sink.session_started(&header);
+                }
                 state.writer.write(&LogLine::Header(header));
                 if state.writer.is_open() {
                     tokenizer.warm();
@@ -470,6 +405,7 @@ pub(crate) mod tests {
             LogWriter::open(&path),
             Tokenizer::CharsDiv4,
             stats.clone(),
+            Vec::new(),
             None,
         )
         .unwrap();

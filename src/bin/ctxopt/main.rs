@@ -3,13 +3,19 @@
 mod audit;
 mod bench;
 mod build;
+mod client_select;
 mod export;
 mod gap;
+mod hook;
+mod hooks;
+mod import;
 mod import_swe;
 mod ingest;
 mod output_file;
 mod report;
 mod serve;
+mod status;
+mod wrap;
 
 use std::process::ExitCode;
 
@@ -40,12 +46,24 @@ enum Command {
     Gap(gap::Args),
     /// Convert a mini-swe-agent trajectory (*.traj.json) into a records file.
     ImportSwe(import_swe::Args),
+    /// Convert Claude Code, Gemini CLI, Codex or mini-swe-agent sessions into a records file.
+    Import(import::Args),
+    /// Run as a Claude Code or Gemini CLI hook: payload on stdin, context JSON on stdout.
+    Hook(hook::Args),
     /// Serve build_context and the other context tools as a stdio MCP server.
     Serve(serve::Args),
     /// Replay frame logs into the session store.
     Ingest(ingest::Args),
     /// Send frame logs to an OpenTelemetry collector as spans and metrics (OTLP/HTTP).
     Export(export::Args),
+    /// Put every stdio server of your MCP clients behind ctxopt-proxy (and add ctxopt serve).
+    Wrap(wrap::WrapArgs),
+    /// Take the servers from behind ctxopt-proxy again, exactly as they were.
+    Unwrap(wrap::UnwrapArgs),
+    /// Per client config: which servers are wrapped, their latest log and last session.
+    Status(status::Args),
+    /// Install or remove ctxopt's hooks in Claude Code's or Gemini CLI's settings.
+    Hooks(hooks::Args),
 }
 
 fn main() -> ExitCode {
@@ -61,6 +79,12 @@ fn main() -> ExitCode {
         Command::Ingest(args) => ingest::run(args),
         Command::ImportSwe(args) => import_swe::run(args),
         Command::Export(args) => export::run(args),
+        Command::Import(args) => import::run(args),
+        Command::Hook(args) => hook::run(args),
+        Command::Wrap(args) => wrap::run_wrap(args),
+        Command::Unwrap(args) => wrap::run_unwrap(args),
+        Command::Status(args) => status::run(args),
+        Command::Hooks(args) => hooks::run(args),
     };
     match result {
         Ok(code) => code,
