@@ -118,6 +118,8 @@ impl ProxyCmd {
     /// user's store.
     pub fn command(&self) -> Command {
         let mut cmd = Command::new(PROXY);
+        // The redaction key (and anything else of the state directory) stays in the temp dir.
+        cmd.env("XDG_STATE_HOME", self.dir.path());
         cmd.arg("--log").arg(&self.log);
         if !self.options.iter().any(|o| o == "--store") {
             cmd.args(["--store", ":memory:"]);

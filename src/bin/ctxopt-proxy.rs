@@ -20,6 +20,7 @@ use ctxopt::bridge::tools::Selection;
 use ctxopt::bridge::Bridge;
 use ctxopt::otel::live::OtlpSink;
 use ctxopt::otel::ExportConfig;
+use ctxopt::redact::Redactor;
 use ctxopt::relay::{self, server_name, FrameHandler, FrameSink, LogTarget, ProxyConfig};
 use ctxopt::store::{self, Scope, Store};
 use ctxopt::tokenizer::Tokenizer;
@@ -34,7 +35,8 @@ use ctxopt::tokenizer::Tokenizer;
     after_help = "Logs go to $XDG_STATE_HOME/ctxopt/logs (default ~/.local/state/ctxopt/logs), \
                   one file per run, mode 0600. They hold raw frames: treat them as secrets. \
                   Tool results go to the session store ($XDG_STATE_HOME/ctxopt/store.sqlite3 \
-                  by default, mode 0600)."
+                  by default, mode 0600). Secrets are redacted in both (not on the wire); see \
+                  docs/security.md."
 )]
 struct Args {
     /// Write the frame log to this file (appended to if it exists).
@@ -61,6 +63,10 @@ struct Args {
     /// The workspace the session's records belong to (default: the current directory).
     #[arg(long, value_name = "DIR")]
     workspace: Option<PathBuf>,
+    /// Keep raw copies in the frame log and the store: secrets are not redacted (they never
+    /// are on the wire). Warns on stderr.
+    #[arg(long)]
+    no_redact: bool,
     /// Hold each injected tool's answer back this many milliseconds (for testing
     /// cancellation).
     #[arg(long, value_name = "MS", default_value = "0", hide = true)]
@@ -125,11 +131,34 @@ fn main() -> ExitCode {
             return ExitCode::from(PROXY_FAILED);
         }
     };
+    let store_file = match args.store.as_deref() {
+        Some(store::location::MEMORY) => None,
+        Some(path) => Some(PathBuf::from(path)),
+        None => store::StoreLocation::default_file().and_then(|l| match l {
+            store::StoreLocation::File(path) => Some(path),
+            store::StoreLocation::Memory => None,
+        }),
+    };
+    // The installation's redactor; tool content put into OpenTelemetry spans is redacted
+    // with it even under --no-redact (that flag is about what this machine keeps).
+    let keyed = Arc::new(Redactor::for_store(store_file.as_deref()));
+    let redactor = if args.no_redact {
+        tracing::warn!(
+            "ctxopt-proxy: --no-redact: the frame log and the store keep secrets in clear"
+        );
+        None
+    } else {
+        Some(keyed.clone())
+    };
     // Opened beside the relay: a store another process holds locked never delays the
     // server's start.
     let store = args.store;
-    let bridge = Bridge::opening(move || Store::open_arg(store.as_deref()), scope)
-        .with_selection(args.inject);
+    let store_redactor = redactor.clone();
+    let bridge = Bridge::opening(
+        move || Store::open_arg(store.as_deref()).map(|s| s.redacting(store_redactor)),
+        scope,
+    )
+    .with_selection(args.inject);
     tracing::debug!(
         "ctxopt-proxy: server {server_name} {:?}, log {log:?}, inject {:?}",
         args.command,
@@ -142,6 +171,7 @@ fn main() -> ExitCode {
     sinks.extend(otlp_sink(
         args.otlp_endpoint.as_deref(),
         args.otlp_capture_content,
+        keyed,
     ));
     let config = ProxyConfig {
         server_name,
@@ -152,6 +182,7 @@ fn main() -> ExitCode {
         sinks,
         handler,
         answer_delay: Duration::from_millis(args.answer_delay_ms),
+        redactor,
     };
     match relay::run(config) {
         Ok(code) => ExitCode::from(code),
@@ -164,9 +195,16 @@ fn main() -> ExitCode {
 
 /// The live OpenTelemetry export, when `--otlp-endpoint` or the `OTEL_*` variables turn it
 /// on; a configuration it cannot use is said on stderr and relaying goes on without it.
-fn otlp_sink(endpoint: Option<&str>, capture_content: bool) -> Option<Box<dyn FrameSink>> {
-    let started = ExportConfig::from_env(endpoint, capture_content)
-        .and_then(|config| config.map(|config| OtlpSink::new(&config)).transpose());
+fn otlp_sink(
+    endpoint: Option<&str>,
+    capture_content: bool,
+    redactor: Arc<Redactor>,
+) -> Option<Box<dyn FrameSink>> {
+    let started = ExportConfig::from_env(endpoint, capture_content).and_then(|config| {
+        config
+            .map(|config| OtlpSink::new(&config, redactor))
+            .transpose()
+    });
     match started {
         Ok(sink) => sink.map(|sink| Box::new(sink) as Box<dyn FrameSink>),
         Err(err) => {

@@ -6,7 +6,7 @@
 
 use std::ops::Range;
 
-use super::json_scan::{elements, members, string_value};
+use super::json_scan::{elements, members, string_value, MAX_DEPTH};
 
 /// The byte ranges to cut from `text` (valid JSON) to remove every `_meta` member, sorted
 /// and non-overlapping. Empty when the text has no `_meta` member.
@@ -33,10 +33,16 @@ pub fn strip_meta(text: &str, value: Range<usize>) -> Option<String> {
 }
 
 /// The cuts for every `_meta` member in `value` and below, walking the values with a stack
-/// of their own (no recursion, so any depth is safe).
+/// of their own (no recursion, so any depth is safe). Containers nested deeper than
+/// [`MAX_DEPTH`] are not entered: no JSON parser that accepts the frame goes there (such a
+/// frame is `unparseable`), and each level rescans its contents, so entering them would
+/// cost depth × size.
 fn collect(text: &str, value: Range<usize>, cuts: &mut Vec<Range<usize>>) {
-    let mut todo = vec![value];
-    while let Some(value) = todo.pop() {
+    let mut todo = vec![(value, 1usize)];
+    while let Some((value, depth)) = todo.pop() {
+        if depth > MAX_DEPTH {
+            continue;
+        }
         match text.as_bytes().get(value.start) {
             Some(b'{') => {
                 let ms = members(text, value.clone());
@@ -50,7 +56,7 @@ fn collect(text: &str, value: Range<usize>, cuts: &mut Vec<Range<usize>>) {
                 }
                 for (k, m) in ms.iter().enumerate() {
                     if !removed[k] {
-                        todo.push(m.value.clone());
+                        todo.push((m.value.clone(), depth + 1));
                         continue;
                     }
                     let kept_after = removed[k + 1..].iter().any(|r| !r);
@@ -64,7 +70,7 @@ fn collect(text: &str, value: Range<usize>, cuts: &mut Vec<Range<usize>>) {
                     }
                 }
             }
-            Some(b'[') => todo.extend(elements(text, value)),
+            Some(b'[') => todo.extend(elements(text, value).into_iter().map(|e| (e, depth + 1))),
             _ => {}
         }
     }

@@ -172,6 +172,11 @@ pub struct Frame {
     /// `raw`, `bytes` and the counts are then those of the frame the client received.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_raw: Option<String>,
+    /// How many secrets were replaced by placeholders in `raw`, `raw_b64` and `server_raw`
+    /// (absent when none were, or the proxy ran with `--no-redact`). `bytes` and the token
+    /// counts are those of the frame as relayed, before redaction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redactions: Option<u64>,
 }
 
 impl Frame {

@@ -3,14 +3,24 @@
 //! A log that cannot be opened or written never stops the relay: the writer reports the
 //! first failure once on stderr, remembers every failure for the trailer, and counts what
 //! it could not write.
+//!
+//! With a [`Redactor`] (the proxy's default), secrets in a frame's raw copies (`raw`,
+//! `raw_b64`, `server_raw`) and in the header's server command line are replaced by
+//! placeholders before the line is written, and the frame's `redactions` says how many.
+//! Every count in the record was taken before, from the frame as relayed.
 
+use std::borrow::Cow;
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::SystemTime;
 
-use super::record::LogLine;
+use base64::Engine as _;
+
+use super::record::{Frame, Header, LogLine};
+use crate::redact::Redactor;
 
 /// Mode of a frame log file: it holds raw frames, which can hold secrets.
 pub const LOG_FILE_MODE: u32 = 0o600;
@@ -68,6 +78,7 @@ pub struct LogWriter {
     written_frames: u64,
     buffered_frames: u64,
     errors: Vec<String>,
+    redactor: Option<Arc<Redactor>>,
 }
 
 impl LogWriter {
@@ -85,6 +96,7 @@ impl LogWriter {
             written_frames: 0,
             buffered_frames: 0,
             errors: Vec::new(),
+            redactor: None,
         };
         match opened.and_then(narrowed) {
             Ok(file) => writer.out = Some(BufWriter::with_capacity(1 << 16, file)),
@@ -101,7 +113,15 @@ impl LogWriter {
             written_frames: 0,
             buffered_frames: 0,
             errors: Vec::new(),
+            redactor: None,
         }
+    }
+
+    /// Redacts every line with `redactor` before writing it (`None`: raw copies, as
+    /// `--no-redact` asks).
+    pub fn redacting(mut self, redactor: Option<Arc<Redactor>>) -> Self {
+        self.redactor = redactor;
+        self
     }
 
     /// Whether lines still reach the file.
@@ -130,6 +150,8 @@ impl LogWriter {
         let Some(out) = self.out.as_mut() else {
             return false;
         };
+        let redacted = self.redactor.as_deref().and_then(|r| redact_line(r, line));
+        let line = redacted.as_ref().unwrap_or(line);
         let flush = !matches!(line, LogLine::Frame(_));
         let result = serde_json::to_writer(&mut *out, line)
             .map_err(io::Error::from)
@@ -173,6 +195,67 @@ impl LogWriter {
     pub fn errors(&self) -> &[String] {
         &self.errors
     }
+}
+
+/// `line` with its secrets redacted, or `None` when it holds none (the common case: no
+/// copy is made).
+pub fn redact_line(redactor: &Redactor, line: &LogLine) -> Option<LogLine> {
+    match line {
+        LogLine::Frame(frame) => redact_frame(redactor, frame).map(|f| LogLine::Frame(Box::new(f))),
+        LogLine::Header(header) => redact_header(redactor, header).map(LogLine::Header),
+        LogLine::Trailer(_) => None,
+    }
+}
+
+fn redact_frame(redactor: &Redactor, frame: &Frame) -> Option<Frame> {
+    fn redact<'a>(redactor: &Redactor, text: &'a Option<String>) -> Option<(Cow<'a, str>, usize)> {
+        let (out, n) = redactor.redact_str(text.as_deref()?);
+        (n > 0).then_some((out, n))
+    }
+    let raw = redact(redactor, &frame.raw);
+    let server_raw = redact(redactor, &frame.server_raw);
+    let raw_b64 = frame.raw_b64.as_deref().and_then(|b64| {
+        let bytes = base64::engine::general_purpose::STANDARD.decode(b64).ok()?;
+        let (redacted, n) = redactor.redact(&bytes);
+        (n > 0).then(|| {
+            (
+                base64::engine::general_purpose::STANDARD.encode(redacted),
+                n,
+            )
+        })
+    });
+    let count = [&raw, &server_raw]
+        .iter()
+        .filter_map(|r| r.as_ref())
+        .map(|(_, n)| n)
+        .sum::<usize>()
+        + raw_b64.as_ref().map_or(0, |(_, n)| *n);
+    if count == 0 {
+        return None;
+    }
+    let mut out = frame.clone();
+    if let Some((text, _)) = raw {
+        out.raw = Some(text.into_owned());
+    }
+    if let Some((text, _)) = server_raw {
+        out.server_raw = Some(text.into_owned());
+    }
+    if let Some((text, _)) = raw_b64 {
+        out.raw_b64 = Some(text);
+    }
+    out.redactions = Some(count as u64);
+    Some(out)
+}
+
+/// The server's command line and working directory can hold a token
+/// (`--token …`, `https://user:pass@…`).
+fn redact_header(redactor: &Redactor, header: &Header) -> Option<Header> {
+    let mut out = header.clone();
+    let mut count = redactor.redact_string(&mut out.cwd);
+    for arg in &mut out.server_argv {
+        count += redactor.redact_string(arg);
+    }
+    (count > 0).then_some(out)
 }
 
 #[cfg(test)]

@@ -2,11 +2,13 @@
 //! the tap accounts it, through [`SessionSpans`] into spans for the [`Exporter`]'s queue,
 //! which it never waits on.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::spans::SessionSpans;
 use super::{ExportConfig, Exporter, OtelError};
 use crate::framelog::{ExitStatus, Frame, Header};
+use crate::redact::Redactor;
 use crate::relay::sink::{FrameSink, LogPlace};
 
 /// How long the proxy, at the end of a session, waits for the collector to take what is
@@ -16,7 +18,8 @@ pub const FINISH_LIMIT: Duration = Duration::from_secs(2);
 /// One session's live export, as a sink of the relay.
 #[derive(Debug)]
 pub struct OtlpSink {
-    capture_content: bool,
+    /// What redacts tool arguments and results, when they go into spans.
+    content: Option<Arc<Redactor>>,
     /// The session's spans, from its header on.
     spans: Option<SessionSpans>,
     /// Running until the session ends.
@@ -27,10 +30,11 @@ pub struct OtlpSink {
 
 impl OtlpSink {
     /// Starts the exporter thread for `config` (it opens a connection only when it has
-    /// something to send).
-    pub fn new(config: &ExportConfig) -> Result<OtlpSink, OtelError> {
+    /// something to send); `redactor` redacts tool arguments and results when the config
+    /// puts them into spans.
+    pub fn new(config: &ExportConfig, redactor: Arc<Redactor>) -> Result<OtlpSink, OtelError> {
         Ok(OtlpSink {
-            capture_content: config.capture_content,
+            content: config.capture_content.then_some(redactor),
             spans: None,
             exporter: Some(Exporter::start(config)?),
             problem: None,
@@ -40,7 +44,7 @@ impl OtlpSink {
 
 impl FrameSink for OtlpSink {
     fn session_started(&mut self, header: &Header) {
-        self.spans = Some(SessionSpans::new(header, self.capture_content));
+        self.spans = Some(SessionSpans::new(header, self.content.clone()));
     }
 
     /// Takes one accounted frame; a span it finishes is queued (or dropped and counted).

@@ -11,7 +11,6 @@
 //!   attributes, parents from a request's `traceparent`).
 //! - [`trace_context`]: span and trace ids (derived from the log, so a re-export gives the
 //!   same ids) and W3C `traceparent` parsing.
-//! - [`redact`]: tool arguments and results, when opted in, with secret-named members masked.
 //! - [`metrics`]: the `mcp.client.operation.duration` histogram and token counters per tool.
 //! - [`encode`]: spans and metrics as OTLP protobuf requests.
 //! - [`exporter`]: the bounded queue and the exporter thread; what it drops is counted.
@@ -23,7 +22,6 @@ pub mod encode;
 pub mod exporter;
 pub mod live;
 pub mod metrics;
-pub mod redact;
 pub mod replay;
 pub mod spans;
 pub mod trace_context;

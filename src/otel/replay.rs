@@ -2,6 +2,7 @@
 //! (`ctxopt export --otlp URL LOG…`), for logs recorded before export was on.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use opentelemetry_proto::tonic::metrics::v1::Metric;
 use opentelemetry_proto::tonic::trace::v1::Span;
@@ -10,6 +11,7 @@ use super::spans::SessionSpans;
 use super::OtelError;
 use crate::framelog::reader::{LogItem, LogReader};
 use crate::framelog::{ExitStatus, LogLine};
+use crate::redact::Redactor;
 
 /// What a replay hands on, session by session: its spans, then its metrics.
 #[derive(Debug)]
@@ -33,10 +35,11 @@ pub struct ReplayStats {
     pub headless_frames: u64,
 }
 
-/// Reads the frame log at `path` and hands each session's spans, then its metrics, to `out`.
+/// Reads the frame log at `path` and hands each session's spans, then its metrics, to `out`;
+/// with `content`, tool arguments and results go into spans, redacted by it.
 pub fn replay(
     path: &Path,
-    capture_content: bool,
+    content: Option<Arc<Redactor>>,
     out: &mut dyn FnMut(Output),
 ) -> Result<ReplayStats, OtelError> {
     let mut stats = ReplayStats::default();
@@ -49,7 +52,7 @@ pub fn replay(
                     end(&mut open, None, None, out, &mut stats);
                 }
                 stats.sessions += 1;
-                session = Some(SessionSpans::new(&header, capture_content));
+                session = Some(SessionSpans::new(&header, content.clone()));
             }
             LogItem::Line(LogLine::Frame(frame)) => match &mut session {
                 Some(s) => {
@@ -111,7 +114,7 @@ mod tests {
 
     fn spans_of(path: &Path) -> (Vec<Span>, Vec<Vec<Metric>>, ReplayStats) {
         let (mut spans, mut metrics) = (Vec::new(), Vec::new());
-        let stats = replay(path, false, &mut |out| match out {
+        let stats = replay(path, None, &mut |out| match out {
             Output::Span(s) => spans.push(*s),
             Output::Metrics(m) => metrics.push(m),
         })
@@ -224,7 +227,7 @@ mod tests {
     fn a_traceparent_in_meta_is_the_remote_parent() {
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("log.jsonl");
-        let request = r#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"echo","arguments":{"password":"hunter2","text":"hi"},"_meta":{"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01","tracestate":"rojo=1"}}}"#;
+        let request = r#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"echo","arguments":{"text":"hi","note":"ghp_R8yq2Lm4Xz0Pw6Vn1Ks9Tb3Hd7Jf5Gc2Ae4B"},"_meta":{"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01","tracestate":"rojo=1"}}}"#;
         let response = r#"{"jsonrpc":"2.0","id":"a","result":{"content":[{"type":"text","text":"hi"}],"isError":true}}"#;
         let frame = |seq: u64, ts: &str, dir: &str, kind: &str, raw: &str| {
             serde_json::json!({"type":"frame","seq":seq,"ts":ts,"dir":dir,"bytes":raw.len()+1,"line_ending":"lf",
@@ -239,7 +242,8 @@ mod tests {
         ];
         std::fs::write(&log, lines.join("\n") + "\n").unwrap();
         let mut spans = Vec::new();
-        replay(&log, true, &mut |out| {
+        let redactor = Redactor::with_key(crate::redact::Key::from_bytes([7; 32]));
+        replay(&log, Some(Arc::new(redactor)), &mut |out| {
             if let Output::Span(s) = out {
                 spans.push(*s)
             }
@@ -264,9 +268,11 @@ mod tests {
         );
         assert_eq!(text(call, "jsonrpc.request.id"), "a");
         assert_eq!(text(call, "error.type"), "tool_error");
-        assert_eq!(
-            text(call, "gen_ai.tool.call.arguments"),
-            r#"{"password":"[REDACTED]","text":"hi"}"#
+        let arguments = text(call, "gen_ai.tool.call.arguments");
+        assert!(arguments.contains(r#""text":"hi""#), "{arguments}");
+        assert!(
+            arguments.contains("[REDACTED:github-token:40:") && !arguments.contains("ghp_"),
+            "the token is redacted with the log's rules: {arguments}"
         );
         assert!(text(call, "gen_ai.tool.call.result").contains(r#""text":"hi""#));
         assert_ne!(

@@ -9,6 +9,8 @@
 //! remote parent (and `tracestate` with it); any other span is a child of the session span.
 //! The proxy only reads a `traceparent`, it never writes one.
 
+use std::sync::Arc;
+
 use opentelemetry_proto::tonic::common::v1::KeyValue;
 use opentelemetry_proto::tonic::metrics::v1::Metric;
 use opentelemetry_proto::tonic::trace::v1::{span::SpanKind, status::StatusCode, Span, Status};
@@ -16,11 +18,11 @@ use serde_json::Value;
 
 use super::encode::{boolean, int, signed, string};
 use super::metrics::Metrics;
-use super::redact::redacted;
 use super::trace_context::{parse_traceparent, RemoteParent, SessionIds};
 use crate::framelog::pairing::Outstanding;
 use crate::framelog::{Direction, ExitStatus, Frame, FrameKind, Header};
 use crate::protocol::MODERN_VERSION;
+use crate::redact::Redactor;
 
 /// `error.type` of a request that was never answered.
 pub const UNANSWERED: &str = "unanswered";
@@ -70,7 +72,8 @@ pub struct SessionSpans {
     started_ns: u64,
     last_ns: u64,
     last_protocol: Option<String>,
-    capture_content: bool,
+    /// Set when tool arguments and results go into spans: what redacts them first.
+    content: Option<Arc<Redactor>>,
     pending: Outstanding<Opened>,
     operations: u64,
     metrics: Metrics,
@@ -91,15 +94,23 @@ fn stateless(protocol: Option<&str>) -> bool {
     protocol.is_some_and(|p| p >= MODERN_VERSION)
 }
 
+/// `value` as JSON text with every secret the redaction rules find replaced by its
+/// placeholder (the same rules and key as the frame log's, see docs/security.md).
+fn redacted(redactor: &Redactor, value: &Value) -> String {
+    let mut text = value.to_string();
+    redactor.redact_string(&mut text);
+    text
+}
+
 /// The frame's text as JSON, when it has text that parses.
 fn json_of(frame: &Frame) -> Option<Value> {
     serde_json::from_str(frame.raw.as_deref()?).ok()
 }
 
 impl SessionSpans {
-    /// Spans for the session `header` opens; `capture_content` puts tool arguments and
-    /// results (redacted) into `tools/call` spans.
-    pub fn new(header: &Header, capture_content: bool) -> SessionSpans {
+    /// Spans for the session `header` opens; with `content`, tool arguments and results go
+    /// into `tools/call` spans, redacted by it.
+    pub fn new(header: &Header, content: Option<Arc<Redactor>>) -> SessionSpans {
         let started_ns = unix_nanos(&header.started).unwrap_or(0);
         SessionSpans {
             ids: SessionIds::of(header),
@@ -108,7 +119,7 @@ impl SessionSpans {
             started_ns,
             last_ns: started_ns,
             last_protocol: None,
-            capture_content,
+            content,
             pending: Outstanding::default(),
             operations: 0,
             metrics: Metrics::new(started_ns),
@@ -180,9 +191,12 @@ impl SessionSpans {
         let prompt = (method == "prompts/get")
             .then(|| params?.get("name")?.as_str().map(str::to_string))
             .flatten();
-        let arguments = (self.capture_content && method == "tools/call")
-            .then(|| params?.get("arguments").map(|a| redacted(a).to_string()))
-            .flatten();
+        let arguments = match (&self.content, method == "tools/call") {
+            (Some(redactor), true) => params
+                .and_then(|p| p.get("arguments"))
+                .map(|a| redacted(redactor, a)),
+            _ => None,
+        };
         Some(Opened {
             seq: frame.seq,
             start_ns: at,
@@ -289,9 +303,11 @@ impl SessionSpans {
             if let Some(arguments) = &opened.arguments {
                 attributes.push(string("gen_ai.tool.call.arguments", arguments.clone()));
             }
-            if self.capture_content && opened.tool.is_some() {
-                if let Some(result) = json_of(f).and_then(|j| j.get("result").map(redacted)) {
-                    attributes.push(string("gen_ai.tool.call.result", result.to_string()));
+            if let (Some(redactor), Some(_)) = (&self.content, &opened.tool) {
+                if let Some(result) =
+                    json_of(f).and_then(|j| j.get("result").map(|r| redacted(redactor, r)))
+                {
+                    attributes.push(string("gen_ai.tool.call.result", result));
                 }
             }
         }

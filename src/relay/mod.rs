@@ -61,6 +61,7 @@ use crate::framelog::accounting::rfc3339;
 use crate::framelog::writer::{create_log_dir, default_log_dir, default_log_name, LogWriter};
 use crate::framelog::FORMAT_VERSION;
 use crate::framelog::{Direction, ExitStatus, Header, LogLine, PerDirection, Trailer};
+use crate::redact::Redactor;
 use crate::tokenizer::Tokenizer;
 use answers::Answers;
 pub use handler::FrameHandler;
@@ -104,6 +105,9 @@ pub struct ProxyConfig {
     /// How long each answer that takes work is held back (zero; tests of cancellation set
     /// it).
     pub answer_delay: Duration,
+    /// Redacts the log's raw copies (never the relayed bytes); `None` keeps them raw
+    /// (`--no-redact`).
+    pub redactor: Option<Arc<Redactor>>,
 }
 
 /// What stops the proxy before it can relay anything.
@@ -127,7 +131,7 @@ const LAST_DRAIN: Duration = Duration::from_secs(1);
 const ANSWER_LIMIT: Duration = Duration::from_secs(10);
 
 fn open_log(config: &ProxyConfig, started: SystemTime) -> LogWriter {
-    match &config.log {
+    let writer = match &config.log {
         LogTarget::Disabled => LogWriter::disabled(),
         LogTarget::Path(path) => LogWriter::open(path),
         LogTarget::Default => {
@@ -137,7 +141,8 @@ fn open_log(config: &ProxyConfig, started: SystemTime) -> LogWriter {
             let name = default_log_name(started, &config.server_name, std::process::id());
             LogWriter::open(&dir.join(name))
         }
-    }
+    };
+    writer.redacting(config.redactor.clone())
 }
 
 fn header(config: &ProxyConfig, started: SystemTime, server_pid: Option<u32>) -> Header {

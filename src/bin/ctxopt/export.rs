@@ -3,10 +3,12 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::Context;
 use ctxopt::otel::replay::{self, Output};
 use ctxopt::otel::{ExportConfig, Exporter};
+use ctxopt::store::{self, StoreLocation};
 
 /// Arguments of `ctxopt export`.
 #[derive(Debug, clap::Args)]
@@ -16,7 +18,7 @@ pub struct Args {
     /// headers, timeout and resource.
     #[arg(long, value_name = "URL")]
     otlp: String,
-    /// Put tool arguments and results into the spans (secret-named members masked). They
+    /// Put tool arguments and results into the spans (after redaction, with the same rules and key as the frame log). They
     /// can hold file contents and secrets; off by default.
     #[arg(long)]
     capture_content: bool,
@@ -31,9 +33,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let config = ExportConfig::from_env(Some(&args.otlp), args.capture_content)?
         .context("export is disabled (OTEL_SDK_DISABLED=true, or OTEL_TRACES_EXPORTER and OTEL_METRICS_EXPORTER are none)")?;
     let exporter = Exporter::start(&config)?;
+    // Captured content is redacted with the key of the default store, so placeholders
+    // compare with the frame log's and the store's.
+    let content = config.capture_content.then(|| {
+        let location = StoreLocation::default_file().unwrap_or(StoreLocation::Memory);
+        Arc::new(store::redactor_for(&location))
+    });
     let (mut sessions, mut skipped) = (0, 0);
     for log in &args.logs {
-        let stats = replay::replay(log, config.capture_content, &mut |out| match out {
+        let stats = replay::replay(log, content.clone(), &mut |out| match out {
             Output::Span(span) => exporter.send(*span),
             Output::Metrics(metrics) => exporter.send_metrics(metrics),
         })
