@@ -57,8 +57,9 @@ fn main() -> Result<()> {
         .unwrap_or(10_000);
     let tmp = tempfile::tempdir()?;
     let baseline = std::env::var_os("CTXOPT_BENCH_BASELINE").map(PathBuf::from);
-    let servers = std::env::var("CTXOPT_BENCH_SERVERS")
-        .unwrap_or_else(|_| "python,python-no-log,rust,node,everything".into());
+    let servers = std::env::var("CTXOPT_BENCH_SERVERS").unwrap_or_else(|_| {
+        "python,python-no-log,rust,rust-otlp-down,rust-otlp-slow,node,everything".into()
+    });
     let bench = Bench {
         tmp: tmp.path(),
         baseline,
@@ -109,6 +110,12 @@ impl Bench<'_> {
         let everything =
             peers_dir().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
         let no_log: &[&str] = &["--no-log"];
+        // OpenTelemetry export to a collector that is down (nothing listens) and to one that
+        // is slow (accepts and never answers): the round trip must not change.
+        let down = format!("http://{}", closed_port()?);
+        let slow = format!("http://{}", silent_collector()?);
+        let otlp_down: &[&str] = &["--otlp-endpoint", &down];
+        let otlp_slow: &[&str] = &["--otlp-endpoint", &slow];
         let servers = [
             (
                 "python",
@@ -122,6 +129,18 @@ impl Bench<'_> {
                 "minimal Rust responder",
                 rust_responder_command()?,
                 &[],
+            ),
+            (
+                "rust-otlp-down",
+                "minimal Rust responder, collector down",
+                rust_responder_command()?,
+                otlp_down,
+            ),
+            (
+                "rust-otlp-slow",
+                "minimal Rust responder, collector slow",
+                rust_responder_command()?,
+                otlp_slow,
             ),
             ("node", "minimal Node.js responder", node, &[]),
             (
@@ -162,6 +181,26 @@ impl Bench<'_> {
         bench.throughput(16 * MB, 32, &["--no-log"], Pass::Proxies)?;
         Ok(())
     }
+}
+
+/// An address on 127.0.0.1 where nothing listens (bound, then released).
+fn closed_port() -> Result<std::net::SocketAddr> {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+    Ok(listener.local_addr()?)
+}
+
+/// A collector that accepts connections and never reads or answers: each export request
+/// waits out its timeout.
+fn silent_collector() -> Result<std::net::SocketAddr> {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+    let addr = listener.local_addr()?;
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming() {
+            held.push(stream);
+        }
+    });
+    Ok(addr)
 }
 
 fn peers_dir() -> PathBuf {

@@ -14,6 +14,7 @@ mod measure_audit;
 mod measure_gap;
 mod measure_report;
 mod no_network;
+mod otel;
 mod redaction;
 mod relay_defects;
 mod relay_faults;

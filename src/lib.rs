@@ -22,6 +22,7 @@
 //! - [`diagnostics`]: the binaries' own diagnostics (`tracing`, `CTXOPT_LOG`).
 //! - [`measure`]: reports over frame logs (`report`), tool-list footprints (`audit`), and
 //!   the tool-call gap between what a client says and what the wire shows (`gap`).
+//! - [`otel`]: frame pairs as OpenTelemetry spans and metrics, exported over OTLP/HTTP.
 
 pub mod bench;
 pub mod bridge;
@@ -33,6 +34,7 @@ pub mod hooks;
 pub mod import;
 pub mod measure;
 pub mod optimizer;
+pub mod otel;
 pub mod protocol;
 pub mod redact;
 pub mod relay;

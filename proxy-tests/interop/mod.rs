@@ -12,8 +12,8 @@
 //! - `token_crosscheck`: o200k_base counts versus npm `gpt-tokenizer` on real frames.
 
 mod log_check;
-mod peers;
+pub mod peers;
 mod recorded_logs;
-mod session;
+pub mod session;
 mod sessions;
 mod token_crosscheck;

@@ -18,8 +18,10 @@ use ctxopt::bridge::ingest_sink::IngestSink;
 use ctxopt::bridge::intercept::Interceptor;
 use ctxopt::bridge::tools::Selection;
 use ctxopt::bridge::Bridge;
+use ctxopt::otel::live::OtlpSink;
+use ctxopt::otel::ExportConfig;
 use ctxopt::redact::Redactor;
-use ctxopt::relay::{self, server_name, FrameHandler, LogTarget, ProxyConfig};
+use ctxopt::relay::{self, server_name, FrameHandler, FrameSink, LogTarget, ProxyConfig};
 use ctxopt::store::{self, Scope, Store};
 use ctxopt::tokenizer::Tokenizer;
 
@@ -69,6 +71,15 @@ struct Args {
     /// cancellation).
     #[arg(long, value_name = "MS", default_value = "0", hide = true)]
     answer_delay_ms: u64,
+    /// Export every request/response pair as an OpenTelemetry span (and metrics) to this
+    /// OTLP/HTTP collector, e.g. http://127.0.0.1:4318; the standard OTEL_* variables work
+    /// too. Off unless configured.
+    #[arg(long, value_name = "URL")]
+    otlp_endpoint: Option<String>,
+    /// With export on: put tool arguments and results into spans (secret-named members
+    /// masked). They can hold file contents and secrets.
+    #[arg(long)]
+    otlp_capture_content: bool,
     /// The server's command and arguments (after `--`).
     #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
     command: Vec<OsString>,
@@ -120,21 +131,24 @@ fn main() -> ExitCode {
             return ExitCode::from(PROXY_FAILED);
         }
     };
+    let store_file = match args.store.as_deref() {
+        Some(store::location::MEMORY) => None,
+        Some(path) => Some(PathBuf::from(path)),
+        None => store::StoreLocation::default_file().and_then(|l| match l {
+            store::StoreLocation::File(path) => Some(path),
+            store::StoreLocation::Memory => None,
+        }),
+    };
+    // The installation's redactor; tool content put into OpenTelemetry spans is redacted
+    // with it even under --no-redact (that flag is about what this machine keeps).
+    let keyed = Arc::new(Redactor::for_store(store_file.as_deref()));
     let redactor = if args.no_redact {
         tracing::warn!(
             "ctxopt-proxy: --no-redact: the frame log and the store keep secrets in clear"
         );
         None
     } else {
-        let store_file = match args.store.as_deref() {
-            Some(store::location::MEMORY) => None,
-            Some(path) => Some(PathBuf::from(path)),
-            None => store::StoreLocation::default_file().and_then(|l| match l {
-                store::StoreLocation::File(path) => Some(path),
-                store::StoreLocation::Memory => None,
-            }),
-        };
-        Some(Arc::new(Redactor::for_store(store_file.as_deref())))
+        Some(keyed.clone())
     };
     // Opened beside the relay: a store another process holds locked never delays the
     // server's start.
@@ -153,13 +167,19 @@ fn main() -> ExitCode {
     let bridge = Arc::new(bridge);
     let handler = (args.inject != Selection::None)
         .then(|| Arc::new(Interceptor::new(bridge.clone())) as Arc<dyn FrameHandler>);
+    let mut sinks: Vec<Box<dyn FrameSink>> = vec![Box::new(IngestSink::new(bridge))];
+    sinks.extend(otlp_sink(
+        args.otlp_endpoint.as_deref(),
+        args.otlp_capture_content,
+        keyed,
+    ));
     let config = ProxyConfig {
         server_name,
         command: args.command,
         log,
         tokenizer: args.tokenizer,
         grace: args.grace_period,
-        sinks: vec![Box::new(IngestSink::new(bridge))],
+        sinks,
         handler,
         answer_delay: Duration::from_millis(args.answer_delay_ms),
         redactor,
@@ -169,6 +189,29 @@ fn main() -> ExitCode {
         Err(err) => {
             tracing::error!("ctxopt-proxy: {err}");
             ExitCode::from(PROXY_FAILED)
+        }
+    }
+}
+
+/// The live OpenTelemetry export, when `--otlp-endpoint` or the `OTEL_*` variables turn it
+/// on; a configuration it cannot use is said on stderr and relaying goes on without it.
+fn otlp_sink(
+    endpoint: Option<&str>,
+    capture_content: bool,
+    redactor: Arc<Redactor>,
+) -> Option<Box<dyn FrameSink>> {
+    let started = ExportConfig::from_env(endpoint, capture_content).and_then(|config| {
+        config
+            .map(|config| OtlpSink::new(&config, redactor))
+            .transpose()
+    });
+    match started {
+        Ok(sink) => sink.map(|sink| Box::new(sink) as Box<dyn FrameSink>),
+        Err(err) => {
+            tracing::warn!(
+                "ctxopt-proxy: OpenTelemetry export: {err}; relaying continues without export"
+            );
+            None
         }
     }
 }

@@ -6,7 +6,7 @@
 //! tap thread: never on the relay's path, so a slow sink delays the log and injected
 //! answers (which wait for the tap), never a relayed frame.
 
-use crate::framelog::Frame;
+use crate::framelog::{ExitStatus, Frame, Header};
 
 /// Where a frame's line was written in the frame log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,9 +19,16 @@ pub struct LogPlace<'a> {
 
 /// Takes in each accounted frame, in log order.
 pub trait FrameSink: std::fmt::Debug + Send {
+    /// The session's header, once, before any frame (whether or not a log is written).
+    fn session_started(&mut self, _header: &Header) {}
+
     /// One frame; `logged` says where its line is when it was written to the log (`None`
     /// without a log, or when the line could not be written).
     fn frame(&mut self, frame: &Frame, logged: Option<LogPlace<'_>>);
+
+    /// The session ended at `ts` (the trailer's) with `exit`, after its last frame and
+    /// before [`FrameSink::trailer_errors`].
+    fn session_ended(&mut self, _ts: &str, _exit: &ExitStatus) {}
 
     /// Lines for the log trailer's `errors`, asked once at the end of the run.
     fn trailer_errors(&self) -> Vec<String>;

@@ -270,6 +270,10 @@ impl TapState {
 
     fn trailer(&mut self, exit: ExitStatus) {
         self.writer.flush();
+        let ts = rfc3339(SystemTime::now());
+        for sink in &mut self.sinks {
+            sink.session_ended(&ts, &exit);
+        }
         let frames_relayed = self.stats.frames();
         let frames_logged = self.writer.written_frames();
         let mut errors = self.stats.error_lines();
@@ -284,7 +288,7 @@ impl TapState {
             errors.extend(sink.trailer_errors());
         }
         let trailer = Trailer {
-            ts: rfc3339(SystemTime::now()),
+            ts,
             exit,
             frames_relayed,
             frames_logged,
@@ -335,6 +339,9 @@ impl Tap {
             .name("tap".into())
             .spawn(move || {
                 lower_priority();
+                for sink in &mut state.sinks {
+                    sink.session_started(&header);
+                }
                 state.writer.write(&LogLine::Header(header));
                 if state.writer.is_open() {
                     tokenizer.warm();

@@ -268,6 +268,15 @@ pub struct Store {
     redactor: Option<Arc<Redactor>>,
 }
 
+/// The redactor for texts of the store at `location`: keyed by the key file beside a store
+/// file, by a key for this run for an in-memory store (nothing of it outlives the process).
+pub fn redactor_for(location: &StoreLocation) -> Redactor {
+    match location {
+        StoreLocation::File(path) => Redactor::for_store(Some(path)),
+        StoreLocation::Memory => Redactor::for_this_run(),
+    }
+}
+
 impl Store {
     /// Opens (creating if needed) the store at `location`, in WAL mode, migrated to the
     /// current schema.
@@ -281,11 +290,7 @@ impl Store {
             }
         }
         .map_err(|e| StoreError::from_sqlite(&name, e))?;
-        let redactor = match location {
-            StoreLocation::File(path) => Redactor::for_store(Some(path)),
-            // Nothing outlives the process: a key for this run is enough.
-            StoreLocation::Memory => Redactor::for_this_run(),
-        };
+        let redactor = redactor_for(location);
         let mut store = Store {
             conn,
             location: name,

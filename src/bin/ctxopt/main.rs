@@ -4,6 +4,7 @@ mod audit;
 mod bench;
 mod build;
 mod client_select;
+mod export;
 mod gap;
 mod hook;
 mod hooks;
@@ -53,6 +54,8 @@ enum Command {
     Serve(serve::Args),
     /// Replay frame logs into the session store.
     Ingest(ingest::Args),
+    /// Send frame logs to an OpenTelemetry collector as spans and metrics (OTLP/HTTP).
+    Export(export::Args),
     /// Put every stdio server of your MCP clients behind ctxopt-proxy (and add ctxopt serve).
     Wrap(wrap::WrapArgs),
     /// Take the servers from behind ctxopt-proxy again, exactly as they were.
@@ -75,6 +78,7 @@ fn main() -> ExitCode {
         Command::Serve(args) => serve::run(args),
         Command::Ingest(args) => ingest::run(args),
         Command::ImportSwe(args) => import_swe::run(args),
+        Command::Export(args) => export::run(args),
         Command::Import(args) => import::run(args),
         Command::Hook(args) => hook::run(args),
         Command::Wrap(args) => wrap::run_wrap(args),
