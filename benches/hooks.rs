@@ -11,31 +11,18 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+#[path = "../examples/common/hook_run.rs"]
+mod hook_run;
+
 const CTXOPT: &str = env!("CARGO_BIN_EXE_ctxopt");
-const TRANSCRIPT: &str = "fixtures/real-world/agent-transcripts/claude-code/d-kimuson__claude-code-viewer__fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl";
 
 fn run_hook(dir: &Path, payload: &[u8]) -> (Duration, bool) {
     let started = Instant::now();
-    let mut child = Command::new(CTXOPT)
-        .args(["hook", "claude-code", "--store"])
-        .arg(dir.join("store.sqlite3"))
-        .arg("--state-dir")
-        .arg(dir.join("state"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("run ctxopt hook");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(payload)
-        .expect("write the payload");
+    let (child, writer) = hook_run::spawn(CTXOPT, dir, payload);
     let out = child.wait_with_output().expect("wait for the hook");
+    writer.join().expect("the payload writer");
     assert!(out.status.success());
     (started.elapsed(), !out.stdout.is_empty())
 }
@@ -45,7 +32,7 @@ fn main() {
         .ok()
         .and_then(|r| r.parse().ok())
         .unwrap_or(200);
-    let real = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join(TRANSCRIPT)).unwrap();
+    let real = std::fs::read(hook_run::real_transcript()).unwrap();
     let turn: Vec<u8> = real
         .split_inclusive(|b| *b == b'\n')
         .take(6)
@@ -54,17 +41,8 @@ fn main() {
         .collect();
     let dir = tempfile::tempdir().unwrap();
     let transcript = dir.path().join("session.jsonl");
-    let mut file = std::fs::File::create(&transcript).unwrap();
-    let mut size = 0;
-    while size < 10 * 1024 * 1024 {
-        file.write_all(&real).unwrap();
-        size += real.len();
-    }
-    let payload = serde_json::json!({"session_id": "bench", "hook_event_name": "UserPromptSubmit",
-        "transcript_path": transcript, "cwd": dir.path(),
-        "prompt": "the todo app build fails with TypeError: generate is not a function"})
-    .to_string()
-    .into_bytes();
+    let (mut file, size) = hook_run::repeated_transcript(&transcript, 10 * 1024 * 1024);
+    let payload = hook_run::prompt_payload(&transcript, dir.path());
     let (first, _) = run_hook(dir.path(), &payload);
     let mut times = Vec::with_capacity(runs);
     let mut answered = 0;

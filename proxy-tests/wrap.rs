@@ -335,6 +335,14 @@ fn hooks_install_is_idempotent_and_uninstall_gives_the_settings_back() {
             "ctxopt hook claude-code"
         );
     }
+    // Uninstalling leaves it as it was before: absent (and no marker, no backup, no `{}`).
+    let out = sandbox.ctxopt_ok(&["hooks", "uninstall", "claude-code", "--scope", "project"]);
+    assert!(out.contains("it is removed"), "{out}");
+    let left: Vec<_> = std::fs::read_dir(sandbox.project.join(".claude"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
 }
 
 /// Lists the tools of a launch and calls each of `ctxopt serve`'s tools with the example its

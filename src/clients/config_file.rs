@@ -2,7 +2,9 @@
 //! and its target written, the first change keeps a byte-exact backup beside the target
 //! (`<name>.ctxopt-backup`), and a write goes to a temporary file in the same folder (the
 //! original's mode and owner set on it) that is renamed over the target, after the target
-//! was read again to make sure nobody changed it since it was read.
+//! was read again to make sure nobody changed it since it was read. A file ctxopt creates
+//! gets a marker instead of a backup (`<name>.ctxopt-created`: there was no file before), so
+//! that removing ctxopt's entries again can remove the file.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
@@ -13,6 +15,9 @@ use super::ConfigError;
 
 /// The suffix of a backup's file name.
 pub const BACKUP_SUFFIX: &str = ".ctxopt-backup";
+
+/// The suffix of the marker beside a file that ctxopt created.
+pub const CREATED_SUFFIX: &str = ".ctxopt-created";
 
 /// A config file as read.
 #[derive(Debug, Clone)]
@@ -30,6 +35,10 @@ pub struct ConfigFile {
 pub struct Written {
     /// The backup made before this write, if this was the first change.
     pub backup: Option<PathBuf>,
+    /// The file did not exist and was created.
+    pub created: bool,
+    /// The file (one ctxopt had created) was removed.
+    pub removed: bool,
 }
 
 impl ConfigFile {
@@ -52,6 +61,27 @@ impl ConfigFile {
     /// The backup's text, when there is one.
     pub fn backup(&self) -> Result<Option<String>, ConfigError> {
         read_text(&self.backup_path())
+    }
+
+    /// Whether ctxopt created this file (and has not backed it up since: a marker beside it).
+    pub fn created_by_ctxopt(&self) -> bool {
+        self.text.is_some() && marker_path(&self.target).exists()
+    }
+
+    /// Removes the file, which ctxopt created, and its marker. Fails with
+    /// [`ConfigError::Changed`] when the file is no longer what was read.
+    pub fn remove(&self) -> Result<Written, ConfigError> {
+        let now = read_text(&self.target)?;
+        if now != self.text {
+            return Err(ConfigError::Changed(self.path.clone()));
+        }
+        fs::remove_file(&self.target).map_err(|e| ConfigError::io(&self.target, e))?;
+        remove_marker(&self.target)?;
+        Ok(Written {
+            backup: None,
+            created: false,
+            removed: true,
+        })
     }
 
     /// Replaces the file's contents with `text`. Fails with [`ConfigError::Changed`] when the
@@ -78,6 +108,8 @@ impl ConfigFile {
             let path = self.backup_path();
             if !path.exists() {
                 write_new(&path, original, mode)?;
+                // From now on the backup says what the file was before ctxopt.
+                remove_marker(&self.target)?;
                 backup = Some(path);
             }
         }
@@ -91,10 +123,33 @@ impl ConfigFile {
             let _ = fs::remove_file(&temp);
             return Err(err);
         }
+        let created = self.text.is_none();
+        if created {
+            fs::write(marker_path(&self.target), "").map_err(io)?;
+        }
         if let Ok(dir) = File::open(folder) {
             let _ = dir.sync_all();
         }
-        Ok(Written { backup })
+        Ok(Written {
+            backup,
+            created,
+            removed: false,
+        })
+    }
+}
+
+/// The marker beside a (resolved) config file that ctxopt created.
+fn marker_path(target: &Path) -> PathBuf {
+    let mut name = target.as_os_str().to_owned();
+    name.push(CREATED_SUFFIX);
+    PathBuf::from(name)
+}
+
+fn remove_marker(target: &Path) -> Result<(), ConfigError> {
+    let marker = marker_path(target);
+    match fs::remove_file(&marker) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(ConfigError::io(&marker, e)),
+        _ => Ok(()),
     }
 }
 
@@ -207,6 +262,26 @@ mod tests {
             Some("{}\n"),
             "the first backup stays"
         );
+    }
+
+    #[test]
+    fn a_created_file_is_marked_until_backed_up_and_can_be_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("new.json");
+        let written = ConfigFile::read(&path).unwrap().write("{}\n").unwrap();
+        assert!(written.created && written.backup.is_none());
+        let file = ConfigFile::read(&path).unwrap();
+        assert!(file.created_by_ctxopt());
+        assert!(file.remove().unwrap().removed);
+        assert!(!path.exists() && !marker_path(&path).exists());
+
+        // A file that existed is backed up, never marked, and a stale marker goes.
+        fs::write(&path, "{\"mine\": 1}").unwrap();
+        fs::write(marker_path(&path), "").unwrap();
+        let file = ConfigFile::read(&path).unwrap();
+        let written = file.write("{\"mine\": 2}").unwrap();
+        assert!(!written.created && written.backup.is_some());
+        assert!(!ConfigFile::read(&path).unwrap().created_by_ctxopt());
     }
 
     #[test]

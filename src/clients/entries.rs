@@ -280,14 +280,21 @@ fn read_toml(text: &str) -> Result<Option<Servers>, ConfigError> {
             member: None,
         });
     }
+    // A new table goes after a blank line; it ends with a line break only when the file
+    // does (a file without a final line break keeps none).
+    let ends_line = text.is_empty() || text.ends_with('\n');
     let append = matches!(servers, Item::Table(_)).then(|| Slot {
         at: text.len(),
-        before: if text.is_empty() || text.ends_with('\n') {
+        before: if ends_line {
             eol.to_string()
         } else {
             format!("{eol}{eol}")
         },
-        after: String::new(),
+        after: if ends_line {
+            eol.to_string()
+        } else {
+            String::new()
+        },
     });
     Ok(Some(Servers {
         entries,

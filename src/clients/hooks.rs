@@ -164,12 +164,15 @@ pub fn install(
     Ok((text, added))
 }
 
-/// The settings text with ctxopt's hooks removed, and the events that lost one.
+/// The settings text with ctxopt's hooks removed, and the events that lost one. `created`:
+/// ctxopt created the file; when nothing but an empty object is left of it, the text is
+/// `None` (the file goes, as it was before the install).
 pub fn uninstall(
     text: &str,
     client: HookClient,
     path: &Path,
-) -> Result<(String, Vec<String>), ConfigError> {
+    created: bool,
+) -> Result<(Option<String>, Vec<String>), ConfigError> {
     let command = client.command();
     let mut text = text.to_string();
     let mut removed = Vec::new();
@@ -177,7 +180,9 @@ pub fn uninstall(
     loop {
         let root = root(&text, path)?;
         let Some(edit) = next_removal(&text, &root, &command, &mut removed) else {
-            return Ok((text, removed));
+            let empty = text.chars().filter(|c| !c.is_whitespace()).eq("{}".chars());
+            let left = (!(created && empty && !removed.is_empty())).then_some(text);
+            return Ok((left, removed));
         };
         text = apply(&text, &[edit]);
     }
@@ -230,10 +235,42 @@ mod tests {
                 let (twice, none) = install(Some(&installed), client, path).unwrap();
                 assert_eq!(twice, installed);
                 assert!(none.is_empty());
-                let (back, removed) = uninstall(&installed, client, path).unwrap();
-                assert_eq!(back, text, "via {installed}");
+                let (back, removed) = uninstall(&installed, client, path, false).unwrap();
+                assert_eq!(back.as_deref(), Some(text), "via {installed}");
                 assert_eq!(removed.len(), client.events().len());
             }
+        }
+    }
+
+    #[test]
+    fn a_file_without_a_final_newline_round_trips_byte_for_byte() {
+        let path = Path::new("settings.json");
+        for text in [
+            "{\"model\": \"opus\"}",
+            "{\n  \"hooks\": {\n    \"Stop\": []\n  }\n}",
+            "{\r\n  // mine\r\n  \"a\": [1,]\r\n}",
+        ] {
+            let (installed, _) = install(Some(text), HookClient::ClaudeCode, path).unwrap();
+            assert!(!installed.ends_with('\n'), "{installed:?}");
+            let (back, _) = uninstall(&installed, HookClient::ClaudeCode, path, false).unwrap();
+            assert_eq!(back.as_deref(), Some(text));
+        }
+    }
+
+    #[test]
+    fn uninstalling_from_the_file_install_created_removes_it_unless_something_else_is_there() {
+        let path = Path::new("settings.json");
+        for client in [HookClient::ClaudeCode, HookClient::GeminiCli] {
+            let (created, _) = install(None, client, path).unwrap();
+            let (left, removed) = uninstall(&created, client, path, true).unwrap();
+            assert_eq!((left, removed.len()), (None, client.events().len()));
+            // A user's setting added since stays, and so does the file.
+            let edited = created.replacen('{', "{\n  \"theme\": \"dark\",", 1);
+            let (left, _) = uninstall(&edited, client, path, true).unwrap();
+            assert_eq!(left.as_deref(), Some("{\n  \"theme\": \"dark\"\n}\n"));
+            // A file ctxopt did not create is never removed, even when empty.
+            let (left, _) = uninstall(&created, client, path, false).unwrap();
+            assert!(left.is_some());
         }
     }
 

@@ -87,22 +87,24 @@ impl ConfigError {
 pub struct Change<T> {
     /// The file as read.
     pub file: ConfigFile,
-    /// Its new text (the old one when nothing changes).
-    pub text: String,
+    /// Its new text (the old one when nothing changes); `None`: the file is removed (only
+    /// ever a file ctxopt created, left with nothing of anyone else's).
+    pub text: Option<String>,
     /// What the change says about itself (per entry outcomes, …).
     pub detail: T,
     /// The write, when the change was written (not for a dry run or no change).
     pub written: Option<Written>,
 }
 
-/// Plans a change for [`change_file`]: given the file's text (`None` when it does not
-/// exist), the new text and what it did, or `None` when there is nothing to do here.
-pub type Planner<'a, T> = dyn Fn(Option<&str>) -> Result<Option<(String, T)>, ConfigError> + 'a;
+/// Plans a change for [`change_file`]: given the file as read, the new text (`None`: remove
+/// the file) and what it did, or `None` when there is nothing to do here.
+pub type Planner<'a, T> =
+    dyn Fn(&ConfigFile) -> Result<Option<(Option<String>, T)>, ConfigError> + 'a;
 
 impl<T> Change<T> {
     /// Whether the text changes.
     pub fn changes(&self) -> bool {
-        self.file.text.as_deref() != Some(self.text.as_str())
+        self.file.text != self.text
     }
 
     /// The unified diff of the change.
@@ -110,7 +112,7 @@ impl<T> Change<T> {
         diff::unified(
             &self.file.path,
             self.file.text.as_deref().unwrap_or(""),
-            &self.text,
+            self.text.as_deref().unwrap_or(""),
         )
     }
 }
@@ -126,7 +128,7 @@ pub fn change_file<T>(
     let mut attempts = 0;
     loop {
         let file = ConfigFile::read(path)?;
-        let Some((text, detail)) = plan(file.text.as_deref())? else {
+        let Some((text, detail)) = plan(&file)? else {
             return Ok(None);
         };
         let mut change = Change {
@@ -138,7 +140,11 @@ pub fn change_file<T>(
         if dry_run || !change.changes() {
             return Ok(Some(change));
         }
-        match change.file.write(&change.text) {
+        let written = match &change.text {
+            Some(text) => change.file.write(text),
+            None => change.file.remove(),
+        };
+        match written {
             Ok(written) => {
                 change.written = Some(written);
                 return Ok(Some(change));

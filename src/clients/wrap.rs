@@ -126,9 +126,14 @@ fn serve_entry(text: &str, servers: &Servers, options: WrapOptions) -> String {
         };
         format!("\"{SERVE_KEY}\": {{{kind}\"command\": \"ctxopt\", \"args\": [\"serve\"]}}")
     } else {
-        let eol = super::edit::line_ending(text);
-        format!("[mcp_servers.{SERVE_KEY}]{eol}command = \"ctxopt\"{eol}args = [\"serve\"]{eol}")
+        toml_serve_table(super::edit::line_ending(text))
     }
+}
+
+/// The `ctxopt serve` table of a TOML file, without its final line break (the slot it goes
+/// into adds one when the file ends with one).
+fn toml_serve_table(eol: &str) -> String {
+    format!("[mcp_servers.{SERVE_KEY}]{eol}command = \"ctxopt\"{eol}args = [\"serve\"]")
 }
 
 /// The edits that put one launch behind the proxy.
@@ -182,7 +187,8 @@ pub fn unwrap(
     };
     let mut edits = Vec::new();
     let mut outcomes = Vec::new();
-    for (i, entry) in servers.entries.iter().enumerate() {
+    let mut serves = Vec::new();
+    for entry in &servers.entries {
         let outcome = match &entry.state {
             State::Wrapped(launch) => match unwrap_launch(text, launch, had_args(&entry.key)) {
                 Some(e) => {
@@ -193,22 +199,41 @@ pub fn unwrap(
                     Outcome::LeftAlone(format!("`{PROXY}` without `-- <command>`; left as it is"))
                 }
             },
-            State::Serve => match remove_serve(text, &servers, i) {
-                Some(edit) => {
-                    edits.push(edit);
-                    Outcome::ServeRemoved
-                }
-                None => Outcome::LeftAlone("the ctxopt serve entry was edited; left".into()),
-            },
+            State::Serve => {
+                serves.push(outcomes.len());
+                Outcome::ServeRemoved
+            }
             State::Stdio(_) => Outcome::NotWrapped,
             State::LeftAlone(why) => Outcome::LeftAlone(why.clone()),
         };
         outcomes.push((entry.key.clone(), outcome));
     }
-    Ok(Some(Plan {
-        text: apply(text, &edits),
-        outcomes,
-    }))
+    // The serve entries go last, each from the text the edits before left: at the end of a
+    // TOML file without a final line break, an `args` line wrap added and the serve table
+    // share a line break.
+    let mut text = apply(text, &edits);
+    let mut kept = 0;
+    for k in serves {
+        let removal = entries::read(&text, at, path)?.and_then(|servers| {
+            let serve = servers
+                .entries
+                .iter()
+                .enumerate()
+                .filter(|(_, e)| matches!(e.state, State::Serve))
+                .nth(kept)?
+                .0;
+            remove_serve(&text, &servers, serve)
+        });
+        match removal {
+            Some(edit) => text = apply(&text, &[edit]),
+            None => {
+                kept += 1;
+                outcomes[k].1 =
+                    Outcome::LeftAlone("the ctxopt serve entry was edited; left".into());
+            }
+        }
+    }
+    Ok(Some(Plan { text, outcomes }))
 }
 
 /// The edits that take one launch from behind the proxy: the inverse of [`wrap_launch`].
@@ -232,11 +257,22 @@ fn unwrap_launch(text: &str, launch: &Launch, had_args: bool) -> Option<Vec<Edit
             // had none, and it sits in the slot in exactly the form wrap writes), else empty
             // the array.
             let slot = &launch.args_slot;
-            let added = format!("{}{}{}", slot.before, &text[args.span.clone()], slot.after);
+            let bare = format!("{}{}", slot.before, &text[args.span.clone()]);
+            let added = format!("{bare}{}", slot.after);
             let tail = &text[slot.at..];
             let args_at = args.span.start - slot.before.len();
+            // When the command's line was the file's last, without a line break, wrap
+            // put the line break in front of the new line instead.
+            let eol = if text[..slot.at].ends_with("\r\n") {
+                2
+            } else {
+                1
+            };
+            let last_line = tail == bare && text[..slot.at].ends_with('\n');
             if !had_args && args_at == slot.at && tail.starts_with(&added) {
                 edits.push(Edit::delete(slot.at..slot.at + added.len()));
+            } else if !had_args && args_at == slot.at && last_line {
+                edits.push(Edit::delete(slot.at - eol..text.len()));
             } else {
                 edits.push(Edit::delete(first..command.span.end));
             }
@@ -257,18 +293,23 @@ fn remove_serve(text: &str, servers: &Servers, index: usize) -> Option<Edit> {
             Some(remove_item(text, &spans, index))
         }
         None => {
-            // TOML: the table wrap appended, wherever it now is.
+            // TOML: the table wrap appended, wherever it now is, with the blank line before
+            // it; at the very end of a file without a final line break, both line breaks
+            // before it were wrap's.
             let eol = super::edit::line_ending(text);
-            let block = format!(
-                "[mcp_servers.{SERVE_KEY}]{eol}command = \"ctxopt\"{eol}args = [\"serve\"]{eol}"
-            );
-            let at = text.find(&block)?;
-            let lead = if text[..at].ends_with(&format!("{eol}{eol}")) {
-                eol.len()
-            } else {
-                0
+            let table = toml_serve_table(eol);
+            let at = text
+                .find(&format!("{table}{eol}"))
+                .or_else(|| text.ends_with(&table).then(|| text.len() - table.len()))?;
+            let end = at + table.len();
+            let blank = text[..at].ends_with(&format!("{eol}{eol}"));
+            let (from, to) = match (text[end..].starts_with(eol), blank) {
+                (true, true) => (at - eol.len(), end + eol.len()),
+                (true, false) => (at, end + eol.len()),
+                (false, true) => (at - 2 * eol.len(), end),
+                (false, false) => (at, end),
             };
-            Some(Edit::delete(at - lead..at + block.len()))
+            Some(Edit::delete(from..to))
         }
     }
 }
@@ -378,6 +419,56 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(back.text, text);
+    }
+
+    #[test]
+    fn a_toml_entry_at_the_end_of_a_file_without_a_final_newline_comes_back_byte_for_byte() {
+        for text in [
+            "[mcp_servers.fs]\ncommand = \"npx\"",
+            "[mcp_servers.fs]\r\ncommand = \"npx\"",
+            "[mcp_servers.fs]\ncommand = \"npx\"\nargs = [\"-y\", \"pkg\"]",
+            "model = \"o3\"\n\n[mcp_servers.fs]\ncommand = \"npx\" # runner",
+        ] {
+            for serve in [true, false] {
+                let options = WrapOptions {
+                    serve,
+                    typed: false,
+                };
+                let plan = wrap(text, &ServersAt::Toml, Path::new("x"), options)
+                    .unwrap()
+                    .unwrap();
+                assert!(!plan.text.ends_with('\n'), "{:?}", plan.text);
+                let lines = command_lines(&plan.text, &ServersAt::Toml);
+                assert_eq!(lines[0].1[..2], ["ctxopt-proxy", "--name"], "{}", plan.text);
+                let back = unwrap(&plan.text, &ServersAt::Toml, Path::new("x"), Some(text))
+                    .unwrap()
+                    .unwrap();
+                assert_eq!(back.text, text, "via {:?}", plan.text);
+                let removed = back
+                    .outcomes
+                    .iter()
+                    .any(|(_, o)| *o == Outcome::ServeRemoved);
+                assert_eq!(removed, serve, "{:?}", back.outcomes);
+            }
+        }
+    }
+
+    #[test]
+    fn a_json_entry_at_the_end_of_a_file_without_a_final_newline_comes_back_byte_for_byte() {
+        let servers = at(&["mcpServers"]);
+        for text in [
+            "{\"mcpServers\": {\"fs\": {\"command\": \"npx\"}}}",
+            "{\n  \"mcpServers\": {\n    \"fs\": {\n      \"command\": \"npx\"\n    }\n  }\n}",
+        ] {
+            let plan = wrap(text, &servers, Path::new("x"), OPTIONS)
+                .unwrap()
+                .unwrap();
+            assert!(plan.text.ends_with('}'), "{:?}", plan.text);
+            let back = unwrap(&plan.text, &servers, Path::new("x"), Some(text))
+                .unwrap()
+                .unwrap();
+            assert_eq!(back.text, text, "via {:?}", plan.text);
+        }
     }
 
     #[test]

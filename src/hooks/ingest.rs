@@ -30,6 +30,29 @@ fn transcript_error(path: &Path) -> impl Fn(std::io::Error) -> HookError + Copy 
     move |e| HookError::Transcript(format!("{}: {e}", path.display()))
 }
 
+/// Stores `records` (each with its line and part, when it has one) under `log`.
+fn store_records(
+    store: &mut Store,
+    scope: &Scope,
+    log: &str,
+    records: impl IntoIterator<Item = (SessionRecord, Option<u64>, u32)>,
+) -> Result<(), HookError> {
+    let new: Vec<NewRecord> = records
+        .into_iter()
+        .map(|(record, seq, part)| NewRecord {
+            record,
+            provenance: Provenance {
+                log_path: Some(log.to_string()),
+                seq,
+                part,
+                ..Provenance::default()
+            },
+        })
+        .collect();
+    store.insert(scope, &new)?;
+    Ok(())
+}
+
 /// Imports what is new in a Claude Code transcript; returns what the import saw.
 pub fn import_claude(
     path: &Path,
@@ -41,11 +64,8 @@ pub fn import_claude(
     let mut file = File::open(path).map_err(transcript)?;
     let len = file.metadata().map_err(transcript)?.len();
     if len < state.offset {
-        // The file was replaced or truncated: start again.
-        *state = TranscriptState {
-            transcript: state.transcript.clone(),
-            ..TranscriptState::default()
-        };
+        // The file was cut or replaced: start again.
+        state.restart();
     }
     let mut summary = ImportSummary::default();
     let mut start = state.offset;
@@ -90,23 +110,13 @@ pub fn import_claude(
     state.offset = start + complete as u64;
     state.lines = line;
     state.size = len;
-    let log = path.display().to_string();
     for r in &out {
         summary.count_record(&r.record);
     }
-    let new: Vec<NewRecord> = out
+    let records = out
         .into_iter()
-        .map(|r| NewRecord {
-            record: r.record,
-            provenance: Provenance {
-                log_path: Some(log.clone()),
-                seq: Some(r.line as u64),
-                part: r.part,
-                ..Provenance::default()
-            },
-        })
-        .collect();
-    store.insert(scope, &new)?;
+        .map(|r| (r.record, Some(r.line as u64), r.part));
+    store_records(store, scope, &state.log_name(), records)?;
     Ok(summary)
 }
 
@@ -139,19 +149,11 @@ pub fn import_gemini(
     }
     state.offset = len;
     state.size = len;
-    let log = path.display().to_string();
     // A chat is one document: its records are keyed by content (each message's id is in
     // its records' ids), so re-reading it stores nothing twice.
-    let new: Vec<NewRecord> = SessionRecord::all_of(records)
+    let records = SessionRecord::all_of(records)
         .into_iter()
-        .map(|record| NewRecord {
-            record,
-            provenance: Provenance {
-                log_path: Some(log.clone()),
-                ..Provenance::default()
-            },
-        })
-        .collect();
-    store.insert(scope, &new)?;
+        .map(|record| (record, None, 0));
+    store_records(store, scope, &state.log_name(), records)?;
     Ok(summary)
 }

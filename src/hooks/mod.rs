@@ -102,13 +102,20 @@ pub fn run(client: Client, input: &[u8], config: &HookConfig) -> Result<HookRun,
         server: client.name().to_string(),
         session: payload.session_id.clone(),
     };
+    let mut note = format!("{} {}", client.name(), payload.event.name());
     let mut store = Store::open_arg(config.store.as_deref())?;
     let transcript = payload.transcript_path.clone();
     let mut state = match &transcript {
-        Some(t) => state::load(&config.state_dir, t)?,
+        Some(t) => state::load(&config.state_dir, t).unwrap_or_else(|e| {
+            // A state file that cannot be read must not silence the hook for good.
+            note.push_str(&format!("; {e}, started afresh"));
+            state::TranscriptState {
+                transcript: t.clone(),
+                ..state::TranscriptState::default()
+            }
+        }),
         None => state::TranscriptState::default(),
     };
-    let mut note = format!("{} {}", client.name(), payload.event.name());
     if let Some(t) = &transcript {
         let path = Path::new(t);
         let summary = match client {
@@ -122,12 +129,23 @@ pub fn run(client: Client, input: &[u8], config: &HookConfig) -> Result<HookRun,
         .last_prompt
         .clone()
         .or_else(|| state.last_prompt.clone());
+    let snapshot = transcript.as_deref().map(context::snapshot_log);
     let mut exclusions = context::Exclusions {
-        transcript: transcript.clone(),
+        transcript: transcript.as_ref().map(|_| state.log_name()),
         ..context::Exclusions::default()
     };
-    let task = match (&payload.event, payload.source.as_deref()) {
-        (Event::UserPromptSubmit | Event::BeforeAgent, _) => {
+    let answers = match (&payload.event, payload.source.as_deref()) {
+        (Event::UserPromptSubmit | Event::BeforeAgent, _) => true,
+        (Event::SessionStart, Some("compact" | "resume")) => true,
+        (Event::PreCompact | Event::PreCompress, _) => false,
+        _ => {
+            state::save_if(&config.state_dir, &state, transcript.is_some())?;
+            return Ok(HookRun { stdout: None, note });
+        }
+    };
+    let stored = context::load(&store, &scope)?;
+    let task = match &payload.event {
+        Event::UserPromptSubmit | Event::BeforeAgent => {
             // The last turn: from the previous prompt on (the one before this prompt when
             // the client has already written this prompt into the transcript).
             let n = state.prompt_lines.len();
@@ -142,20 +160,26 @@ pub fn run(client: Client, input: &[u8], config: &HookConfig) -> Result<HookRun,
             exclusions.ids = state.injected.iter().cloned().collect::<BTreeSet<_>>();
             payload.prompt.clone()
         }
-        (Event::SessionStart, Some("compact" | "resume")) => state
-            .snapshot_task
-            .clone()
-            .or(last_prompt.clone())
-            .or(state.task.clone()),
-        (Event::PreCompact | Event::PreCompress, _) => {
-            state.snapshot_task = last_prompt.clone().or(state.task.clone());
-            None
+        Event::SessionStart => {
+            // After a compaction: what the last PreCompact saved, task and records.
+            exclusions.snapshot.clone_from(&snapshot);
+            snapshot
+                .as_deref()
+                .and_then(|log| context::snapshot_task(&stored, log))
+                .or(last_prompt.clone())
+                .or(state.task.clone())
         }
-        _ => None,
+        _ => last_prompt.clone().or(state.task.clone()),
     };
     let mut stdout = None;
     if let Some(task) = task {
-        match context::build(&store, &scope, &task, config.budget, &exclusions)? {
+        match context::build(stored, &task, config.budget, &exclusions)? {
+            Some(built) if !answers => {
+                if let Some(log) = &snapshot {
+                    context::save_snapshot(&mut store, &scope, log, &task, &built)?;
+                    note.push_str(&format!("; snapshot of {} records", built.cited.len()));
+                }
+            }
             Some(built) => {
                 let text = answer::wrap(payload.event.name(), built.cited.len(), &built.context);
                 note.push_str(&format!(
@@ -169,9 +193,7 @@ pub fn run(client: Client, input: &[u8], config: &HookConfig) -> Result<HookRun,
             None => note.push_str("; nothing to inject"),
         }
     }
-    if transcript.is_some() {
-        state::save(&config.state_dir, &state)?;
-    }
+    state::save_if(&config.state_dir, &state, transcript.is_some())?;
     Ok(HookRun { stdout, note })
 }
 

@@ -2,7 +2,8 @@
 //! `<state dir>/hooks/` (mode 0600, replaced whole through a temporary file): how far the
 //! transcript has been imported (byte offset and line), the Claude Code importer's calls
 //! still waiting for results, where the last two prompts are, the records the previous run
-//! injected, and the task saved before a compaction.
+//! injected. Fields a state file lacks (one written
+//! by an older version) take their defaults.
 
 use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
@@ -16,9 +17,13 @@ use crate::import::claude_code::ClaudeImporter;
 
 /// The state of one transcript.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct TranscriptState {
     /// The transcript's path.
     pub transcript: String,
+    /// How many times the transcript was found cut or replaced (its lines then number
+    /// afresh, so their records are stored under a log name of their own).
+    pub generation: u32,
     /// Bytes imported (always the end of a complete line).
     pub offset: u64,
     /// Lines imported.
@@ -35,11 +40,29 @@ pub struct TranscriptState {
     pub prompt_lines: Vec<usize>,
     /// The ids of the records the previous run injected.
     pub injected: Vec<String>,
-    /// The task saved by the last `PreCompact`/`PreCompress`.
-    pub snapshot_task: Option<String>,
 }
 
 impl TranscriptState {
+    /// The log name the transcript's records are stored under: its path, and after it was
+    /// cut or replaced `<path>#<generation>` (line numbers start again, so the records of
+    /// the new lines must not take the keys of the old ones).
+    pub fn log_name(&self) -> String {
+        match self.generation {
+            0 => self.transcript.clone(),
+            n => format!("{}#{n}", self.transcript),
+        }
+    }
+
+    /// Starts the import over (the transcript was cut or replaced): everything read from it
+    /// is forgotten (what a `PreCompact` saved is in the store).
+    pub fn restart(&mut self) {
+        *self = TranscriptState {
+            transcript: std::mem::take(&mut self.transcript),
+            generation: self.generation + 1,
+            ..TranscriptState::default()
+        };
+    }
+
     /// Notes a prompt at `line`, keeping the last two.
     pub fn prompt_at(&mut self, line: usize, prompt: &str) {
         self.last_prompt = Some(prompt.to_string());
@@ -82,6 +105,18 @@ pub fn load(state_dir: &Path, transcript: &str) -> Result<TranscriptState, HookE
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(fresh),
         Err(e) => Err(HookError::State(format!("{}: {e}", path.display()))),
     }
+}
+
+/// Saves `state` when `transcript` (the run had a transcript, whose state it is).
+pub fn save_if(
+    state_dir: &Path,
+    state: &TranscriptState,
+    transcript: bool,
+) -> Result<(), HookError> {
+    if transcript {
+        save(state_dir, state)?;
+    }
+    Ok(())
 }
 
 /// Saves `state` (mode 0600, directory 0700, replaced whole).

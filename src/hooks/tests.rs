@@ -75,6 +75,14 @@ fn cited(context: &str) -> BTreeSet<String> {
         .collect()
 }
 
+fn scope_of(s: &Setup) -> Scope {
+    Scope {
+        workspace: s.workspace.canonicalize().unwrap().display().to_string(),
+        server: "claude-code".into(),
+        session: String::new(),
+    }
+}
+
 fn ids_of(records: crate::optimizer::records::Records) -> BTreeSet<String> {
     SessionRecord::all_of(records)
         .into_iter()
@@ -174,35 +182,78 @@ fn other_real_payloads_import_and_stay_silent() {
 }
 
 #[test]
-fn pre_compact_saves_the_task_that_the_session_start_after_it_uses() {
+fn pre_compact_snapshots_what_the_session_start_after_it_restores_even_from_a_cut_transcript() {
+    const TASK: &str = "Thanks! Please update CLAUDE.md for current changes";
+    let transcript_ids =
+        ids_of(import_transcript(&std::fs::read_to_string(real(TRANSCRIPT)).unwrap()).0);
     let s = setup(TRANSCRIPT);
     let pre = payload(
         "kesslerio__attio-mcp-server__pre_compact.json",
         |_| true,
         &s,
     );
-    assert_eq!(
-        run(Client::ClaudeCode, &pre, &s.config).unwrap().stdout,
-        None
+    let snapshot = run(Client::ClaudeCode, &pre, &s.config).unwrap();
+    assert_eq!(snapshot.stdout, None);
+    assert!(
+        snapshot.note.contains("; snapshot of "),
+        "{}",
+        snapshot.note
     );
-    let state = state::load(&s.config.state_dir, &s.transcript.display().to_string()).unwrap();
-    assert_eq!(
-        state.snapshot_task.as_deref(),
-        Some("Thanks! Please update CLAUDE.md for current changes")
+    let store = Store::open_arg(s.config.store.as_deref()).unwrap();
+    let stored = context::load(&store, &scope_of(&s)).unwrap();
+    let log = context::snapshot_log(&s.transcript.display().to_string());
+    assert_eq!(context::snapshot_task(&stored, &log).as_deref(), Some(TASK));
+    let saved: BTreeSet<String> = stored
+        .iter()
+        .filter(|r| r.provenance.log_path.as_deref() == Some(log.as_str()))
+        .filter_map(|r| r.record.common().id.clone())
+        .filter(|id| id != "snapshot-task")
+        .collect();
+    assert!(
+        !saved.is_empty() && saved.is_subset(&transcript_ids),
+        "{saved:?}"
     );
+    drop(store);
+
+    // The client compacts and the transcript is cut to its last lines: neither the task nor
+    // most of the records are in it any more, and the hook's state starts over.
+    let text = std::fs::read_to_string(&s.transcript).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let tail = lines[lines.len() - 3..].join("\n") + "\n";
+    assert!(!tail.contains(TASK));
+    std::fs::write(&s.transcript, tail).unwrap();
     let start = payload(
         "kesslerio__attio-mcp-server__session_start.json",
         |p| p["source"] == "compact",
         &s,
     );
-    let context = context_of(
-        &run(Client::ClaudeCode, &start, &s.config).unwrap(),
-        "SessionStart",
-    );
+    let restored = run(Client::ClaudeCode, &start, &s.config).unwrap();
+    let context = context_of(&restored, "SessionStart");
+    assert!(context.contains(TASK), "{context}");
+    let cites = cited(&context);
     assert!(
-        context.contains("Thanks! Please update CLAUDE.md for current changes"),
-        "{context}"
+        !cites.is_disjoint(&saved),
+        "{cites:?} cites nothing of {saved:?}"
     );
+    let state = state::load(&s.config.state_dir, &s.transcript.display().to_string()).unwrap();
+    assert_eq!(state.generation, 1, "the cut was noticed");
+
+    // Other builds never draw on a snapshot: from its records alone they build nothing.
+    let store = Store::open_arg(s.config.store.as_deref()).unwrap();
+    let only_snapshot: Vec<_> = context::load(&store, &scope_of(&s))
+        .unwrap()
+        .into_iter()
+        .filter(|r| r.provenance.log_path.as_deref() == Some(log.as_str()))
+        .collect();
+    let build = |exclusions: &context::Exclusions| {
+        context::build(only_snapshot.clone(), TASK, DEFAULT_HOOK_BUDGET, exclusions).unwrap()
+    };
+    assert_eq!(build(&context::Exclusions::default()), None);
+    let restore = context::Exclusions {
+        snapshot: Some(log.clone()),
+        ..context::Exclusions::default()
+    };
+    assert!(build(&restore).is_some());
 }
 
 #[test]

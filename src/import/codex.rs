@@ -19,11 +19,9 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::test_runs::test_outcomes;
+use super::test_runs::{run_records, Run};
 use super::{first_line, parts, rfc3339, ImportSummary, INJECTED_MARKER};
-use crate::optimizer::records::{
-    Common, DiffRecord, ErrorRecord, Message, Records, Role, TestResult, ToolOutput,
-};
+use crate::optimizer::records::{Common, DiffRecord, ErrorRecord, Message, Records, Role};
 use crate::store::SessionRecord;
 
 /// Converts the text of a rollout file into records.
@@ -195,21 +193,14 @@ fn call_records(
             stack: None,
         }));
     }
-    for (test, status) in test_outcomes(&output) {
-        out.push(SessionRecord::TestResult(TestResult {
-            common: common("test"),
-            name: test,
-            status,
-            output: None,
-        }));
-    }
-    out.push(SessionRecord::ToolOutput(ToolOutput {
-        common: common("out"),
+    let args = (!args.is_null()).then(|| args.clone());
+    let run = Run {
         tool,
-        args: (!args.is_null()).then(|| args.clone()),
+        args,
         output,
         exit_code,
-    }));
+    };
+    run_records(run, common, out);
 }
 
 /// Splits a Codex patch (`*** Begin Patch` … `*** End Patch`) into (path, section) per

@@ -16,12 +16,12 @@
 
 use serde_json::Value;
 
-use super::test_runs::test_outcomes;
+use super::test_runs::{run_records, Run};
 use super::{
     content_text, first_line, parts, rfc3339, ImportError, ImportSummary, INJECTED_MARKER,
 };
 use crate::optimizer::records::{
-    Common, DiffRecord, ErrorRecord, FileRecord, Message, Records, Role, TestResult, ToolOutput,
+    Common, DiffRecord, ErrorRecord, FileRecord, Message, Records, Role,
 };
 use crate::store::SessionRecord;
 
@@ -153,21 +153,14 @@ fn tool_call(call: &Value, common: &mut impl FnMut(&str) -> Common, out: &mut Ve
                 ("run_shell_command", Some(command)) => (command.to_string(), exit_code(&output)),
                 _ => (name.to_string(), None),
             };
-            for (test, status) in test_outcomes(&output) {
-                out.push(SessionRecord::TestResult(TestResult {
-                    common: common("test"),
-                    name: test,
-                    status,
-                    output: None,
-                }));
-            }
-            out.push(SessionRecord::ToolOutput(ToolOutput {
-                common: common("out"),
+            let args = (!args.is_null()).then_some(args.clone());
+            let run = Run {
                 tool,
-                args: (!args.is_null()).then_some(args.clone()),
+                args,
                 output,
                 exit_code,
-            }));
+            };
+            run_records(run, common, out);
         }
     }
 }

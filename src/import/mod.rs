@@ -82,31 +82,47 @@ pub enum ImportError {
     /// The file is one JSON document and it is not JSON.
     #[error("not JSON: {0}")]
     Json(#[from] serde_json::Error),
-    /// The JSON is not a session of the expected format; the message names the place.
+    /// The JSON is not a session of the expected format; the message names the place
+    /// (`messages`, `messages[1].content`).
     #[error("{path}: {message}")]
     Format {
-        /// Where (`messages`).
+        /// Where.
         path: String,
         /// What is wrong there.
         message: String,
     },
-    /// The mini-swe-agent importer refused the trajectory.
-    #[error(transparent)]
-    SweAgent(#[from] swe_agent::ImportError),
+    /// A mini-swe-agent cut asks for no step, or for a share outside (0, 1].
+    #[error("invalid cut: {0}")]
+    Cut(String),
+}
+
+/// How to import a session file.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ImportOptions {
+    /// Stop after part of the steps (mini-swe-agent trajectories only); `None` keeps them
+    /// all.
+    pub cut: Option<swe_agent::Cut>,
 }
 
 /// Converts the text of a session file of `format` into records, with a summary of what
-/// was skipped and which lines could not be read.
+/// was skipped and which lines could not be read. A cut is refused for a format other
+/// than `swe-agent`.
 pub fn import_text(
     format: SourceFormat,
     text: &str,
+    options: &ImportOptions,
 ) -> Result<(Records, ImportSummary), ImportError> {
+    if options.cut.is_some() && format != SourceFormat::SweAgent {
+        return Err(ImportError::Cut(format!(
+            "only swe-agent trajectories have steps to cut, not {format} sessions"
+        )));
+    }
     match format {
         SourceFormat::ClaudeCode => Ok(claude_code::import_transcript(text)),
         SourceFormat::GeminiCli => gemini_cli::import_chat(text),
         SourceFormat::Codex => Ok(codex::import_rollout(text)),
         SourceFormat::SweAgent => {
-            let records = swe_agent::import_trajectory(text)?;
+            let records = swe_agent::import_with(text, options)?.records;
             let mut summary = ImportSummary::default();
             summary.count_records(&records);
             Ok((records, summary))

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::{import_text, ImportSummary, SourceFormat};
+use super::{import_text, ImportOptions, ImportSummary, SourceFormat};
 use crate::optimizer::parse::parse_records;
 
 fn dir(sub: &str) -> std::path::PathBuf {
@@ -36,7 +36,7 @@ fn every_real_transcript_imports_snapshot() {
         assert!(!paths.is_empty(), "no {format} files");
         for path in paths {
             let text = std::fs::read_to_string(&path).unwrap();
-            let (records, summary) = import_text(format, &text).unwrap();
+            let (records, summary) = import_text(format, &text, &ImportOptions::default()).unwrap();
             let name = path.file_name().unwrap().to_string_lossy().to_string();
             assert!(summary.errors.is_empty(), "{name}: {summary}");
             assert!(!summary.records.is_empty(), "{name}: no records");

@@ -42,25 +42,7 @@ use crate::optimizer::records::{
 /// The trajectory format this importer reads.
 pub const FORMAT: &str = "mini-swe-agent-1.1";
 
-/// Why a trajectory could not be imported.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum ImportError {
-    /// The text is not JSON.
-    #[error("not JSON: {0}")]
-    Json(#[from] serde_json::Error),
-    /// The JSON is not a trajectory of the supported format; the message names the place.
-    #[error("{path}: {message}")]
-    Format {
-        /// Where (`messages[1].content`).
-        path: String,
-        /// What is wrong there.
-        message: String,
-    },
-    /// The cut asks for no step, or for a share outside (0, 1].
-    #[error("invalid cut: {0}")]
-    Cut(String),
-}
+pub use super::{ImportError, ImportOptions};
 
 /// Where to stop reading a trajectory.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -69,13 +51,6 @@ pub enum Cut {
     Share(f64),
     /// Keep the first N steps (N ≥ 1; more than there are keeps all).
     UntilStep(usize),
-}
-
-/// How to import a trajectory.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct ImportOptions {
-    /// Stop after part of the steps; `None` keeps them all.
-    pub cut: Option<Cut>,
 }
 
 /// One file of the final patch.

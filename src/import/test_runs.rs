@@ -6,9 +6,11 @@
 use std::sync::LazyLock;
 
 use regex::Regex;
+use serde_json::Value;
 
 use crate::optimizer::extract::failing_tests::failing_tests;
-use crate::optimizer::records::TestStatus;
+use crate::optimizer::records::{Common, TestResult, TestStatus, ToolOutput};
+use crate::store::SessionRecord;
 
 static PASSING: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?m)^(?:(\S+::\S+)\s+PASSED|test\s+(\S+)\s+\.\.\.\s+ok$|\s*--- PASS:\s+(\S+))")
@@ -34,6 +36,42 @@ pub fn test_outcomes(output: &str) -> Vec<(String, TestStatus)> {
         }
     }
     out
+}
+
+/// One command or tool run.
+pub(crate) struct Run {
+    /// The command (or the tool's name).
+    pub tool: String,
+    /// The call's arguments, when it has any.
+    pub args: Option<Value>,
+    /// What it printed.
+    pub output: String,
+    /// Its exit status, when known.
+    pub exit_code: Option<i64>,
+}
+
+/// The records of a run: a test result per test its output names, then the tool output,
+/// each with the next part of `common`.
+pub(crate) fn run_records(
+    run: Run,
+    common: &mut impl FnMut(&str) -> Common,
+    out: &mut Vec<SessionRecord>,
+) {
+    for (name, status) in test_outcomes(&run.output) {
+        out.push(SessionRecord::TestResult(TestResult {
+            common: common("test"),
+            name,
+            status,
+            output: None,
+        }));
+    }
+    out.push(SessionRecord::ToolOutput(ToolOutput {
+        common: common("out"),
+        tool: run.tool,
+        args: run.args,
+        output: run.output,
+        exit_code: run.exit_code,
+    }));
 }
 
 #[cfg(test)]

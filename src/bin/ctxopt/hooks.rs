@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use ctxopt::clients::catalog::{Client, Scope};
 use ctxopt::clients::change_file;
+use ctxopt::clients::config_file::ConfigFile;
 use ctxopt::clients::hooks::{self, HookClient};
 
 use crate::client_select::roots;
@@ -50,14 +51,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         "hooks have user and project scopes"
     );
     let path = client.settings(&roots()?, target.scope);
-    let plan = |text: Option<&str>| {
+    let plan = |file: &ConfigFile| {
         if installing {
-            let (new, events) = hooks::install(text, client, &path)?;
-            Ok(Some((new, events.iter().map(|e| e.to_string()).collect())))
+            let (new, events) = hooks::install(file.text.as_deref(), client, &path)?;
+            Ok(Some((
+                Some(new),
+                events.iter().map(|e| e.to_string()).collect(),
+            )))
         } else {
-            match text {
+            match file.text.as_deref() {
                 None => Ok(None),
-                Some(text) => hooks::uninstall(text, client, &path).map(Some),
+                Some(text) => {
+                    hooks::uninstall(text, client, &path, file.created_by_ctxopt()).map(Some)
+                }
             }
         }
     };
@@ -80,6 +86,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     for event in &change.detail {
         println!("  {verb}: {event} → {}", client.command());
+    }
+    if change.text.is_none() && change.changes() {
+        println!("  the file ctxopt created holds nothing else: it is removed");
     }
     if target.dry_run {
         print!("{}", change.diff());

@@ -1,10 +1,11 @@
-//! `ctxopt import --from FORMAT FILE…`: session files of another tool in, one records file out.
+//! `ctxopt import --from FORMAT FILE…`: session files of another tool in, one records file out
+//! (`ctxopt import-swe` is this command with `--from swe-agent`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use ctxopt::import::{self, ImportSummary, SourceFormat};
+use ctxopt::import::{self, swe_agent, ImportOptions, ImportSummary, SourceFormat};
 use ctxopt::optimizer::records::Records;
 use ctxopt::store::SessionRecord;
 
@@ -19,7 +20,7 @@ pub enum From {
     GeminiCli,
     /// Codex CLI rollouts (`~/.codex/sessions/…/rollout-*.jsonl`).
     Codex,
-    /// mini-swe-agent trajectories (`*.traj.json`); same as `ctxopt import-swe`.
+    /// mini-swe-agent trajectories (`*.traj.json`); `ctxopt import-swe` is an alias.
     SweAgent,
 }
 
@@ -44,21 +45,48 @@ pub struct Args {
     /// file's number, from the second file on).
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
+    #[command(flatten)]
+    pub cuts: Cuts,
     /// Write the records here (mode 0600, replaced whole) instead of stdout.
     #[arg(long, short)]
     pub output: Option<PathBuf>,
+}
+
+/// Where to stop reading a mini-swe-agent trajectory (`--from swe-agent` only).
+#[derive(Debug, clap::Args)]
+pub struct Cuts {
+    /// Keep only this share of the steps (assistant turns), in (0, 1]: ⌊share × steps⌋,
+    /// at least one, as if the session were stopped mid-work (swe-agent only).
+    #[arg(long, value_name = "SHARE", conflicts_with = "until_step")]
+    pub cut: Option<f64>,
+    /// Keep only the first N steps (assistant turns; swe-agent only).
+    #[arg(long, value_name = "N")]
+    pub until_step: Option<usize>,
+}
+
+impl Cuts {
+    fn options(&self) -> ImportOptions {
+        let cut = match (self.cut, self.until_step) {
+            (Some(share), _) => Some(swe_agent::Cut::Share(share)),
+            (None, Some(n)) => Some(swe_agent::Cut::UntilStep(n)),
+            (None, None) => None,
+        };
+        ImportOptions { cut }
+    }
 }
 
 /// Runs `ctxopt import`: exit 0 when the records were written (lines that could not be read
 /// are named on stderr), 2 when a file cannot be read or is not of the format.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let format = args.from.format();
+    let options = args.cuts.options();
     let mut merged = Records::default();
     for (k, file) in args.files.iter().enumerate() {
         let text =
             std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
-        let (records, summary): (Records, ImportSummary) = import::import_text(format, &text)
-            .with_context(|| format!("importing {} as {format}", file.display()))?;
+        let (records, summary): (Records, ImportSummary) =
+            import::import_text(format, &text, &options)
+                .with_context(|| format!("importing {} as {format}", file.display()))?;
         tracing::info!("{}: {summary}", file.display());
         if merged.task.is_none() {
             merged.task = records.task.clone();

@@ -78,9 +78,9 @@ fn run(select: &Selector, dry_run: bool, planner: &Planner) -> anyhow::Result<Ex
 }
 
 fn one(location: &Location, dry_run: bool, planner: &Planner) -> Result<(), ConfigError> {
-    let plan = |text: Option<&str>| match text {
+    let plan = |file: &ConfigFile| match file.text.as_deref() {
         None => Ok(None),
-        Some(text) => Ok(planner(text, location)?.map(|p| (p.text, p.outcomes))),
+        Some(text) => Ok(planner(text, location)?.map(|p| (Some(p.text), p.outcomes))),
     };
     let Some(change) = change_file(&location.path, dry_run, &plan)? else {
         return Ok(());

@@ -1,0 +1,65 @@
+//! `ctxopt hook claude-code` run the way a client runs it, for the hook benchmark
+//! (`benches/hooks.rs`) and the end-to-end tests (`proxy-tests/hooks.rs`): a child process
+//! whose store and state live in one directory, the payload written on its stdin from a
+//! thread (a hook that never reads stdin cannot block the caller), stdout and stderr piped.
+//! Also the real transcript both use, a `UserPromptSubmit` payload for it, and a large
+//! transcript made by repeating it.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::thread::JoinHandle;
+
+/// A real Claude Code transcript (1.0.98, several prompts, inlined subagents), relative to
+/// the repository.
+pub const REAL_TRANSCRIPT: &str = "fixtures/real-world/agent-transcripts/claude-code/d-kimuson__claude-code-viewer__fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl";
+
+/// [`REAL_TRANSCRIPT`] as a path.
+pub fn real_transcript() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(REAL_TRANSCRIPT)
+}
+
+/// Starts `ctxopt hook claude-code` (the binary `ctxopt`) with its store and state in
+/// `dir`, and writes `payload` on its stdin; join the thread once the child has exited.
+pub fn spawn(ctxopt: &str, dir: &Path, payload: &[u8]) -> (Child, JoinHandle<()>) {
+    let mut child = Command::new(ctxopt)
+        .args(["hook", "claude-code", "--store"])
+        .arg(dir.join("store.sqlite3"))
+        .arg("--state-dir")
+        .arg(dir.join("state"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run ctxopt hook");
+    let mut stdin = child.stdin.take().expect("a piped stdin");
+    let payload = payload.to_vec();
+    let writer = std::thread::spawn(move || {
+        // A hook that exits before reading all of it closes the pipe: not an error here.
+        let _ = stdin.write_all(&payload);
+    });
+    (child, writer)
+}
+
+/// A `UserPromptSubmit` payload for `transcript` in the workspace `cwd`, its prompt one the
+/// real transcript answers.
+pub fn prompt_payload(transcript: &Path, cwd: &Path) -> Vec<u8> {
+    serde_json::json!({"session_id": "e2e", "hook_event_name": "UserPromptSubmit",
+        "transcript_path": transcript, "cwd": cwd,
+        "prompt": "the todo app build fails with TypeError: generate is not a function"})
+    .to_string()
+    .into_bytes()
+}
+
+/// Writes [`REAL_TRANSCRIPT`] repeated into `path` until it holds at least `size` bytes;
+/// returns the open file (to append more turns to) and the bytes written.
+pub fn repeated_transcript(path: &Path, size: u64) -> (std::fs::File, u64) {
+    let real = std::fs::read(real_transcript()).expect("the real transcript");
+    let mut file = std::fs::File::create(path).expect("create the transcript");
+    let mut written = 0;
+    while written < size {
+        file.write_all(&real).expect("write the transcript");
+        written += real.len() as u64;
+    }
+    (file, written)
+}
