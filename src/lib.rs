@@ -9,12 +9,14 @@
 //! - [`import`]: other tools' session formats converted into records.
 //! - [`store`]: the persistent SQLite store of session records, scoped by workspace.
 //! - [`bridge`]: tool results into the store, and the injected tools (`build_context`, …).
+//! - [`compact`]: oversized tool results compacted on the wire, and served back whole.
 //! - [`bench`](mod@bench): the optimizer benchmark (scenarios × strategies, and speed).
 //! - [`measure`]: reports over frame logs (`report`), tool-list footprints (`audit`), and
 //!   the tool-call gap between what a client says and what the wire shows (`gap`).
 
 pub mod bench;
 pub mod bridge;
+pub mod compact;
 pub mod framelog;
 pub mod import;
 pub mod measure;

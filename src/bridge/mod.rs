@@ -14,17 +14,22 @@ pub mod jsonrpc;
 pub mod replay;
 pub mod server;
 pub mod stored_text;
+pub mod tool_filter;
 pub mod tools;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use serde_json::Value;
 
+use crate::compact::pages::PageCache;
+use crate::compact::{self, Call, Compacted, Limits, Outcome, Schema};
+use crate::store::results::{unix_now, DEFAULT_RETENTION, MAX_KEPT_BYTES};
 use crate::store::{InsertOutcome, Scope, Store, StoreError};
 use handlers::ToolError;
 use ingest::{FramePair, IngestError};
 use inject::Extended;
+use tool_filter::ToolFilter;
 use tools::{InjectedTool, Selection, ToolNames};
 
 /// Why a frame pair was not stored.
@@ -63,9 +68,19 @@ pub struct Bridge {
     store: Mutex<Result<Store, String>>,
     scope: Scope,
     selection: Selection,
+    /// The tools offered: the selection's, and `get_result` with compaction.
+    offered: Vec<InjectedTool>,
     names: Mutex<ToolNames>,
     earlier_pages: Mutex<BTreeSet<String>>,
     failures: Mutex<Failures>,
+    /// `--compact-results`.
+    compaction: Option<Limits>,
+    /// `--hide-tools` / `--only-tools`.
+    filter: ToolFilter,
+    /// Whether each tool the server listed declares an `outputSchema`.
+    schemas: Mutex<HashMap<String, bool>>,
+    /// Where the pages `get_result` served end.
+    pages: PageCache,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -92,17 +107,130 @@ impl Bridge {
             store: Mutex::new(store),
             scope,
             selection: Selection::All,
-            names: Mutex::new(ToolNames::plain(Selection::All)),
+            offered: Selection::All.tools().to_vec(),
+            names: Mutex::new(ToolNames::plain(Selection::All.tools())),
             earlier_pages: Mutex::new(BTreeSet::new()),
             failures: Mutex::new(Failures::default()),
+            compaction: None,
+            filter: ToolFilter::All,
+            schemas: Mutex::new(HashMap::new()),
+            pages: PageCache::default(),
         }
     }
 
     /// Offers only the `selection` of tools (`--inject`).
     pub fn with_selection(mut self, selection: Selection) -> Bridge {
         self.selection = selection;
-        self.names = Mutex::new(ToolNames::plain(selection));
+        self.offer();
         self
+    }
+
+    /// Compacts oversized tool results under `limits` (`--compact-results`), and offers
+    /// `get_result`.
+    pub fn with_compaction(mut self, limits: Limits) -> Bridge {
+        self.compaction = Some(limits);
+        self.offer();
+        self
+    }
+
+    /// Takes the server's tools `filter` hides out of the client's view.
+    pub fn with_tool_filter(mut self, filter: ToolFilter) -> Bridge {
+        self.filter = filter;
+        self
+    }
+
+    fn offer(&mut self) {
+        self.offered = self.selection.tools().to_vec();
+        if self.compaction.is_some() {
+            self.offered.push(InjectedTool::GetResult);
+        }
+        self.names = Mutex::new(ToolNames::plain(&self.offered));
+    }
+
+    /// Whether the proxy takes part in the conversation at all: it offers tools, compacts
+    /// results or hides tools. Without, it is a plain relay.
+    pub fn takes_part(&self) -> bool {
+        !self.offered.is_empty() || self.compaction.is_some() || self.filter.is_active()
+    }
+
+    /// The compaction limits, when results are compacted.
+    pub fn compaction(&self) -> Option<Limits> {
+        self.compaction
+    }
+
+    /// Whether a call to the server's tool `name` must be refused (the tool is hidden).
+    pub fn hides(&self, name: &str) -> bool {
+        !self.filter.shows(name) && lock(&self.names).lookup(name).is_none()
+    }
+
+    /// Compacts a server's response frame (its text without the line ending) to a
+    /// `tools/call` of `tool` with `arguments`, keeping the original in the store first.
+    /// `None`: relay the original (under the limit, not compactable, or it could not be
+    /// kept — a line on stderr then says why).
+    pub fn compact_response(
+        &self,
+        frame: &str,
+        tool: &str,
+        arguments: &Value,
+    ) -> Option<Compacted> {
+        let limits = self.compaction?;
+        let schema = match lock(&self.schemas).get(tool) {
+            Some(true) => Schema::Declared,
+            Some(false) => Schema::None,
+            None => Schema::Unknown,
+        };
+        let call = Call {
+            tool,
+            arguments,
+            schema,
+        };
+        let handle = compact::handle_for(&self.scope.workspace, frame);
+        let get_result = self
+            .names()
+            .offered_name(InjectedTool::GetResult)
+            .unwrap_or("get_result")
+            .to_string();
+        let compacted = match compact::compact(frame, &call, limits, &handle, &get_result) {
+            Outcome::Compacted(c) => c,
+            Outcome::Pass(compact::Pass::StructuredOverLimit) => {
+                eprintln!(
+                    "ctxopt-proxy: {tool} result left whole: {}",
+                    compact::Pass::StructuredOverLimit
+                );
+                return None;
+            }
+            Outcome::Pass(_) => return None,
+        };
+        if frame.len() > MAX_KEPT_BYTES {
+            eprintln!(
+                "ctxopt-proxy: {tool} result of {} bytes relayed whole: the store keeps results of at most {} bytes",
+                frame.len(),
+                MAX_KEPT_BYTES
+            );
+            return None;
+        }
+        let kept = match lock(&self.store).as_mut() {
+            Ok(store) => store
+                .keep_result(
+                    &self.scope,
+                    &handle,
+                    Some(tool),
+                    frame,
+                    unix_now(),
+                    DEFAULT_RETENTION,
+                )
+                .map_err(|e| e.to_string()),
+            Err(reason) => Err(reason.clone()),
+        };
+        match kept {
+            Ok(()) => Some(compacted),
+            Err(reason) => {
+                eprintln!(
+                    "ctxopt-proxy: {tool} result relayed whole: it could not be kept: {reason}"
+                );
+                None
+            }
+        }
     }
 
     /// Which injected tools this bridge offers.
@@ -147,15 +275,27 @@ impl Bridge {
     /// page of a listing in order; `None` means relay the result unchanged.
     pub fn extend_tools_list(&self, raw_result: &str) -> Option<Extended> {
         let value: Value = serde_json::from_str(raw_result).ok()?;
+        let mut schemas = lock(&self.schemas);
+        for tool in value
+            .get("tools")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(name) = tool.get("name").and_then(Value::as_str) {
+                schemas.insert(name.to_string(), tool.get("outputSchema").is_some());
+            }
+        }
+        drop(schemas);
         let mut earlier = lock(&self.earlier_pages);
+        let extended = inject::extend_tools_list(raw_result, &self.offered, &earlier, &self.filter);
         if inject::has_next_page(&value) {
             earlier.extend(inject::listed_names(&value));
-            return None;
-        }
-        let extended = inject::extend_tools_list(raw_result, self.selection, &earlier);
-        earlier.clear();
-        if let Some(ext) = &extended {
-            *lock(&self.names) = ext.names.clone();
+        } else {
+            earlier.clear();
+            if let Some(names) = extended.as_ref().and_then(|e| e.names.clone()) {
+                *lock(&self.names) = names;
+            }
         }
         extended
     }
@@ -174,9 +314,12 @@ impl Bridge {
     /// Runs an injected tool: a `CallToolResult`, with `isError: true` when it failed.
     pub fn call(&self, tool: InjectedTool, arguments: &Value) -> Value {
         let mut store = lock(&self.store);
-        let result = match store.as_mut() {
-            Ok(store) => handlers::handle_call(tool, arguments, store, &self.scope),
-            Err(reason) => Err(ToolError::NoStore(reason.clone())),
+        let result = match (store.as_mut(), tool, self.compaction) {
+            (Ok(store), InjectedTool::GetResult, Some(limits)) => {
+                handlers::handle_get_result(arguments, store, &self.scope, limits, &self.pages)
+            }
+            (Ok(store), _, _) => handlers::handle_call(tool, arguments, store, &self.scope),
+            (Err(reason), _, _) => Err(ToolError::NoStore(reason.clone())),
         };
         result.unwrap_or_else(|e| e.to_call_result())
     }

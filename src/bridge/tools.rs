@@ -25,10 +25,13 @@ pub enum InjectedTool {
     GetFileHistory,
     /// `ingest_records {records}`.
     IngestRecords,
+    /// `get_result {handle, page?, lines?, pattern?, raw?}`: offered only with
+    /// `--compact-results` (not one of [`InjectedTool::ALL`]).
+    GetResult,
 }
 
 impl InjectedTool {
-    /// Every injected tool, in the order they are listed.
+    /// The tools `--inject all` offers, in the order they are listed.
     pub const ALL: [InjectedTool; 6] = [
         InjectedTool::BuildContext,
         InjectedTool::SearchContext,
@@ -47,14 +50,17 @@ impl InjectedTool {
             InjectedTool::GetRelevantErrors => "get_relevant_errors",
             InjectedTool::GetFileHistory => "get_file_history",
             InjectedTool::IngestRecords => "ingest_records",
+            InjectedTool::GetResult => "get_result",
         }
     }
 
     /// The tool's definition as listed in `tools/list`, under its own name.
     pub fn definition(self) -> &'static Value {
-        let index = InjectedTool::ALL.iter().position(|t| *t == self);
-        // ALL holds every variant, and the definitions test checks tools.json matches it.
-        &DEFINITIONS[index.expect("every tool is in ALL")]
+        // The definitions test checks tools.json defines every variant.
+        DEFINITIONS
+            .iter()
+            .find(|d| d["name"] == self.name())
+            .expect("tools.json defines every tool")
     }
 }
 
@@ -64,6 +70,7 @@ impl FromStr for InjectedTool {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         InjectedTool::ALL
             .into_iter()
+            .chain([InjectedTool::GetResult])
             .find(|t| t.name() == s)
             .ok_or_else(|| format!("no injected tool is named {s:?}"))
     }
@@ -119,27 +126,23 @@ pub struct ToolNames {
 }
 
 impl ToolNames {
-    /// The selected tools under their own names.
-    pub fn plain(selection: Selection) -> ToolNames {
+    /// The tools under their own names.
+    pub fn plain(tools: &[InjectedTool]) -> ToolNames {
         ToolNames {
-            names: selection
-                .tools()
-                .iter()
-                .map(|t| (t.name().to_string(), *t))
-                .collect(),
+            names: tools.iter().map(|t| (t.name().to_string(), *t)).collect(),
         }
     }
 
-    /// Names for the selected tools that avoid `taken`: a taken name gets the `ctxopt_`
+    /// Names for the tools that avoid `taken`: a taken name gets the `ctxopt_`
     /// prefix (and, if that is taken too, a number). Returns the names and the renames made
     /// (own name, offered name).
     pub fn avoiding(
-        selection: Selection,
+        tools: &[InjectedTool],
         taken: &dyn Fn(&str) -> bool,
     ) -> (ToolNames, Vec<(String, String)>) {
         let mut renamed = Vec::new();
         let mut names = Vec::new();
-        for tool in selection.tools() {
+        for tool in tools {
             let own = tool.name();
             let mut name = own.to_string();
             let mut n = 1;
@@ -157,6 +160,14 @@ impl ToolNames {
             names.push((name, *tool));
         }
         (ToolNames { names }, renamed)
+    }
+
+    /// The name `tool` is offered under, if it is offered.
+    pub fn offered_name(&self, tool: InjectedTool) -> Option<&str> {
+        self.names
+            .iter()
+            .find(|(_, t)| *t == tool)
+            .map(|(n, _)| n.as_str())
     }
 
     /// The tool a client-side name refers to.
@@ -188,8 +199,11 @@ mod tests {
 
     #[test]
     fn definitions_match_the_tools_and_have_valid_schemas() {
-        assert_eq!(DEFINITIONS.len(), InjectedTool::ALL.len());
-        for tool in InjectedTool::ALL {
+        assert_eq!(DEFINITIONS.len(), InjectedTool::ALL.len() + 1);
+        for tool in InjectedTool::ALL
+            .into_iter()
+            .chain([InjectedTool::GetResult])
+        {
             let def = tool.definition();
             assert_eq!(def["name"], tool.name());
             let description = def["description"].as_str().unwrap();
@@ -198,7 +212,12 @@ mod tests {
                 "{}: description too thin",
                 tool.name()
             );
-            for schema in ["inputSchema", "outputSchema"] {
+            // get_result answers with the kept text itself, which no schema describes.
+            let schemas: &[&str] = match tool {
+                InjectedTool::GetResult => &["inputSchema"],
+                _ => &["inputSchema", "outputSchema"],
+            };
+            for &schema in schemas {
                 let s = &def[schema];
                 assert_eq!(s["$schema"], "http://json-schema.org/draft-07/schema#");
                 assert_eq!(s["type"], "object");
@@ -253,7 +272,7 @@ mod tests {
     #[test]
     fn taken_names_get_the_prefix() {
         let taken = |n: &str| n == "search_context" || n == "ctxopt_search_context";
-        let (names, renamed) = ToolNames::avoiding(Selection::All, &taken);
+        let (names, renamed) = ToolNames::avoiding(Selection::All.tools(), &taken);
         assert_eq!(
             renamed,
             vec![(

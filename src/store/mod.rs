@@ -9,6 +9,7 @@
 
 pub mod location;
 pub mod record;
+pub mod results;
 pub mod schema;
 
 use std::collections::BTreeSet;
