@@ -9,8 +9,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser;
+use ctxopt::bridge::tool_filter::ToolFilter;
 use ctxopt::bridge::tools::Selection;
 use ctxopt::bridge::Bridge;
+use ctxopt::compact;
 use ctxopt::relay::{self, server_name, LogTarget, ProxyConfig};
 use ctxopt::store::{self, Scope, Store};
 use ctxopt::tokenizer::Tokenizer;
@@ -52,6 +54,18 @@ struct Args {
     /// The workspace the session's records belong to (default: the current directory).
     #[arg(long, value_name = "DIR")]
     workspace: Option<PathBuf>,
+    /// Compact every tools/call result whose text counts more than TOKENS (o200k_base) to at
+    /// most TOKENS; the whole result stays one get_result call away. Also
+    /// CTXOPT_COMPACT_RESULTS. At least 200.
+    #[arg(long, value_name = "TOKENS", value_parser = parse_limit)]
+    compact_results: Option<usize>,
+    /// Take these server tools out of tools/list (comma-separated); calls to them get an
+    /// error and never reach the server.
+    #[arg(long, value_name = "NAME,…", conflicts_with = "only_tools")]
+    hide_tools: Option<String>,
+    /// Offer only these server tools (comma-separated); the injected tools stay.
+    #[arg(long, value_name = "NAME,…")]
+    only_tools: Option<String>,
     /// Hold each injected tool's answer back this many milliseconds (for testing
     /// cancellation).
     #[arg(long, value_name = "MS", default_value = "0", hide = true)]
@@ -70,8 +84,36 @@ fn parse_seconds(text: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(secs))
 }
 
+/// A compaction limit: a whole number of tokens, at least [`compact::MIN_LIMIT`].
+fn parse_limit(text: &str) -> Result<usize, String> {
+    let tokens: usize = text
+        .trim()
+        .parse()
+        .map_err(|e| format!("{e} (expected a number of tokens)"))?;
+    if tokens < compact::MIN_LIMIT {
+        return Err(format!(
+            "expected at least {} tokens (the sentence naming get_result needs room)",
+            compact::MIN_LIMIT
+        ));
+    }
+    Ok(tokens)
+}
+
 fn main() -> ExitCode {
     let args = Args::parse();
+    let compact_results = match args.compact_results {
+        Some(tokens) => Some(tokens),
+        None => match std::env::var("CTXOPT_COMPACT_RESULTS") {
+            Ok(text) if !text.trim().is_empty() => match parse_limit(&text) {
+                Ok(tokens) => Some(tokens),
+                Err(err) => {
+                    eprintln!("ctxopt-proxy: CTXOPT_COMPACT_RESULTS={text:?}: {err}");
+                    return ExitCode::from(2);
+                }
+            },
+            _ => None,
+        },
+    };
     let log = match (args.no_log, args.log) {
         (true, _) => LogTarget::Disabled,
         (false, Some(path)) => LogTarget::Path(path),
@@ -99,7 +141,18 @@ fn main() -> ExitCode {
             Bridge::unavailable(&err, scope)
         }
     }
-    .with_selection(args.inject);
+    .with_selection(args.inject)
+    .with_tool_filter(ToolFilter::from_options(
+        args.hide_tools.as_deref(),
+        args.only_tools.as_deref(),
+    ));
+    let bridge = match compact_results {
+        Some(tokens) => bridge.with_compaction(compact::Limits {
+            tokens,
+            tokenizer: args.tokenizer,
+        }),
+        None => bridge,
+    };
     let config = ProxyConfig {
         server_name,
         command: args.command,

@@ -153,6 +153,11 @@ impl Bridge {
         !self.offered.is_empty() || self.compaction.is_some() || self.filter.is_active()
     }
 
+    /// Whether every `tools/call` must be looked at: results are compacted or tools hidden.
+    pub fn sees_calls(&self) -> bool {
+        self.compaction.is_some() || self.filter.is_active()
+    }
+
     /// The compaction limits, when results are compacted.
     pub fn compaction(&self) -> Option<Limits> {
         self.compaction

@@ -172,6 +172,12 @@ pub struct Frame {
     /// `raw`, `bytes` and the counts are then those of the frame the client received.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_raw: Option<String>,
+    /// Present only on a `p2c` frame the proxy sent in place of a server's `tools/call`
+    /// result it compacted (`--compact-results`): the `seq` of that server frame, logged
+    /// just before as `s2c`, as received. `method`, `tool` and `latency_us` are the server
+    /// frame's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compacts: Option<u64>,
 }
 
 /// How the server ended.

@@ -27,6 +27,7 @@ use serde_json::Value;
 
 use super::outlet::Outlet;
 use super::tap::TapSender;
+use crate::bridge::tool_filter::ToolFilter;
 use crate::bridge::{inject, jsonrpc, Bridge};
 use crate::framelog::json_scan::{find, object_members, root};
 use crate::framelog::Direction;
@@ -58,6 +59,19 @@ struct Calls {
     answered: VecDeque<String>,
 }
 
+/// What becomes of a server frame.
+#[derive(Debug, PartialEq, Eq)]
+pub enum ServerFrame {
+    /// Relayed as it is.
+    Pass,
+    /// Rewritten: the frame to write instead, and the server's original text (logged
+    /// `server_raw`).
+    Rewritten(Vec<u8>, String),
+    /// A compacted `tools/call` result: the frame to write instead (logged `p2c` after the
+    /// server's, which is logged `s2c` as received).
+    Compacted(Vec<u8>),
+}
+
 /// Shared by the `c2s` and `s2c` pumps and the workers answering injected calls.
 pub struct Interceptor {
     bridge: Arc<Bridge>,
@@ -71,6 +85,12 @@ pub struct Interceptor {
     workers: AtomicUsize,
     tool_names: Vec<Finder<'static>>,
     answer_delay: Duration,
+    /// Whether every `tools/call` is looked at (compaction, hidden tools).
+    sees_calls: bool,
+    /// Forwarded `tools/call` requests whose results may be compacted: tool and arguments
+    /// by id text.
+    calls_out: Mutex<HashMap<String, (String, Value)>>,
+    calls_out_count: AtomicUsize,
 }
 
 impl std::fmt::Debug for Interceptor {
@@ -127,11 +147,13 @@ impl Interceptor {
         answer_delay: Duration,
     ) -> Interceptor {
         let tool_names = bridge
-            .selection()
-            .tools()
+            .names()
+            .definitions()
             .iter()
-            .map(|t| Finder::new(t.name().as_bytes()))
+            .filter_map(|d| d["name"].as_str())
+            .map(|n| Finder::new(n.as_bytes()).into_owned())
             .collect();
+        let bridge_sees_calls = bridge.sees_calls();
         Interceptor {
             bridge,
             to_client,
@@ -143,6 +165,9 @@ impl Interceptor {
             workers: AtomicUsize::new(0),
             tool_names,
             answer_delay,
+            sees_calls: bridge_sees_calls,
+            calls_out: Mutex::new(HashMap::new()),
+            calls_out_count: AtomicUsize::new(0),
         }
     }
 
@@ -152,7 +177,8 @@ impl Interceptor {
         let (body, _) = split_ending(frame);
         let watched = WATCHED_METHODS.iter().any(|m| contains(body, m));
         let cancel = contains(body, b"notifications/cancelled") && self.has_calls();
-        let call = self.tool_names.iter().any(|f| f.find(body).is_some());
+        let call = (self.sees_calls && contains(body, b"\"tools/call\""))
+            || self.tool_names.iter().any(|f| f.find(body).is_some());
         if !(watched || cancel || call) {
             return false;
         }
@@ -179,7 +205,11 @@ impl Interceptor {
                 self.watch(id, Watched::Handshake);
                 false
             }
-            ("tools/call", Some(id)) => self.start_call(&msg, id, frame, order),
+            ("tools/call", Some(id)) => {
+                self.refuse_hidden(&msg, id)
+                    || self.start_call(&msg, id, frame, order)
+                    || self.watch_call(&msg, id)
+            }
             ("notifications/cancelled", None) => self.cancel(&msg),
             _ => false,
         };
@@ -201,6 +231,47 @@ impl Interceptor {
         if lock(&self.watched).insert(id_key(id), what).is_none() {
             self.watched_count.fetch_add(1, Ordering::Release);
         }
+    }
+
+    /// Answers a call to a hidden server tool with an error; `false` for any other call.
+    fn refuse_hidden(&self, request: &Value, id: &Value) -> bool {
+        let name = request
+            .pointer("/params/name")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        if !self.bridge.hides(name) {
+            return false;
+        }
+        self.send(jsonrpc::error_frame(
+            id,
+            jsonrpc::INVALID_PARAMS,
+            &ToolFilter::refusal(name),
+            None,
+        ));
+        true
+    }
+
+    /// Remembers a forwarded call whose result may be compacted; never consumes it.
+    fn watch_call(&self, request: &Value, id: &Value) -> bool {
+        if self.bridge.compaction().is_none() {
+            return false;
+        }
+        let params = request.get("params");
+        let name = params
+            .and_then(|p| p.get("name"))
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let arguments = params
+            .and_then(|p| p.get("arguments"))
+            .cloned()
+            .unwrap_or(Value::Null);
+        if lock(&self.calls_out)
+            .insert(id_key(id), (name.to_string(), arguments))
+            .is_none()
+        {
+            self.calls_out_count.fetch_add(1, Ordering::Release);
+        }
+        false
     }
 
     /// Sends a frame the proxy originated to the client and logs it `p2c`.
@@ -324,11 +395,15 @@ impl Interceptor {
     /// be the answer to one (and may be relayed as it arrives).
     pub fn awaits_server_answer(&self) -> bool {
         self.watched_count.load(Ordering::Acquire) > 0
+            || self.calls_out_count.load(Ordering::Acquire) > 0
     }
 
-    /// Looks at a server frame before it is relayed: the frame to write instead and the
-    /// server's original text when the proxy rewrote it, else `None`.
-    pub fn on_server_frame(&self, frame: &[u8]) -> Option<(Vec<u8>, String)> {
+    /// Looks at a server frame before it is relayed.
+    pub fn on_server_frame(&self, frame: &[u8]) -> ServerFrame {
+        self.rewrite(frame).unwrap_or(ServerFrame::Pass)
+    }
+
+    fn rewrite(&self, frame: &[u8]) -> Option<ServerFrame> {
         if !self.awaits_server_answer() {
             return None;
         }
@@ -344,6 +419,14 @@ impl Interceptor {
             return None;
         }
         let id: Value = serde_json::from_str(&text[find(text, &members, "id")?]).ok()?;
+        let call = lock(&self.calls_out).remove(&id_key(&id));
+        if let Some((tool, arguments)) = call {
+            self.calls_out_count.fetch_sub(1, Ordering::Relaxed);
+            let compacted = self.bridge.compact_response(text, &tool, &arguments)?;
+            let mut bytes = compacted.frame.into_bytes();
+            bytes.extend_from_slice(ending);
+            return Some(ServerFrame::Compacted(bytes));
+        }
         let what = {
             let mut watched = lock(&self.watched);
             let what = watched.remove(&id_key(&id))?;
@@ -367,7 +450,7 @@ impl Interceptor {
         };
         let mut rewritten = inject::with_result(text, &new_result)?.into_bytes();
         rewritten.extend_from_slice(ending);
-        Some((rewritten, text.to_string()))
+        Some(ServerFrame::Rewritten(rewritten, text.to_string()))
     }
 }
 
@@ -421,20 +504,22 @@ mod tests {
         let mut crlf = list.clone();
         crlf.extend_from_slice(b"\r\n");
         // Nothing asked yet: relayed as it is.
-        assert_eq!(i.on_server_frame(&crlf), None);
+        assert_eq!(i.on_server_frame(&crlf), ServerFrame::Pass);
         assert!(
             !i.on_client_frame(b"{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"tools/list\"}\n")
         );
         // A server request reusing the id is not the answer.
         let request = br#"{"jsonrpc":"2.0","id":"a","method":"roots/list"}"#;
-        assert_eq!(i.on_server_frame(request), None);
-        let (rewritten, original) = i.on_server_frame(&crlf).unwrap();
+        assert_eq!(i.on_server_frame(request), ServerFrame::Pass);
+        let ServerFrame::Rewritten(rewritten, original) = i.on_server_frame(&crlf) else {
+            panic!("not rewritten")
+        };
         assert_eq!(original.as_bytes(), list.as_slice());
         assert!(rewritten.ends_with(b"}}]}}\r\n"));
         let value: Value = serde_json::from_slice(&rewritten).unwrap();
         assert_eq!(value["result"]["tools"][0]["name"], "build_context");
         // Answered once: the same id again is not rewritten.
-        assert_eq!(i.on_server_frame(&crlf), None);
+        assert_eq!(i.on_server_frame(&crlf), ServerFrame::Pass);
     }
 
     #[test]

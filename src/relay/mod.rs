@@ -42,7 +42,6 @@ use std::process::Child;
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::bridge::tools::Selection;
 use crate::bridge::Bridge;
 use crate::framelog::accounting::rfc3339;
 use crate::framelog::writer::{create_log_dir, default_log_dir, default_log_name, LogWriter};
@@ -81,9 +80,9 @@ pub struct ProxyConfig {
     pub tokenizer: Tokenizer,
     /// How long a server may take to exit after a forwarded signal before `SIGKILL`.
     pub grace: Duration,
-    /// The store and the injected tools: tool results are ingested into it, and unless its
-    /// selection is [`Selection::None`] the proxy offers and answers the injected tools.
-    /// `None`: a plain relay.
+    /// The store and the injected tools: tool results are ingested into it, and where it
+    /// takes part ([`Bridge::takes_part`]) the proxy offers and answers the injected tools,
+    /// compacts results and hides tools. `None`: a plain relay.
     pub bridge: Option<Arc<Bridge>>,
     /// How long each answer of an injected tool is held back (zero; tests of cancellation
     /// set it).
@@ -241,7 +240,7 @@ fn start_pumps(
     let intercept = config
         .bridge
         .as_ref()
-        .filter(|bridge| bridge.selection() != Selection::None)
+        .filter(|bridge| bridge.takes_part())
         .map(|bridge| {
             Arc::new(Interceptor::new(
                 bridge.clone(),

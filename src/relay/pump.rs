@@ -31,7 +31,7 @@ use std::os::fd::{AsFd, BorrowedFd};
 use std::sync::Arc;
 
 use super::blocking::Blocking;
-use super::intercept::Interceptor;
+use super::intercept::{Interceptor, ServerFrame};
 use super::line_reader::{LineReader, READ_CHUNK};
 use super::outlet::{FrameWriter, Outlet};
 use super::stats::{DirStats, RelayStats};
@@ -269,19 +269,31 @@ impl Pump {
         }
     }
 
-    /// Relays a whole frame, unless the interceptor consumes or rewrites it.
+    /// Relays a whole frame, unless the interceptor consumes, rewrites or compacts it.
     fn relay_whole(&self, frame: Vec<u8>) {
         let mut frame = frame;
         let mut server_raw = None;
         if let Some(intercept) = &self.intercept {
             match self.dir {
                 Direction::C2s if intercept.on_client_frame(&frame) => return,
-                Direction::S2c => {
-                    if let Some((rewritten, original)) = intercept.on_server_frame(&frame) {
+                Direction::S2c => match intercept.on_server_frame(&frame) {
+                    ServerFrame::Pass => {}
+                    ServerFrame::Rewritten(rewritten, original) => {
                         frame = rewritten;
                         server_raw = Some(original);
                     }
-                }
+                    ServerFrame::Compacted(compacted) => {
+                        let ticket = self.tap.ticket();
+                        if self.write(&mut self.outlet.lock(), &compacted) {
+                            self.dir_stats().relayed(compacted.len());
+                            self.tap.compacted(ticket, frame, compacted);
+                        } else {
+                            self.dir_stats().discarded(compacted.len());
+                            self.tap.not_relayed(ticket);
+                        }
+                        return;
+                    }
+                },
                 _ => {}
             }
         }

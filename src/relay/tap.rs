@@ -93,6 +93,9 @@ pub struct Ticket {
 enum Item {
     /// A frame, and the server's original text when the proxy rewrote it.
     Frame(Tapped, Option<String>),
+    /// A server frame the proxy compacted (`s2c`, as received) and the frame the client
+    /// got instead (`p2c`), logged one after the other.
+    Compaction(Tapped, Tapped),
     Skipped,
     NotRelayed,
 }
@@ -172,6 +175,31 @@ impl TapSender {
             instant: ticket.instant,
         };
         self.send(ticket.order, Item::Frame(tapped, server_raw));
+    }
+
+    /// Hands a compacted server frame to the accounting thread: the server's `original`
+    /// (logged `s2c`, ingested whole) and the `compacted` frame just written on in its place
+    /// (logged `p2c` right after it, naming it in `compacts`).
+    pub fn compacted(&self, ticket: Ticket, original: Vec<u8>, compacted: Vec<u8>) {
+        let len = original.len() + compacted.len();
+        let queued = self.queued.load(Ordering::Relaxed);
+        if queued > 0 && queued + len > TAP_BUDGET_BYTES {
+            self.skipped.fetch_add(1, Ordering::Relaxed);
+            self.send(ticket.order, Item::Skipped);
+            return;
+        }
+        self.queued.fetch_add(len, Ordering::Relaxed);
+        let tapped = |dir, bytes| Tapped {
+            dir,
+            bytes,
+            at: ticket.at,
+            instant: ticket.instant,
+        };
+        let item = Item::Compaction(
+            tapped(Direction::S2c, original),
+            tapped(Direction::P2c, compacted),
+        );
+        self.send(ticket.order, item);
     }
 
     /// Gives back a ticket whose frame could not be written on.
@@ -284,17 +312,43 @@ impl TapState {
 
     fn process(&mut self, item: Item) {
         match item {
-            Item::Frame(tapped, server_raw) => self.frame(tapped, server_raw),
+            Item::Frame(tapped, server_raw) => {
+                self.frame(tapped, server_raw);
+            }
+            Item::Compaction(original, compacted) => {
+                let server = self.frame(original, None);
+                self.compacted_frame(compacted, server);
+            }
             Item::Skipped => self.accountant.skip(),
             Item::NotRelayed => {}
         }
     }
 
-    fn frame(&mut self, tapped: Tapped, server_raw: Option<String>) {
+    /// Accounts, logs and ingests a frame; returns its record (when it was accounted).
+    fn frame(&mut self, tapped: Tapped, server_raw: Option<String>) -> Option<Box<Frame>> {
+        self.record(tapped, |frame| frame.server_raw = server_raw)
+    }
+
+    /// Accounts and logs the frame the client got in place of `server` (the server's
+    /// compacted frame): its pairing is the server frame's.
+    fn compacted_frame(&mut self, tapped: Tapped, server: Option<Box<Frame>>) {
+        self.record(tapped, |frame| {
+            if let Some(server) = server {
+                frame.method = server.method;
+                frame.tool = server.tool;
+                frame.latency_us = server.latency_us;
+                frame.protocol = server.protocol;
+                frame.compacts = Some(server.seq);
+            }
+        });
+    }
+
+    fn record(&mut self, tapped: Tapped, amend: impl FnOnce(&mut Frame)) -> Option<Box<Frame>> {
         let len = tapped.bytes.len();
+        let mut out = None;
         if self.writer.is_open() || self.ingestion.is_some() {
             let mut frame = self.accountant.frame(tapped);
-            frame.server_raw = server_raw;
+            amend(&mut frame);
             let line = LogLine::Frame(Box::new(frame));
             let logged = self.writer.write(&line);
             let LogLine::Frame(frame) = line else {
@@ -306,8 +360,10 @@ impl TapState {
             if let Some(ingestion) = &mut self.ingestion {
                 ingestion.frame(&frame, logged);
             }
+            out = Some(frame);
         }
         self.queued.fetch_sub(len, Ordering::Relaxed);
+        out
     }
 
     fn trailer(&mut self, exit: ExitStatus) {
