@@ -1,6 +1,7 @@
 //! Integration and interop tests: one test binary, one module per area.
 
 mod bridge;
+mod compaction;
 mod frame_log;
 mod hermetic;
 mod inject;

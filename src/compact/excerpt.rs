@@ -17,6 +17,9 @@ const HEAD: usize = 10;
 /// See [`HEAD`].
 const TAIL: usize = 10;
 
+/// Rows in a row that did not fit the budget before the excerpt stops looking.
+const MAX_MISSES: usize = 32;
+
 /// The shortest a long line is cut to, in characters.
 const MIN_LINE_CHARS: usize = 160;
 
@@ -206,18 +209,21 @@ pub fn excerpt(
     let cap = line_cap(budget, lines.len());
     let mut chosen: Vec<(usize, String, bool)> = Vec::new();
     let mut used = 0;
+    let mut misses = 0;
     for &(i, _) in order {
         let (text, cut) = shown_line(lines[i], cap);
         let row = format!("{:>width$} | {text}\n", i + 1);
         let cost = tokenizer.count(&row);
         if used + cost > budget {
             // A long row may not fit where a short one still does; stop once even the
-            // smallest row would not.
-            if budget.saturating_sub(used) < 8 {
+            // smallest row would not, or after a run of rows that did not.
+            misses += 1;
+            if budget.saturating_sub(used) < 8 || misses == MAX_MISSES {
                 break;
             }
             continue;
         }
+        misses = 0;
         used += cost;
         chosen.push((i, row, cut));
     }

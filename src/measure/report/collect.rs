@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::{
-    Anomalies, Anomaly, DirectionCounts, Identity, Report, ServerReport, Session, ToolReport,
-    MAX_LISTED_ANOMALIES,
+    Anomalies, Anomaly, Compaction, DirectionCounts, Identity, Report, ServerReport, Session,
+    ToolReport, MAX_LISTED_ANOMALIES,
 };
 use crate::framelog::json_scan::{as_str, is_valid, member, root};
 use crate::framelog::meta_strip::strip_meta;
@@ -53,6 +53,8 @@ struct Accumulator {
     tools: BTreeMap<ToolKey, ToolAcc>,
     anomalies: Anomalies,
     listed_per_kind: HashMap<&'static str, usize>,
+    /// (log, server, tool) → (results, server tokens, client tokens).
+    compaction: BTreeMap<(String, String, String), (u64, u64, u64)>,
 }
 
 /// A request waiting for its answer.
@@ -91,6 +93,8 @@ struct LogState {
     advertised: HashSet<String>,
     /// `tools/call` requests whose tool was not advertised when they were made.
     early_calls: Vec<(u64, Direction, String)>,
+    /// The last `s2c` frame: its `seq` and tokens (a compacted frame names it).
+    last_s2c: Option<(u64, u64)>,
 }
 
 fn opposite(dir: Direction) -> Direction {
@@ -231,6 +235,7 @@ impl Accumulator {
             pending: HashMap::new(),
             advertised: HashSet::new(),
             early_calls: Vec::new(),
+            last_s2c: None,
         };
         for item in LogReader::open(path)? {
             match item? {
@@ -282,6 +287,25 @@ impl Accumulator {
             if !session.protocols.contains(p) {
                 session.protocols.push(p.clone());
             }
+        }
+        if frame.dir == Direction::S2c {
+            state.last_s2c = Some((frame.seq, frame.tokens));
+        }
+        if let Some(of) = frame.compacts {
+            // What the client got instead of the server's frame just before: a line of the
+            // ledger, not a message of its own (the server's frame answered the call).
+            if let Some((_, server_tokens)) = state.last_s2c.filter(|(seq, _)| *seq == of) {
+                let key = (
+                    state.log.clone(),
+                    session.server_name.clone(),
+                    frame.tool.clone().unwrap_or_default(),
+                );
+                let row = self.compaction.entry(key).or_default();
+                row.0 += 1;
+                row.1 += server_tokens;
+                row.2 += frame.tokens;
+            }
+            return;
         }
         match frame.kind {
             FrameKind::Unparseable => {
@@ -503,6 +527,23 @@ impl Accumulator {
             sessions: self.sessions,
             servers,
             anomalies: self.anomalies,
+            compaction: self
+                .compaction
+                .into_iter()
+                .map(
+                    |((log, server_name, tool), (results, server_tokens, client_tokens))| {
+                        Compaction {
+                            log,
+                            server_name,
+                            tool,
+                            results,
+                            server_tokens,
+                            client_tokens,
+                            saved_tokens: server_tokens.saturating_sub(client_tokens),
+                        }
+                    },
+                )
+                .collect(),
         }
     }
 }

@@ -27,6 +27,30 @@ pub struct Report {
     pub servers: Vec<ServerReport>,
     /// What should not have happened.
     pub anomalies: Anomalies,
+    /// The saving ledger of `--compact-results`: per session and tool (absent when no
+    /// result was compacted).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub compaction: Vec<Compaction>,
+}
+
+/// The results of one tool the proxy compacted in one session, counted from the logged
+/// frames: the server's (`s2c`) and the client's (`p2c` with `compacts`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Compaction {
+    /// The log's file name.
+    pub log: String,
+    /// The server's short name.
+    pub server_name: String,
+    /// The tool.
+    pub tool: String,
+    /// Results compacted.
+    pub results: u64,
+    /// Tokens of the server's frames.
+    pub server_tokens: u64,
+    /// Tokens of the frames the client got instead.
+    pub client_tokens: u64,
+    /// `server_tokens - client_tokens`.
+    pub saved_tokens: u64,
 }
 
 /// One frame log (one proxy run: one client, one server).

@@ -184,6 +184,39 @@ pub fn tools_table(server: &super::ServerReport) -> Table {
     }
 }
 
+/// The saving ledger: per session and tool, what the server sent and what the client got.
+pub fn compaction_table(report: &Report) -> Table {
+    Table {
+        head: [
+            "log",
+            "server",
+            "tool",
+            "compacted",
+            "server tokens",
+            "client tokens",
+            "saved",
+        ]
+        .iter()
+        .map(|h| (*h).to_owned())
+        .collect(),
+        rows: report
+            .compaction
+            .iter()
+            .map(|c| {
+                vec![
+                    c.log.clone(),
+                    c.server_name.clone(),
+                    c.tool.clone(),
+                    c.results.to_string(),
+                    c.server_tokens.to_string(),
+                    c.client_tokens.to_string(),
+                    c.saved_tokens.to_string(),
+                ]
+            })
+            .collect(),
+    }
+}
+
 /// The anomaly list.
 pub fn anomalies_table(report: &Report) -> Table {
     Table {
@@ -232,6 +265,13 @@ pub fn render(report: &Report, style: Style) -> String {
     for server in &report.servers {
         heading(&mut out, &format!("Server {}", server.name));
         tools_table(server).render(style, &mut out);
+    }
+    if !report.compaction.is_empty() {
+        heading(
+            &mut out,
+            "Compaction (server tokens: sent by the server; client tokens: what the client got)",
+        );
+        compaction_table(report).render(style, &mut out);
     }
     let a = &report.anomalies;
     heading(&mut out, "Anomalies");

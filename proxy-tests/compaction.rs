@@ -1,0 +1,302 @@
+//! `--compact-results`: oversized `tools/call` results compacted on the wire, the original
+//! kept and served back whole by `get_result` (also after a restart), the log keeping both
+//! frames; `--hide-tools` / `--only-tools`. Against the fixture server (a tool with an
+//! `outputSchema`, a 50 MB result, a one-line result).
+
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+use crate::support::log::read_log;
+use crate::support::proxy::{ProxyCmd, Session};
+use ctxopt::framelog::Direction;
+use ctxopt::tokenizer::Tokenizer;
+
+const LIMIT: usize = 2000;
+
+fn tools_list() -> String {
+    json!({"tools": [
+        {"name": "dump", "inputSchema": {"type": "object"}},
+        {"name": "stats", "inputSchema": {"type": "object"},
+         "outputSchema": {"type": "object", "properties": {"rows": {"type": "string"}}, "required": ["rows"]}},
+        {"name": "danger", "inputSchema": {"type": "object"}}
+    ]})
+    .to_string()
+}
+
+fn request(id: u64, method: &str, params: Value) -> Vec<u8> {
+    let mut line = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+        .to_string()
+        .into_bytes();
+    line.push(b'\n');
+    line
+}
+
+fn call(id: u64, tool: &str, arguments: Value) -> Vec<u8> {
+    request(
+        id,
+        "tools/call",
+        json!({"name": tool, "arguments": arguments}),
+    )
+}
+
+fn parse(line: &[u8]) -> Value {
+    serde_json::from_slice(line).unwrap_or_else(|e| {
+        panic!(
+            "{e}: {}",
+            String::from_utf8_lossy(&line[..line.len().min(300)])
+        )
+    })
+}
+
+fn text_of(v: &Value, block: usize) -> &str {
+    v["result"]["content"][block]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no text in {v}"))
+}
+
+fn handle_in(text: &str) -> String {
+    let at = text.rfind("{\"handle\": \"r_").expect("a handle") + 12;
+    text[at..at + 18].to_string()
+}
+
+fn sha(s: &str) -> String {
+    hex::encode(Sha256::digest(s.as_bytes()))
+}
+
+/// Pages through `handle` with get_result (ids from 100) and returns the pages joined.
+fn all_pages(s: &mut Session, handle: &str, raw: bool) -> String {
+    let mut joined = String::new();
+    for page in 1.. {
+        s.send(&call(
+            100 + page,
+            "get_result",
+            json!({"handle": handle, "page": page, "raw": raw}),
+        ));
+        let v = parse(&s.recv());
+        let t = Tokenizer::O200kBase;
+        let part = text_of(&v, 0);
+        let note = text_of(&v, 1);
+        assert!(
+            t.count(part) + t.count(note) <= LIMIT,
+            "page {page} over the limit"
+        );
+        joined.push_str(part);
+        if note.contains("the last page") {
+            break;
+        }
+    }
+    joined
+}
+
+fn proxy(steps: &[&str], store: &std::path::Path, workspace: &std::path::Path) -> ProxyCmd {
+    let mut all = vec![format!("method-result:tools/list:{}", tools_list())];
+    all.extend(steps.iter().map(|s| s.to_string()));
+    all.push("respond".into());
+    ProxyCmd::fixture(&all).option(&[
+        "--compact-results".into(),
+        LIMIT.to_string(),
+        "--store".into(),
+        store.display().to_string(),
+        "--workspace".into(),
+        workspace.display().to_string(),
+        "--inject".into(),
+        "none".into(),
+    ])
+}
+
+#[test]
+fn an_oversized_result_is_compacted_and_served_back_byte_exact_even_after_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store.sqlite3");
+    let cmd = proxy(&["text-result:tools/call:20000:100"], &store, dir.path());
+    let mut s = Session::start(&cmd);
+    s.send(&request(1, "tools/list", json!({})));
+    let list = parse(&s.recv());
+    let names: Vec<&str> = list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["dump", "stats", "danger", "get_result"]);
+    s.send(&call(2, "dump", json!({"query": "payment"})));
+    let got = parse(&s.recv());
+    assert_eq!(got["id"], 2);
+    let text = text_of(&got, 0);
+    let t = Tokenizer::O200kBase;
+    assert!(t.count(text) <= LIMIT, "{} tokens", t.count(text));
+    assert!(
+        text.contains("10001 | 00010000 ERROR payment gateway timed out after 30000 ms"),
+        "{text}"
+    );
+    assert!(
+        text.contains("of 20,000 lines left out; the whole result: get_result {\"handle\": \"r_")
+    );
+    let handle = handle_in(text);
+    let pages = all_pages(&mut s, &handle, false);
+    s.send(&call(
+        3,
+        "get_result",
+        json!({"handle": handle, "pattern": "ERROR"}),
+    ));
+    let found = parse(&s.recv());
+    assert_eq!(
+        text_of(&found, 0),
+        "10001 | 00010000 ERROR payment gateway timed out after 30000 ms\n"
+    );
+    let (_, status) = s.close();
+    assert!(status.success());
+
+    // The log: the server's frame as received (s2c, its tokens), then the client's (p2c).
+    let log = read_log(cmd.log_path());
+    let s2c = log
+        .dir(Direction::S2c)
+        .into_iter()
+        .find(|f| f.id.as_deref() == Some("2"))
+        .unwrap();
+    let p2c = log
+        .dir(Direction::P2c)
+        .into_iter()
+        .find(|f| f.compacts.is_some())
+        .unwrap();
+    assert_eq!(p2c.compacts, Some(s2c.seq));
+    assert_eq!(p2c.seq, s2c.seq + 1);
+    assert_eq!(p2c.tool.as_deref(), Some("dump"));
+    assert!(
+        s2c.tokens > 20 * p2c.tokens,
+        "{} vs {}",
+        s2c.tokens,
+        p2c.tokens
+    );
+    let original: Value = serde_json::from_str(s2c.raw.as_deref().unwrap()).unwrap();
+    let original_text = text_of(&original, 0);
+    assert_eq!(
+        sha(&pages),
+        sha(original_text),
+        "the pages joined are the original"
+    );
+    assert_eq!(
+        p2c.raw.as_deref().unwrap(),
+        serde_json::to_string(&got).unwrap()
+    );
+
+    // A new proxy in the same workspace and store serves the same result, raw included.
+    let again = proxy(&[], &store, dir.path());
+    let mut s = Session::start(&again);
+    let raw = all_pages(&mut s, &handle, true);
+    assert_eq!(sha(&raw), sha(s2c.raw.as_deref().unwrap()));
+    s.close();
+}
+
+#[test]
+fn results_under_the_limit_pass_byte_for_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let cmd = proxy(
+        &["text-result:tools/call:50:60"],
+        &dir.path().join("s.db"),
+        dir.path(),
+    );
+    let mut s = Session::start(&cmd);
+    s.send(&call(1, "dump", json!({})));
+    let got = s.recv();
+    s.close();
+    let log = read_log(cmd.log_path());
+    let s2c = &log.dir(Direction::S2c)[0];
+    assert_eq!(
+        got.strip_suffix(b"\n").unwrap(),
+        s2c.raw.as_deref().unwrap().as_bytes()
+    );
+    assert!(log.dir(Direction::P2c).is_empty());
+}
+
+#[test]
+fn a_fifty_megabyte_result_and_a_one_line_result_are_compacted() {
+    let dir = tempfile::tempdir().unwrap();
+    let cmd = proxy(
+        &[
+            "text-result:tools/call#1:500000:100",
+            "text-result:tools/call#2:1:2000000",
+        ],
+        &dir.path().join("s.db"),
+        dir.path(),
+    );
+    let mut s = Session::start(&cmd);
+    s.send(&call(1, "dump", json!({})));
+    let big = parse(&s.recv());
+    let text = text_of(&big, 0);
+    assert!(
+        text.contains("250001 | 00250000 ERROR payment gateway"),
+        "{}",
+        &text[..500]
+    );
+    assert!(text.contains("of 500,000 lines left out"));
+    s.send(&call(
+        2,
+        "get_result",
+        json!({"handle": handle_in(text), "pattern": "ERROR", "lines": [250000, 250002]}),
+    ));
+    assert_eq!(
+        text_of(&parse(&s.recv()), 0),
+        "250001 | 00250000 ERROR payment gateway timed out after 30000 ms\n"
+    );
+    s.send(&call(3, "dump", json!({})));
+    let line = parse(&s.recv());
+    let text = text_of(&line, 0);
+    assert!(text.starts_with("1 | STARTabcd"));
+    assert!(text.contains("characters left out"));
+    assert!(text.contains("END\n… 1 lines shown, 1 cut short"));
+    assert!(Tokenizer::O200kBase.count(text) <= LIMIT);
+    s.close();
+}
+
+#[test]
+fn a_big_structured_result_under_an_output_schema_is_left_whole_and_said_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows: String = (0..5000).map(|i| format!("row {i}\n")).collect();
+    let result =
+        json!({"content": [{"type": "text", "text": rows}], "structuredContent": {"rows": rows}});
+    let cmd = proxy(
+        &[&format!("method-result:tools/call:{result}")],
+        &dir.path().join("s.db"),
+        dir.path(),
+    );
+    let mut s = Session::start(&cmd);
+    s.send(&request(1, "tools/list", json!({})));
+    s.recv();
+    s.send(&call(2, "stats", json!({})));
+    let got = parse(&s.recv());
+    let (_, _, stderr) = s.close_with_stderr();
+    assert_eq!(got["result"], result, "whole, so it still validates");
+    assert!(stderr.contains("stats result left whole"), "{stderr}");
+}
+
+#[test]
+fn hidden_tools_leave_the_listing_and_their_calls_never_reach_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let cmd = proxy(&[], &dir.path().join("s.db"), dir.path()).option(&["--hide-tools", "danger"]);
+    let mut s = Session::start(&cmd);
+    s.send(&request(1, "tools/list", json!({})));
+    let list = parse(&s.recv());
+    let names: Vec<&str> = list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["dump", "stats", "get_result"]);
+    s.send(&call(2, "danger", json!({})));
+    let refused = parse(&s.recv());
+    assert_eq!(refused["id"], 2);
+    assert_eq!(refused["error"]["code"], -32602);
+    assert!(refused["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("hidden by ctxopt-proxy"));
+    s.close();
+    let log = read_log(cmd.log_path());
+    assert!(log
+        .dir(Direction::C2s)
+        .iter()
+        .all(|f| f.tool.as_deref() != Some("danger")));
+    assert_eq!(log.dir(Direction::C2p).len(), 1);
+}
