@@ -17,7 +17,7 @@ fn tools_list() -> String {
     json!({"tools": [
         {"name": "dump", "inputSchema": {"type": "object"}},
         {"name": "stats", "inputSchema": {"type": "object"},
-         "outputSchema": {"type": "object", "properties": {"rows": {"type": "string"}}, "required": ["rows"]}},
+         "outputSchema": {"type": "object", "properties": {"rows": {"type": "array", "items": {"type": "string"}}}, "required": ["rows"]}},
         {"name": "danger", "inputSchema": {"type": "object"}}
     ]})
     .to_string()
@@ -140,10 +140,9 @@ fn an_oversized_result_is_compacted_and_served_back_byte_exact_even_after_a_rest
         json!({"handle": handle, "pattern": "ERROR"}),
     ));
     let found = parse(&s.recv());
-    assert_eq!(
-        text_of(&found, 0),
-        "10001 | 00010000 ERROR payment gateway timed out after 30000 ms\n"
-    );
+    let found = text_of(&found, 0);
+    assert_eq!(found.lines().count(), 1, "{found}");
+    assert!(found.starts_with("10001 | 00010000 ERROR payment gateway timed out after 30000 ms."));
     let (_, status) = s.close();
     assert!(status.success());
 
@@ -179,6 +178,20 @@ fn an_oversized_result_is_compacted_and_served_back_byte_exact_even_after_a_rest
         p2c.raw.as_deref().unwrap(),
         serde_json::to_string(&got).unwrap()
     );
+
+    // The saving ledger counts those two frames; the call is answered once, no anomaly.
+    let report = ctxopt::measure::report::collect(&[cmd.log_path().to_path_buf()]).unwrap();
+    let row = &report.compaction[0];
+    assert_eq!((row.tool.as_str(), row.results), ("dump", 1));
+    assert_eq!(
+        (row.server_tokens, row.client_tokens),
+        (s2c.tokens, p2c.tokens)
+    );
+    assert_eq!(row.saved_tokens, s2c.tokens - p2c.tokens);
+    assert_eq!(report.anomalies.unknown_id_responses, 0);
+    let text =
+        ctxopt::measure::report::text::render(&report, ctxopt::measure::report::text::Style::Plain);
+    assert!(text.contains("\nCompaction ("), "{text}");
 
     // A new proxy in the same workspace and store serves the same result, raw included.
     let again = proxy(&[], &store, dir.path());
@@ -235,10 +248,10 @@ fn a_fifty_megabyte_result_and_a_one_line_result_are_compacted() {
         "get_result",
         json!({"handle": handle_in(text), "pattern": "ERROR", "lines": [250000, 250002]}),
     ));
-    assert_eq!(
-        text_of(&parse(&s.recv()), 0),
-        "250001 | 00250000 ERROR payment gateway timed out after 30000 ms\n"
-    );
+    let found = parse(&s.recv());
+    let found = text_of(&found, 0);
+    assert_eq!(found.lines().count(), 1, "{found}");
+    assert!(found.starts_with("250001 | 00250000 ERROR payment gateway timed out after 30000 ms."));
     s.send(&call(3, "dump", json!({})));
     let line = parse(&s.recv());
     let text = text_of(&line, 0);
@@ -252,9 +265,10 @@ fn a_fifty_megabyte_result_and_a_one_line_result_are_compacted() {
 #[test]
 fn a_big_structured_result_under_an_output_schema_is_left_whole_and_said_so() {
     let dir = tempfile::tempdir().unwrap();
-    let rows: String = (0..5000).map(|i| format!("row {i}\n")).collect();
+    let rows: Vec<String> = (0..5000).map(|i| format!("row {i}")).collect();
+    let text = rows.join("\n");
     let result =
-        json!({"content": [{"type": "text", "text": rows}], "structuredContent": {"rows": rows}});
+        json!({"content": [{"type": "text", "text": text}], "structuredContent": {"rows": rows}});
     let cmd = proxy(
         &[&format!("method-result:tools/call:{result}")],
         &dir.path().join("s.db"),

@@ -116,10 +116,7 @@ fn respond(script: &mut Script, out: &mut impl Write) -> io::Result<()> {
 fn log_text(lines: usize, width: usize) -> String {
     if lines <= 1 {
         let fill = width.saturating_sub(8);
-        return format!(
-            "START{}END",
-            "abcd efgh ".repeat(fill / 10 + 1)[..fill].to_string()
-        );
+        return format!("START{}END", &"abcd efgh ".repeat(fill / 10 + 1)[..fill]);
     }
     let mut text = String::with_capacity(lines * (width + 1));
     for i in 0..lines {

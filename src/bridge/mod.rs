@@ -77,8 +77,8 @@ pub struct Bridge {
     compaction: Option<Limits>,
     /// `--hide-tools` / `--only-tools`.
     filter: ToolFilter,
-    /// Whether each tool the server listed declares an `outputSchema`.
-    schemas: Mutex<HashMap<String, bool>>,
+    /// The `outputSchema` of each tool the server listed (`None`: it declares none).
+    schemas: Mutex<HashMap<String, Option<Value>>>,
     /// Where the pages `get_result` served end.
     pages: PageCache,
 }
@@ -179,9 +179,10 @@ impl Bridge {
         arguments: &Value,
     ) -> Option<Compacted> {
         let limits = self.compaction?;
-        let schema = match lock(&self.schemas).get(tool) {
-            Some(true) => Schema::Declared,
-            Some(false) => Schema::None,
+        let known = lock(&self.schemas).get(tool).cloned();
+        let schema = match &known {
+            Some(Some(schema)) => Schema::Declared(schema),
+            Some(None) => Schema::None,
             None => Schema::Unknown,
         };
         let call = Call {
@@ -288,7 +289,7 @@ impl Bridge {
             .flatten()
         {
             if let Some(name) = tool.get("name").and_then(Value::as_str) {
-                schemas.insert(name.to_string(), tool.get("outputSchema").is_some());
+                schemas.insert(name.to_string(), tool.get("outputSchema").cloned());
             }
         }
         drop(schemas);

@@ -28,13 +28,38 @@ pub const MIN_LIMIT: usize = 200;
 
 /// What is known of the tool's `outputSchema` from the server's `tools/list`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Schema {
+pub enum Schema<'a> {
     /// The tool was listed without one.
     None,
-    /// The tool declares one.
-    Declared,
-    /// The tool was not seen in a listing: treated as declaring one.
+    /// The tool declares this one.
+    Declared(&'a Value),
+    /// The tool was not seen in a listing: treated as declaring one that allows nothing.
     Unknown,
+}
+
+/// Keywords a property's schema may hold and still accept any string.
+const PLAIN_STRING_KEYWORDS: [&str; 4] = ["type", "description", "title", "$comment"];
+
+impl Schema<'_> {
+    /// Whether `structuredContent.member` may hold any string: no schema, or a declared
+    /// property that is `{"type": "string"}` and nothing that constrains it.
+    fn allows_any_string(&self, member: &str) -> bool {
+        match self {
+            Schema::None => true,
+            Schema::Unknown => false,
+            Schema::Declared(schema) => schema
+                .pointer(&format!(
+                    "/properties/{}",
+                    member.replace('~', "~0").replace('/', "~1")
+                ))
+                .and_then(Value::as_object)
+                .is_some_and(|p| {
+                    p.get("type").and_then(Value::as_str) == Some("string")
+                        && p.keys()
+                            .all(|k| PLAIN_STRING_KEYWORDS.contains(&k.as_str()))
+                }),
+        }
+    }
 }
 
 /// The call a response answers.
@@ -45,7 +70,7 @@ pub struct Call<'a> {
     /// The call's arguments (`null` when it had none).
     pub arguments: &'a Value,
     /// The tool's output schema.
-    pub schema: Schema,
+    pub schema: Schema<'a>,
 }
 
 /// How compaction is set up.
@@ -82,8 +107,9 @@ pub enum Pass {
     NoText,
     /// Its text counts at most the limit.
     UnderLimit,
-    /// Its `structuredContent` alone takes more than half the limit, and the tool declares
-    /// (or may declare) an `outputSchema` it must keep validating against.
+    /// Its `structuredContent` takes more than half the limit apart from the members that
+    /// repeat the text, and the tool declares (or may declare) an `outputSchema` it must keep
+    /// validating against.
     StructuredOverLimit,
 }
 
@@ -166,17 +192,32 @@ pub fn compact(
     };
     let mut notes = Vec::new();
     let mut structured_tokens = 0;
+    // Members of structuredContent that repeat the text (server-filesystem's `content`):
+    // they get the compacted text too, where any string is valid there.
+    let mut mirrored: Vec<String> = Vec::new();
+    if let Some(Value::Object(structured)) = result_map.get("structuredContent") {
+        mirrored = structured
+            .iter()
+            .filter(|(k, v)| v.as_str() == Some(text.as_str()) && call.schema.allows_any_string(k))
+            .map(|(k, _)| k.clone())
+            .collect();
+    }
     if let Some(structured) = result_map.get("structuredContent") {
-        structured_tokens = tokenizer.count(&structured.to_string());
+        let mut rest = structured.clone();
+        for member in &mirrored {
+            rest[member.as_str()] = Value::String(String::new());
+        }
+        structured_tokens = tokenizer.count(&rest.to_string());
         let fits = structured_tokens <= limit / 2;
         match (call.schema, fits) {
             (_, true) => {}
-            (Schema::Declared | Schema::Unknown, false) => {
+            (Schema::Declared(_) | Schema::Unknown, false) => {
                 return Outcome::Pass(Pass::StructuredOverLimit)
             }
             (Schema::None, false) => {
                 result_map.remove("structuredContent");
                 structured_tokens = 0;
+                mirrored.clear();
                 notes.push(
                     "its structuredContent is left out too (the tool declares no outputSchema)"
                         .to_string(),
@@ -186,7 +227,8 @@ pub fn compact(
     }
     let lines = text::lines(&text);
     let order = excerpt::ranked(&lines, &excerpt::argument_terms(call.arguments));
-    let available = limit - structured_tokens;
+    // Each mirrored member holds the compacted text again.
+    let available = (limit - structured_tokens) / (1 + mirrored.len());
     let mut estimate = available;
     let (body, shown) = loop {
         let ex = excerpt::excerpt(&lines, &order, estimate, tokenizer);
@@ -204,6 +246,11 @@ pub fn compact(
         estimate = estimate.saturating_sub(over.max(estimate / 20).max(1));
     };
     let tokens = tokenizer.count(&body);
+    if let Some(structured) = result_map.get_mut("structuredContent") {
+        for member in &mirrored {
+            structured[member.as_str()] = Value::String(body.clone());
+        }
+    }
     result_map.insert(
         "content".into(),
         Value::Array(compacted_content(&result_map, body)),

@@ -11,7 +11,7 @@ fn limits(tokens: usize) -> Limits {
     }
 }
 
-fn call(schema: Schema) -> Call<'static> {
+fn call(schema: Schema<'_>) -> Call<'_> {
     static NULL: Value = Value::Null;
     Call {
         tool: "run",
@@ -220,7 +220,9 @@ fn structured_content_is_kept_valid_or_the_result_left_whole() {
         )
     };
     // A big structuredContent under a declared (or unknown) schema: whole.
-    for schema in [Schema::Declared, Schema::Unknown] {
+    let declared =
+        json!({"type": "object", "properties": {"rows": {"type": "string", "maxLength": 100000}}});
+    for schema in [Schema::Declared(&declared), Schema::Unknown] {
         assert_eq!(
             compact(&with(&big), &call(schema), limits(1000), "r", "g"),
             Outcome::Pass(Pass::StructuredOverLimit)
@@ -242,7 +244,7 @@ fn structured_content_is_kept_valid_or_the_result_left_whole() {
     // A small one stays as it was, and the whole stays within the limit.
     let (c, v) = compacted(compact(
         &with(&small),
-        &call(Schema::Declared),
+        &call(Schema::Declared(&declared)),
         limits(1000),
         "r",
         "g",
@@ -301,4 +303,59 @@ fn thousands_are_grouped() {
     assert_eq!(thousands(999), "999");
     assert_eq!(thousands(19_412), "19,412");
     assert_eq!(thousands(1_234_567), "1,234,567");
+}
+
+/// The real server-filesystem repeats a file's text in `structuredContent.content`, under an
+/// `outputSchema` that asks for a string: both get the compacted text, and the result still
+/// validates against the real schema (recorded in fixtures/real-world).
+#[test]
+fn structured_content_repeating_the_text_is_compacted_with_it_and_stays_valid() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fixtures/real-world/tier1-tools-list/filesystem-wire.jsonl"
+    );
+    let list: Value = serde_json::from_str(
+        std::fs::read_to_string(path)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    let tool = list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "read_text_file")
+        .unwrap();
+    let schema = &tool["outputSchema"];
+    let output = real_session_output();
+    let frame = response(
+        json!(4),
+        json!({"content": [{"type": "text", "text": output}], "structuredContent": {"content": output}}),
+    );
+    let (c, v) = compacted(compact(
+        &frame,
+        &call(Schema::Declared(schema)),
+        limits(3000),
+        "r",
+        "g",
+    ));
+    let structured = &v["result"]["structuredContent"];
+    assert_eq!(structured["content"], v["result"]["content"][0]["text"]);
+    assert!(jsonschema::draft7::is_valid(schema, structured));
+    assert!(2 * c.tokens <= 3000);
+    // A schema that constrains the string keeps the result whole.
+    let strict =
+        json!({"type": "object", "properties": {"content": {"type": "string", "maxLength": 10}}});
+    assert_eq!(
+        compact(
+            &frame,
+            &call(Schema::Declared(&strict)),
+            limits(3000),
+            "r",
+            "g"
+        ),
+        Outcome::Pass(Pass::StructuredOverLimit)
+    );
 }
