@@ -6,7 +6,10 @@
 //!   a minimal Node.js responder (`node_responder.mjs`) and
 //!   `@modelcontextprotocol/server-everything` (p50, p99, added µs, ratio);
 //! - relaying 1 MB and 16 MB results (throughput of the median call, ratio proxied/direct);
-//! - the proxy's idle RSS and its peak RSS (VmHWM) while relaying one 64 MB frame.
+//! - the proxy's idle RSS and its peak RSS (VmHWM) while relaying one 64 MB frame;
+//! - `--compact-results 10000`: small round trips (results under the limit) and 16 MB
+//!   results (the time until the client has the compacted answer), each beside the same
+//!   measurement without it.
 //!
 //! Direct and proxied sessions run side by side and take turns in blocks, so both see the
 //! same machine load. The proxy logs every frame to a temporary file, as it does in use.
@@ -14,7 +17,7 @@
 //! `CTXOPT_BENCH_BASELINE=<path to another ctxopt-proxy>` adds a row per round-trip and
 //! throughput measurement for that proxy, run side by side with the others (an A/B
 //! comparison of two builds in one run); `CTXOPT_BENCH_SECTIONS` picks sections (a comma
-//! list of `round-trips`, `throughput`, `memory`; default all); `CTXOPT_BENCH_SERVERS` picks
+//! list of `round-trips`, `throughput`, `memory`, `compaction`; default all); `CTXOPT_BENCH_SERVERS` picks
 //! round-trip servers (a comma list of `python`, `python-no-log`, `rust`, `node`,
 //! `everything`; default all). Results are printed as Markdown;
 //! `docs/benchmarks.md` records a run.
@@ -72,7 +75,7 @@ fn main() -> Result<()> {
     );
 
     let sections = std::env::var("CTXOPT_BENCH_SECTIONS")
-        .unwrap_or_else(|_| "round-trips,throughput,memory".into());
+        .unwrap_or_else(|_| "round-trips,throughput,memory,compaction".into());
     let section = |name: &str| sections.split(',').any(|s| s.trim() == name);
     if section("round-trips") {
         bench.round_trip_rows(calls)?;
@@ -83,6 +86,9 @@ fn main() -> Result<()> {
     if section("memory") {
         println!("\n## Memory of the proxy process\n");
         bench.memory(64 * MB)?;
+    }
+    if section("compaction") {
+        bench.compaction_rows(calls)?;
     }
     Ok(())
 }
@@ -144,6 +150,31 @@ impl Bench<'_> {
                 // The bare relay in a pass of its own: sessions that take turns disturb each other.
                 bench.round_trips(label, options, &command, calls, Pass::Bare)?;
             }
+        }
+        Ok(())
+    }
+
+    /// The cost of `--compact-results` where it changes nothing (small results) and where
+    /// it compacts (16 MB results), each row beside the one without it.
+    fn compaction_rows(&self, calls: usize) -> Result<()> {
+        let rust = rust_responder_command()?;
+        let compact: &[&str] = &["--compact-results", "10000"];
+        println!("\n## Compaction: `--compact-results 10000` (minimal Rust responder)\n");
+        println!("| server | direct p50 | direct p99 | proxied p50 | proxied p99 | added p50 | added p99 | ratio p50 | proxy CPU per call |");
+        println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+        for options in [&[][..], compact] {
+            self.round_trips(
+                "minimal Rust responder",
+                options,
+                &rust,
+                calls,
+                Pass::Proxies,
+            )?;
+        }
+        println!("\n| result size | proxy options | calls | direct MB/s | proxied MB/s | ratio | proxy CPU per call |");
+        println!("| ---: | --- | ---: | ---: | ---: | ---: | ---: |");
+        for options in [&[][..], compact] {
+            self.throughput(16 * MB, 16, options, Pass::Proxies)?;
         }
         Ok(())
     }

@@ -255,7 +255,11 @@ fn a_fifty_megabyte_result_and_a_one_line_result_are_compacted() {
     s.send(&call(3, "dump", json!({})));
     let line = parse(&s.recv());
     let text = text_of(&line, 0);
-    assert!(text.starts_with("1 | STARTabcd"));
+    assert!(
+        text.starts_with("1 | STARTabcd"),
+        "{}",
+        &text[..text.len().min(300)]
+    );
     assert!(text.contains("characters left out"));
     assert!(text.contains("END\n… 1 lines shown, 1 cut short"));
     assert!(Tokenizer::O200kBase.count(text) <= LIMIT);
@@ -313,4 +317,111 @@ fn hidden_tools_leave_the_listing_and_their_calls_never_reach_the_server() {
         .iter()
         .all(|f| f.tool.as_deref() != Some("danger")));
     assert_eq!(log.dir(Direction::C2p).len(), 1);
+}
+
+/// A real client (Python `mcp`, TypeScript SDK) reads a 20,000-line log through the proxy in
+/// front of the real server-filesystem: the result arrives compacted and valid (the TypeScript
+/// SDK checks structuredContent against the tool's outputSchema), and get_result finds the
+/// error line in the whole.
+fn real_client_reads_a_big_file(client: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("project");
+    std::fs::create_dir(&project).unwrap();
+    let logfile = project.join("app.log");
+    let text: String = (0..20_000)
+        .map(|i| {
+            if i == 12_345 {
+                "2026-11-30T10:00:00Z ERROR billing: invoice INV-12345 total mismatch\n".to_string()
+            } else {
+                format!("2026-11-30T10:00:00Z INFO request {i} served\n")
+            }
+        })
+        .collect();
+    std::fs::write(&logfile, &text).unwrap();
+    let (log, store) = (
+        dir.path().join("frames.jsonl"),
+        dir.path().join("store.sqlite3"),
+    );
+    let server = crate::bridge::filesystem::filesystem_server();
+    let command: Vec<&std::ffi::OsStr> = vec![
+        env!("CARGO_BIN_EXE_ctxopt-proxy").as_ref(),
+        "--log".as_ref(),
+        log.as_os_str(),
+        "--store".as_ref(),
+        store.as_os_str(),
+        "--workspace".as_ref(),
+        project.as_os_str(),
+        "--inject".as_ref(),
+        "none".as_ref(),
+        "--compact-results".as_ref(),
+        "3000".as_ref(),
+        "--".as_ref(),
+        "node".as_ref(),
+        server.as_os_str(),
+        project.as_os_str(),
+    ];
+    let path = logfile.display().to_string();
+    let first = json!([["tools/list", {}], ["read_text_file", {"path": path}]]);
+    let seen = match client {
+        "python" => {
+            let Some(python) = crate::bridge::serve::python() else {
+                return;
+            };
+            crate::bridge::filesystem::run_calls(&python, first, &command)
+        }
+        _ => match crate::bridge::filesystem::run_ts_calls(first, &command) {
+            Some(seen) => seen,
+            None => return,
+        },
+    };
+    let tools = seen[0]["tools"].as_array().unwrap();
+    assert_eq!(tools.last().unwrap(), "get_result");
+    let got = seen[1]["text"].as_str().unwrap();
+    assert!(Tokenizer::O200kBase.count(got) <= 3000);
+    assert!(
+        got.contains(
+            "12346 | 2026-11-30T10:00:00Z ERROR billing: invoice INV-12345 total mismatch"
+        ),
+        "{got}"
+    );
+    assert_eq!(
+        seen[1]["structured"]["content"], got,
+        "structuredContent compacted with the text"
+    );
+    let handle = handle_in(got);
+    // A second session (a restart) asks for the error by pattern and the first lines exactly.
+    let second = json!([
+        ["get_result", {"handle": handle, "pattern": "ERROR"}],
+        ["get_result", {"handle": handle, "lines": [1, 2]}]
+    ]);
+    let asked = match client {
+        "python" => crate::bridge::filesystem::run_calls(
+            &crate::bridge::serve::python().unwrap(),
+            second,
+            &command,
+        ),
+        _ => crate::bridge::filesystem::run_ts_calls(second, &command).unwrap(),
+    };
+    let found = asked[0]["text"].as_str().unwrap();
+    assert!(
+        found.starts_with(
+            "12346 | 2026-11-30T10:00:00Z ERROR billing: invoice INV-12345 total mismatch\n"
+        ),
+        "{found}"
+    );
+    let first_lines = asked[1]["text"].as_str().unwrap();
+    assert!(
+        first_lines.starts_with(&text[..text.match_indices('\n').nth(1).unwrap().0 + 1]),
+        "{first_lines}"
+    );
+}
+
+#[test]
+fn python_client_reads_a_big_file_compacted() {
+    real_client_reads_a_big_file("python");
+}
+
+#[test]
+fn typescript_client_reads_a_big_file_compacted() {
+    real_client_reads_a_big_file("typescript");
 }

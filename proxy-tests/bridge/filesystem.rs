@@ -42,7 +42,7 @@ async def main():
 anyio.run(main)
 "#;
 
-fn run_calls(python: &Path, calls: Value, command: &[&std::ffi::OsStr]) -> Vec<Value> {
+pub(crate) fn run_calls(python: &Path, calls: Value, command: &[&std::ffi::OsStr]) -> Vec<Value> {
     let out = run_ok(
         Command::new(python)
             .args(["-c", CALLS])
@@ -52,7 +52,7 @@ fn run_calls(python: &Path, calls: Value, command: &[&std::ffi::OsStr]) -> Vec<V
     json_output(&out.stdout).as_array().unwrap().clone()
 }
 
-fn filesystem_server() -> PathBuf {
+pub(crate) fn filesystem_server() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(
         "proxy-tests/peers/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js",
     )
@@ -230,7 +230,7 @@ await client.close();
 console.log(JSON.stringify(out));
 "#;
 
-fn run_ts_calls(calls: Value, command: &[&std::ffi::OsStr]) -> Option<Vec<Value>> {
+pub(crate) fn run_ts_calls(calls: Value, command: &[&std::ffi::OsStr]) -> Option<Vec<Value>> {
     let sdk = crate::support::peers::peer("node_modules/@modelcontextprotocol/sdk")?;
     let peers = sdk.ancestors().nth(3).unwrap();
     let out = run_ok(

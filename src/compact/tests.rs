@@ -211,7 +211,7 @@ fn is_error_meta_and_other_blocks_are_kept() {
 #[test]
 fn structured_content_is_kept_valid_or_the_result_left_whole() {
     let log: String = (0..3000).map(|i| format!("row {i}\n")).collect();
-    let big = json!({"rows": log});
+    let big = json!({"rows": log.lines().collect::<Vec<_>>()});
     let small = json!({"count": 3000});
     let with = |s: &Value| {
         response(
