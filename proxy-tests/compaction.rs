@@ -59,6 +59,18 @@ fn handle_in(text: &str) -> String {
     text[at..at + 18].to_string()
 }
 
+/// The tool names a `tools/list` through the session returns.
+fn listed(s: &mut Session) -> Vec<String> {
+    s.send(&request(1, "tools/list", json!({})));
+    let list = parse(&s.recv());
+    list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
 fn sha(s: &str) -> String {
     hex::encode(Sha256::digest(s.as_bytes()))
 }
@@ -110,15 +122,7 @@ fn an_oversized_result_is_compacted_and_served_back_byte_exact_even_after_a_rest
     let store = dir.path().join("store.sqlite3");
     let cmd = proxy(&["text-result:tools/call:20000:100"], &store, dir.path());
     let mut s = Session::start(&cmd);
-    s.send(&request(1, "tools/list", json!({})));
-    let list = parse(&s.recv());
-    let names: Vec<&str> = list["result"]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(names, ["dump", "stats", "danger", "get_result"]);
+    assert_eq!(listed(&mut s), ["dump", "stats", "danger", "get_result"]);
     s.send(&call(2, "dump", json!({"query": "payment"})));
     let got = parse(&s.recv());
     assert_eq!(got["id"], 2);
@@ -293,15 +297,7 @@ fn hidden_tools_leave_the_listing_and_their_calls_never_reach_the_server() {
     let dir = tempfile::tempdir().unwrap();
     let cmd = proxy(&[], &dir.path().join("s.db"), dir.path()).option(&["--hide-tools", "danger"]);
     let mut s = Session::start(&cmd);
-    s.send(&request(1, "tools/list", json!({})));
-    let list = parse(&s.recv());
-    let names: Vec<&str> = list["result"]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(names, ["dump", "stats", "get_result"]);
+    assert_eq!(listed(&mut s), ["dump", "stats", "get_result"]);
     s.send(&call(2, "danger", json!({})));
     let refused = parse(&s.recv());
     assert_eq!(refused["id"], 2);
@@ -342,24 +338,9 @@ fn real_client_reads_a_big_file(client: &str) {
         dir.path().join("frames.jsonl"),
         dir.path().join("store.sqlite3"),
     );
-    let server = crate::bridge::filesystem::filesystem_server();
-    let command: Vec<&std::ffi::OsStr> = vec![
-        env!("CARGO_BIN_EXE_ctxopt-proxy").as_ref(),
-        "--log".as_ref(),
-        log.as_os_str(),
-        "--store".as_ref(),
-        store.as_os_str(),
-        "--workspace".as_ref(),
-        project.as_os_str(),
-        "--inject".as_ref(),
-        "none".as_ref(),
-        "--compact-results".as_ref(),
-        "3000".as_ref(),
-        "--".as_ref(),
-        "node".as_ref(),
-        server.as_os_str(),
-        project.as_os_str(),
-    ];
+    let options = ["--inject", "none", "--compact-results", "3000"];
+    let command = crate::bridge::filesystem::proxy_command(&log, &store, &project, &options);
+    let command: Vec<&std::ffi::OsStr> = command.iter().map(|a| a.as_os_str()).collect();
     let path = logfile.display().to_string();
     let first = json!([["tools/list", {}], ["read_text_file", {"path": path}]]);
     let seen = match client {
