@@ -197,6 +197,30 @@ fn shown_line(line: &str, cap: usize) -> (String, bool) {
     )
 }
 
+/// Line `number` as a row of the excerpt, cut to at most `cap` characters, and shorter when a
+/// cut line would not fit in `room` tokens (down to [`MIN_LINE_CHARS`]): the row, whether
+/// it is cut, and its tokens.
+fn fitted_row(
+    line: &str,
+    number: usize,
+    width: usize,
+    cap: usize,
+    room: usize,
+    tokenizer: Tokenizer,
+) -> (String, bool, usize) {
+    let mut cap = cap;
+    loop {
+        let (text, cut) = shown_line(line, cap);
+        let row = format!("{number:>width$} | {text}\n");
+        let cost = tokenizer.count(&row);
+        if cost <= room || !cut || cap <= MIN_LINE_CHARS {
+            return (row, cut, cost);
+        }
+        let shorter = (cap as u128 * room as u128 * 9 / (cost as u128 * 10)) as usize;
+        cap = shorter.clamp(MIN_LINE_CHARS, cap - 1);
+    }
+}
+
 /// Takes lines in `order` while their tokens fit `budget` (an estimate: each line counted
 /// alone), and renders them in line order with their numbers.
 pub fn excerpt(
@@ -211,9 +235,7 @@ pub fn excerpt(
     let mut used = 0;
     let mut misses = 0;
     for &(i, _) in order {
-        let (text, cut) = shown_line(lines[i], cap);
-        let row = format!("{:>width$} | {text}\n", i + 1);
-        let cost = tokenizer.count(&row);
+        let (row, cut, cost) = fitted_row(lines[i], i + 1, width, cap, budget - used, tokenizer);
         if used + cost > budget {
             // A long row may not fit where a short one still does; stop once even the
             // smallest row would not, or after a run of rows that did not.

@@ -255,7 +255,8 @@ fn structured_content_is_kept_valid_or_the_result_left_whole() {
 
 #[test]
 fn a_one_line_result_shows_its_start_and_end() {
-    let line = format!("START{}FINISH", "abc def ".repeat(200_000));
+    // Dense text: about one token per two and a half characters.
+    let line = format!("START{}FINISH", "abcd efgh ".repeat(200_000));
     let frame = response(
         json!(1),
         json!({"content": [{"type": "text", "text": line}]}),
