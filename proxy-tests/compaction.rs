@@ -267,7 +267,8 @@ fn a_fifty_megabyte_result_and_a_one_line_result_are_compacted() {
     assert!(text.contains("characters left out"));
     assert!(text.contains("END\n… 1 lines shown, 1 cut short"));
     assert!(Tokenizer::O200kBase.count(text) <= LIMIT);
-    s.close();
+    // The log is not read here: no need to wait for the tap to count 50 MB.
+    s.kill();
 }
 
 #[test]
