@@ -4,187 +4,20 @@
 //! cargo run --release --example report_bench -- [SIZE_MB] [BOUND_MB]
 //! ```
 //!
-//! Writes a log of SIZE_MB (default 1024) into a temporary directory: 2026-07-28 style
-//! `tools/call` requests and results across 20 tools, every result carrying a `_meta`
-//! envelope with an inline icon, one result in 50 of ~200 kB, some `isError` results and
-//! banners. Then it builds the report and prints the time, the throughput and the
-//! process's peak resident set size; it exits 1 when the peak exceeds BOUND_MB (default
-//! 256). The `tokens` figures in the generated records are those of each frame's template
-//! (the report recounts what it reports).
+//! Writes a log of SIZE_MB (default 1024) into a temporary directory (see
+//! `examples/common/frame_log.rs`). Then it builds the report and prints the time, the
+//! throughput and the process's peak resident set size; it exits 1 when the peak exceeds
+//! BOUND_MB (default 256).
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use base64::Engine as _;
-use ctxopt::framelog::{
-    Direction, ExitStatus, Frame, FrameKind, Header, LineEnding, LogLine, PerDirection, Trailer,
-    FORMAT_VERSION,
-};
 use ctxopt::measure::report;
-use ctxopt::tokenizer::Tokenizer;
 
-fn peak_rss_mb() -> f64 {
-    // SAFETY: getrusage writes into the struct we pass and reads nothing else.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
-    usage.ru_maxrss as f64 / 1024.0
-}
+#[path = "common/frame_log.rs"]
+mod frame_log;
 
-fn frame(seq: u64, dir: Direction, kind: FrameKind, raw: String, tokens: u64) -> Frame {
-    Frame {
-        seq,
-        ts: format!(
-            "2026-08-20T10:{:02}:{:02}.{:06}Z",
-            (seq / 60_000_000) % 60,
-            (seq / 1_000_000) % 60,
-            seq % 1_000_000
-        ),
-        dir,
-        bytes: raw.len() as u64 + 1,
-        line_ending: LineEnding::Lf,
-        kind,
-        id: None,
-        method: None,
-        tool: None,
-        latency_us: None,
-        protocol: Some("2026-07-28".into()),
-        is_error: None,
-        error_code: None,
-        tokens,
-        meta_tokens: 0,
-        items: None,
-        raw: Some(raw),
-        raw_b64: None,
-        server_raw: None,
-        compacts: None,
-    }
-}
-
-fn generate(path: &std::path::Path, size: u64) -> std::io::Result<u64> {
-    let mut out = BufWriter::with_capacity(1 << 20, File::create(path)?);
-    let line = |record: &LogLine, out: &mut BufWriter<File>| -> std::io::Result<u64> {
-        let text = serde_json::to_string(record).map_err(std::io::Error::other)?;
-        out.write_all(text.as_bytes())?;
-        out.write_all(b"\n")?;
-        Ok(text.len() as u64 + 1)
-    };
-    let mut written = line(
-        &LogLine::Header(Header {
-            format_version: FORMAT_VERSION,
-            proxy_version: "bench".into(),
-            tokenizer: "o200k_base".into(),
-            started: "2026-08-20T10:00:00Z".into(),
-            server_name: "bench".into(),
-            server_argv: vec!["bench-server".into()],
-            cwd: ".".into(),
-            server_pid: Some(1),
-            proxy_pid: 2,
-        }),
-        &mut out,
-    )?;
-    let icon = format!(
-        "data:image/png;base64,{}",
-        base64::engine::general_purpose::STANDARD.encode([7u8; 1500])
-    );
-    let meta = format!(
-        r#"{{"io.modelcontextprotocol/serverInfo":{{"name":"bench","version":"1","icons":[{{"src":"{icon}"}}]}}}}"#
-    );
-    let small = "lorem ipsum dolor sit amet ".repeat(40);
-    let large = "0123456789abcdef ".repeat(12_000);
-    let tokenizer = Tokenizer::O200kBase;
-    let list = (0..20)
-        .map(|t| format!(r#"{{"name":"tool_{t}","inputSchema":{{"type":"object"}}}}"#))
-        .collect::<Vec<_>>()
-        .join(",");
-    let list = format!(r#"{{"jsonrpc":"2.0","id":0,"result":{{"tools":[{list}]}}}}"#);
-    let wrap = |f: Frame| LogLine::Frame(Box::new(f));
-    let mut seq = 0;
-    let list_request = r#"{"jsonrpc":"2.0","id":0,"method":"tools/list"}"#;
-    for (dir, kind, raw) in [
-        (Direction::C2s, FrameKind::Request, list_request.to_owned()),
-        (Direction::S2c, FrameKind::Response, list),
-    ] {
-        let mut f = frame(seq, dir, kind, raw, 0);
-        f.method = Some("tools/list".into());
-        f.id = Some("0".into());
-        written += line(&wrap(f), &mut out)?;
-        seq += 1;
-    }
-    let (small_tokens, large_tokens) = (
-        tokenizer.count(&small) as u64,
-        tokenizer.count(&large) as u64,
-    );
-    let mut call = 1u64;
-    let mut frames = 2;
-    while written < size {
-        let tool = format!("tool_{}", call % 20);
-        let req = format!(
-            r#"{{"jsonrpc":"2.0","id":{call},"method":"tools/call","params":{{"name":"{tool}","arguments":{{"q":"{call}"}}}}}}"#
-        );
-        let mut f = frame(seq, Direction::C2s, FrameKind::Request, req, 30);
-        f.id = Some(call.to_string());
-        f.method = Some("tools/call".into());
-        f.tool = Some(tool.clone());
-        written += line(&wrap(f), &mut out)?;
-        seq += 1;
-        let (body, body_tokens) = if call.is_multiple_of(50) {
-            (&large, large_tokens)
-        } else {
-            (&small, small_tokens)
-        };
-        let is_error = call.is_multiple_of(10);
-        let res = format!(
-            r#"{{"jsonrpc":"2.0","id":{call},"result":{{"content":[{{"type":"text","text":"{body}"}}],"isError":{is_error},"_meta":{meta}}}}}"#
-        );
-        let mut f = frame(
-            seq,
-            Direction::S2c,
-            FrameKind::Response,
-            res,
-            body_tokens + 700,
-        );
-        f.id = Some(call.to_string());
-        f.method = Some("tools/call".into());
-        f.tool = Some(tool);
-        f.latency_us = Some(500 + (call * 7919) % 20_000);
-        f.is_error = Some(is_error);
-        written += line(&wrap(f), &mut out)?;
-        seq += 1;
-        frames += 2;
-        if call.is_multiple_of(1000) {
-            let banner = frame(
-                seq,
-                Direction::S2c,
-                FrameKind::Unparseable,
-                "debug: tick".into(),
-                3,
-            );
-            written += line(&wrap(banner), &mut out)?;
-            seq += 1;
-            frames += 1;
-        }
-        call += 1;
-    }
-    written += line(
-        &LogLine::Trailer(Trailer {
-            ts: "2026-08-20T11:00:00Z".into(),
-            exit: ExitStatus {
-                code: Some(0),
-                signal: None,
-            },
-            frames_relayed: PerDirection::default(),
-            frames_logged: frames,
-            frames_unlogged: 0,
-            bytes: PerDirection::default(),
-            errors: Vec::new(),
-        }),
-        &mut out,
-    )?;
-    out.flush()?;
-    Ok(written)
-}
+use frame_log::{generate, peak_rss_mb};
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
@@ -210,7 +43,7 @@ fn main() -> ExitCode {
         "generated {:.1} MB in {:.1} s (peak RSS so far {:.1} MB)",
         bytes as f64 / 1e6,
         started.elapsed().as_secs_f64(),
-        peak_rss_mb()
+        peak_rss_mb(libc::RUSAGE_SELF)
     );
     let started = Instant::now();
     let result = report::collect(std::slice::from_ref(&path));
@@ -229,7 +62,7 @@ fn main() -> ExitCode {
         .flat_map(|s| &s.tools)
         .map(|t| t.calls)
         .sum();
-    let peak = peak_rss_mb();
+    let peak = peak_rss_mb(libc::RUSAGE_SELF);
     println!(
         "report: {calls} calls, {} unparseable frames, {elapsed:.1} s, {:.1} MB/s, peak RSS {peak:.1} MB (bound {bound_mb} MB)",
         report.anomalies.unparseable_frames,

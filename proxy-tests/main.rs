@@ -1,9 +1,14 @@
 //! Integration and interop tests: one test binary, one module per area.
 
 mod bridge;
+mod cli_output;
 mod compaction;
+mod dependencies;
+mod diagnostics;
+mod exit_codes;
 mod frame_log;
 mod hermetic;
+mod hooks;
 mod inject;
 mod interop;
 mod measure_audit;

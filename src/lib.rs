@@ -2,25 +2,35 @@
 //! context optimizer.
 //!
 //! # Layout
+//! - [`protocol`]: the MCP envelope (revisions, `_meta` keys, eras, JSON-RPC error codes).
 //! - [`tokenizer`]: token counting shared by every part (o200k_base by default).
 //! - [`framelog`]: the frame-log records (a public format) and their writer.
-//! - [`relay`]: the byte-exact stdio relay between an MCP client and a server, and its tap.
+//! - [`relay`]: the byte-exact stdio relay between an MCP client and a server, and its tap;
+//!   it defines the traits the rest plugs into it by ([`relay::FrameSink`],
+//!   [`relay::FrameHandler`]) and knows nothing of the store or the optimizer.
 //! - [`optimizer`]: records in, a budgeted, provenance-tagged context out.
 //! - [`import`]: other tools' session formats converted into records.
+//! - [`hooks`]: Claude Code and Gemini CLI hooks that inject a budgeted context.
 //! - [`store`]: the persistent SQLite store of session records, scoped by workspace.
-//! - [`bridge`]: tool results into the store, and the injected tools (`build_context`, …).
+//! - [`bridge`]: tool results into the store, and the injected tools (`build_context`, …);
+//!   implements the relay's traits for the proxy.
 //! - [`compact`]: oversized tool results compacted on the wire, and served back whole.
 //! - [`bench`](mod@bench): the optimizer benchmark (scenarios × strategies, and speed).
+//! - [`diagnostics`]: the binaries' own diagnostics (`tracing`, `CTXOPT_LOG`).
 //! - [`measure`]: reports over frame logs (`report`), tool-list footprints (`audit`), and
 //!   the tool-call gap between what a client says and what the wire shows (`gap`).
 
 pub mod bench;
 pub mod bridge;
 pub mod compact;
+pub mod diagnostics;
+
 pub mod framelog;
+pub mod hooks;
 pub mod import;
 pub mod measure;
 pub mod optimizer;
+pub mod protocol;
 pub mod relay;
 pub mod store;
 pub mod tokenizer;

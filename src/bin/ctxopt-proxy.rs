@@ -1,6 +1,11 @@
 //! `ctxopt-proxy [OPTIONS] -- <command> [args…]`: wraps an MCP stdio server, relays every
 //! frame byte for byte and logs each with its token cost, stores tool results in the
 //! session store and offers the injected tools (`build_context` and friends).
+//!
+//! Exit status (docs/exit-codes.md): the server's own, passed through (128 + N when signal N
+//! killed it); 127 when the server command was not found, 126 when it could not be executed;
+//! [`PROXY_FAILED`] (125) when the proxy itself failed (bad arguments, a workspace it cannot
+//! use, a relay it could not set up), the code `env(1)` and `timeout(1)` use for theirs.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -9,11 +14,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser;
+use ctxopt::bridge::ingest_sink::IngestSink;
+use ctxopt::bridge::intercept::Interceptor;
 use ctxopt::bridge::tool_filter::ToolFilter;
 use ctxopt::bridge::tools::Selection;
 use ctxopt::bridge::Bridge;
 use ctxopt::compact;
-use ctxopt::relay::{self, server_name, LogTarget, ProxyConfig};
+use ctxopt::relay::{self, server_name, FrameHandler, LogTarget, ProxyConfig};
 use ctxopt::store::{self, Scope, Store};
 use ctxopt::tokenizer::Tokenizer;
 
@@ -99,16 +106,31 @@ fn parse_limit(text: &str) -> Result<usize, String> {
     Ok(tokens)
 }
 
+/// The proxy's own failure, distinct from anything the wrapped server reports but its own 125.
+const PROXY_FAILED: u8 = 125;
+
 fn main() -> ExitCode {
-    let args = Args::parse();
+    ctxopt::diagnostics::init();
+    let args = match Args::try_parse() {
+        Ok(args) => args,
+        Err(err) => {
+            // `--help` and `--version` print and succeed; a usage error is the proxy's failure.
+            let _ = err.print();
+            return if err.exit_code() == 0 {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(PROXY_FAILED)
+            };
+        }
+    };
     let compact_results = match args.compact_results {
         Some(tokens) => Some(tokens),
         None => match std::env::var("CTXOPT_COMPACT_RESULTS") {
             Ok(text) if !text.trim().is_empty() => match parse_limit(&text) {
                 Ok(tokens) => Some(tokens),
                 Err(err) => {
-                    eprintln!("ctxopt-proxy: CTXOPT_COMPACT_RESULTS={text:?}: {err}");
-                    return ExitCode::from(2);
+                    tracing::error!("ctxopt-proxy: CTXOPT_COMPACT_RESULTS={text:?}: {err}");
+                    return ExitCode::from(PROXY_FAILED);
                 }
             },
             _ => None,
@@ -130,14 +152,14 @@ fn main() -> ExitCode {
     ) {
         Ok(scope) => scope,
         Err(err) => {
-            eprintln!("ctxopt-proxy: workspace: {err}");
-            return ExitCode::from(2);
+            tracing::error!("ctxopt-proxy: workspace: {err}");
+            return ExitCode::from(PROXY_FAILED);
         }
     };
     let bridge = match Store::open_arg(args.store.as_deref()) {
         Ok(store) => Bridge::new(store, scope),
         Err(err) => {
-            eprintln!("ctxopt-proxy: {err}; relaying continues without the store");
+            tracing::warn!("ctxopt-proxy: {err}; relaying continues without the store");
             Bridge::unavailable(&err, scope)
         }
     }
@@ -153,20 +175,30 @@ fn main() -> ExitCode {
         }),
         None => bridge,
     };
+    tracing::debug!(
+        "ctxopt-proxy: server {server_name} {:?}, log {log:?}, inject {:?}",
+        args.command,
+        args.inject
+    );
+    let bridge = Arc::new(bridge);
+    let handler = bridge
+        .takes_part()
+        .then(|| Arc::new(Interceptor::new(bridge.clone())) as Arc<dyn FrameHandler>);
     let config = ProxyConfig {
         server_name,
         command: args.command,
         log,
         tokenizer: args.tokenizer,
         grace: args.grace_period,
-        bridge: Some(Arc::new(bridge)),
+        sinks: vec![Box::new(IngestSink::new(bridge))],
+        handler,
         answer_delay: Duration::from_millis(args.answer_delay_ms),
     };
     match relay::run(config) {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
-            eprintln!("ctxopt-proxy: {err}");
-            ExitCode::from(70)
+            tracing::error!("ctxopt-proxy: {err}");
+            ExitCode::from(PROXY_FAILED)
         }
     }
 }

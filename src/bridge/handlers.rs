@@ -117,10 +117,46 @@ fn args<T: for<'de> Deserialize<'de>>(
     } else {
         arguments
     };
+    check_integers(tool, arguments)?;
     T::deserialize(arguments).map_err(|e| ToolError::InvalidArguments {
         tool: tool.name(),
         message: e.to_string(),
     })
+}
+
+/// Checks every integer argument against its range in the tool's input schema, so an error
+/// names the argument and the range (`` `budget` must be an integer in 1..=200000, found -5 ``).
+fn check_integers(tool: InjectedTool, arguments: &Value) -> Result<(), ToolError> {
+    let properties = tool
+        .definition()
+        .pointer("/inputSchema/properties")
+        .and_then(Value::as_object);
+    for (name, schema) in properties.into_iter().flatten() {
+        if schema.get("type").and_then(Value::as_str) != Some("integer") {
+            continue;
+        }
+        let Some(value) = arguments.get(name).filter(|v| !v.is_null()) else {
+            continue;
+        };
+        let min = schema.get("minimum").and_then(Value::as_i64);
+        let max = schema.get("maximum").and_then(Value::as_i64);
+        let fits = value
+            .as_i64()
+            .is_some_and(|n| min.is_none_or(|m| n >= m) && max.is_none_or(|m| n <= m));
+        if !fits {
+            let range = match (min, max) {
+                (Some(a), Some(b)) => format!("an integer in {a}..={b}"),
+                (Some(a), None) => format!("an integer of at least {a}"),
+                (None, Some(b)) => format!("an integer of at most {b}"),
+                (None, None) => "an integer".to_string(),
+            };
+            return Err(invalid(
+                tool,
+                format!("`{name}` must be {range}, found {value}"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn invalid(tool: InjectedTool, message: impl Into<String>) -> ToolError {
@@ -197,12 +233,10 @@ fn build_context(a: BuildArgs, store: &Store, scope: &Scope) -> Result<Value, To
         return Err(invalid(tool, "`task` is empty"));
     }
     let budget = a.budget.unwrap_or(DEFAULT_BUDGET);
-    if budget == 0 {
-        return Err(invalid(tool, "`budget` must be at least 1"));
-    }
+    let (task, task_note) = cap_task(a.task);
     let stored = load(store, scope, None)?;
     let count = stored.len();
-    let (records, ids) = store::to_records(Some(a.task), stored);
+    let (records, ids) = store::to_records(Some(task), stored);
     let by_id: BTreeMap<&str, &StoredRecord> = ids.iter().map(|(id, s)| (id.as_str(), s)).collect();
     let config = BuildConfig {
         budget,
@@ -239,12 +273,30 @@ fn build_context(a: BuildArgs, store: &Store, scope: &Scope) -> Result<Value, To
         },
         "sources": sources,
         "omitted": out.omitted.len(),
-        "warnings": out.report.warnings,
+        "warnings": task_note.into_iter().chain(out.report.warnings).collect::<Vec<_>>(),
     });
     if a.format == Some(Format::Json) {
         return Ok(structured(value));
     }
     Ok(json!({"content": [{"type": "text", "text": out.context}], "structuredContent": value}))
+}
+
+/// The most characters of a `build_context` task that are used (and so can appear in the
+/// answer, twice: in the text and in `structuredContent.context`).
+pub const MAX_TASK_CHARS: usize = 8_000;
+
+/// The task cut to [`MAX_TASK_CHARS`], and a note saying so when it was cut.
+fn cap_task(task: String) -> (String, Option<String>) {
+    let total = task.chars().count();
+    match task.char_indices().nth(MAX_TASK_CHARS) {
+        None => (task, None),
+        Some((cut, _)) => (
+            format!("{} [… task cut here]", &task[..cut]),
+            Some(format!(
+                "the task has {total} characters; only its first {MAX_TASK_CHARS} were used"
+            )),
+        ),
+    }
 }
 
 #[derive(Deserialize)]
@@ -437,6 +489,9 @@ fn ingest_records(a: IngestArgs, store: &mut Store, scope: &Scope) -> Result<Val
         other => other.to_string(),
     };
     let records = parse_records(&text)?;
+    let ignored = serde_json::from_str::<Value>(&text)
+        .map(|v| ignored_fields(&v))
+        .unwrap_or_default();
     let new: Vec<NewRecord> = SessionRecord::all_of(records)
         .into_iter()
         .map(|record| NewRecord {
@@ -448,9 +503,51 @@ fn ingest_records(a: IngestArgs, store: &mut Store, scope: &Scope) -> Result<Val
         })
         .collect();
     let outcome = store.insert(scope, &new)?;
-    Ok(structured(
-        json!({"inserted": outcome.inserted, "duplicates": outcome.duplicates}),
-    ))
+    let mut answer = json!({"inserted": outcome.inserted, "duplicates": outcome.duplicates});
+    if !ignored.is_empty() {
+        answer["ignored"] = json!(ignored);
+        answer["note"] = json!(format!(
+            "{} unknown field(s) were ignored: {}",
+            ignored.len(),
+            ignored.join(", ")
+        ));
+    }
+    Ok(structured(answer))
+}
+
+/// The fields of a records document the format does not know, as paths
+/// (`toolOutputs[0].cmd`, `extra`): the reader ignores them, the caller should know.
+fn ignored_fields(doc: &Value) -> Vec<String> {
+    const COMMON: [&str; 3] = ["id", "timestamp", "priority"];
+    const LISTS: [(&str, &[&str]); 7] = [
+        ("messages", &["role", "text"]),
+        ("toolOutputs", &["tool", "args", "output", "exitCode"]),
+        ("errors", &["message", "stack"]),
+        ("files", &["path", "content"]),
+        ("diffs", &["path", "diff"]),
+        ("testResults", &["name", "status", "output"]),
+        ("decisions", &["text", "status"]),
+    ];
+    let mut out = Vec::new();
+    let Some(top) = doc.as_object() else {
+        return out;
+    };
+    for (key, value) in top {
+        let Some((_, fields)) = LISTS.iter().find(|(list, _)| list == key) else {
+            if key != "task" {
+                out.push(key.clone());
+            }
+            continue;
+        };
+        for (i, record) in value.as_array().into_iter().flatten().enumerate() {
+            for field in record.as_object().into_iter().flat_map(|r| r.keys()) {
+                if !COMMON.contains(&field.as_str()) && !fields.contains(&field.as_str()) {
+                    out.push(format!("{key}[{i}].{field}"));
+                }
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]

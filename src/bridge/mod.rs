@@ -1,16 +1,20 @@
 //! The bridge between the wire and the optimizer: tool results flow into the store
 //! ([`ingest`]), and the injected tools (`build_context` and friends) answer from it
-//! ([`handlers`]). [`Bridge`] holds both behind an API that needs no transport: the proxy's
-//! tap hands it frame pairs, the relay asks it to extend `tools/list` results and to answer
-//! calls to injected tools, and `ctxopt serve` ([`server`]) uses it as a plain MCP server.
-//! How the proxy wires it in (`src/relay/intercept.rs`, the tap) is in `docs/injected-tools.md`.
+//! ([`handlers`]). [`Bridge`] holds both behind an API that needs no transport. The proxy
+//! plugs it into the relay through the relay's two traits: [`ingest_sink::IngestSink`] (a
+//! [`FrameSink`](crate::relay::FrameSink): the tap hands it every frame, it stores tool
+//! results) and [`intercept::Interceptor`] (a [`FrameHandler`](crate::relay::FrameHandler):
+//! it extends `tools/list` results and answers calls to injected tools); `ctxopt serve`
+//! ([`server`]) uses it as a plain MCP server. How the proxy wires it in is in
+//! `docs/injected-tools.md`.
 
 pub mod content;
 pub mod file_reads;
 pub mod handlers;
 pub mod ingest;
+pub mod ingest_sink;
 pub mod inject;
-pub mod jsonrpc;
+pub mod intercept;
 pub mod replay;
 pub mod server;
 pub mod stored_text;
@@ -24,6 +28,7 @@ use serde_json::Value;
 
 use crate::compact::pages::PageCache;
 use crate::compact::{self, Call, Compacted, Limits, Outcome, Schema};
+use crate::protocol;
 use crate::store::results::{unix_now, DEFAULT_RETENTION, MAX_KEPT_BYTES};
 use crate::store::{InsertOutcome, Scope, Store, StoreError};
 use handlers::ToolError;
@@ -342,10 +347,10 @@ impl Bridge {
         let params = request.get("params")?;
         let tool = self.lookup(params.get("name")?.as_str()?)?;
         let mut result = self.call(tool, params.get("arguments").unwrap_or(&Value::Null));
-        if jsonrpc::is_modern(&request) {
-            jsonrpc::stamp_modern(&mut result);
+        if protocol::is_modern(&request) {
+            protocol::stamp_modern(&mut result);
         }
-        Some(jsonrpc::result_frame(id, result))
+        Some(protocol::result_frame(id, result))
     }
 
     /// A line for the log trailer when the store failed: how many writes failed and the

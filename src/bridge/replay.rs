@@ -3,9 +3,13 @@
 //! (`c2s` requests answered by `s2c` responses); the proxy's own `c2p`/`p2c` frames are its
 //! injected tools and are never ingested.
 
-use std::collections::HashMap;
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
 
-use crate::framelog::record::{Direction, FrameKind, Header, LogLine};
+use crate::framelog::exchanges::{Entry, Exchange, Exchanges};
+use crate::framelog::reader::{LogReader, ReadError};
+use crate::framelog::record::{Direction, FrameKind, Header};
 
 use super::ingest::FramePair;
 
@@ -35,60 +39,82 @@ impl LoggedPair {
     }
 }
 
-/// What a log holds for ingestion.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Replay {
-    /// The log's header, when it has one.
-    pub header: Option<Header>,
-    /// The `tools/call` pairs, in response order.
-    pub pairs: Vec<LoggedPair>,
-    /// Lines that are not frame-log records (1-based line numbers).
-    pub bad_lines: Vec<usize>,
+/// What a log holds for ingestion, in log order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Replayed {
+    /// The log's header.
+    Header(Header),
+    /// A relayed `tools/call` request and its answer, at the answer's place.
+    Pair(LoggedPair),
+    /// A line that is not a frame-log record (1-based line number).
+    Bad(u64),
 }
 
-/// Reads a frame log's text.
-pub fn replay(text: &str) -> Replay {
-    let mut out = Replay::default();
-    let mut pending: HashMap<String, String> = HashMap::new();
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let frame = match serde_json::from_str::<LogLine>(line) {
-            Ok(LogLine::Header(h)) => {
-                out.header.get_or_insert(h);
-                continue;
-            }
-            Ok(LogLine::Trailer(_)) => continue,
-            Ok(LogLine::Frame(f)) => f,
-            Err(_) => {
-                out.bad_lines.push(i + 1);
-                continue;
-            }
-        };
-        let (Some(id), Some(raw)) = (frame.id, frame.raw) else {
-            continue;
-        };
-        match (frame.dir, frame.kind) {
-            (Direction::C2s, FrameKind::Request)
-                if frame.method.as_deref() == Some("tools/call") =>
-            {
-                pending.insert(id, raw);
-            }
-            (Direction::S2c, FrameKind::Response | FrameKind::Error) => {
-                if let Some(request) = pending.remove(&id) {
-                    out.pairs.push(LoggedPair {
-                        request,
-                        response: raw,
-                        seq: frame.seq,
-                        ts: frame.ts,
-                    });
-                }
-            }
-            _ => {}
+/// Replays a frame log as it streams by: the [`Exchanges`] pairing iterator, keeping the
+/// relayed `tools/call` pairs.
+pub struct Replay<R> {
+    log: Exchanges<R>,
+}
+
+impl Replay<BufReader<File>> {
+    /// Opens the log at `path`.
+    pub fn open(path: &Path) -> Result<Self, ReadError> {
+        Ok(Replay {
+            log: Exchanges::open(path)?,
+        })
+    }
+}
+
+impl<R: BufRead> Replay<R> {
+    /// Replays what `reader` reads.
+    pub fn new(reader: LogReader<R>) -> Self {
+        Replay {
+            log: Exchanges::new(reader),
         }
     }
-    out
+}
+
+/// The pair an exchange holds for ingestion: a relayed `s2c` answer (a single frame, with
+/// its text) to a `c2s` `tools/call` request.
+fn tool_call_pair(exchange: Exchange) -> Option<LoggedPair> {
+    let (answer, request) = (exchange.message, exchange.request?);
+    let relayed = answer.dir() == Direction::S2c && request.dir() == Direction::C2s;
+    let single = answer.item.is_none() && request.item.is_none();
+    if !relayed || !single || request.kind() != FrameKind::Request {
+        return None;
+    }
+    if request.frame.method.as_deref() != Some("tools/call") {
+        return None;
+    }
+    Some(LoggedPair {
+        request: request.frame.raw.clone()?,
+        response: answer.frame.raw.clone()?,
+        seq: answer.frame.seq,
+        ts: answer.frame.ts.clone(),
+    })
+}
+
+impl<R: BufRead> Iterator for Replay<R> {
+    type Item = Result<Replayed, ReadError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            let entry = match self.log.next()? {
+                Ok(entry) => entry,
+                Err(e) => return Some(Err(e)),
+            };
+            match entry {
+                Entry::Header(h) => return Some(Ok(Replayed::Header(h))),
+                Entry::Bad { line, .. } => return Some(Ok(Replayed::Bad(line))),
+                Entry::Trailer(_) => {}
+                Entry::Frame { messages, .. } => {
+                    if let Some(pair) = messages.into_iter().find_map(tool_call_pair) {
+                        return Some(Ok(Replayed::Pair(pair)));
+                    }
+                }
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -96,6 +122,19 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    /// The pairs and the bad line numbers of a log's text.
+    fn replay(text: &str) -> (Vec<LoggedPair>, Vec<u64>) {
+        let (mut pairs, mut bad) = (Vec::new(), Vec::new());
+        for item in Replay::new(LogReader::new(text.as_bytes())) {
+            match item.unwrap() {
+                Replayed::Pair(p) => pairs.push(p),
+                Replayed::Bad(line) => bad.push(line),
+                Replayed::Header(_) => {}
+            }
+        }
+        (pairs, bad)
+    }
 
     fn frame(seq: u64, dir: &str, kind: &str, id: &str, method: Option<&str>, raw: &str) -> String {
         let mut f = json!({"type": "frame", "seq": seq, "ts": format!("2026-01-01T00:00:0{seq}Z"),
@@ -126,13 +165,13 @@ mod tests {
             frame(5, "s2c", "response", "1", Some("tools/call"), resp),
         ]
         .join("\n");
-        let r = replay(&log);
-        assert_eq!(r.bad_lines, [6]);
-        assert_eq!(r.pairs.len(), 1);
-        assert_eq!(r.pairs[0].request, req);
-        assert_eq!(r.pairs[0].response, resp);
-        assert_eq!(r.pairs[0].seq, 5);
-        let p = r.pairs[0].as_frame_pair("x.jsonl");
+        let (pairs, bad_lines) = replay(&log);
+        assert_eq!(bad_lines, [6]);
+        assert_eq!(pairs.len(), 1);
+        assert_eq!(pairs[0].request, req);
+        assert_eq!(pairs[0].response, resp);
+        assert_eq!(pairs[0].seq, 5);
+        let p = pairs[0].as_frame_pair("x.jsonl");
         assert_eq!((p.log_path, p.seq), (Some("x.jsonl"), Some(5)));
     }
 
@@ -147,10 +186,10 @@ mod tests {
         for name in ["ts-filesystem", "ts-everything"] {
             let path = format!("{}/frame-logs/{name}.jsonl", env!("CARGO_MANIFEST_DIR"));
             let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-            let r = replay(&text);
-            assert!(r.bad_lines.is_empty(), "{name}: {:?}", r.bad_lines);
-            lines.push(format!("## {name} ({} tools/call pairs)", r.pairs.len()));
-            for pair in &r.pairs {
+            let (pairs, bad_lines) = replay(&text);
+            assert!(bad_lines.is_empty(), "{name}: {bad_lines:?}");
+            lines.push(format!("## {name} ({} tools/call pairs)", pairs.len()));
+            for pair in &pairs {
                 for made in ingest(&pair.as_frame_pair(name), &|_| false).unwrap() {
                     let text = match &made.record {
                         SessionRecord::File(f) => format!("{} | {}", f.path, f.content),

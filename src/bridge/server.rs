@@ -1,6 +1,6 @@
 //! `ctxopt serve`: the injected tools as a plain stdio MCP server, one JSON-RPC message per
-//! line. It speaks both protocol eras: `initialize` (2024-11-05 … 2025-11-25) and the
-//! stateless 2026-07-28 (`server/discover`, a protocol version in every request's `_meta`,
+//! line. It speaks both protocol eras: `initialize` ([`LEGACY_VERSIONS`]) and the
+//! stateless [`MODERN_VERSION`] (`server/discover`, a protocol version in every request's `_meta`,
 //! `resultType` and the server's identity in every result). Why this is a small hand-written
 //! loop rather than rmcp is in `docs/injected-tools.md`.
 
@@ -8,8 +8,8 @@ use std::io::{self, BufRead, Write};
 
 use serde_json::{json, Value};
 
-use super::jsonrpc::{self, LEGACY_VERSIONS, MODERN_VERSION};
 use super::Bridge;
+use crate::protocol::{self, LEGACY_VERSIONS, MODERN_VERSION};
 
 /// What the server tells clients about itself.
 const INSTRUCTIONS: &str = "ctxopt keeps the records of your sessions in this workspace \
@@ -47,24 +47,24 @@ pub fn serve(bridge: &Bridge, input: impl BufRead, mut output: impl Write) -> io
 /// The response to one incoming line, or `None` (notifications, responses).
 pub fn respond(bridge: &Bridge, line: &str) -> Option<String> {
     let Ok(message) = serde_json::from_str::<Value>(line) else {
-        return Some(jsonrpc::error_frame(
+        return Some(protocol::error_frame(
             &Value::Null,
-            jsonrpc::PARSE_ERROR,
+            protocol::PARSE_ERROR,
             "Parse error",
             None,
         ));
     };
     if !message.is_object() {
-        return Some(jsonrpc::error_frame(
+        return Some(protocol::error_frame(
             &Value::Null,
-            jsonrpc::INVALID_REQUEST,
+            protocol::INVALID_REQUEST,
             "Invalid Request: expected one JSON-RPC object (batches are not supported)",
             None,
         ));
     }
     let method = message.get("method")?.as_str()?;
     let id = message.get("id")?;
-    let modern = jsonrpc::request_version(&message);
+    let modern = protocol::request_version(&message);
     if let Some(version) = modern.filter(|v| *v != MODERN_VERSION) {
         return Some(unsupported(id, version));
     }
@@ -79,29 +79,29 @@ pub fn respond(bridge: &Bridge, line: &str) -> Option<String> {
         "tools/list" => Ok(bridge.own_tools_list()),
         "tools/call" => call(bridge, &message),
         _ => Err((
-            jsonrpc::METHOD_NOT_FOUND,
+            protocol::METHOD_NOT_FOUND,
             format!("Method not found: {method}"),
         )),
     };
     Some(match outcome {
         Ok(mut result) => {
             if modern.is_some() {
-                jsonrpc::stamp_modern(&mut result);
+                protocol::stamp_modern(&mut result);
                 if matches!(method, "server/discover" | "tools/list") {
-                    jsonrpc::stamp_cacheable(&mut result);
+                    protocol::stamp_cacheable(&mut result);
                 }
-                result["_meta"] = json!({jsonrpc::SERVER_INFO_KEY: server_info()});
+                result["_meta"] = json!({protocol::SERVER_INFO_KEY: server_info()});
             }
-            jsonrpc::result_frame(id, result)
+            protocol::result_frame(id, result)
         }
-        Err((code, text)) => jsonrpc::error_frame(id, code, &text, None),
+        Err((code, text)) => protocol::error_frame(id, code, &text, None),
     })
 }
 
 fn unsupported(id: &Value, requested: &str) -> String {
-    jsonrpc::error_frame(
+    protocol::error_frame(
         id,
-        jsonrpc::UNSUPPORTED_PROTOCOL_VERSION,
+        protocol::UNSUPPORTED_PROTOCOL_VERSION,
         "Unsupported protocol version",
         Some(json!({"supported": [MODERN_VERSION], "requested": requested})),
     )
@@ -127,12 +127,12 @@ fn call(bridge: &Bridge, request: &Value) -> Result<Value, (i64, String)> {
     let params = request.get("params").unwrap_or(&Value::Null);
     let Some(name) = params.get("name").and_then(Value::as_str) else {
         return Err((
-            jsonrpc::INVALID_PARAMS,
+            protocol::INVALID_PARAMS,
             "tools/call needs a tool name".into(),
         ));
     };
     let Some(tool) = bridge.lookup(name) else {
-        return Err((jsonrpc::INVALID_PARAMS, format!("Unknown tool: {name}")));
+        return Err((protocol::INVALID_PARAMS, format!("Unknown tool: {name}")));
     };
     Ok(bridge.call(tool, params.get("arguments").unwrap_or(&Value::Null)))
 }
@@ -179,21 +179,21 @@ mod tests {
         assert_eq!(out[0]["result"]["serverInfo"]["name"], "ctxopt");
         let tools = out[1]["result"]["tools"].as_array().unwrap();
         assert_eq!(tools.len(), 6);
-        assert_eq!(out[2]["error"]["code"], jsonrpc::INVALID_PARAMS);
-        assert_eq!(out[3]["error"]["code"], jsonrpc::METHOD_NOT_FOUND);
+        assert_eq!(out[2]["error"]["code"], protocol::INVALID_PARAMS);
+        assert_eq!(out[3]["error"]["code"], protocol::METHOD_NOT_FOUND);
         assert_eq!(out[4]["result"], json!({}));
     }
 
     #[test]
     fn stateless_era_session() {
-        let meta = json!({jsonrpc::PROTOCOL_VERSION_KEY: MODERN_VERSION});
+        let meta = json!({protocol::PROTOCOL_VERSION_KEY: MODERN_VERSION});
         let out = exchange(&[
             json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": meta}}),
             json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": meta}}),
             json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
                    "params": {"name": "get_decisions", "arguments": {}, "_meta": meta}}),
             json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list",
-                   "params": {"_meta": {jsonrpc::PROTOCOL_VERSION_KEY: "2099-01-01"}}}),
+                   "params": {"_meta": {protocol::PROTOCOL_VERSION_KEY: "2099-01-01"}}}),
         ]);
         assert_eq!(
             out[0]["result"]["supportedVersions"],
@@ -202,7 +202,7 @@ mod tests {
         for r in &out[..3] {
             assert_eq!(r["result"]["resultType"], "complete", "{r}");
             assert_eq!(
-                r["result"]["_meta"][jsonrpc::SERVER_INFO_KEY]["name"],
+                r["result"]["_meta"][protocol::SERVER_INFO_KEY]["name"],
                 "ctxopt"
             );
         }
@@ -212,7 +212,7 @@ mod tests {
         );
         assert_eq!(
             out[3]["error"]["code"],
-            jsonrpc::UNSUPPORTED_PROTOCOL_VERSION
+            protocol::UNSUPPORTED_PROTOCOL_VERSION
         );
     }
 

@@ -52,7 +52,7 @@ fn answer_routes_injected_calls_only() {
 
     let modern = json!({"jsonrpc": "2.0", "id": "m", "method": "tools/call",
         "params": {"name": "get_decisions", "arguments": {},
-                   "_meta": {jsonrpc::PROTOCOL_VERSION_KEY: jsonrpc::MODERN_VERSION}}});
+                   "_meta": {protocol::PROTOCOL_VERSION_KEY: protocol::MODERN_VERSION}}});
     let v: Value = serde_json::from_str(&b.answer(&modern.to_string()).unwrap()).unwrap();
     assert_eq!(v["id"], "m");
     assert_eq!(v["result"]["resultType"], "complete");

@@ -5,9 +5,7 @@ use std::ops::Range;
 
 use super::json_scan::{as_str, elements, find, is_valid, member, object_members, root, Member};
 use super::record::FrameKind;
-
-/// The `_meta` key that carries the protocol revision per request (stateless 2026-07-28).
-pub const PROTOCOL_META_KEY: &str = "io.modelcontextprotocol/protocolVersion";
+use crate::protocol::PROTOCOL_VERSION_KEY;
 
 /// The accounting-relevant facts of one JSON-RPC message.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,7 +18,7 @@ pub struct Message {
     pub method: Option<String>,
     /// `params.name` of a `tools/call` request.
     pub tool: Option<String>,
-    /// `params._meta["io.modelcontextprotocol/protocolVersion"]`, or for `initialize`
+    /// The [`PROTOCOL_VERSION_KEY`] member of `params._meta`, or for `initialize`
     /// requests `params.protocolVersion` (the revision the client asks for).
     pub request_protocol: Option<String>,
     /// `result.protocolVersion` of a response (meaningful for `initialize`).
@@ -93,7 +91,7 @@ fn message(text: &str, span: Range<usize>) -> Message {
         string_in(text, &params_members, "protocolVersion")
     } else {
         find(text, &params_members, "_meta")
-            .and_then(|m| string_in(text, &object_members(text, m), PROTOCOL_META_KEY))
+            .and_then(|m| string_in(text, &object_members(text, m), PROTOCOL_VERSION_KEY))
     };
     let result_members = result.map(|r| object_members(text, r)).unwrap_or_default();
     let result_protocol = string_in(text, &result_members, "protocolVersion");

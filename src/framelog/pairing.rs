@@ -3,12 +3,64 @@
 //! A client request (`c2s`) is answered by an `s2c` response; a server request (`s2c`) by a
 //! `c2s` response. Both sides number their ids independently (often both from 0), so the
 //! pending requests are kept per requesting direction. Duplicate ids pair first-in,
-//! first-out.
+//! first-out. [`Outstanding`] is that rule, once: the live accounting ([`Pairing`]) and the
+//! log reader's pairing iterator ([`super::exchanges`]) both use it.
 
 use std::collections::{HashMap, VecDeque};
 use std::time::Instant;
 
 use super::record::Direction;
+
+/// Requests waiting for their responses: what is remembered of each (`T`), per requesting
+/// direction and id text, first-in first-out per id.
+#[derive(Debug)]
+pub struct Outstanding<T> {
+    pending: HashMap<(Direction, String), VecDeque<T>>,
+}
+
+impl<T> Default for Outstanding<T> {
+    fn default() -> Self {
+        Outstanding {
+            pending: HashMap::new(),
+        }
+    }
+}
+
+impl<T> Outstanding<T> {
+    /// Remembers a request relayed in `dir` with id text `id`.
+    pub fn request(&mut self, dir: Direction, id: &str, request: T) {
+        self.pending
+            .entry((dir, id.to_string()))
+            .or_default()
+            .push_back(request);
+    }
+
+    /// The request that a response relayed in `dir` with id text `id` answers, taken out
+    /// (the oldest, when several share the id).
+    pub fn answer(&mut self, dir: Direction, id: &str) -> Option<T> {
+        let key = (answering(dir), id.to_string());
+        let queue = self.pending.get_mut(&key)?;
+        let found = queue.pop_front();
+        if queue.is_empty() {
+            self.pending.remove(&key);
+        }
+        found
+    }
+
+    /// The request that a response relayed in `dir` with id text `id` would answer, left in.
+    pub fn peek_answer(&self, dir: Direction, id: &str) -> Option<&T> {
+        self.pending
+            .get(&(answering(dir), id.to_string()))
+            .and_then(VecDeque::front)
+    }
+
+    /// Every request still waiting, with its direction, taken out (in no particular order).
+    pub fn drain(&mut self) -> impl Iterator<Item = (Direction, T)> + '_ {
+        self.pending
+            .drain()
+            .flat_map(|((dir, _), queue)| queue.into_iter().map(move |r| (dir, r)))
+    }
+}
 
 /// A request waiting for its response.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,7 +88,7 @@ pub fn answering(dir: Direction) -> Direction {
 /// Pending requests per direction and the connection's protocol revision.
 #[derive(Debug, Default)]
 pub struct Pairing {
-    pending: HashMap<(Direction, String), VecDeque<Pending>>,
+    pending: Outstanding<Pending>,
     negotiated: Option<String>,
     last_per_request: Option<String>,
 }
@@ -51,10 +103,7 @@ impl Pairing {
         }
         pending.protocol = pending.protocol.or_else(|| self.current());
         let protocol = pending.protocol.clone();
-        self.pending
-            .entry((dir, id.to_string()))
-            .or_default()
-            .push_back(pending);
+        self.pending.request(dir, id, pending);
         protocol
     }
 
@@ -75,12 +124,7 @@ impl Pairing {
         id: &str,
         result_protocol: Option<&str>,
     ) -> Option<Pending> {
-        let key = (answering(dir), id.to_string());
-        let queue = self.pending.get_mut(&key)?;
-        let mut found = queue.pop_front()?;
-        if queue.is_empty() {
-            self.pending.remove(&key);
-        }
+        let mut found = self.pending.answer(dir, id)?;
         if found.method == "initialize" {
             if let Some(v) = result_protocol {
                 self.negotiated = Some(v.to_string());
@@ -125,6 +169,18 @@ mod tests {
             "tools/list"
         );
         assert!(p.response(Direction::S2c, "0", None).is_none());
+    }
+
+    #[test]
+    fn outstanding_peeks_drains_and_forgets_answered_ids() {
+        let mut o = Outstanding::default();
+        o.request(Direction::C2s, "1", "a");
+        o.request(Direction::C2p, "1", "b");
+        assert_eq!(o.peek_answer(Direction::S2c, "1"), Some(&"a"));
+        assert_eq!(o.answer(Direction::S2c, "1"), Some("a"));
+        assert_eq!(o.peek_answer(Direction::S2c, "1"), None);
+        assert_eq!(o.answer(Direction::C2s, "1"), None);
+        assert_eq!(o.drain().collect::<Vec<_>>(), [(Direction::C2p, "b")]);
     }
 
     #[test]

@@ -180,6 +180,25 @@ pub struct Frame {
     pub compacts: Option<u64>,
 }
 
+impl Frame {
+    /// The frame's wire text parsed as JSON, when it is UTF-8 text that is JSON.
+    pub fn json(&self) -> Option<serde_json::Value> {
+        self.raw
+            .as_deref()
+            .and_then(|raw| serde_json::from_str(raw).ok())
+    }
+
+    /// What the server sent, parsed as JSON: its original text (`server_raw`) where the
+    /// proxy rewrote the frame (a `tools/list` answer extended with the injected tools), the
+    /// wire text otherwise.
+    pub fn server_json(&self) -> Option<serde_json::Value> {
+        match &self.server_raw {
+            Some(raw) => serde_json::from_str(raw).ok(),
+            None => self.json(),
+        }
+    }
+}
+
 /// How the server ended.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ExitStatus {

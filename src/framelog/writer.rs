@@ -96,7 +96,7 @@ impl LogWriter {
     fn fail(&mut self, what: &str, err: &io::Error) {
         let line = format!("{what} frame log {}: {err}", self.path.display());
         if self.errors.is_empty() {
-            eprintln!("ctxopt-proxy: {line}; relaying continues without logging");
+            tracing::warn!("ctxopt-proxy: {line}; relaying continues without logging");
         }
         self.errors.push(line);
         self.out = None;

@@ -8,6 +8,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::canonical::{resolve_tool_refs, restrict_tool, to_compact};
+use super::report::text::{Align, Style, Table};
 use super::toollist::Listing;
 use crate::tokenizer::Tokenizer;
 
@@ -249,32 +250,29 @@ pub fn render_table(report: &AuditReport) -> String {
         report.server.source,
         report.protocol.as_deref().unwrap_or("unknown")
     );
-    let width = report
+    let head = [
+        "tool", "tokens", "$ref-in", "dialect", "schema B", "_meta B", "icons B", "env tk",
+    ];
+    let rows = report
         .tools
         .iter()
-        .map(|t| t.name.chars().count())
-        .max()
-        .unwrap_or(4)
-        .max(4);
-    let _ = writeln!(
-        out,
-        "{:<width$}  {:>7}  {:>7}  {:<8}  {:>8}  {:>7}  {:>7}  {:>6}",
-        "tool", "tokens", "$ref-in", "dialect", "schema B", "_meta B", "icons B", "env tk"
-    );
-    for t in &report.tools {
-        let _ = writeln!(
-            out,
-            "{:<width$}  {:>7}  {:>7}  {:<8}  {:>8}  {:>7}  {:>7}  {:>6}",
-            t.name,
-            t.tokens,
-            t.ref_resolved_tokens,
-            t.schema_dialect,
-            t.schema_bytes,
-            t.meta_bytes,
-            t.icons_bytes,
-            t.envelope_tokens
-        );
-    }
+        .map(|t| {
+            vec![
+                t.name.clone(),
+                t.tokens.to_string(),
+                t.ref_resolved_tokens.to_string(),
+                t.schema_dialect.clone(),
+                t.schema_bytes.to_string(),
+                t.meta_bytes.to_string(),
+                t.icons_bytes.to_string(),
+                t.envelope_tokens.to_string(),
+            ]
+        })
+        .collect();
+    Table::new(head, rows)
+        .align(3, Align::Left)
+        .min_widths(&[4, 7, 7, 8, 8, 7, 7, 6])
+        .render(Style::Plain, &mut out);
     let _ = writeln!(
         out,
         "{} tools, {} tokens ({}), {} with $ref inlined; {} canonical bytes, sha256 {}",

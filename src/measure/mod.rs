@@ -1,4 +1,5 @@
-//! Measurement over frame logs and tool lists: `report`, `audit`, `gap`.
+//! Measurement over frame logs and tool lists: `report`, `audit`, `gap`. Logs are read
+//! with [`crate::framelog::exchanges`].
 //!
 //! # Layout
 //! - [`canonical`]: the canonical serialization of a tool list (the text audits count).
@@ -6,14 +7,12 @@
 //! - [`probe`]: starts a server and asks it for its lists (both protocol eras).
 //! - [`audit`]: the tool-definition footprint of one listing.
 //! - [`gap`]: client-reported tool calls beside the calls on the wire.
-//! - [`logread`]: a streaming frame-log reader.
 //! - [`report`]: per-tool cost and anomalies over frame logs.
 //! - [`stats`]: nearest-rank order statistics.
 
 pub mod audit;
 pub mod canonical;
 pub mod gap;
-pub mod logread;
 pub mod probe;
 pub mod report;
 pub mod stats;
@@ -26,14 +25,9 @@ pub enum MeasureError {
     /// The input is not a `tools/list` response.
     #[error("not a tools/list response: {0}")]
     NotAToolList(String),
-    /// Reading an input failed.
-    #[error("{path}: {source}")]
-    Io {
-        /// The file.
-        path: String,
-        /// The cause.
-        source: std::io::Error,
-    },
+    /// Reading a frame log failed.
+    #[error(transparent)]
+    Log(#[from] crate::framelog::reader::ReadError),
     /// The server could not be started or did not answer as MCP requires.
     #[error("server: {0}")]
     Server(String),

@@ -1,11 +1,11 @@
 //! Starts an MCP server over stdio and asks it what it offers.
 //!
-//! It speaks the stateless 2026-07-28 revision first (`server/discover`, every request
+//! It speaks the stateless revision ([`MODERN_VERSION`]) first (`server/discover`, every request
 //! carrying `params._meta`); when the server answers that with a JSON-RPC error (an
-//! initialize-era server says `-32601`, method not found) it falls back to `initialize` →
+//! initialize-era server says [`METHOD_NOT_FOUND`]) it falls back to `initialize` →
 //! `notifications/initialized`. Then it pages through `tools/list` (following
 //! `nextCursor`), and `prompts/list` / `resources/list` when the capabilities offer them.
-//! Requests the server sends meanwhile (`roots/list`, …) are answered with `-32601`.
+//! Requests the server sends meanwhile (`roots/list`, …) are answered with [`METHOD_NOT_FOUND`].
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -16,11 +16,10 @@ use serde_json::{json, Value};
 
 use super::toollist::{push_tools_page, Listing};
 use super::MeasureError;
+use crate::protocol::{self, INITIALIZE_VERSION, METHOD_NOT_FOUND, MODERN_VERSION};
 
-/// The stateless protocol revision tried first.
-pub const STATELESS_REVISION: &str = "2026-07-28";
-/// The revision offered in `initialize` when the server is from the initialize era.
-pub const INITIALIZE_REVISION: &str = "2025-11-25";
+/// The name the probe gives itself.
+const CLIENT_NAME: &str = "ctxopt-audit";
 /// Pages followed per list before giving up (a server that loops its cursor).
 const MAX_PAGES: usize = 1000;
 
@@ -90,17 +89,6 @@ impl Session {
         })
     }
 
-    fn client_meta() -> Value {
-        json!({
-            "io.modelcontextprotocol/protocolVersion": STATELESS_REVISION,
-            "io.modelcontextprotocol/clientCapabilities": {},
-            "io.modelcontextprotocol/clientInfo": {
-                "name": "ctxopt-audit",
-                "version": env!("CARGO_PKG_VERSION")
-            }
-        })
-    }
-
     fn send(&mut self, message: &Value) -> Result<(), MeasureError> {
         let mut line = message.to_string();
         line.push('\n');
@@ -114,7 +102,7 @@ impl Session {
     /// server's own requests meanwhile.
     fn request(&mut self, method: &str, mut params: Value) -> Result<Value, MeasureError> {
         if self.stateless {
-            params["_meta"] = Self::client_meta();
+            params["_meta"] = protocol::client_meta(CLIENT_NAME, env!("CARGO_PKG_VERSION"));
         }
         self.next_id += 1;
         let id = self.next_id;
@@ -140,7 +128,7 @@ impl Session {
             if message.get("method").is_some() {
                 if let Some(their_id) = message.get("id") {
                     let reply = json!({"jsonrpc": "2.0", "id": their_id,
-                        "error": {"code": -32601, "message": "not supported by ctxopt audit"}});
+                        "error": {"code": METHOD_NOT_FOUND, "message": "not supported by ctxopt audit"}});
                     self.send(&reply)?;
                 }
                 continue;
@@ -156,21 +144,17 @@ impl Session {
         let discovered = self.request("server/discover", json!({}))?;
         if let Some(result) = discovered.get("result") {
             listing.source = "server/discover".into();
-            listing.protocol = Some(STATELESS_REVISION.into());
-            listing.server_info = result.get("serverInfo").cloned().or_else(|| {
-                result
-                    .pointer("/_meta/io.modelcontextprotocol~1serverInfo")
-                    .cloned()
-            });
+            listing.protocol = Some(MODERN_VERSION.into());
+            listing.server_info = protocol::server_info(result).cloned();
             return Ok(result.get("capabilities").cloned().unwrap_or(Value::Null));
         }
         self.stateless = false;
         let init = self.request(
             "initialize",
             json!({
-                "protocolVersion": INITIALIZE_REVISION,
+                "protocolVersion": INITIALIZE_VERSION,
                 "capabilities": {},
-                "clientInfo": {"name": "ctxopt-audit", "version": env!("CARGO_PKG_VERSION")}
+                "clientInfo": {"name": CLIENT_NAME, "version": env!("CARGO_PKG_VERSION")}
             }),
         )?;
         let result = init.get("result").ok_or_else(|| {

@@ -1,14 +1,14 @@
 //! What a server listed: its tools (across `tools/list` pages), prompts and resources,
 //! with the identity and protocol revision when they are known.
 
-use std::collections::HashMap;
 use std::path::Path;
 
 use serde_json::Value;
 
-use super::logread::{frame_json, server_json, LogItem, LogReader};
 use super::MeasureError;
-use crate::framelog::{Direction, FrameKind, LogLine};
+use crate::framelog::exchanges::{Entry, Exchanges};
+use crate::framelog::{Direction, FrameKind};
+use crate::protocol;
 
 /// The lists one server answered, in wire order.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -77,73 +77,55 @@ pub fn from_frame_log(path: &Path) -> Result<Listing, MeasureError> {
         source: "frame-log".into(),
         ..Listing::default()
     };
-    let mut cursor_requests: HashMap<String, bool> = HashMap::new();
     let mut current: Option<Vec<Value>> = None;
     let mut prompts = ListAssembly::default();
     let mut resources = ListAssembly::default();
     let mut header_name = None;
-    for item in LogReader::open(path)? {
-        let frame = match item? {
-            LogItem::Line(LogLine::Frame(frame)) => frame,
-            LogItem::Line(LogLine::Header(h)) => {
+    for entry in Exchanges::open(path)? {
+        let (frame, messages) = match entry? {
+            Entry::Frame { frame, messages } => (frame, messages),
+            Entry::Header(h) => {
                 header_name = Some(h.server_name);
                 continue;
             }
             _ => continue,
         };
         let method = frame.method.as_deref().unwrap_or_default();
-        let is_list = matches!(method, "tools/list" | "prompts/list" | "resources/list");
-        match (frame.dir, frame.kind) {
-            (Direction::C2s, FrameKind::Request) if is_list => {
-                let has_cursor =
-                    frame_json(&frame).is_some_and(|v| v.pointer("/params/cursor").is_some());
-                if let Some(id) = &frame.id {
-                    cursor_requests.insert(format!("{method} {id}"), has_cursor);
+        if (frame.dir, frame.kind) == (Direction::S2c, FrameKind::Response) {
+            // The server's own list: the tools a proxy injected are not its cost.
+            let Some(message) = frame.server_json() else {
+                continue;
+            };
+            // A page asked for with a cursor continues the list before it.
+            let continued = messages
+                .first()
+                .and_then(|e| e.request.as_ref())
+                .and_then(|r| r.frame.json())
+                .is_some_and(|v| v.pointer("/params/cursor").is_some());
+            match method {
+                "tools/list" => {
+                    let mut page = if continued {
+                        current.take().unwrap_or_default()
+                    } else {
+                        Vec::new()
+                    };
+                    push_tools_page(&message, &mut page)?;
+                    current = Some(page);
+                    listing.tools = current.clone().unwrap_or_default();
                 }
-            }
-            (Direction::S2c, FrameKind::Response) => {
-                // The server's own list: the tools a proxy injected are not its cost.
-                let Some(message) = server_json(&frame) else {
-                    continue;
-                };
-                let continued = frame
-                    .id
-                    .as_ref()
-                    .and_then(|id| cursor_requests.remove(&format!("{method} {id}")))
-                    .unwrap_or(false);
-                match method {
-                    "tools/list" => {
-                        let mut page = if continued {
-                            current.take().unwrap_or_default()
-                        } else {
-                            Vec::new()
-                        };
-                        push_tools_page(&message, &mut page)?;
-                        current = Some(page);
-                        listing.tools = current.clone().unwrap_or_default();
-                    }
-                    "prompts/list" => prompts.push(&message, "prompts", continued),
-                    "resources/list" => resources.push(&message, "resources", continued),
-                    "initialize" | "server/discover" => {
-                        let result = message.get("result");
-                        listing.server_info = result
-                            .and_then(|r| r.get("serverInfo"))
-                            .or_else(|| {
-                                result.and_then(|r| {
-                                    r.pointer("/_meta/io.modelcontextprotocol~1serverInfo")
-                                })
-                            })
-                            .cloned();
-                        listing.protocol = result
-                            .and_then(|r| r.get("protocolVersion"))
-                            .and_then(Value::as_str)
-                            .map(str::to_owned)
-                            .or(frame.protocol.clone());
-                    }
-                    _ => {}
+                "prompts/list" => prompts.push(&message, "prompts", continued),
+                "resources/list" => resources.push(&message, "resources", continued),
+                "initialize" | "server/discover" => {
+                    let result = message.get("result");
+                    listing.server_info = result.and_then(protocol::server_info).cloned();
+                    listing.protocol = result
+                        .and_then(|r| r.get("protocolVersion"))
+                        .and_then(Value::as_str)
+                        .map(str::to_owned)
+                        .or(frame.protocol.clone());
                 }
+                _ => {}
             }
-            _ => {}
         }
         if listing.protocol.is_none() {
             listing.protocol = frame.protocol.clone();

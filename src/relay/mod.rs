@@ -6,8 +6,12 @@
 //! - [`pump`]: one direction's loop: read a frame, write it on, count it, tap it.
 //! - [`outlet`]: the writable end of a direction, closable from the other direction.
 //! - [`tap`]: the never-blocking hand-off to the accounting thread that writes the log and
-//!   ingests tool results into the store.
-//! - [`intercept`]: the frames the proxy takes part in when it injects tools.
+//!   hands each accounted frame to the sinks.
+//! - [`sink`]: the [`FrameSink`] trait: what receives a copy of each frame (ingestion into the
+//!   store, implemented in `bridge`).
+//! - [`handler`]: the [`FrameHandler`] trait: what may take and answer a client frame or
+//!   replace a server frame (the injected tools, implemented in `bridge`).
+//! - [`answers`]: the proxy's own frames to the client, and the worker pool that answers.
 //! - [`blocking`]: reads and writes that wait on a non-blocking descriptor.
 //! - [`zero_copy`]: a long frame's body moved from pipe to outlet without a copy.
 //! - [`child`]: starting the server in its own process group, and its exit status.
@@ -18,17 +22,22 @@
 //! # Threads
 //! The thread that calls [`run`] blocks the signals, starts the server and then only
 //! supervises it (signals, exit, grace period). `c2s` and `s2c` each run a [`pump::Pump`];
-//! the `tap` thread does all parsing, counting, log writing and ingestion; each call to an
-//! injected tool is answered on its own `injected-call` thread.
+//! the `tap` thread does all parsing, counting, log writing and runs the sinks; answers that
+//! take work run on at most [`answers::WORKERS`] `injected-call` threads.
+//!
+//! The relay knows nothing of the store, the optimizer or the injected tools: what it is
+//! given through [`ProxyConfig::sinks`] and [`ProxyConfig::handler`] is all it sees of them.
 
+pub mod answers;
 pub mod blocking;
 pub mod child;
-pub mod intercept;
+pub mod handler;
 pub mod line_reader;
 pub mod outlet;
 pub mod pump;
 pub mod server_name;
 pub mod signals;
+pub mod sink;
 pub mod stats;
 pub mod tap;
 pub mod zero_copy;
@@ -42,18 +51,19 @@ use std::process::Child;
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::bridge::Bridge;
 use crate::framelog::accounting::rfc3339;
 use crate::framelog::writer::{create_log_dir, default_log_dir, default_log_name, LogWriter};
 use crate::framelog::FORMAT_VERSION;
 use crate::framelog::{Direction, ExitStatus, Header, LogLine, PerDirection, Trailer};
 use crate::tokenizer::Tokenizer;
-use intercept::Interceptor;
+use answers::Answers;
+pub use handler::FrameHandler;
 use outlet::Outlet;
-use pump::Pump;
+use pump::{Intercept, Pump};
 use signals::Signals;
+pub use sink::FrameSink;
 use stats::RelayStats;
-use tap::{Ingestion, Tap, TapSender};
+use tap::{Tap, TapSender};
 
 /// Where the frame log goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,7 +78,7 @@ pub enum LogTarget {
 }
 
 /// How to run the proxy.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct ProxyConfig {
     /// The server's command and arguments.
     pub command: Vec<OsString>,
@@ -80,12 +90,13 @@ pub struct ProxyConfig {
     pub tokenizer: Tokenizer,
     /// How long a server may take to exit after a forwarded signal before `SIGKILL`.
     pub grace: Duration,
-    /// The store and the injected tools: tool results are ingested into it, and where it
-    /// takes part ([`Bridge::takes_part`]) the proxy offers and answers the injected tools,
-    /// compacts results and hides tools. `None`: a plain relay.
-    pub bridge: Option<Arc<Bridge>>,
-    /// How long each answer of an injected tool is held back (zero; tests of cancellation
-    /// set it).
+    /// What receives a copy of each frame, after it is logged (ingestion into the store).
+    pub sinks: Vec<Box<dyn FrameSink>>,
+    /// What takes part in the conversation (the injected tools); `None`: every frame
+    /// passes untouched.
+    pub handler: Option<Arc<dyn FrameHandler>>,
+    /// How long each answer that takes work is held back (zero; tests of cancellation set
+    /// it).
     pub answer_delay: Duration,
 }
 
@@ -105,7 +116,8 @@ const POLL: Duration = Duration::from_millis(200);
 /// and the least time to wait for it after the server exited.
 const LAST_DRAIN: Duration = Duration::from_secs(1);
 
-/// How long the proxy, once the server is gone, still waits for injected tools' answers.
+/// How long the proxy, once the server is gone, still waits for the next of its own answers
+/// to be written (as long as they keep coming, it waits for all).
 const ANSWER_LIMIT: Duration = Duration::from_secs(10);
 
 fn open_log(config: &ProxyConfig, started: SystemTime) -> LogWriter {
@@ -148,7 +160,7 @@ fn header(config: &ProxyConfig, started: SystemTime, server_pid: Option<u32>) ->
 ///
 /// Call it before the process starts any other thread: it blocks the signals it forwards,
 /// and only threads started afterwards inherit that.
-pub fn run(config: ProxyConfig) -> Result<u8, RelayError> {
+pub fn run(mut config: ProxyConfig) -> Result<u8, RelayError> {
     let signals = Signals::block()?;
     let started = SystemTime::now();
     let mut writer = open_log(&config, started);
@@ -163,19 +175,16 @@ pub fn run(config: ProxyConfig) -> Result<u8, RelayError> {
     let pid = server.id();
     let stats = Arc::new(RelayStats::default());
     let log_path = writer.is_open().then(|| absolute(writer.path()));
-    let ingestion = config
-        .bridge
-        .clone()
-        .map(|bridge| Ingestion::new(bridge, log_path));
     let (tap, tap_sender) = Tap::start(
         header(&config, started, Some(pid)),
         writer,
         config.tokenizer,
         stats.clone(),
-        ingestion,
+        std::mem::take(&mut config.sinks),
+        log_path,
     )?;
 
-    let (drained, intercept) = start_pumps(&mut server, tap_sender, &stats, &config)?;
+    let (drained, answers) = start_pumps(&mut server, tap_sender, &stats, &config)?;
     let status = supervise(&mut server, &signals, config.grace)?;
     // Whatever the server left running in its group is an orphan now: ask it to go.
     child::signal_group(pid, libc::SIGTERM);
@@ -187,8 +196,11 @@ pub fn run(config: ProxyConfig) -> Result<u8, RelayError> {
         child::signal_group(pid, libc::SIGKILL);
         let _ = drained.recv_timeout(LAST_DRAIN);
     }
-    if let Some(intercept) = intercept {
-        intercept.finish(ANSWER_LIMIT);
+    if let Some(answers) = answers {
+        answers.finish(ANSWER_LIMIT);
+    }
+    if let Some(line) = stats.undelivered_line() {
+        tracing::warn!("ctxopt-proxy: {line}");
     }
     let (exit, code) = child::exit_of(status);
     tap.finish(exit);
@@ -222,13 +234,13 @@ fn absolute(path: &std::path::Path) -> String {
 }
 
 /// Starts the `c2s` and `s2c` threads; the receiver hears when the server's stdout is
-/// drained. Returns the interceptor too when tools are injected.
+/// drained. Returns the proxy's answers too when there is a handler.
 fn start_pumps(
     server: &mut Child,
     tap: TapSender,
     stats: &Arc<RelayStats>,
     config: &ProxyConfig,
-) -> io::Result<(mpsc::Receiver<()>, Option<Arc<Interceptor>>)> {
+) -> io::Result<(mpsc::Receiver<()>, Option<Arc<Answers>>)> {
     let (server_in, server_out) = match (server.stdin.take(), server.stdout.take()) {
         (Some(i), Some(o)) => (i, o),
         _ => return Err(io::Error::other("server pipes missing")),
@@ -237,18 +249,15 @@ fn start_pumps(
     let client_out = File::from(io::stdout().as_fd().try_clone_to_owned()?);
     let to_server = Arc::new(Outlet::for_fd(File::from(OwnedFd::from(server_in))));
     let to_client = Arc::new(Outlet::for_fd(client_out));
-    let intercept = config
-        .bridge
-        .as_ref()
-        .filter(|bridge| bridge.takes_part())
-        .map(|bridge| {
-            Arc::new(Interceptor::new(
-                bridge.clone(),
-                to_client.clone(),
-                tap.clone(),
-                config.answer_delay,
-            ))
-        });
+    let intercept = config.handler.as_ref().map(|handler| Intercept {
+        handler: handler.clone(),
+        answers: Arc::new(Answers::new(
+            to_client.clone(),
+            tap.clone(),
+            stats.clone(),
+            config.answer_delay,
+        )),
+    });
     let server_out = File::from(OwnedFd::from(server_out));
     // The server may write up to 1 MiB ahead of the relay, and each zero-copy step moves up to
     // that much (16 MB results: 0.82 of direct on average against 0.71 with 64 KiB, ahead in
@@ -262,7 +271,7 @@ fn start_pumps(
         stats: stats.clone(),
         intercept: intercept.clone(),
     };
-    let intercepting = intercept.clone();
+    let answers = intercept.as_ref().map(|i| i.answers.clone());
     let s2c = Pump {
         dir: Direction::S2c,
         outlet: to_client,
@@ -281,7 +290,7 @@ fn start_pumps(
             s2c.run(server_out);
             let _ = drained_tx.send(());
         })?;
-    Ok((drained_rx, intercepting))
+    Ok((drained_rx, answers))
 }
 
 /// Waits for the server to exit, forwarding signals and killing it when it outlives the
@@ -313,3 +322,6 @@ fn supervise(
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,7 +1,7 @@
 //! One direction of the relay: read, write the very same bytes on, count each frame, hand
 //! each frame's bytes to the tap. This loop is the hot path; nothing here parses a frame
-//! (the [`Interceptor`], when tools are injected, byte-searches each whole frame and parses
-//! only the few it takes part in).
+//! (a [`FrameHandler`], when there is one, sees each whole frame and decides whether it
+//! passes untouched, is taken and answered, or is replaced).
 //!
 //! # Whole frames and streamed frames
 //! A frame is gathered whole while it is at most [`STREAM_AFTER`] bytes long, then written
@@ -9,12 +9,12 @@
 //! from one pipe and writing to the other overlap), holding the outlet until its last
 //! byte so that nothing else is written in between, when no part of the proxy may need to
 //! see it whole:
-//! - without injected tools: always;
-//! - server → client: while no `tools/list` or handshake request forwarded by the proxy
-//!   awaits its answer (only those answers are ever rewritten);
-//! - client → server with injected tools: never (any client frame may be a call the
-//!   proxy answers itself or a request whose answer it rewrites, which takes the whole
-//!   frame to tell).
+//! - without a handler: always;
+//! - with one: when [`FrameHandler::sees_whole`] says it need not see this frame (the
+//!   injected tools: server → client while no `tools/list` or handshake request
+//!   forwarded by the proxy awaits its answer, since only those answers are ever
+//!   rewritten; client → server never, since any client frame may be a call the proxy
+//!   answers itself, which takes the whole frame to tell).
 //!
 //! Either way the frame's bytes are gathered once, for the tap, which gets them when the
 //! frame ends; its `ts` is when its first byte was written on.
@@ -30,8 +30,9 @@ use std::fs::File;
 use std::os::fd::{AsFd, BorrowedFd};
 use std::sync::Arc;
 
+use super::answers::Answers;
 use super::blocking::Blocking;
-use super::intercept::{Interceptor, ServerFrame};
+use super::handler::{ClientVerdict, FrameHandler, Replaced, ServerVerdict};
 use super::line_reader::{LineReader, READ_CHUNK};
 use super::outlet::{FrameWriter, Outlet};
 use super::stats::{DirStats, RelayStats};
@@ -56,8 +57,17 @@ pub struct Pump {
     pub tap: TapSender,
     /// The shared counters.
     pub stats: Arc<RelayStats>,
-    /// The proxy's part in the conversation, when it injects tools.
-    pub intercept: Option<Arc<Interceptor>>,
+    /// The proxy's part in the conversation, when it takes part.
+    pub intercept: Option<Intercept>,
+}
+
+/// What takes part in the conversation, and how its answers reach the client.
+#[derive(Debug, Clone)]
+pub struct Intercept {
+    /// Decides what becomes of each whole frame.
+    pub handler: Arc<dyn FrameHandler>,
+    /// Writes the answers to the frames it takes (the `c2s` pump uses it).
+    pub answers: Arc<Answers>,
 }
 
 /// How a frame moved on by zero copy ended.
@@ -142,8 +152,8 @@ impl Pump {
             None if !frame.is_empty() => self.relay_whole(frame),
             None => {}
         }
-        // With injected tools the client's outlet stays open for answers still being
-        // written; [`Interceptor::finish`] closes it.
+        // With a handler the client's outlet stays open for answers still being written;
+        // [`Answers::finish`] closes it.
         if !(self.dir == Direction::S2c && self.intercept.is_some()) {
             self.outlet.close();
         }
@@ -246,7 +256,7 @@ impl Pump {
     fn may_stream(&self) -> bool {
         match &self.intercept {
             None => true,
-            Some(intercept) => self.dir == Direction::S2c && !intercept.awaits_server_answer(),
+            Some(intercept) => !intercept.handler.sees_whole(self.dir),
         }
     }
 
@@ -269,43 +279,76 @@ impl Pump {
         }
     }
 
-    /// Relays a whole frame, unless the interceptor consumes, rewrites or compacts it.
+    /// Relays a whole frame, unless the handler takes or replaces it.
     fn relay_whole(&self, frame: Vec<u8>) {
-        let mut frame = frame;
-        let mut server_raw = None;
-        if let Some(intercept) = &self.intercept {
-            match self.dir {
-                Direction::C2s if intercept.on_client_frame(&frame) => return,
-                Direction::S2c => match intercept.on_server_frame(&frame) {
-                    ServerFrame::Pass => {}
-                    ServerFrame::Rewritten(rewritten, original) => {
-                        frame = rewritten;
-                        server_raw = Some(original);
-                    }
-                    ServerFrame::Compacted(compacted) => {
-                        let ticket = self.tap.ticket();
-                        if self.write(&mut self.outlet.lock(), &compacted) {
-                            self.dir_stats().relayed(compacted.len());
-                            self.tap.compacted(ticket, frame, compacted);
-                        } else {
-                            self.dir_stats().discarded(compacted.len());
-                            self.tap.not_relayed(ticket);
-                        }
-                        return;
-                    }
-                },
-                _ => {}
-            }
+        let Some(intercept) = &self.intercept else {
+            return self.write_whole(frame, None);
+        };
+        match self.dir {
+            Direction::C2s => match intercept.handler.on_client_frame(&frame) {
+                ClientVerdict::Pass => self.write_whole(frame, None),
+                verdict => self.take(intercept, frame, verdict),
+            },
+            Direction::S2c => match intercept.handler.on_server_frame(&frame) {
+                ServerVerdict::Pass => self.write_whole(frame, None),
+                ServerVerdict::Replace {
+                    frame: replacement,
+                    log: Replaced::WithServerRaw(original),
+                } => self.write_whole(replacement, Some(original)),
+                ServerVerdict::Replace {
+                    frame: replacement,
+                    log: Replaced::Separately,
+                } => self.substitute(frame, replacement),
+            },
+            _ => self.write_whole(frame, None),
         }
-        let ticket = self.tap.ticket();
-        let written = self.write(&mut self.outlet.lock(), &frame);
+    }
+
+    /// Writes a whole frame on and hands it to the tap (with the server's original text
+    /// when the frame replaces it).
+    fn write_whole(&self, frame: Vec<u8>, server_raw: Option<String>) {
+        // The ticket is taken holding the outlet, so the log's order is the order in which
+        // frames reach the reader, whoever else writes to this outlet.
+        let mut writer = self.outlet.lock();
+        let ticket = self.tap.ticket_writing(&writer);
+        let written = self.write(&mut writer, &frame);
+        drop(writer);
         self.tap_frame(ticket, frame, written, server_raw);
+    }
+
+    /// Writes `replacement` on instead of the server's `frame`: the tap gets the server's
+    /// frame (`s2c`) and then the replacement (`p2c`).
+    fn substitute(&self, frame: Vec<u8>, replacement: Vec<u8>) {
+        let mut writer = self.outlet.lock();
+        let ticket = self.tap.ticket_writing(&writer);
+        let written = self.write(&mut writer, &replacement);
+        drop(writer);
+        if written {
+            self.dir_stats().relayed(replacement.len());
+            self.tap.replaced(ticket, frame, replacement);
+        } else {
+            self.dir_stats().discarded(frame.len());
+            self.tap.not_relayed(ticket);
+        }
+    }
+
+    /// A client frame the handler took: logged `c2p`, then answered as the verdict says.
+    fn take(&self, intercept: &Intercept, frame: Vec<u8>, verdict: ClientVerdict) {
+        // The taken frame's place in the log comes before anything the proxy answers.
+        let ticket = self.tap.ticket();
+        let order = TapSender::order_of(&ticket);
+        self.tap.relayed(ticket, Direction::C2p, frame);
+        match verdict {
+            ClientVerdict::Answer(message) => intercept.answers.answer_now(message),
+            ClientVerdict::AnswerLater(answer) => intercept.answers.later(order, answer),
+            ClientVerdict::Pass | ClientVerdict::Take => {}
+        }
     }
 
     /// Holds the outlet and writes the frame's first bytes on.
     fn start_stream(&self, head: &[u8]) -> Stream<'_> {
         let mut writer = self.outlet.lock();
-        let ticket = self.tap.ticket();
+        let ticket = self.tap.ticket_writing(&writer);
         let written = self.write(&mut writer, head);
         Stream {
             writer,
@@ -364,6 +407,7 @@ mod tests {
             LogWriter::disabled(),
             Tokenizer::CharsDiv4,
             stats.clone(),
+            Vec::new(),
             None,
         )
         .unwrap();

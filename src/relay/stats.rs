@@ -43,6 +43,9 @@ pub struct RelayStats {
     pub c2s: DirStats,
     /// Server to client.
     pub s2c: DirStats,
+    /// The proxy's own answers that could not be delivered (the client's end had closed,
+    /// or the run ended first).
+    pub undelivered: AtomicU64,
     errors: Mutex<Vec<String>>,
 }
 
@@ -63,6 +66,21 @@ impl RelayStats {
         }
     }
 
+    /// Counts answers of the proxy that could not be delivered.
+    pub fn undelivered_answers(&self, count: u64) {
+        self.undelivered.fetch_add(count, Ordering::Relaxed);
+    }
+
+    /// The line for the trailer and stderr when answers of the proxy were not delivered.
+    pub fn undelivered_line(&self) -> Option<String> {
+        let count = self.undelivered.load(Ordering::Relaxed);
+        (count > 0).then(|| {
+            format!(
+                "{count} answers of the proxy (injected tools) not delivered: the client's end had closed or the run ended first"
+            )
+        })
+    }
+
     /// Records a relay error (a failed read or write) for the trailer.
     pub fn error(&self, line: String) {
         if let Ok(mut errors) = self.errors.lock() {
@@ -70,9 +88,11 @@ impl RelayStats {
         }
     }
 
-    /// The relay's errors, plus a line per direction that discarded frames.
+    /// The relay's errors, plus a line per direction that discarded frames and one for
+    /// undelivered answers.
     pub fn error_lines(&self) -> Vec<String> {
         let mut lines = self.errors.lock().map(|e| e.clone()).unwrap_or_default();
+        lines.extend(self.undelivered_line());
         for (name, d) in [("c2s", &self.c2s), ("s2c", &self.s2c)] {
             let frames = d.discarded_frames.load(Ordering::Relaxed);
             if frames > 0 {

@@ -7,29 +7,30 @@
 //! (`frames_unlogged` and a line in `errors`). Blocking the relay is never an option.
 //!
 //! Order: each direction takes a [`Ticket`] (sequence number and time) just before it
-//! writes a frame on, and the tap processes frames in ticket order. A response can only
+//! writes a frame on, holding the outlet ([`TapSender::ticket_writing`]), and the tap
+//! processes frames in ticket order: the log's order on each outlet is its reader's order. A response can only
 //! be read after its request's write began, so it always comes after its request in the
 //! log, even when the two relay threads hand their copies over in the other order.
 //!
 //! Lines reach the file when the tap has caught up with the relay (at most a millisecond or
 //! so after the frame), and at the end of the run.
 //!
-//! Ingestion: with a [`Bridge`], every relayed `tools/call` request and its response go to
-//! [`Bridge::on_frame_pair`] here, after the response is logged (see [`Ingestion`]).
+//! Sinks: after a frame is logged, its accounted record goes to every [`FrameSink`] (the
+//! ingestion of tool results into the store), in log order, here on the tap thread.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
+use super::outlet::FrameWriter;
+use super::sink::{FrameSink, LogPlace};
 use super::stats::RelayStats;
-use crate::bridge::ingest::FramePair;
-use crate::bridge::{Bridge, BridgeError};
 use crate::framelog::accounting::{rfc3339, Accountant, Tapped};
 use crate::framelog::writer::LogWriter;
-use crate::framelog::{Direction, ExitStatus, Frame, FrameKind, Header, LogLine, Trailer};
+use crate::framelog::{Direction, ExitStatus, Frame, Header, LogLine, Trailer};
 use crate::tokenizer::Tokenizer;
 
 /// Bytes of frames that may wait for accounting before new frames skip the log.
@@ -93,9 +94,9 @@ pub struct Ticket {
 enum Item {
     /// A frame, and the server's original text when the proxy rewrote it.
     Frame(Tapped, Option<String>),
-    /// A server frame the proxy compacted (`s2c`, as received) and the frame the client
-    /// got instead (`p2c`), logged one after the other.
-    Compaction(Tapped, Tapped),
+    /// A server frame (logged as it came) and the frame written in its place (logged right
+    /// after it, naming it in `compacts`).
+    Replacement(Tapped, Tapped),
     Skipped,
     NotRelayed,
 }
@@ -131,7 +132,17 @@ impl TapSender {
         }
     }
 
-    /// Takes the next place in the relay order; call it just before writing a frame on.
+    /// Takes the next place in the relay order for a frame about to be written through
+    /// `writer`. Taken while the outlet is held, so that frames written to one outlet by
+    /// several threads (relayed frames and the proxy's answers) are logged in the order in
+    /// which they reach the reader.
+    pub fn ticket_writing(&self, writer: &FrameWriter<'_>) -> Ticket {
+        let _held = writer;
+        self.ticket()
+    }
+
+    /// Takes the next place in the relay order for a frame that is not written to an
+    /// outlet (one the proxy took), or that only one thread writes.
     pub fn ticket(&self) -> Ticket {
         Ticket {
             order: self.order.fetch_add(1, Ordering::Relaxed),
@@ -177,11 +188,12 @@ impl TapSender {
         self.send(ticket.order, Item::Frame(tapped, server_raw));
     }
 
-    /// Hands a compacted server frame to the accounting thread: the server's `original`
-    /// (logged `s2c`, ingested whole) and the `compacted` frame just written on in its place
-    /// (logged `p2c` right after it, naming it in `compacts`).
-    pub fn compacted(&self, ticket: Ticket, original: Vec<u8>, compacted: Vec<u8>) {
-        let len = original.len() + compacted.len();
+    /// Hands a server frame that was replaced to the accounting thread: the server's
+    /// `original` (logged `s2c` as it came) and the `replacement` written on in its place
+    /// (logged `p2c` right after it, with the original's pairing and its `seq` in
+    /// `compacts`).
+    pub fn replaced(&self, ticket: Ticket, original: Vec<u8>, replacement: Vec<u8>) {
+        let len = original.len() + replacement.len();
         let queued = self.queued.load(Ordering::Relaxed);
         if queued > 0 && queued + len > TAP_BUDGET_BYTES {
             self.skipped.fetch_add(1, Ordering::Relaxed);
@@ -195,9 +207,9 @@ impl TapSender {
             at: ticket.at,
             instant: ticket.instant,
         };
-        let item = Item::Compaction(
+        let item = Item::Replacement(
             tapped(Direction::S2c, original),
-            tapped(Direction::P2c, compacted),
+            tapped(Direction::P2c, replacement),
         );
         self.send(ticket.order, item);
     }
@@ -215,69 +227,6 @@ pub struct Tap {
     handle: JoinHandle<()>,
 }
 
-/// Ingestion on the tap thread: the raw text of each relayed `tools/call` request, until its
-/// response comes, then both to the bridge.
-#[derive(Debug)]
-pub struct Ingestion {
-    bridge: Arc<Bridge>,
-    log_path: Option<String>,
-    requests: HashMap<String, VecDeque<String>>,
-}
-
-impl Ingestion {
-    /// Ingestion into `bridge`, with provenance naming `log_path` (absolute; `None` without
-    /// a log).
-    pub fn new(bridge: Arc<Bridge>, log_path: Option<String>) -> Ingestion {
-        Ingestion {
-            bridge,
-            log_path,
-            requests: HashMap::new(),
-        }
-    }
-
-    /// Takes in one accounted frame (`logged`: whether its line was written, so that its
-    /// `seq` names a frame of the log).
-    fn frame(&mut self, frame: &Frame, logged: bool) {
-        if frame.method.as_deref() != Some("tools/call") {
-            return;
-        }
-        let (Some(id), Some(raw)) = (&frame.id, &frame.raw) else {
-            return;
-        };
-        match (frame.dir, frame.kind) {
-            (Direction::C2s, FrameKind::Request) => {
-                self.requests
-                    .entry(id.clone())
-                    .or_default()
-                    .push_back(raw.clone());
-            }
-            (Direction::S2c, FrameKind::Response | FrameKind::Error) => {
-                let Some(queue) = self.requests.get_mut(id) else {
-                    return;
-                };
-                let request = queue.pop_front();
-                if queue.is_empty() {
-                    self.requests.remove(id);
-                }
-                let Some(request) = request else { return };
-                let pair = FramePair {
-                    request: &request,
-                    response: raw,
-                    log_path: self.log_path.as_deref().filter(|_| logged),
-                    seq: logged.then_some(frame.seq),
-                    timestamp: Some(&frame.ts),
-                };
-                if let Err(BridgeError::Store { error, first: true }) =
-                    self.bridge.on_frame_pair(&pair)
-                {
-                    eprintln!("ctxopt-proxy: store: {error}; relaying continues without storing");
-                }
-            }
-            _ => {}
-        }
-    }
-}
-
 struct TapState {
     waiting: BTreeMap<u64, Item>,
     next: u64,
@@ -287,7 +236,9 @@ struct TapState {
     skipped: Arc<AtomicU64>,
     processed: Arc<AtomicU64>,
     stats: Arc<RelayStats>,
-    ingestion: Option<Ingestion>,
+    sinks: Vec<Box<dyn FrameSink>>,
+    /// The log file as sinks name it (absolute), when there is a log.
+    log_path: Option<String>,
     /// Frame lines written for frames the proxy consumed or originated (`c2p`, `p2c`).
     proxy_lines: u64,
 }
@@ -313,40 +264,31 @@ impl TapState {
     fn process(&mut self, item: Item) {
         match item {
             Item::Frame(tapped, server_raw) => {
-                self.frame(tapped, server_raw);
+                self.record(tapped, |frame| frame.server_raw = server_raw);
             }
-            Item::Compaction(original, compacted) => {
-                let server = self.frame(original, None);
-                self.compacted_frame(compacted, server);
+            Item::Replacement(original, replacement) => {
+                let server = self.record(original, |_| {});
+                self.record(replacement, |frame| {
+                    if let Some(server) = server {
+                        frame.method = server.method;
+                        frame.tool = server.tool;
+                        frame.latency_us = server.latency_us;
+                        frame.protocol = server.protocol;
+                        frame.compacts = Some(server.seq);
+                    }
+                });
             }
             Item::Skipped => self.accountant.skip(),
             Item::NotRelayed => {}
         }
     }
 
-    /// Accounts, logs and ingests a frame; returns its record (when it was accounted).
-    fn frame(&mut self, tapped: Tapped, server_raw: Option<String>) -> Option<Box<Frame>> {
-        self.record(tapped, |frame| frame.server_raw = server_raw)
-    }
-
-    /// Accounts and logs the frame the client got in place of `server` (the server's
-    /// compacted frame): its pairing is the server frame's.
-    fn compacted_frame(&mut self, tapped: Tapped, server: Option<Box<Frame>>) {
-        self.record(tapped, |frame| {
-            if let Some(server) = server {
-                frame.method = server.method;
-                frame.tool = server.tool;
-                frame.latency_us = server.latency_us;
-                frame.protocol = server.protocol;
-                frame.compacts = Some(server.seq);
-            }
-        });
-    }
-
+    /// Accounts a frame, amends its record, logs it and hands it to the sinks; returns the
+    /// record (when it was accounted).
     fn record(&mut self, tapped: Tapped, amend: impl FnOnce(&mut Frame)) -> Option<Box<Frame>> {
         let len = tapped.bytes.len();
         let mut out = None;
-        if self.writer.is_open() || self.ingestion.is_some() {
+        if self.writer.is_open() || !self.sinks.is_empty() {
             let mut frame = self.accountant.frame(tapped);
             amend(&mut frame);
             let line = LogLine::Frame(Box::new(frame));
@@ -357,8 +299,16 @@ impl TapState {
             if logged && matches!(frame.dir, Direction::C2p | Direction::P2c) {
                 self.proxy_lines += 1;
             }
-            if let Some(ingestion) = &mut self.ingestion {
-                ingestion.frame(&frame, logged);
+            let place = self
+                .log_path
+                .as_deref()
+                .filter(|_| logged)
+                .map(|path| LogPlace {
+                    path,
+                    seq: frame.seq,
+                });
+            for sink in &mut self.sinks {
+                sink.frame(&frame, place);
             }
             out = Some(frame);
         }
@@ -378,12 +328,8 @@ impl TapState {
             ));
         }
         errors.extend(self.writer.errors().iter().cloned());
-        if let Some(line) = self
-            .ingestion
-            .as_ref()
-            .and_then(|i| i.bridge.failure_summary())
-        {
-            errors.push(line);
+        for sink in &self.sinks {
+            errors.extend(sink.trailer_errors());
         }
         let trailer = Trailer {
             ts: rfc3339(SystemTime::now()),
@@ -402,13 +348,15 @@ impl TapState {
 impl Tap {
     /// Starts the accounting thread: it writes `header` first, then loads the tokenizer
     /// (frames queue meanwhile; the relay does not wait), then logs frames as they come,
-    /// and hands `tools/call` pairs to `ingestion` when there is one.
+    /// and hands each to the `sinks`, telling them where it was logged (`log_path`:
+    /// the log file as they should name it).
     pub fn start(
         header: Header,
         writer: LogWriter,
         tokenizer: Tokenizer,
         stats: Arc<RelayStats>,
-        ingestion: Option<Ingestion>,
+        sinks: Vec<Box<dyn FrameSink>>,
+        log_path: Option<String>,
     ) -> std::io::Result<(Tap, TapSender)> {
         let (tx, rx) = mpsc::channel();
         let sender = TapSender {
@@ -427,7 +375,8 @@ impl Tap {
             skipped: sender.skipped.clone(),
             processed: sender.processed.clone(),
             stats,
-            ingestion,
+            sinks,
+            log_path,
             proxy_lines: 0,
         };
         let handle = std::thread::Builder::new()
@@ -470,7 +419,7 @@ impl Tap {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::framelog::{Frame, Trailer};
+    use crate::framelog::Trailer;
 
     /// A header for tests that start a tap.
     pub(crate) fn header() -> Header {
@@ -497,6 +446,7 @@ pub(crate) mod tests {
             LogWriter::open(&path),
             Tokenizer::CharsDiv4,
             stats.clone(),
+            Vec::new(),
             None,
         )
         .unwrap();

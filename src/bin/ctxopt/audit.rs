@@ -37,6 +37,9 @@ pub struct Args {
     /// Seconds to wait for each answer of a started server.
     #[arg(long, default_value_t = 30)]
     timeout: u64,
+    /// Write the result here (whole, mode 0600, via a temporary file) instead of to stdout.
+    #[arg(long, short, value_name = "FILE")]
+    output: Option<PathBuf>,
     /// The server command to start, after `--`.
     #[arg(last = true, value_name = "SERVER COMMAND")]
     server: Vec<String>,
@@ -59,9 +62,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         probe::probe(&args.server, Duration::from_secs(args.timeout))?
     };
     let report = audit(&listing, args.tokenizer);
-    match args.format {
-        Format::Table => print!("{}", render_table(&report)),
-        Format::Json => println!("{}", serde_json::to_string_pretty(&report)?),
-    }
+    let rendered = match args.format {
+        Format::Table => render_table(&report),
+        Format::Json => serde_json::to_string_pretty(&report)? + "\n",
+    };
+    crate::output_file::emit(args.output.as_deref(), rendered.as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }

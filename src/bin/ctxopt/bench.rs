@@ -51,7 +51,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("creating {}", args.output_dir.display()))?;
     let code = if args.speed {
         let result = speed::measure(&speed::SIZES, args.runs, DEFAULT_BUDGET, args.tokenizer)?;
-        print!("{}", result.markdown());
+        output_file::emit(None, result.markdown().as_bytes())?;
         write_json(&args.output_dir.join(SPEED_JSON), &result)?;
         ExitCode::SUCCESS
     } else {
@@ -75,7 +75,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             args.scenarios.display()
         );
         let result = report::run_all(&scenarios, args.tokenizer);
-        print!("{}", report::text_table(&result));
+        output_file::emit(None, report::text_table(&result).as_bytes())?;
         write_json(&args.output_dir.join(SCENARIOS_JSON), &result)?;
         if result.meets_bar {
             ExitCode::SUCCESS

@@ -43,6 +43,9 @@ pub struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     format: Output,
+    /// Write the result here (whole, mode 0600, via a temporary file) instead of to stdout.
+    #[arg(long, short, value_name = "FILE")]
+    output: Option<PathBuf>,
 }
 
 /// Runs `ctxopt gap`. Exits 0 when clean, 1 when there is a gap, strays or no wire calls.
@@ -58,10 +61,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let calls = client::parse(&text, format)?;
     let server = args.server.unwrap_or_else(|| wire.server_name.clone());
     let report = compare(&wire, &calls, &server);
-    match args.format {
-        Output::Table => print!("{}", render_table(&report)),
-        Output::Json => println!("{}", serde_json::to_string_pretty(&report)?),
-    }
+    let rendered = match args.format {
+        Output::Table => render_table(&report),
+        Output::Json => serde_json::to_string_pretty(&report)? + "\n",
+    };
+    crate::output_file::emit(args.output.as_deref(), rendered.as_bytes())?;
     Ok(if report.clean {
         ExitCode::SUCCESS
     } else {

@@ -4,6 +4,8 @@ mod audit;
 mod bench;
 mod build;
 mod gap;
+mod hook;
+mod import;
 mod import_swe;
 mod ingest;
 mod output_file;
@@ -39,6 +41,10 @@ enum Command {
     Gap(gap::Args),
     /// Convert a mini-swe-agent trajectory (*.traj.json) into a records file.
     ImportSwe(import_swe::Args),
+    /// Convert Claude Code, Gemini CLI, Codex or mini-swe-agent sessions into a records file.
+    Import(import::Args),
+    /// Run as a Claude Code or Gemini CLI hook: payload on stdin, context JSON on stdout.
+    Hook(hook::Args),
     /// Serve build_context and the other context tools as a stdio MCP server.
     Serve(serve::Args),
     /// Replay frame logs into the session store.
@@ -46,6 +52,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    ctxopt::diagnostics::init();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Build(args) => build::run(args),
@@ -56,11 +63,13 @@ fn main() -> ExitCode {
         Command::Serve(args) => serve::run(args),
         Command::Ingest(args) => ingest::run(args),
         Command::ImportSwe(args) => import_swe::run(args),
+        Command::Import(args) => import::run(args),
+        Command::Hook(args) => hook::run(args),
     };
     match result {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("ctxopt: {err:#}");
+            tracing::error!("ctxopt: {err:#}");
             ExitCode::from(2)
         }
     }

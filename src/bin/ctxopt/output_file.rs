@@ -1,17 +1,23 @@
-//! Writing a command's result: to stdout, or whole to a file (never half-written).
+//! Writing a command's result, the one way every subcommand does it: to stdout, or whole
+//! to the file given with `--output` (never half-written, mode 0600: reports and contexts
+//! quote frames and tool results).
 
-use std::io::Write;
+use std::io::{ErrorKind, Write};
 use std::path::Path;
 
 use anyhow::Context;
 
 /// Writes `bytes` to `path` when given, else to stdout. A file is written to a temporary
 /// sibling with mode 0600 and renamed into place, so a failure leaves no partial file.
+/// A stdout whose reader has gone (`ctxopt report … | head`) is not an error: the rest is
+/// dropped quietly and the command ends as it would have.
 pub fn emit(path: Option<&Path>, bytes: &[u8]) -> anyhow::Result<()> {
     let Some(path) = path else {
         let mut out = std::io::stdout().lock();
-        out.write_all(bytes)?;
-        return out.flush().context("writing stdout");
+        return match out.write_all(bytes).and_then(|()| out.flush()) {
+            Err(e) if e.kind() == ErrorKind::BrokenPipe => Ok(()),
+            written => written.context("writing stdout"),
+        };
     };
     let name = path
         .file_name()

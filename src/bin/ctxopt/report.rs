@@ -3,7 +3,6 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context;
 use ctxopt::measure::report::{self, html, text};
 
 /// Output formats of `ctxopt report`.
@@ -28,8 +27,8 @@ pub struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
-    /// Write the report here instead of to stdout (created with mode 0600: anomaly details
-    /// quote frame text).
+    /// Write the report here (whole, mode 0600, via a temporary file: anomaly details quote
+    /// frame text) instead of to stdout.
     #[arg(long, short, value_name = "FILE")]
     output: Option<PathBuf>,
 }
@@ -43,24 +42,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Format::Json => serde_json::to_string_pretty(&report)? + "\n",
         Format::Html => html::render(&report),
     };
-    match &args.output {
-        Some(path) => write_private(path, rendered.as_bytes())
-            .with_context(|| format!("writing {}", path.display()))?,
-        None => print!("{rendered}"),
-    }
+    crate::output_file::emit(args.output.as_deref(), rendered.as_bytes())?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// Writes `bytes` to `path`, readable by its owner only (an existing file is narrowed too).
-fn write_private(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)?;
-    file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
-    file.write_all(bytes)
 }

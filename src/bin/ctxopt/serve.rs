@@ -30,7 +30,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let bridge = match Store::open_arg(args.store.as_deref()) {
         Ok(store) => Bridge::new(store, scope),
         Err(err) => {
-            eprintln!("ctxopt serve: {err}; serving without a store");
+            tracing::warn!("ctxopt serve: {err}; serving without a store");
             Bridge::unavailable(&err, scope)
         }
     };

@@ -302,3 +302,83 @@ fn build_context_is_deterministic() {
     let second = call(&mut store, InjectedTool::BuildContext, args);
     assert_eq!(first.to_string(), second.to_string());
 }
+
+#[test]
+fn numeric_argument_errors_name_the_argument_and_its_range() {
+    let mut store = session();
+    let cases = [
+        (
+            InjectedTool::BuildContext,
+            json!({"task": "x", "budget": -5}),
+            "invalid arguments for build_context: `budget` must be an integer in 1..=200000, found -5",
+        ),
+        (
+            InjectedTool::BuildContext,
+            json!({"task": "x", "budget": 0}),
+            "invalid arguments for build_context: `budget` must be an integer in 1..=200000, found 0",
+        ),
+        (
+            InjectedTool::SearchContext,
+            json!({"query": "billing", "limit": 2.5}),
+            "invalid arguments for search_context: `limit` must be an integer in 1..=100, found 2.5",
+        ),
+        (
+            InjectedTool::GetRelevantErrors,
+            json!({"limit": "10"}),
+            "invalid arguments for get_relevant_errors: `limit` must be an integer in 1..=100, found \"10\"",
+        ),
+    ];
+    for (tool, args, message) in cases {
+        let err = handle_call(tool, &args, &mut store, &scope()).unwrap_err();
+        assert_eq!(err.to_string(), message);
+    }
+}
+
+#[test]
+fn ingest_records_says_which_unknown_fields_it_ignored() {
+    let mut store = session();
+    let answer = call(
+        &mut store,
+        InjectedTool::IngestRecords,
+        json!({"records": {"extra": 1, "toolOutputs": [{"tool": "make", "output": "ok", "cmd": "make"}]}}),
+    );
+    let s = &answer["structuredContent"];
+    assert_eq!(s["inserted"], 1);
+    assert_eq!(s["ignored"], json!(["extra", "toolOutputs[0].cmd"]));
+    let text = answer["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("2 unknown field(s) were ignored: extra, toolOutputs[0].cmd"),
+        "{text}"
+    );
+    let clean = call(
+        &mut store,
+        InjectedTool::IngestRecords,
+        json!({"records": {"task": "t", "errors": [{"id": "e9", "message": "boom"}]}}),
+    );
+    assert!(
+        clean["structuredContent"].get("ignored").is_none(),
+        "{clean}"
+    );
+}
+
+#[test]
+fn a_huge_task_is_cut_with_a_note_and_the_answer_stays_small() {
+    let mut store = session();
+    let task = "fix the billing rounding test ".repeat(180_000); // 5.4 MB
+    let answer = call(
+        &mut store,
+        InjectedTool::BuildContext,
+        json!({"task": task, "budget": 500}),
+    );
+    let bytes = answer.to_string().len();
+    assert!(bytes < 200_000, "{bytes} bytes");
+    let warnings = answer["structuredContent"]["warnings"].to_string();
+    assert!(
+        warnings.contains(&format!("only its first {MAX_TASK_CHARS} were used")),
+        "{warnings}"
+    );
+    assert!(answer["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .contains("[… task cut here]"));
+}

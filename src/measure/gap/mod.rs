@@ -19,9 +19,10 @@ use serde::Serialize;
 use serde_json::Value;
 
 use self::client::ClientCalls;
-use super::logread::{frame_json, LogItem, LogReader};
+use super::report::text::{Style, Table};
 use super::MeasureError;
-use crate::framelog::{Direction, FrameKind, LogLine};
+use crate::framelog::exchanges::{Entry, Exchanges};
+use crate::framelog::{Direction, FrameKind};
 
 /// What the wire shows for one server.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -38,19 +39,19 @@ pub struct WireCalls {
 pub fn read_wire(path: &Path) -> Result<WireCalls, MeasureError> {
     let mut wire = WireCalls::default();
     let mut listed = false;
-    for item in LogReader::open(path)? {
-        let frame = match item? {
-            LogItem::Line(LogLine::Header(h)) => {
+    for entry in Exchanges::open(path)? {
+        let frame = match entry? {
+            Entry::Header(h) => {
                 wire.server_name = h.server_name;
                 continue;
             }
-            LogItem::Line(LogLine::Frame(f)) => f,
+            Entry::Frame { frame, .. } => frame,
             _ => continue,
         };
         match (frame.dir, frame.kind, frame.method.as_deref()) {
             (Direction::S2c, FrameKind::Response, Some("tools/list")) => {
                 listed = true;
-                let message = frame_json(&frame);
+                let message = frame.json();
                 let tools = message
                     .as_ref()
                     .and_then(|m| m.pointer("/result/tools"))
@@ -67,7 +68,7 @@ pub fn read_wire(path: &Path) -> Result<WireCalls, MeasureError> {
             }
             (Direction::C2s, FrameKind::Request, Some("tools/call")) => {
                 let tool = frame.tool.clone().or_else(|| {
-                    frame_json(&frame).and_then(|m| {
+                    frame.json().and_then(|m| {
                         m.pointer("/params/name")
                             .and_then(Value::as_str)
                             .map(str::to_owned)
@@ -302,11 +303,11 @@ pub fn render_table(report: &GapReport) -> String {
         "attributed".to_owned(),
         "gap".to_owned(),
     ];
-    let rows: Vec<[String; 8]> = report
+    let rows: Vec<Vec<String>> = report
         .tools
         .iter()
         .map(|r| {
-            [
+            vec![
                 r.tool.clone(),
                 r.wire.to_string(),
                 r.claude_qualified.to_string(),
@@ -316,15 +317,6 @@ pub fn render_table(report: &GapReport) -> String {
                 r.attributed.to_string(),
                 r.gap.to_string(),
             ]
-        })
-        .collect();
-    let widths: Vec<usize> = (0..head.len())
-        .map(|i| {
-            rows.iter()
-                .map(|r| r[i].chars().count())
-                .chain([head[i].chars().count()])
-                .max()
-                .unwrap_or(0)
         })
         .collect();
     let mut out = String::new();
@@ -338,21 +330,7 @@ pub fn render_table(report: &GapReport) -> String {
             .map(|v| format!(" {v}"))
             .unwrap_or_default()
     );
-    for row in std::iter::once(&head).chain(&rows) {
-        let cells: Vec<String> = row
-            .iter()
-            .zip(&widths)
-            .enumerate()
-            .map(|(i, (c, w))| {
-                if i == 0 {
-                    format!("{c:<w$}")
-                } else {
-                    format!("{c:>w$}")
-                }
-            })
-            .collect();
-        let _ = writeln!(out, "{}", cells.join("  "));
-    }
+    Table::new(head, rows).render(Style::Plain, &mut out);
     let _ = writeln!(
         out,
         "gap {} (with bare names: {}); wire calls {}, client calls {}, attributed {}; {}",

@@ -9,12 +9,13 @@ use super::{
     Anomalies, Anomaly, Compaction, DirectionCounts, Identity, Report, ServerReport, Session,
     ToolReport, MAX_LISTED_ANOMALIES,
 };
+use crate::framelog::exchanges::{self, Entry, Exchanges};
 use crate::framelog::json_scan::{as_str, is_valid, member, root};
 use crate::framelog::meta_strip::strip_meta;
-use crate::framelog::{BatchItem, Direction, Frame, FrameKind, LogLine};
-use crate::measure::logread::{LogItem, LogReader};
+use crate::framelog::{Direction, Frame, FrameKind};
 use crate::measure::stats::{Latency, Summary};
 use crate::measure::MeasureError;
+use crate::protocol;
 use crate::tokenizer::Tokenizer;
 
 /// Reads every log in `paths` (in order) and builds the report.
@@ -57,20 +58,19 @@ struct Accumulator {
     compaction: BTreeMap<(String, String, String), (u64, u64, u64)>,
 }
 
-/// A request waiting for its answer.
-struct Pending {
-    seq: u64,
-    method: Option<String>,
-    tool: Option<String>,
-    ts: String,
+/// What is kept of a `tools/call` request until its answer: its tool and measures.
+struct CallRequest {
+    tool: String,
     tokens: u64,
     stripped: u64,
     bytes: u64,
 }
 
-/// One JSON-RPC message: a frame, or one item of a batch frame.
+/// One JSON-RPC message, measured: a frame, or one item of a batch frame.
 struct Message<'a> {
     seq: u64,
+    /// The item's index, in a batch.
+    item: Option<usize>,
     ts: &'a str,
     dir: Direction,
     kind: FrameKind,
@@ -89,7 +89,9 @@ struct Message<'a> {
 
 struct LogState {
     log: String,
-    pending: HashMap<(Direction, String), Pending>,
+    /// `tools/call` requests waiting for their answer, by (seq, batch item): the pairing
+    /// itself is [`Exchanges`]'.
+    calls: HashMap<(u64, Option<usize>), CallRequest>,
     advertised: HashSet<String>,
     /// `tools/call` requests whose tool was not advertised when they were made.
     early_calls: Vec<(u64, Direction, String)>,
@@ -97,13 +99,9 @@ struct LogState {
     last_s2c: Option<(u64, u64)>,
 }
 
-fn opposite(dir: Direction) -> Direction {
-    match dir {
-        Direction::C2s => Direction::S2c,
-        Direction::S2c => Direction::C2s,
-        Direction::C2p => Direction::P2c,
-        Direction::P2c => Direction::C2p,
-    }
+/// The key a request's measures are kept under.
+fn call_key(m: &exchanges::Message) -> (u64, Option<usize>) {
+    (m.frame.seq, m.item)
 }
 
 fn bump(counts: &mut DirectionCounts, dir: Direction, by: u64) {
@@ -232,42 +230,43 @@ impl Accumulator {
         };
         let mut state = LogState {
             log,
-            pending: HashMap::new(),
+            calls: HashMap::new(),
             advertised: HashSet::new(),
             early_calls: Vec::new(),
             last_s2c: None,
         };
-        for item in LogReader::open(path)? {
-            match item? {
-                LogItem::Bad { .. } => session.unreadable_log_lines += 1,
-                LogItem::Line(LogLine::Header(h)) => {
+        let mut log = Exchanges::open(path)?;
+        for entry in log.by_ref() {
+            match entry? {
+                Entry::Bad { .. } => session.unreadable_log_lines += 1,
+                Entry::Header(h) => {
                     if self.tokenizer.is_none() {
                         self.tokenizer = Some(h.tokenizer.parse().unwrap_or_default());
                     }
                     session.server_name = h.server_name;
                     session.started = h.started;
                 }
-                LogItem::Line(LogLine::Trailer(t)) => {
+                Entry::Trailer(t) => {
                     session.complete = true;
                     session.frames_unlogged = t.frames_unlogged;
                 }
-                LogItem::Line(LogLine::Frame(frame)) => {
-                    self.frame(&mut session, &mut state, &frame)
+                Entry::Frame { frame, messages } => {
+                    self.frame(&mut session, &mut state, &frame, messages)
                 }
             }
         }
-        let mut left: Vec<(Direction, Pending)> = state
-            .pending
-            .drain()
-            .map(|((dir, _), p)| (dir, p))
-            .collect();
-        left.sort_by_key(|(_, p)| p.seq);
-        for (dir, p) in left {
-            let what = match &p.tool {
-                Some(tool) => format!("tools/call {tool}"),
-                None => p.method.clone().unwrap_or_default(),
+        for request in log.take_unanswered() {
+            let what = match state.calls.remove(&call_key(&request)) {
+                Some(call) => format!("tools/call {}", call.tool),
+                None => request.method().unwrap_or_default().to_owned(),
             };
-            self.anomaly("unanswered_request", &state.log, p.seq, dir, what);
+            self.anomaly(
+                "unanswered_request",
+                &state.log,
+                request.frame.seq,
+                request.dir(),
+                what,
+            );
         }
         for (seq, dir, tool) in std::mem::take(&mut state.early_calls) {
             if !state.advertised.contains(&tool) {
@@ -278,7 +277,13 @@ impl Accumulator {
         Ok(())
     }
 
-    fn frame(&mut self, session: &mut Session, state: &mut LogState, frame: &Frame) {
+    fn frame(
+        &mut self,
+        session: &mut Session,
+        state: &mut LogState,
+        frame: &Frame,
+        messages: Vec<exchanges::Exchange>,
+    ) {
         bump(&mut session.frames, frame.dir, 1);
         bump(&mut session.bytes, frame.dir, frame.bytes);
         bump(&mut session.tokens, frame.dir, frame.tokens);
@@ -322,12 +327,15 @@ impl Accumulator {
                 );
             }
             FrameKind::Batch => {
-                for item in frame.items.as_deref().unwrap_or_default() {
-                    let message = batch_message(frame, item);
-                    self.message(session, state, message);
+                for exchange in messages {
+                    let message = batch_message(frame, &exchange.message);
+                    self.message(session, state, message, exchange.request);
                 }
             }
             _ => {
+                let Some(exchange) = messages.into_iter().next() else {
+                    return;
+                };
                 let raw = frame.raw.as_deref();
                 let json = if worth_parsing(frame.method.as_deref())
                     || (session.client.is_none() && frame.kind == FrameKind::Request)
@@ -338,16 +346,17 @@ impl Accumulator {
                 };
                 let is_call = match frame.kind {
                     FrameKind::Request => frame.method.as_deref() == Some("tools/call"),
-                    _ => frame.id.as_ref().is_some_and(|id| {
-                        let key = (opposite(frame.dir), id.clone());
-                        state.pending.get(&key).is_some_and(|p| p.tool.is_some())
-                    }),
+                    _ => exchange
+                        .request
+                        .as_ref()
+                        .is_some_and(|r| state.calls.contains_key(&call_key(r))),
                 };
                 let call = is_call
                     .then(|| raw.and_then(|r| call_text(r, self.tokenizer())))
                     .flatten();
                 let message = Message {
                     seq: frame.seq,
+                    item: None,
                     ts: &frame.ts,
                     dir: frame.dir,
                     kind: frame.kind,
@@ -364,15 +373,21 @@ impl Accumulator {
                     json,
                     call_tokens: call.map(|c| c.tokens),
                 };
-                self.message(session, state, message);
+                self.message(session, state, message, exchange.request);
             }
         }
     }
 
-    fn message(&mut self, session: &mut Session, state: &mut LogState, m: Message<'_>) {
+    fn message(
+        &mut self,
+        session: &mut Session,
+        state: &mut LogState,
+        m: Message<'_>,
+        request: Option<exchanges::Message>,
+    ) {
         match m.kind {
             FrameKind::Request => self.request(session, state, m),
-            FrameKind::Response | FrameKind::Error => self.answer(session, state, m),
+            FrameKind::Response | FrameKind::Error => self.answer(session, state, m, request),
             FrameKind::Notification if m.method == Some("notifications/cancelled") => {
                 let target = m
                     .json
@@ -394,11 +409,7 @@ impl Accumulator {
     fn request(&mut self, session: &mut Session, state: &mut LogState, m: Message<'_>) {
         let params = m.json.as_ref().and_then(|j| j.get("params"));
         if session.client.is_none() && matches!(m.dir, Direction::C2s) {
-            session.client = identity(params.and_then(|p| p.get("clientInfo"))).or_else(|| {
-                identity(
-                    params.and_then(|p| p.pointer("/_meta/io.modelcontextprotocol~1clientInfo")),
-                )
-            });
+            session.client = identity(params.and_then(protocol::client_info));
         }
         let tool = m.tool.filter(|_| m.method == Some("tools/call"));
         let (tokens, stripped) = m.call_tokens.unwrap_or((0, 0));
@@ -410,31 +421,34 @@ impl Accumulator {
                 state.early_calls.push((m.seq, m.dir, tool.clone()));
             }
         }
-        let Some(id) = m.id else { return };
-        state.pending.insert(
-            (m.dir, id.to_owned()),
-            Pending {
-                seq: m.seq,
-                method: m.method.map(str::to_owned),
-                tool,
-                ts: m.ts.to_owned(),
-                tokens,
-                stripped,
-                bytes: m.bytes,
-            },
-        );
+        if let (Some(tool), Some(_)) = (tool, m.id) {
+            state.calls.insert(
+                (m.seq, m.item),
+                CallRequest {
+                    tool,
+                    tokens,
+                    stripped,
+                    bytes: m.bytes,
+                },
+            );
+        }
     }
 
-    fn answer(&mut self, session: &mut Session, state: &mut LogState, m: Message<'_>) {
+    fn answer(
+        &mut self,
+        session: &mut Session,
+        state: &mut LogState,
+        m: Message<'_>,
+        request: Option<exchanges::Message>,
+    ) {
         session.jsonrpc_errors += u64::from(m.kind == FrameKind::Error);
-        let id = m.id.unwrap_or("null");
-        let Some(request) = state.pending.remove(&(opposite(m.dir), id.to_owned())) else {
-            let detail = format!("id {id}");
+        let Some(request) = request else {
+            let detail = format!("id {}", m.id.unwrap_or("null"));
             self.anomaly("unknown_id_response", &state.log, m.seq, m.dir, detail);
             return;
         };
         let result = m.json.as_ref().and_then(|j| j.get("result"));
-        match request.method.as_deref() {
+        match request.method() {
             Some("tools/list") if m.dir == Direction::S2c => {
                 let tools = result
                     .and_then(|r| r.get("tools"))
@@ -446,12 +460,7 @@ impl Accumulator {
                 }
             }
             Some("initialize" | "server/discover") if m.dir == Direction::S2c => {
-                session.server = identity(result.and_then(|r| r.get("serverInfo"))).or_else(|| {
-                    identity(
-                        result
-                            .and_then(|r| r.pointer("/_meta/io.modelcontextprotocol~1serverInfo")),
-                    )
-                });
+                session.server = identity(result.and_then(protocol::server_info));
                 if let Some(p) = result
                     .and_then(|r| r.get("protocolVersion"))
                     .and_then(Value::as_str)
@@ -463,12 +472,17 @@ impl Accumulator {
             }
             _ => {}
         }
-        let Some(tool) = request.tool else { return };
+        let Some(call) = state.calls.remove(&call_key(&request)) else {
+            return;
+        };
         let (tokens, stripped) = m.call_tokens.unwrap_or((0, 0));
         let is_error = m.is_error;
-        let latency = m.latency_us.or_else(|| micros_between(&request.ts, m.ts));
-        session.call_tokens += request.tokens + tokens;
-        let acc = self.tool_acc(&session.server_name, origin(opposite(m.dir)), &tool);
+        let latency = m
+            .latency_us
+            .or_else(|| micros_between(&request.frame.ts, m.ts));
+        session.call_tokens += call.tokens + tokens;
+        let acc = self.tool_acc(&session.server_name, origin(request.dir()), &call.tool);
+        let request = call;
         acc.tokens.push(request.tokens + tokens);
         acc.stripped.push(request.stripped + stripped);
         acc.bytes.push(request.bytes + m.bytes);
@@ -555,19 +569,23 @@ fn origin(request_dir: Direction) -> Origin {
     }
 }
 
-fn batch_message<'a>(frame: &'a Frame, item: &'a BatchItem) -> Message<'a> {
+fn batch_message<'a>(frame: &'a Frame, item: &'a exchanges::Message) -> Message<'a> {
+    let (tokens, meta_tokens) = item
+        .batch_item()
+        .map_or((0, 0), |i| (i.tokens, i.meta_tokens));
     Message {
         seq: frame.seq,
+        item: item.item,
         ts: &frame.ts,
         dir: frame.dir,
-        kind: item.kind,
-        id: item.id.as_deref(),
-        method: item.method.as_deref(),
-        tool: item.tool.clone(),
-        latency_us: item.latency_us,
-        is_error: item.is_error.unwrap_or(false),
+        kind: item.kind(),
+        id: item.id(),
+        method: item.method(),
+        tool: item.tool().map(str::to_owned),
+        latency_us: item.latency_us(),
+        is_error: item.is_error().unwrap_or(false),
         bytes: 0,
         json: None,
-        call_tokens: Some((item.tokens, item.tokens.saturating_sub(item.meta_tokens))),
+        call_tokens: Some((tokens, tokens.saturating_sub(meta_tokens))),
     }
 }

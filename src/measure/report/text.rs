@@ -13,16 +13,61 @@ pub enum Style {
     Markdown,
 }
 
-/// A table: a header row and data rows.
+/// How a column's cells line up in plain text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Align {
+    /// Padded on the right.
+    Left,
+    /// Padded on the left (figures).
+    Right,
+}
+
+/// A table: a header row and data rows. Every table `ctxopt` prints (report, audit, gap)
+/// goes through it: plain text aligned in columns two spaces apart (the first column to the
+/// left, the others to the right unless set otherwise), or a Markdown pipe table.
+#[derive(Debug, Clone)]
 pub struct Table {
     /// Column titles.
     pub head: Vec<String>,
     /// Rows, each as long as `head`.
     pub rows: Vec<Vec<String>>,
+    align: Vec<Align>,
+    min_width: Vec<usize>,
 }
 
 impl Table {
-    fn render(&self, style: Style, out: &mut String) {
+    /// A table of `rows` under `head`.
+    pub fn new<S: Into<String>>(head: impl IntoIterator<Item = S>, rows: Vec<Vec<String>>) -> Self {
+        let head: Vec<String> = head.into_iter().map(Into::into).collect();
+        let align = (0..head.len())
+            .map(|i| if i == 0 { Align::Left } else { Align::Right })
+            .collect();
+        let min_width = vec![0; head.len()];
+        Table {
+            head,
+            rows,
+            align,
+            min_width,
+        }
+    }
+
+    /// The same table with `column` aligned as `align` in plain text.
+    pub fn align(mut self, column: usize, align: Align) -> Self {
+        self.align[column] = align;
+        self
+    }
+
+    /// The same table with each column at least as wide as given (in characters), in
+    /// plain text.
+    pub fn min_widths(mut self, widths: &[usize]) -> Self {
+        for (min, &w) in self.min_width.iter_mut().zip(widths) {
+            *min = w;
+        }
+        self
+    }
+
+    /// Appends the table in `style` to `out`.
+    pub fn render(&self, style: Style, out: &mut String) {
         debug_assert!(
             self.rows.iter().all(|r| r.len() == self.head.len()),
             "every row has one cell per column"
@@ -45,6 +90,7 @@ impl Table {
                         std::iter::once(&self.head)
                             .chain(&self.rows)
                             .map(|r| r[i].chars().count())
+                            .chain([self.min_width[i]])
                             .max()
                             .unwrap_or(0)
                     })
@@ -53,13 +99,10 @@ impl Table {
                     let cells: Vec<String> = row
                         .iter()
                         .zip(&widths)
-                        .enumerate()
-                        .map(|(i, (cell, w))| {
-                            if i == 0 {
-                                format!("{cell:<w$}")
-                            } else {
-                                format!("{cell:>w$}")
-                            }
+                        .zip(&self.align)
+                        .map(|((cell, w), align)| match align {
+                            Align::Left => format!("{cell:<w$}"),
+                            Align::Right => format!("{cell:>w$}"),
                         })
                         .collect();
                     out.push_str(cells.join("  ").trim_end());
@@ -102,9 +145,9 @@ pub fn sessions_table(sessions: &[Session]) -> Table {
         "rpc errors",
         "complete",
     ];
-    Table {
-        head: head.iter().map(|h| (*h).to_owned()).collect(),
-        rows: sessions
+    Table::new(
+        head,
+        sessions
             .iter()
             .map(|s| {
                 vec![
@@ -132,7 +175,7 @@ pub fn sessions_table(sessions: &[Session]) -> Table {
                 ]
             })
             .collect(),
-    }
+    )
 }
 
 /// The per-tool table of one server.
@@ -155,9 +198,9 @@ pub fn tools_table(server: &super::ServerReport) -> Table {
         "rpc errors",
         "isError",
     ];
-    Table {
-        head: head.iter().map(|h| (*h).to_owned()).collect(),
-        rows: server
+    Table::new(
+        head,
+        server
             .tools
             .iter()
             .map(|t| {
@@ -181,13 +224,13 @@ pub fn tools_table(server: &super::ServerReport) -> Table {
                 ]
             })
             .collect(),
-    }
+    )
 }
 
 /// The saving ledger: per session and tool, what the server sent and what the client got.
 pub fn compaction_table(report: &Report) -> Table {
-    Table {
-        head: [
+    Table::new(
+        [
             "log",
             "server",
             "tool",
@@ -195,11 +238,8 @@ pub fn compaction_table(report: &Report) -> Table {
             "server tokens",
             "client tokens",
             "saved",
-        ]
-        .iter()
-        .map(|h| (*h).to_owned())
-        .collect(),
-        rows: report
+        ],
+        report
             .compaction
             .iter()
             .map(|c| {
@@ -214,17 +254,14 @@ pub fn compaction_table(report: &Report) -> Table {
                 ]
             })
             .collect(),
-    }
+    )
 }
 
 /// The anomaly list.
 pub fn anomalies_table(report: &Report) -> Table {
-    Table {
-        head: ["kind", "log", "seq", "dir", "detail"]
-            .iter()
-            .map(|h| (*h).to_owned())
-            .collect(),
-        rows: report
+    Table::new(
+        ["kind", "log", "seq", "dir", "detail"],
+        report
             .anomalies
             .listed
             .iter()
@@ -238,7 +275,7 @@ pub fn anomalies_table(report: &Report) -> Table {
                 ]
             })
             .collect(),
-    }
+    )
 }
 
 /// Renders the whole report as plain text or Markdown.
@@ -292,4 +329,33 @@ pub fn render(report: &Report, style: Style) -> String {
         anomalies_table(report).render(style, &mut out);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_columns_align_as_set_and_keep_their_minimum_width() {
+        let rows = vec![
+            vec!["a".into(), "12".into(), "x".into()],
+            vec!["long name".into(), "3".into(), "yz".into()],
+        ];
+        let mut out = String::new();
+        Table::new(["n", "v", "d"], rows.clone())
+            .align(2, Align::Left)
+            .min_widths(&[0, 4])
+            .render(Style::Plain, &mut out);
+        assert_eq!(
+            out,
+            "n             v  d\na            12  x\nlong name     3  yz\n"
+        );
+        let mut md = String::new();
+        Table::new(["n", "v", "d"], rows).render(Style::Markdown, &mut md);
+        assert_eq!(
+            md.lines().nth(2),
+            Some("| a | 12 | x |"),
+            "alignment is plain text's only"
+        );
+    }
 }

@@ -1,5 +1,10 @@
-//! The few JSON-RPC and MCP envelope facts the bridge needs to originate frames: response
-//! and error frames, and which protocol era a request speaks.
+//! The MCP envelope, in one place: protocol revisions, the `io.modelcontextprotocol/*`
+//! `_meta` keys, which era a request speaks, JSON-RPC error codes, and the response and
+//! error frames the proxy and `ctxopt serve` originate.
+//!
+//! Nothing else in the crate spells these: the frame-log accounting, the reports, the audit
+//! probe, the bridge and the relay all take them from here. It depends on nothing but
+//! `serde_json`, so every layer can use it.
 
 use serde_json::{json, Value};
 
@@ -10,37 +15,74 @@ pub const MODERN_VERSION: &str = "2026-07-28";
 /// The `initialize`-era revisions served, newest first.
 pub const LEGACY_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
+/// The revision a client of ours offers in `initialize`: the newest of the initialize era.
+pub const INITIALIZE_VERSION: &str = LEGACY_VERSIONS[0];
+
 /// The `_meta` key of a request's protocol version (2026-07-28).
 pub const PROTOCOL_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
 
 /// The `_meta` key of the server's identity in results (2026-07-28).
 pub const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
 
+/// The `_meta` key of the client's identity in requests (2026-07-28).
+pub const CLIENT_INFO_KEY: &str = "io.modelcontextprotocol/clientInfo";
+
+/// The `_meta` key of the client's capabilities in requests (2026-07-28).
+pub const CLIENT_CAPABILITIES_KEY: &str = "io.modelcontextprotocol/clientCapabilities";
+
+/// Parse error.
+pub const PARSE_ERROR: i64 = -32700;
+/// Invalid request.
+pub const INVALID_REQUEST: i64 = -32600;
 /// Method not found.
 pub const METHOD_NOT_FOUND: i64 = -32601;
 /// Invalid params (also: unknown tool).
 pub const INVALID_PARAMS: i64 = -32602;
-/// Invalid request.
-pub const INVALID_REQUEST: i64 = -32600;
 /// Internal error.
 pub const INTERNAL_ERROR: i64 = -32603;
-/// Parse error.
-pub const PARSE_ERROR: i64 = -32700;
 /// The request's protocol version is not supported (2026-07-28).
 pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
 
+/// The member `key` of a message part's `_meta` (`params` of a request, `result` of a
+/// response).
+pub fn meta<'a>(part: &'a Value, key: &str) -> Option<&'a Value> {
+    part.get("_meta")?.get(key)
+}
+
+/// A peer's identity: `info_member` (`clientInfo` of `initialize` params, `serverInfo` of
+/// its result) in the initialize era, else the stateless `_meta` key `meta_key`.
+pub fn identity<'a>(part: &'a Value, info_member: &str, meta_key: &str) -> Option<&'a Value> {
+    part.get(info_member).or_else(|| meta(part, meta_key))
+}
+
+/// The server's identity in an `initialize` or `server/discover` result, in either era.
+pub fn server_info(result: &Value) -> Option<&Value> {
+    identity(result, "serverInfo", SERVER_INFO_KEY)
+}
+
+/// The client's identity in request params, in either era.
+pub fn client_info(params: &Value) -> Option<&Value> {
+    identity(params, "clientInfo", CLIENT_INFO_KEY)
+}
+
 /// The protocol version a request names in its `_meta`, if any.
 pub fn request_version(request: &Value) -> Option<&str> {
-    request
-        .get("params")?
-        .get("_meta")?
-        .get(PROTOCOL_VERSION_KEY)?
-        .as_str()
+    meta(request.get("params")?, PROTOCOL_VERSION_KEY)?.as_str()
 }
 
 /// Whether a request speaks the stateless revision.
 pub fn is_modern(request: &Value) -> bool {
     request_version(request) == Some(MODERN_VERSION)
+}
+
+/// The `_meta` a stateless client sends with every request: revision, capabilities
+/// (none) and identity.
+pub fn client_meta(name: &str, version: &str) -> Value {
+    json!({
+        PROTOCOL_VERSION_KEY: MODERN_VERSION,
+        CLIENT_CAPABILITIES_KEY: {},
+        CLIENT_INFO_KEY: {"name": name, "version": version},
+    })
 }
 
 /// Marks a result as complete, as 2026-07-28 requires of every result.
@@ -82,9 +124,27 @@ mod tests {
         let modern = json!({"method": "tools/list", "params": {"_meta": {PROTOCOL_VERSION_KEY: "2026-07-28"}}});
         assert!(is_modern(&modern));
         assert!(!is_modern(&json!({"method": "tools/list"})));
+        let old = json!({"method": "tools/list", "params": {"_meta": {PROTOCOL_VERSION_KEY: "2025-06-18"}}});
+        assert_eq!(request_version(&old), Some("2025-06-18"));
+        assert!(!is_modern(&old));
         let mut result = json!({"tools": []});
         stamp_modern(&mut result);
         assert_eq!(result["resultType"], "complete");
+    }
+
+    #[test]
+    fn identities_in_either_era() {
+        let legacy = json!({"serverInfo": {"name": "a"}});
+        let stateless = json!({"_meta": {"io.modelcontextprotocol/serverInfo": {"name": "b"}}});
+        assert_eq!(server_info(&legacy).unwrap()["name"], "a");
+        assert_eq!(server_info(&stateless).unwrap()["name"], "b");
+        assert_eq!(server_info(&json!({})), None);
+        let params = json!({"_meta": client_meta("c", "1")});
+        assert_eq!(client_info(&params).unwrap()["name"], "c");
+        assert_eq!(
+            request_version(&json!({"params": params})),
+            Some(MODERN_VERSION)
+        );
     }
 
     #[test]

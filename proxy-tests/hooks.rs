@@ -1,0 +1,149 @@
+//! `ctxopt hook` run the way a client runs it: a child process, the payload on stdin, a
+//! timeout. Whatever the input, it exits 0 and prints either nothing or one JSON object.
+
+use std::io::{Read, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const CTXOPT: &str = env!("CARGO_BIN_EXE_ctxopt");
+
+/// How long a hook may take here (a debug build; the benchmark measures a release build).
+const TIMEOUT: Duration = Duration::from_secs(120);
+
+fn real(sub: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/real-world/agent-transcripts")
+        .join(sub)
+}
+
+/// Runs `ctxopt hook claude-code` with `stdin`; returns (exit code, stdout, log text).
+fn hook(dir: &Path, stdin: &[u8]) -> (i32, String, String) {
+    let mut child = Command::new(CTXOPT)
+        .args(["hook", "claude-code", "--store"])
+        .arg(dir.join("store.sqlite3"))
+        .arg("--state-dir")
+        .arg(dir.join("state"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let stdin = stdin.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = input.write_all(&stdin);
+    });
+    let mut out = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        out.read_to_string(&mut s).unwrap();
+        s
+    });
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > TIMEOUT {
+            child.kill().unwrap();
+            panic!("the hook did not answer within {TIMEOUT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    writer.join().unwrap();
+    let stdout = reader.join().unwrap();
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert_eq!(stderr, "", "a hook writes nothing on stderr");
+    let log = std::fs::read_to_string(dir.join("state/hook.log")).unwrap_or_default();
+    (status.code().unwrap_or(-1), stdout, log)
+}
+
+fn payload(transcript: &Path, cwd: &Path) -> Vec<u8> {
+    serde_json::json!({"session_id": "e2e", "hook_event_name": "UserPromptSubmit",
+        "transcript_path": transcript, "cwd": cwd,
+        "prompt": "the todo app build fails with TypeError: generate is not a function"})
+    .to_string()
+    .into_bytes()
+}
+
+/// Exit 0, and stdout empty or one JSON object with the client's fields.
+fn assert_harmless(code: i32, stdout: &str) {
+    assert_eq!(code, 0);
+    if !stdout.trim().is_empty() {
+        let v: serde_json::Value = serde_json::from_str(stdout).unwrap();
+        assert!(
+            v["hookSpecificOutput"]["additionalContext"].is_string(),
+            "{v}"
+        );
+    }
+}
+
+#[test]
+fn garbage_input_exits_0_silently_and_logs_why() {
+    let dir = tempfile::tempdir().unwrap();
+    for input in [&b"\x00\xffnot json"[..], b"", b"{\"hook_event_name\": 3}"] {
+        let (code, stdout, log) = hook(dir.path(), input);
+        assert_eq!((code, stdout.as_str()), (0, ""));
+        assert!(log.lines().last().unwrap().contains("no-output"), "{log}");
+        assert!(log.contains("bad payload"), "{log}");
+    }
+    let mode = std::fs::metadata(dir.path().join("state/hook.log")).unwrap();
+    assert_eq!(
+        std::os::unix::fs::PermissionsExt::mode(&mode.permissions()) & 0o777,
+        0o600
+    );
+}
+
+#[test]
+fn an_unreadable_transcript_exits_0_silently() {
+    let dir = tempfile::tempdir().unwrap();
+    // A directory where the transcript should be: it exists, and it cannot be read as one.
+    let transcript = dir.path().join("session.jsonl");
+    std::fs::create_dir(&transcript).unwrap();
+    let (code, stdout, log) = hook(dir.path(), &payload(&transcript, dir.path()));
+    assert_eq!((code, stdout.as_str()), (0, ""));
+    assert!(log.contains("transcript:"), "{log}");
+}
+
+#[test]
+fn a_real_transcript_gets_client_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let transcript = dir.path().join("session.jsonl");
+    std::fs::copy(
+        real(
+            "claude-code/d-kimuson__claude-code-viewer__fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl",
+        ),
+        &transcript,
+    )
+    .unwrap();
+    let (code, stdout, _) = hook(dir.path(), &payload(&transcript, dir.path()));
+    assert_harmless(code, &stdout);
+    assert!(stdout.contains("generate is not a function"), "{stdout}");
+}
+
+#[test]
+fn a_50_mb_transcript_answers_within_the_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let transcript = dir.path().join("session.jsonl");
+    let real_text = std::fs::read(real(
+        "claude-code/d-kimuson__claude-code-viewer__fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl",
+    ))
+    .unwrap();
+    let mut file = std::fs::File::create(&transcript).unwrap();
+    let mut written = 0;
+    while written < 50 * 1024 * 1024 {
+        file.write_all(&real_text).unwrap();
+        written += real_text.len();
+    }
+    drop(file);
+    let (code, stdout, log) = hook(dir.path(), &payload(&transcript, dir.path()));
+    assert_harmless(code, &stdout);
+    assert!(log.contains("lines before the last"), "{log}");
+}

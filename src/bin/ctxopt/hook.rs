@@ -1,0 +1,99 @@
+//! `ctxopt hook claude-code|gemini-cli`: the command a client runs as a hook. It reads the
+//! hook payload on stdin and prints the client's JSON with a budgeted context, or nothing;
+//! it always exits 0 and writes what happened (or why nothing) to its own log.
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use ctxopt::hooks::{self, Client, HookConfig, DEFAULT_HOOK_BUDGET};
+
+/// The longest payload read (a payload is a few kilobytes; anything longer is refused).
+const MAX_PAYLOAD: u64 = 4 * 1024 * 1024;
+
+/// The clients `ctxopt hook` answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum HookClient {
+    /// Claude Code: UserPromptSubmit, SessionStart, PreCompact (and any other event to import).
+    ClaudeCode,
+    /// Gemini CLI: BeforeAgent, SessionStart, PreCompress.
+    GeminiCli,
+}
+
+/// Arguments of `ctxopt hook`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The client that runs the hook.
+    #[arg(value_enum)]
+    pub client: HookClient,
+    /// Token budget of the injected context [env: CTXOPT_HOOK_BUDGET; default 1500].
+    #[arg(long)]
+    pub budget: Option<usize>,
+    /// The store (a path or `:memory:`) [env: CTXOPT_STORE; default the state directory's
+    /// store.sqlite3].
+    #[arg(long)]
+    pub store: Option<String>,
+    /// Where the hook keeps its state and its log, hook.log [env: CTXOPT_STATE_DIR; default
+    /// $XDG_STATE_HOME/ctxopt].
+    #[arg(long)]
+    pub state_dir: Option<PathBuf>,
+}
+
+/// Runs the hook: prints the answer when there is one; exit code 0 whatever happens.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    // A panic must not print on stderr (the client may show it) nor change the exit code.
+    std::panic::set_hook(Box::new(|_| {}));
+    let started = Instant::now();
+    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    let state_dir = args
+        .state_dir
+        .or_else(|| env("CTXOPT_STATE_DIR").map(PathBuf::from))
+        .or_else(|| dirs::state_dir().map(|d| d.join("ctxopt")))
+        .or_else(|| dirs::home_dir().map(|h| h.join(".local/state/ctxopt")))
+        .unwrap_or_else(|| std::env::temp_dir().join("ctxopt"));
+    let budget = args
+        .budget
+        .or_else(|| env("CTXOPT_HOOK_BUDGET").and_then(|b| b.parse().ok()))
+        .filter(|b| *b > 0)
+        .unwrap_or(DEFAULT_HOOK_BUDGET);
+    let config = HookConfig {
+        budget,
+        store: args.store.or_else(|| env("CTXOPT_STORE")),
+        state_dir,
+    };
+    let client = match args.client {
+        HookClient::ClaudeCode => Client::ClaudeCode,
+        HookClient::GeminiCli => Client::GeminiCli,
+    };
+    let mut input = Vec::new();
+    let read = std::io::stdin()
+        .take(MAX_PAYLOAD + 1)
+        .read_to_end(&mut input);
+    let outcome = match read {
+        Err(e) => Err(format!("reading stdin: {e}")),
+        Ok(_) if input.len() as u64 > MAX_PAYLOAD => {
+            Err(format!("payload over {MAX_PAYLOAD} bytes"))
+        }
+        Ok(_) => std::panic::catch_unwind(|| hooks::run(client, &input, &config))
+            .map_err(|_| "internal error (panic)".to_string())
+            .and_then(|r| r.map_err(|e| e.to_string())),
+    };
+    let ms = started.elapsed().as_millis();
+    let time = chrono::Utc::now().format("%Y-%m-%dT%H:%M:%S%.3fZ");
+    match outcome {
+        Ok(run) => {
+            if let Some(out) = &run.stdout {
+                use std::io::Write;
+                let mut stdout = std::io::stdout().lock();
+                let _ = writeln!(stdout, "{out}").and_then(|()| stdout.flush());
+            }
+            hooks::log::append(&config.state_dir, &format!("{time} ok {ms}ms {}", run.note));
+        }
+        Err(reason) => hooks::log::append(
+            &config.state_dir,
+            &format!("{time} no-output {ms}ms {}: {reason}", client.name()),
+        ),
+    }
+    Ok(ExitCode::SUCCESS)
+}

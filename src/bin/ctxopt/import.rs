@@ -1,0 +1,78 @@
+//! `ctxopt import --from FORMAT FILE…`: session files of another tool in, one records file out.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use ctxopt::import::{self, ImportSummary, SourceFormat};
+use ctxopt::optimizer::records::Records;
+use ctxopt::store::SessionRecord;
+
+use crate::output_file;
+
+/// The formats `--from` takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum From {
+    /// Claude Code transcripts (`~/.claude/projects/…/<session>.jsonl`).
+    ClaudeCode,
+    /// Gemini CLI saved chats (`~/.gemini/tmp/…/chats/session-*.json`).
+    GeminiCli,
+    /// Codex CLI rollouts (`~/.codex/sessions/…/rollout-*.jsonl`).
+    Codex,
+    /// mini-swe-agent trajectories (`*.traj.json`); same as `ctxopt import-swe`.
+    SweAgent,
+}
+
+impl From {
+    fn format(self) -> SourceFormat {
+        match self {
+            From::ClaudeCode => SourceFormat::ClaudeCode,
+            From::GeminiCli => SourceFormat::GeminiCli,
+            From::Codex => SourceFormat::Codex,
+            From::SweAgent => SourceFormat::SweAgent,
+        }
+    }
+}
+
+/// Arguments of `ctxopt import`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The format of the files.
+    #[arg(long, value_enum)]
+    pub from: From,
+    /// The session files; several are merged into one records file (ids prefixed `N/`, the
+    /// file's number, from the second file on).
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Write the records here (mode 0600, replaced whole) instead of stdout.
+    #[arg(long, short)]
+    pub output: Option<PathBuf>,
+}
+
+/// Runs `ctxopt import`: exit 0 when the records were written (lines that could not be read
+/// are named on stderr), 2 when a file cannot be read or is not of the format.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let format = args.from.format();
+    let mut merged = Records::default();
+    for (k, file) in args.files.iter().enumerate() {
+        let text =
+            std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+        let (records, summary): (Records, ImportSummary) = import::import_text(format, &text)
+            .with_context(|| format!("importing {} as {format}", file.display()))?;
+        eprintln!("{}: {summary}", file.display());
+        if merged.task.is_none() {
+            merged.task = records.task.clone();
+        }
+        for mut record in SessionRecord::all_of(records) {
+            if k > 0 {
+                let common = record.common_mut();
+                common.id = common.id.take().map(|id| format!("{}/{id}", k + 1));
+            }
+            record.push_into(&mut merged);
+        }
+    }
+    let mut json = serde_json::to_string_pretty(&merged)?;
+    json.push('\n');
+    output_file::emit(args.output.as_deref(), json.as_bytes())?;
+    Ok(ExitCode::SUCCESS)
+}

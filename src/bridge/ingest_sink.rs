@@ -1,0 +1,75 @@
+//! Ingestion on the proxy's tap thread: [`IngestSink`], the relay's
+//! [`FrameSink`] that keeps the raw text of each relayed
+//! `tools/call` request until its response comes, then hands both to
+//! [`Bridge::on_frame_pair`].
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+
+use super::ingest::FramePair;
+use super::{Bridge, BridgeError};
+use crate::framelog::{Direction, Frame, FrameKind};
+use crate::relay::sink::{FrameSink, LogPlace};
+
+/// Tool results of the relayed traffic into the bridge's store.
+#[derive(Debug)]
+pub struct IngestSink {
+    bridge: Arc<Bridge>,
+    requests: HashMap<String, VecDeque<String>>,
+}
+
+impl IngestSink {
+    /// Ingestion into `bridge`.
+    pub fn new(bridge: Arc<Bridge>) -> IngestSink {
+        IngestSink {
+            bridge,
+            requests: HashMap::new(),
+        }
+    }
+}
+
+impl FrameSink for IngestSink {
+    fn frame(&mut self, frame: &Frame, logged: Option<LogPlace<'_>>) {
+        if frame.method.as_deref() != Some("tools/call") {
+            return;
+        }
+        let (Some(id), Some(raw)) = (&frame.id, &frame.raw) else {
+            return;
+        };
+        match (frame.dir, frame.kind) {
+            (Direction::C2s, FrameKind::Request) => {
+                self.requests
+                    .entry(id.clone())
+                    .or_default()
+                    .push_back(raw.clone());
+            }
+            (Direction::S2c, FrameKind::Response | FrameKind::Error) => {
+                let Some(queue) = self.requests.get_mut(id) else {
+                    return;
+                };
+                let request = queue.pop_front();
+                if queue.is_empty() {
+                    self.requests.remove(id);
+                }
+                let Some(request) = request else { return };
+                let pair = FramePair {
+                    request: &request,
+                    response: raw,
+                    log_path: logged.map(|place| place.path),
+                    seq: logged.map(|place| place.seq),
+                    timestamp: Some(&frame.ts),
+                };
+                if let Err(BridgeError::Store { error, first: true }) =
+                    self.bridge.on_frame_pair(&pair)
+                {
+                    eprintln!("ctxopt-proxy: store: {error}; relaying continues without storing");
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn trailer_errors(&self) -> Vec<String> {
+        self.bridge.failure_summary().into_iter().collect()
+    }
+}

@@ -1,0 +1,491 @@
+//! The few frames the proxy takes part in when it injects tools (`--inject` other than
+//! `none`), compacts results or hides tools: [`Interceptor`], the relay's
+//! [`FrameHandler`]; every other frame passes the relay untouched.
+//!
+//! - **Client → server**: a `tools/call` to an injected tool is consumed (logged `c2p`) and
+//!   answered on a worker thread (logged `p2c`), never forwarded; a `notifications/cancelled`
+//!   for such a call is consumed too, and the answer is then not sent. `tools/list`,
+//!   `initialize` and `server/discover` requests are forwarded, their ids remembered; when
+//!   the server has no tools capability the proxy answers `tools/list` itself. The relay
+//!   logs a taken frame `c2p` and writes and logs the answers `p2c`
+//!   ([`crate::relay::answers`]).
+//! - **Server → client**: only the responses to those remembered requests are parsed; a
+//!   `tools/list` result gains the injected tools (last page only), a handshake result
+//!   without `capabilities.tools` gains it. The rewritten frame is what the client receives;
+//!   the log keeps the server's original beside it (`server_raw`).
+//! - **Compaction and hidden tools** (`--compact-results`, `--hide-tools`, `--only-tools`):
+//!   every `tools/call` is looked at; a call to a hidden tool is answered with an error and
+//!   never forwarded; a forwarded call's id is remembered, and an oversized result is
+//!   replaced by its compacted frame ([`Replaced::Separately`]: the server's frame is logged
+//!   `s2c` as it came, the compacted one `p2c` after it, naming it in `compacts`).
+//!
+//! The checks on the relay threads are byte searches: a frame is parsed only when it
+//! contains one of the method names above, or the name of an injected tool. They see whole
+//! frames only: a long frame the pump writes on as it arrives is never checked, and the
+//! pump streams only frames these checks cannot act on (see [`crate::relay::pump`] and
+//! [`FrameHandler::sees_whole`]).
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use memchr::memmem::Finder;
+use serde_json::Value;
+
+use super::tool_filter::ToolFilter;
+use super::{inject, Bridge};
+use crate::framelog::json_scan::{find, object_members, root};
+use crate::framelog::Direction;
+use crate::protocol;
+use crate::relay::handler::{ClientVerdict, FrameHandler, Replaced, ServerVerdict};
+
+/// Which client request a remembered id belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Watched {
+    /// `tools/list`: extend its result.
+    ToolsList,
+    /// `initialize` or `server/discover`: make sure the result declares tools.
+    Handshake,
+}
+
+/// How many answered injected-call ids are remembered, so that a cancellation arriving
+/// after the answer is still recognised as ours (and not forwarded to the server).
+const ANSWERED_KEPT: usize = 256;
+
+#[derive(Debug, Default)]
+struct Calls {
+    /// Injected calls being answered, by id text, with their cancellation flag.
+    in_flight: HashMap<String, Arc<AtomicBool>>,
+    /// Ids of injected calls already answered or cancelled, newest last.
+    answered: VecDeque<String>,
+}
+
+/// Shared by the `c2s` and `s2c` pumps and the workers answering injected calls.
+pub struct Interceptor {
+    bridge: Arc<Bridge>,
+    watched: Mutex<HashMap<String, Watched>>,
+    watched_count: AtomicUsize,
+    serves_tools_list: AtomicBool,
+    calls: Arc<Mutex<Calls>>,
+    tool_names: Vec<Finder<'static>>,
+    /// Whether every `tools/call` is looked at (compaction, hidden tools).
+    sees_calls: bool,
+    /// Forwarded `tools/call` requests whose results may be compacted: tool and arguments
+    /// by id text.
+    calls_out: Mutex<HashMap<String, (String, Value)>>,
+    calls_out_count: AtomicUsize,
+}
+
+impl std::fmt::Debug for Interceptor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Interceptor")
+            .field("serves_tools_list", &self.serves_tools_list)
+            .finish_non_exhaustive()
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Byte patterns of the client requests whose responses may be rewritten.
+const WATCHED_METHODS: [&[u8]; 3] = [b"\"tools/list\"", b"\"initialize\"", b"\"server/discover\""];
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    memchr::memmem::find(haystack, needle).is_some()
+}
+
+/// The frame without its line ending, and the line ending.
+fn split_ending(frame: &[u8]) -> (&[u8], &[u8]) {
+    let body = frame
+        .strip_suffix(b"\r\n")
+        .or_else(|| frame.strip_suffix(b"\n"))
+        .unwrap_or(frame);
+    frame.split_at(body.len())
+}
+
+/// The error for a call whose tool is no longer offered.
+fn unknown_tool(request: &str) -> String {
+    let id = serde_json::from_str::<Value>(request)
+        .ok()
+        .and_then(|r| r.get("id").cloned())
+        .unwrap_or(Value::Null);
+    protocol::error_frame(&id, protocol::INVALID_PARAMS, "Unknown tool", None)
+}
+
+/// An id as a map key: its canonical JSON text.
+fn id_key(id: &Value) -> String {
+    id.to_string()
+}
+
+impl Interceptor {
+    /// An interceptor answering for `bridge` (with the tools of its selection).
+    pub fn new(bridge: Arc<Bridge>) -> Interceptor {
+        let tool_names = bridge
+            .names()
+            .definitions()
+            .iter()
+            .filter_map(|d| d["name"].as_str())
+            .map(|n| Finder::new(n.as_bytes()).into_owned())
+            .collect();
+        let sees_calls = bridge.sees_calls();
+        Interceptor {
+            bridge,
+            watched: Mutex::new(HashMap::new()),
+            watched_count: AtomicUsize::new(0),
+            serves_tools_list: AtomicBool::new(false),
+            calls: Arc::new(Mutex::new(Calls::default())),
+            tool_names,
+            sees_calls,
+            calls_out: Mutex::new(HashMap::new()),
+            calls_out_count: AtomicUsize::new(0),
+        }
+    }
+
+    fn has_calls(&self) -> bool {
+        let calls = lock(&self.calls);
+        !calls.in_flight.is_empty() || !calls.answered.is_empty()
+    }
+
+    fn watch(&self, id: &Value, what: Watched) {
+        // A repeated id replaces the entry: counted once, so the count falls back to zero.
+        if lock(&self.watched).insert(id_key(id), what).is_none() {
+            self.watched_count.fetch_add(1, Ordering::Release);
+        }
+    }
+
+    fn tools_list_answer(&self, request: &Value, id: &Value) -> Vec<u8> {
+        let mut result = self.bridge.own_tools_list();
+        if protocol::is_modern(request) {
+            protocol::stamp_modern(&mut result);
+            protocol::stamp_cacheable(&mut result);
+        }
+        protocol::result_frame(id, result).into_bytes()
+    }
+
+    /// The answer to a call of an injected tool, run on one of the relay's workers; `None`
+    /// when the call is for another tool (it is then forwarded).
+    fn start_call(&self, request: &Value, id: &Value, frame: &[u8]) -> Option<ClientVerdict> {
+        let name = request
+            .get("params")
+            .and_then(|p| p.get("name"))
+            .and_then(Value::as_str);
+        self.bridge.lookup(name?)?;
+        let key = id_key(id);
+        let cancelled = Arc::new(AtomicBool::new(false));
+        lock(&self.calls)
+            .in_flight
+            .insert(key.clone(), cancelled.clone());
+        let bridge = Arc::clone(&self.bridge);
+        let calls = Arc::clone(&self.calls);
+        let text = String::from_utf8_lossy(split_ending(frame).0).into_owned();
+        Some(ClientVerdict::AnswerLater(Box::new(move || {
+            finish_call(&bridge, &calls, &key, &text, &cancelled)
+        })))
+    }
+
+    /// The error answering a call to a hidden server tool; `None` for any other call.
+    fn refuse_hidden(&self, request: &Value, id: &Value) -> Option<ClientVerdict> {
+        let name = request
+            .pointer("/params/name")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        if !self.bridge.hides(name) {
+            return None;
+        }
+        let error = protocol::error_frame(
+            id,
+            protocol::INVALID_PARAMS,
+            &ToolFilter::refusal(name),
+            None,
+        );
+        Some(ClientVerdict::Answer(error.into_bytes()))
+    }
+
+    /// Remembers a forwarded call whose result may be compacted.
+    fn watch_call(&self, request: &Value, id: &Value) {
+        if self.bridge.compaction().is_none() {
+            return;
+        }
+        let params = request.get("params");
+        let name = params
+            .and_then(|p| p.get("name"))
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let arguments = params
+            .and_then(|p| p.get("arguments"))
+            .cloned()
+            .unwrap_or(Value::Null);
+        if lock(&self.calls_out)
+            .insert(id_key(id), (name.to_string(), arguments))
+            .is_none()
+        {
+            self.calls_out_count.fetch_add(1, Ordering::Release);
+        }
+    }
+
+    /// Takes a `notifications/cancelled` for an injected call; `false` for any other.
+    fn cancel(&self, msg: &Value) -> bool {
+        let Some(id) = msg.get("params").and_then(|p| p.get("requestId")) else {
+            return false;
+        };
+        let key = id_key(id);
+        let calls = lock(&self.calls);
+        if let Some(flag) = calls.in_flight.get(&key) {
+            flag.store(true, Ordering::Relaxed);
+            return true;
+        }
+        calls.answered.contains(&key)
+    }
+
+    /// Whether a server frame may be one the proxy rewrites: a response to a `tools/list`
+    /// or handshake request it is waiting for. The `c2s` pump registers such a request
+    /// before it forwards it, so once this is `false` a frame the server is writing cannot
+    /// be the answer to one (and may be relayed as it arrives).
+    fn awaits_server_answer(&self) -> bool {
+        self.watched_count.load(Ordering::Acquire) > 0
+            || self.calls_out_count.load(Ordering::Acquire) > 0
+    }
+
+    /// What to write instead of a server frame, when the proxy rewrites or compacts it.
+    fn rewrite(&self, frame: &[u8]) -> Option<ServerVerdict> {
+        if !self.awaits_server_answer() {
+            return None;
+        }
+        let (body, ending) = split_ending(frame);
+        let text = std::str::from_utf8(body).ok()?;
+        let span = root(text);
+        if !text[span.clone()].starts_with('{') {
+            return None;
+        }
+        let members = object_members(text, span);
+        // A server request may reuse an id the client is waiting on: only responses count.
+        if find(text, &members, "method").is_some() {
+            return None;
+        }
+        let id: Value = serde_json::from_str(&text[find(text, &members, "id")?]).ok()?;
+        let call = lock(&self.calls_out).remove(&id_key(&id));
+        if let Some((tool, arguments)) = call {
+            self.calls_out_count.fetch_sub(1, Ordering::Relaxed);
+            let compacted = self.bridge.compact_response(text, &tool, &arguments)?;
+            let mut bytes = compacted.frame.into_bytes();
+            bytes.extend_from_slice(ending);
+            return Some(ServerVerdict::Replace {
+                frame: bytes,
+                log: Replaced::Separately,
+            });
+        }
+        let what = {
+            let mut watched = lock(&self.watched);
+            let what = watched.remove(&id_key(&id))?;
+            self.watched_count.fetch_sub(1, Ordering::Relaxed);
+            what
+        };
+        let result = &text[find(text, &members, "result")?];
+        let new_result = match what {
+            Watched::ToolsList => {
+                let ext = self.bridge.extend_tools_list(result)?;
+                for note in ext.notes() {
+                    eprintln!("{note}");
+                }
+                ext.result
+            }
+            Watched::Handshake => {
+                let with_tools = inject::ensure_tools_capability(result)?;
+                self.serves_tools_list.store(true, Ordering::Relaxed);
+                with_tools
+            }
+        };
+        let mut rewritten = inject::with_result(text, &new_result)?.into_bytes();
+        rewritten.extend_from_slice(ending);
+        Some(ServerVerdict::Replace {
+            frame: rewritten,
+            log: Replaced::WithServerRaw(text.to_string()),
+        })
+    }
+}
+
+/// Answers a call (on a worker): the response, or `None` when it was cancelled.
+fn finish_call(
+    bridge: &Bridge,
+    calls: &Mutex<Calls>,
+    key: &str,
+    request: &str,
+    cancelled: &AtomicBool,
+) -> Option<Vec<u8>> {
+    let response = if cancelled.load(Ordering::Relaxed) {
+        None
+    } else {
+        // `None` only when the tool was renamed away (a new listing) since the call was
+        // recognised: the client asked for a name we no longer offer.
+        Some(
+            bridge
+                .answer(request)
+                .unwrap_or_else(|| unknown_tool(request)),
+        )
+    };
+    // Decide under the lock, so a cancellation either lands before (no answer) or finds
+    // the call answered.
+    let mut calls = lock(calls);
+    calls.in_flight.remove(key);
+    calls.answered.push_back(key.to_string());
+    if calls.answered.len() > ANSWERED_KEPT {
+        calls.answered.pop_front();
+    }
+    if cancelled.load(Ordering::Relaxed) {
+        return None;
+    }
+    response.map(String::into_bytes)
+}
+
+impl FrameHandler for Interceptor {
+    fn sees_whole(&self, dir: Direction) -> bool {
+        // Any client frame may be a call to answer; a server frame only while a request
+        // whose answer is rewritten is under way.
+        dir != Direction::S2c || self.awaits_server_answer()
+    }
+
+    fn on_client_frame(&self, frame: &[u8]) -> ClientVerdict {
+        let (body, _) = split_ending(frame);
+        let watched = WATCHED_METHODS.iter().any(|m| contains(body, m));
+        let cancel = contains(body, b"notifications/cancelled") && self.has_calls();
+        let call = (self.sees_calls && contains(body, b"\"tools/call\""))
+            || self.tool_names.iter().any(|f| f.find(body).is_some());
+        if !(watched || cancel || call) {
+            return ClientVerdict::Pass;
+        }
+        let Ok(msg) = serde_json::from_slice::<Value>(body) else {
+            return ClientVerdict::Pass;
+        };
+        let Some(method) = msg.get("method").and_then(Value::as_str) else {
+            return ClientVerdict::Pass;
+        };
+        match (method, msg.get("id")) {
+            ("tools/list", Some(id)) => {
+                if self.serves_tools_list.load(Ordering::Relaxed) {
+                    return ClientVerdict::Answer(self.tools_list_answer(&msg, id));
+                }
+                self.watch(id, Watched::ToolsList);
+            }
+            ("initialize" | "server/discover", Some(id)) => self.watch(id, Watched::Handshake),
+            ("tools/call", Some(id)) => {
+                if let Some(verdict) = self
+                    .refuse_hidden(&msg, id)
+                    .or_else(|| self.start_call(&msg, id, frame))
+                {
+                    return verdict;
+                }
+                self.watch_call(&msg, id);
+            }
+            ("notifications/cancelled", None) if self.cancel(&msg) => return ClientVerdict::Take,
+            _ => {}
+        }
+        ClientVerdict::Pass
+    }
+
+    fn on_server_frame(&self, frame: &[u8]) -> ServerVerdict {
+        self.rewrite(frame).unwrap_or(ServerVerdict::Pass)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bridge::tools::Selection;
+    use crate::store::{Scope, Store};
+
+    /// An interceptor over an in-memory store.
+    fn interceptor(selection: Selection) -> Interceptor {
+        let scope = Scope {
+            workspace: "/w".into(),
+            server: "s".into(),
+            session: "t".into(),
+        };
+        let bridge = Bridge::new(Store::open_in_memory().unwrap(), scope).with_selection(selection);
+        Interceptor::new(Arc::new(bridge))
+    }
+
+    /// The frame a verdict writes instead, and the server's text it keeps.
+    fn replaced(verdict: ServerVerdict) -> Option<(Vec<u8>, String)> {
+        match verdict {
+            ServerVerdict::Replace {
+                frame,
+                log: Replaced::WithServerRaw(original),
+            } => Some((frame, original)),
+            _ => None,
+        }
+    }
+
+    fn passes(verdict: &ClientVerdict) -> bool {
+        matches!(verdict, ClientVerdict::Pass)
+    }
+
+    #[test]
+    fn only_the_response_to_a_watched_request_is_rewritten_keeping_its_line_ending() {
+        let i = interceptor(Selection::BuildContext);
+        let list = br#"{"jsonrpc":"2.0","id":"a","result":{"tools":[]}}"#.to_vec();
+        let mut crlf = list.clone();
+        crlf.extend_from_slice(b"\r\n");
+        // Nothing asked yet: relayed as it is.
+        assert_eq!(i.on_server_frame(&crlf), ServerVerdict::Pass);
+        assert!(!i.sees_whole(Direction::S2c));
+        assert!(passes(&i.on_client_frame(
+            b"{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"tools/list\"}\n"
+        )));
+        assert!(
+            i.sees_whole(Direction::S2c),
+            "its answer must be seen whole"
+        );
+        // A server request reusing the id is not the answer.
+        let request = br#"{"jsonrpc":"2.0","id":"a","method":"roots/list"}"#;
+        assert_eq!(i.on_server_frame(request), ServerVerdict::Pass);
+        let (rewritten, original) = replaced(i.on_server_frame(&crlf)).unwrap();
+        assert_eq!(original.as_bytes(), list.as_slice());
+        assert!(rewritten.ends_with(b"}}]}}\r\n"));
+        let value: Value = serde_json::from_slice(&rewritten).unwrap();
+        assert_eq!(value["result"]["tools"][0]["name"], "build_context");
+        // Answered once: the same id again is not rewritten.
+        assert_eq!(i.on_server_frame(&crlf), ServerVerdict::Pass);
+        assert!(!i.sees_whole(Direction::S2c));
+        assert!(i.sees_whole(Direction::C2s));
+    }
+
+    #[test]
+    fn calls_to_other_tools_and_other_frames_pass() {
+        let i = interceptor(Selection::All);
+        let other = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"build_context.md"}}}"#;
+        assert!(
+            passes(&i.on_client_frame(other)),
+            "the name in an argument is not a call"
+        );
+        assert!(passes(&i.on_client_frame(b"not json build_context\n")));
+        let cancel =
+            br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}"#;
+        assert!(
+            passes(&i.on_client_frame(cancel)),
+            "nothing of ours to cancel"
+        );
+        let ours = br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_decisions","arguments":{}}}"#;
+        let ClientVerdict::AnswerLater(answer) = i.on_client_frame(ours) else {
+            panic!("a call of ours is answered later");
+        };
+        assert!(matches!(i.on_client_frame(cancel), ClientVerdict::Take));
+        assert_eq!(answer(), None, "cancelled before it ran: no answer");
+        assert!(
+            matches!(i.on_client_frame(cancel), ClientVerdict::Take),
+            "a late cancellation of an answered call is still ours"
+        );
+    }
+
+    #[test]
+    fn a_call_of_ours_is_answered_with_its_id() {
+        let i = interceptor(Selection::All);
+        let ours = br#"{"jsonrpc":"2.0","id":"x7","method":"tools/call","params":{"name":"get_decisions","arguments":{}}}"#;
+        let ClientVerdict::AnswerLater(answer) = i.on_client_frame(ours) else {
+            panic!("a call of ours is answered later");
+        };
+        let response: Value = serde_json::from_slice(&answer().unwrap()).unwrap();
+        assert_eq!(response["id"], "x7");
+        assert!(response["result"]["structuredContent"].is_object());
+    }
+}

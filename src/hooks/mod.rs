@@ -1,0 +1,179 @@
+//! Client hooks: `ctxopt hook claude-code` and `ctxopt hook gemini-cli` read the payload a
+//! client sends a hook on stdin, import what is new in the session's transcript into the
+//! workspace's store, and answer with a budgeted context in the client's own JSON.
+//!
+//! - [`payload`]: the payload, parsed;
+//! - [`state`]: what a hook remembers per transcript (offset, pending calls, prompts, what it
+//!   injected);
+//! - [`ingest`]: the transcript into the store, from the last offset read;
+//! - [`context`]: the build, leaving out what the model has just seen;
+//! - [`answer`]: the marker and the client JSON;
+//! - [`log`]: the hooks' own log.
+//!
+//! A hook must never hurt the user's prompt: [`run`] returns an error for anything that
+//! goes wrong, and the command then prints nothing, logs the reason and exits 0. What each
+//! event does is in `docs/hooks.md`.
+
+pub mod answer;
+pub mod context;
+pub mod ingest;
+pub mod log;
+pub mod payload;
+pub mod state;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use crate::store::{Scope, Store, StoreError};
+use payload::Event;
+
+/// The default token budget of an injected context.
+pub const DEFAULT_HOOK_BUDGET: usize = 1500;
+
+/// The clients with hooks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Client {
+    /// Claude Code (`~/.claude/settings.json` hooks).
+    ClaudeCode,
+    /// Gemini CLI (`~/.gemini/settings.json` hooks).
+    GeminiCli,
+}
+
+impl Client {
+    /// The client's name (`claude-code`, `gemini-cli`), also the store's server name for
+    /// what its hooks import.
+    pub fn name(self) -> &'static str {
+        match self {
+            Client::ClaudeCode => "claude-code",
+            Client::GeminiCli => "gemini-cli",
+        }
+    }
+}
+
+/// Why a hook run produced no context.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum HookError {
+    /// The payload is not what a client sends.
+    #[error("bad payload: {0}")]
+    Payload(String),
+    /// The transcript could not be read.
+    #[error("transcript: {0}")]
+    Transcript(String),
+    /// The hook's state could not be read or written.
+    #[error("state: {0}")]
+    State(String),
+    /// The store failed (locked, read-only, corrupt, …).
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The optimizer failed.
+    #[error("build: {0}")]
+    Build(String),
+}
+
+/// How a hook runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HookConfig {
+    /// The token budget of the injected context.
+    pub budget: usize,
+    /// The store (`--store`: a path or `:memory:`); none: the default file.
+    pub store: Option<String>,
+    /// Where the hook keeps its state and log.
+    pub state_dir: PathBuf,
+}
+
+/// What a run did: what to print (if anything) and a line for the log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HookRun {
+    /// The client JSON to print on stdout; none: print nothing.
+    pub stdout: Option<String>,
+    /// What happened, for the log.
+    pub note: String,
+}
+
+/// Runs a hook of `client` on the payload `input`.
+pub fn run(client: Client, input: &[u8], config: &HookConfig) -> Result<HookRun, HookError> {
+    let payload = payload::parse_payload(input)?;
+    let workspace = Path::new(&payload.cwd)
+        .canonicalize()
+        .map_or_else(|_| payload.cwd.clone(), |p| p.display().to_string());
+    let scope = Scope {
+        workspace,
+        server: client.name().to_string(),
+        session: payload.session_id.clone(),
+    };
+    let mut store = Store::open_arg(config.store.as_deref())?;
+    let transcript = payload.transcript_path.clone();
+    let mut state = match &transcript {
+        Some(t) => state::load(&config.state_dir, t)?,
+        None => state::TranscriptState::default(),
+    };
+    let mut note = format!("{} {}", client.name(), payload.event.name());
+    if let Some(t) = &transcript {
+        let path = Path::new(t);
+        let summary = match client {
+            Client::ClaudeCode => ingest::import_claude(path, &mut state, &mut store, &scope)?,
+            Client::GeminiCli => ingest::import_gemini(path, &mut state, &mut store, &scope)?,
+        };
+        note.push_str(&format!("; imported {summary}"));
+    }
+    let last_prompt = state
+        .importer
+        .last_prompt
+        .clone()
+        .or_else(|| state.last_prompt.clone());
+    let mut exclusions = context::Exclusions {
+        transcript: transcript.clone(),
+        ..context::Exclusions::default()
+    };
+    let task = match (&payload.event, payload.source.as_deref()) {
+        (Event::UserPromptSubmit | Event::BeforeAgent, _) => {
+            // The last turn: from the previous prompt on (the one before this prompt when
+            // the client has already written this prompt into the transcript).
+            let n = state.prompt_lines.len();
+            let already_written =
+                last_prompt.as_deref() == payload.prompt.as_deref().map(str::trim);
+            exclusions.from_line = match (already_written, n) {
+                (true, 2..) => Some(state.prompt_lines[n - 2]),
+                (true, _) => None,
+                (false, 1..) => Some(state.prompt_lines[n - 1]),
+                (false, 0) => None,
+            };
+            exclusions.ids = state.injected.iter().cloned().collect::<BTreeSet<_>>();
+            payload.prompt.clone()
+        }
+        (Event::SessionStart, Some("compact" | "resume")) => state
+            .snapshot_task
+            .clone()
+            .or(last_prompt.clone())
+            .or(state.task.clone()),
+        (Event::PreCompact | Event::PreCompress, _) => {
+            state.snapshot_task = last_prompt.clone().or(state.task.clone());
+            None
+        }
+        _ => None,
+    };
+    let mut stdout = None;
+    if let Some(task) = task {
+        match context::build(&store, &scope, &task, config.budget, &exclusions)? {
+            Some(built) => {
+                let text = answer::wrap(payload.event.name(), built.cited.len(), &built.context);
+                note.push_str(&format!(
+                    "; injected {} records, {} characters",
+                    built.cited.len(),
+                    text.chars().count()
+                ));
+                stdout = Some(answer::hook_output(payload.event.name(), &text));
+                state.injected = built.cited;
+            }
+            None => note.push_str("; nothing to inject"),
+        }
+    }
+    if transcript.is_some() {
+        state::save(&config.state_dir, &state)?;
+    }
+    Ok(HookRun { stdout, note })
+}
+
+#[cfg(test)]
+mod tests;

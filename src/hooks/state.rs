@@ -1,0 +1,111 @@
+//! What the hooks remember between runs, one small JSON file per transcript in
+//! `<state dir>/hooks/` (mode 0600, replaced whole through a temporary file): how far the
+//! transcript has been imported (byte offset and line), the Claude Code importer's calls
+//! still waiting for results, where the last two prompts are, the records the previous run
+//! injected, and the task saved before a compaction.
+
+use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::HookError;
+use crate::import::claude_code::ClaudeImporter;
+
+/// The state of one transcript.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TranscriptState {
+    /// The transcript's path.
+    pub transcript: String,
+    /// Bytes imported (always the end of a complete line).
+    pub offset: u64,
+    /// Lines imported.
+    pub lines: usize,
+    /// The transcript's size at the last import (a Gemini CLI chat is re-read when it changed).
+    pub size: u64,
+    /// The Claude Code importer, with the calls still waiting for their results.
+    pub importer: ClaudeImporter,
+    /// The session's first prompt.
+    pub task: Option<String>,
+    /// The latest prompt imported.
+    pub last_prompt: Option<String>,
+    /// The lines (message positions for Gemini CLI) of the last two prompts.
+    pub prompt_lines: Vec<usize>,
+    /// The ids of the records the previous run injected.
+    pub injected: Vec<String>,
+    /// The task saved by the last `PreCompact`/`PreCompress`.
+    pub snapshot_task: Option<String>,
+}
+
+impl TranscriptState {
+    /// Notes a prompt at `line`, keeping the last two.
+    pub fn prompt_at(&mut self, line: usize, prompt: &str) {
+        self.last_prompt = Some(prompt.to_string());
+        if self.prompt_lines.last() != Some(&line) {
+            self.prompt_lines.push(line);
+        }
+        let n = self.prompt_lines.len();
+        if n > 2 {
+            self.prompt_lines.drain(..n - 2);
+        }
+    }
+}
+
+/// The state file of `transcript`.
+pub fn state_path(state_dir: &Path, transcript: &str) -> PathBuf {
+    let digest = hex::encode(Sha256::digest(transcript.as_bytes()));
+    state_dir
+        .join("hooks")
+        .join(format!("{}.json", &digest[..24]))
+}
+
+/// The saved state of `transcript`, or a fresh one when there is none. A state file that
+/// cannot be read is an error (the caller starts afresh and logs why).
+pub fn load(state_dir: &Path, transcript: &str) -> Result<TranscriptState, HookError> {
+    let path = state_path(state_dir, transcript);
+    let fresh = TranscriptState {
+        transcript: transcript.to_string(),
+        ..TranscriptState::default()
+    };
+    match std::fs::read(&path) {
+        Ok(bytes) => {
+            let state: TranscriptState = serde_json::from_slice(&bytes)
+                .map_err(|e| HookError::State(format!("{}: {e}", path.display())))?;
+            Ok(if state.transcript == transcript {
+                state
+            } else {
+                fresh
+            })
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(fresh),
+        Err(e) => Err(HookError::State(format!("{}: {e}", path.display()))),
+    }
+}
+
+/// Saves `state` (mode 0600, directory 0700, replaced whole).
+pub fn save(state_dir: &Path, state: &TranscriptState) -> Result<(), HookError> {
+    let path = state_path(state_dir, &state.transcript);
+    let fail = |e: std::io::Error| HookError::State(format!("{}: {e}", path.display()));
+    let dir = path.parent().expect("a state file has a directory");
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(fail)?;
+    let temp = path.with_extension(format!("tmp-{}", std::process::id()));
+    let json = serde_json::to_vec(state).map_err(|e| HookError::State(e.to_string()))?;
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&temp)
+        .and_then(|mut f| f.write_all(&json))
+        .and_then(|()| std::fs::rename(&temp, &path));
+    if written.is_err() {
+        std::fs::remove_file(&temp).ok();
+    }
+    written.map_err(fail)
+}

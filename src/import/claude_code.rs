@@ -1,0 +1,597 @@
+//! The importer for Claude Code transcripts: `~/.claude/projects/<encoded cwd>/<session>.jsonl`
+//! (and the `subagents/agent-*.jsonl` files beside them), one JSON entry a line, versions
+//! 1.0.95 to 2.1.x. A JSON array of the same entries (as logging hooks save a transcript) is
+//! read too.
+//!
+//! What becomes what (documented in `docs/import.md`):
+//! - `user` entries: a prompt (string content or `text` blocks) → a `user` message; the
+//!   first prompt that is not a command wrapper or hook feedback is the records' `task`; an
+//!   `isCompactSummary` entry → a `system` message with id `summary-…` (the summary Claude
+//!   Code wrote when it compacted the conversation); `isMeta` entries are skipped;
+//! - `assistant` entries: `text` blocks → `assistant` messages (in a compaction agent's file,
+//!   `agentId` `acompact-…`, the answer is the compaction summary: id `summary-…`);
+//!   `tool_use` blocks are held until their `tool_result` arrives (in a later line);
+//! - a `tool_result`, with the call it answers: `Bash` → a tool output (`tool` = the command,
+//!   `exitCode` 0, or N from `Exit code N` on a failure) plus a test result per test its
+//!   output names; a whole-file `Read` → a file; `Write` → a file; `Edit`/`MultiEdit` → a
+//!   diff (from `toolUseResult.structuredPatch`, else from the old and new strings); any
+//!   other tool → a tool output (`tool` = its name, `args` = its input); `is_error: true` →
+//!   an error record as well (`<tool>: <first line>`);
+//! - sidechain entries (`isSidechain`, a subagent's turns) get ids starting with `side-`;
+//! - everything else (`progress`, `system`, `summary` titles, `file-history-snapshot`,
+//!   `queue-operation`, `attachment`, thinking blocks, images, unknown fields) is skipped
+//!   and counted in the [`ImportSummary`]; a line that is not a JSON object is an error
+//!   naming the line, and the rest still imports.
+//!
+//! [`ClaudeImporter`] keeps the calls still waiting for their result, so a transcript can be
+//! imported a few lines at a time (the hooks resume from the last offset read).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::test_runs::test_outcomes;
+use super::{content_text, first_line, record_id, rfc3339, ImportSummary, INJECTED_MARKER};
+use crate::optimizer::records::{
+    Common, DiffRecord, ErrorRecord, FileRecord, Message, Records, Role, TestResult, ToolOutput,
+};
+use crate::store::SessionRecord;
+
+/// Top-level fields of `user`/`assistant` entries this importer knows (read or deliberately
+/// ignored); any other is counted as `field:<name>`.
+const KNOWN_FIELDS: &[&str] = &[
+    "type",
+    "message",
+    "uuid",
+    "parentUuid",
+    "logicalParentUuid",
+    "timestamp",
+    "isSidechain",
+    "isMeta",
+    "isCompactSummary",
+    "isVisibleInTranscriptOnly",
+    "userType",
+    "cwd",
+    "sessionId",
+    "version",
+    "gitBranch",
+    "slug",
+    "agentId",
+    "requestId",
+    "toolUseResult",
+    "sourceToolAssistantUUID",
+    "sourceToolUseID",
+    "permissionMode",
+    "thinkingMetadata",
+    "todos",
+    "promptId",
+    "isApiErrorMessage",
+    "error",
+    "leafUuid",
+    "entrypoint",
+    "origin",
+    "imagePasteIds",
+];
+
+/// Appends a record of `entry` to `out` as its next part.
+fn push(entry: &mut Entry, record: SessionRecord, out: &mut Vec<LineRecord>) {
+    out.push(LineRecord {
+        line: entry.line,
+        part: entry.parts,
+        record,
+    });
+    entry.parts += 1;
+}
+
+/// A record made from a transcript, with the line it came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LineRecord {
+    /// 1-based line of the transcript (entry number for a JSON array).
+    pub line: usize,
+    /// The record's number among those made from that line (0, 1, …).
+    pub part: u32,
+    /// The record.
+    pub record: SessionRecord,
+}
+
+/// A tool call waiting for its result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct PendingCall {
+    name: String,
+    input: Value,
+}
+
+/// A resumable Claude Code transcript reader: feed it lines in order, from any number of
+/// calls; it keeps the tool calls still waiting for their results and the task seen so far.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ClaudeImporter {
+    pending: BTreeMap<String, PendingCall>,
+    /// The session's first real prompt, once seen.
+    pub task: Option<String>,
+    /// The latest real prompt seen.
+    pub last_prompt: Option<String>,
+}
+
+/// One entry being read: where it is and what it shares with its records.
+struct Entry<'a> {
+    line: usize,
+    uuid: Option<&'a str>,
+    timestamp: Option<String>,
+    sidechain: bool,
+    cwd: Option<&'a str>,
+    parts: u32,
+}
+
+impl Entry<'_> {
+    fn common(&self, kind: &str) -> Common {
+        self.common_at(kind, self.parts)
+    }
+
+    /// The shared fields of the entry's record number `part`.
+    fn common_at(&self, kind: &str, part: u32) -> Common {
+        let kind = if self.sidechain {
+            format!("side-{kind}")
+        } else {
+            kind.to_string()
+        };
+        Common {
+            id: Some(record_id(&kind, self.line, self.uuid, part as usize)),
+            timestamp: self.timestamp.clone(),
+            priority: None,
+        }
+    }
+
+    /// `path` relative to the entry's working directory when it lies inside it.
+    fn path(&self, path: &str) -> String {
+        self.cwd
+            .and_then(|cwd| path.strip_prefix(cwd.trim_end_matches('/')))
+            .and_then(|rest| rest.strip_prefix('/'))
+            .filter(|rest| !rest.is_empty())
+            .unwrap_or(path)
+            .to_string()
+    }
+}
+
+/// Reads a whole transcript (JSON Lines, or a JSON array of entries) into records.
+pub fn import_transcript(text: &str) -> (Records, ImportSummary) {
+    let mut importer = ClaudeImporter::default();
+    let mut summary = ImportSummary::default();
+    let mut out = Vec::new();
+    if text.trim_start().starts_with('[') {
+        match serde_json::from_str::<Vec<Value>>(text) {
+            Ok(entries) => {
+                for (i, entry) in entries.iter().enumerate() {
+                    summary.lines += 1;
+                    importer.feed_value(i + 1, entry, &mut out, &mut summary);
+                }
+            }
+            Err(e) => summary.error(e.line(), format!("not a JSON array of entries: {e}")),
+        }
+    } else {
+        for (i, line) in text.lines().enumerate() {
+            importer.feed_line(i + 1, line, &mut out, &mut summary);
+        }
+    }
+    let mut records = Records {
+        task: importer.task.clone(),
+        ..Records::default()
+    };
+    for r in out {
+        r.record.push_into(&mut records);
+    }
+    summary.count_records(&records);
+    (records, summary)
+}
+
+impl ClaudeImporter {
+    /// Reads one line of the transcript (`line` is its 1-based number). Blank lines are
+    /// ignored; a line that is not a JSON object is reported in `summary`.
+    pub fn feed_line(
+        &mut self,
+        line: usize,
+        text: &str,
+        out: &mut Vec<LineRecord>,
+        summary: &mut ImportSummary,
+    ) {
+        if text.trim().is_empty() {
+            return;
+        }
+        summary.lines += 1;
+        match serde_json::from_str::<Value>(text) {
+            Ok(value) => self.feed_value(line, &value, out, summary),
+            Err(e) => summary.error(line, format!("not JSON: {e}")),
+        }
+    }
+
+    /// Reads one parsed entry.
+    pub fn feed_value(
+        &mut self,
+        line: usize,
+        value: &Value,
+        out: &mut Vec<LineRecord>,
+        summary: &mut ImportSummary,
+    ) {
+        let Some(obj) = value.as_object() else {
+            summary.error(line, "expected a JSON object");
+            return;
+        };
+        let kind = obj.get("type").and_then(Value::as_str).unwrap_or("(none)");
+        match kind {
+            "user" | "assistant" => {}
+            "system" => {
+                let subtype = obj.get("subtype").and_then(Value::as_str).unwrap_or("-");
+                summary.skip(format!("system:{subtype}"));
+                return;
+            }
+            "attachment" => {
+                let sub = value
+                    .pointer("/attachment/type")
+                    .and_then(Value::as_str)
+                    .unwrap_or("-");
+                if value.to_string().contains(INJECTED_MARKER) {
+                    summary.skip("ctxopt-context");
+                } else {
+                    summary.skip(format!("attachment:{sub}"));
+                }
+                return;
+            }
+            other => {
+                summary.skip(format!("type:{other}"));
+                return;
+            }
+        }
+        for key in obj.keys() {
+            if !KNOWN_FIELDS.contains(&key.as_str()) {
+                summary.skip(format!("field:{key}"));
+            }
+        }
+        let flag = |k: &str| obj.get(k).and_then(Value::as_bool).unwrap_or(false);
+        let timestamp = rfc3339(obj.get("timestamp"));
+        let mut entry = Entry {
+            line,
+            uuid: obj.get("uuid").and_then(Value::as_str),
+            timestamp,
+            sidechain: flag("isSidechain"),
+            cwd: obj.get("cwd").and_then(Value::as_str),
+            parts: 0,
+        };
+        if flag("isMeta") {
+            summary.skip("meta");
+            return;
+        }
+        let compaction_agent = obj
+            .get("agentId")
+            .and_then(Value::as_str)
+            .is_some_and(|a| a.starts_with("acompact"));
+        let summary_entry = flag("isCompactSummary") || (compaction_agent && kind == "assistant");
+        let content = value.pointer("/message/content");
+        let blocks: Vec<Value> = match content {
+            Some(Value::String(s)) => vec![serde_json::json!({"type": "text", "text": s})],
+            Some(Value::Array(blocks)) => blocks.clone(),
+            _ => {
+                summary.error(line, format!("{kind} entry without message.content"));
+                return;
+            }
+        };
+        for block in &blocks {
+            let btype = block.get("type").and_then(Value::as_str).unwrap_or("-");
+            match (kind, btype) {
+                (_, "text") => {
+                    let text = block.get("text").and_then(Value::as_str).unwrap_or("");
+                    if text.trim().is_empty() {
+                        continue;
+                    }
+                    if text.contains(INJECTED_MARKER) {
+                        summary.skip("ctxopt-context");
+                        continue;
+                    }
+                    let (role, id_kind) = match (kind, summary_entry) {
+                        (_, true) => (Role::System, "summary"),
+                        ("user", _) => (Role::User, "msg"),
+                        _ => (Role::Assistant, "msg"),
+                    };
+                    if let Some(prompt) = (role == Role::User).then(|| prompt_text(text)).flatten()
+                    {
+                        // A subagent's file starts with the prompt its parent gave it.
+                        if self.task.is_none() {
+                            self.task = Some(prompt.clone());
+                        }
+                        if !entry.sidechain {
+                            self.last_prompt = Some(prompt);
+                        }
+                    }
+                    let message = Message {
+                        common: entry.common(id_kind),
+                        role,
+                        text: text.to_string(),
+                    };
+                    push(&mut entry, SessionRecord::Message(message), out);
+                }
+                ("assistant", "tool_use") => {
+                    let id = block.get("id").and_then(Value::as_str).unwrap_or_default();
+                    self.pending.insert(
+                        id.to_string(),
+                        PendingCall {
+                            name: block
+                                .get("name")
+                                .and_then(Value::as_str)
+                                .unwrap_or("tool")
+                                .to_string(),
+                            input: block.get("input").cloned().unwrap_or(Value::Null),
+                        },
+                    );
+                }
+                ("user", "tool_result") => {
+                    let result = obj.get("toolUseResult");
+                    for record in self.tool_result(&entry, block, result, summary) {
+                        push(&mut entry, record, out);
+                    }
+                }
+                (_, "thinking" | "redacted_thinking") => summary.skip("block:thinking"),
+                (_, other) => summary.skip(format!("block:{other}")),
+            }
+        }
+    }
+
+    /// The records one `tool_result` block makes, with the call it answers.
+    fn tool_result(
+        &mut self,
+        entry: &Entry,
+        block: &Value,
+        result: Option<&Value>,
+        summary: &mut ImportSummary,
+    ) -> Vec<SessionRecord> {
+        let call_id = block
+            .get("tool_use_id")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let call = self.pending.remove(call_id).unwrap_or_else(|| {
+            summary.skip("tool_result without its call");
+            PendingCall {
+                name: "tool".to_string(),
+                input: Value::Null,
+            }
+        });
+        let text = content_text(block.get("content"));
+        if text.contains(INJECTED_MARKER) {
+            summary.skip("ctxopt-context");
+            return Vec::new();
+        }
+        let is_error = block
+            .get("is_error")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        let result = result.filter(|r| r.is_object());
+        let input = |k: &str| call.input.get(k).and_then(Value::as_str);
+        let mut records = Vec::new();
+        let mut part = entry.parts;
+        let mut common = |kind: &str| {
+            part += 1;
+            entry.common_at(kind, part - 1)
+        };
+        if is_error {
+            let message = text
+                .trim()
+                .trim_start_matches("<tool_use_error>")
+                .trim_end_matches("</tool_use_error>");
+            let stack = text.trim().contains('\n').then(|| text.clone());
+            let message = match (call.name.as_str(), bash_output(&text, None, true)) {
+                ("Bash", (output, Some(code))) => format!(
+                    "{}: exit code {code}: {}",
+                    first_line(input("command").unwrap_or("bash"), 120),
+                    first_line(&output, 300)
+                ),
+                _ => format!("{}: {}", call.name, first_line(message, 300)),
+            };
+            records.push(SessionRecord::Error(ErrorRecord {
+                common: common("err"),
+                message,
+                stack,
+            }));
+        }
+        match call.name.as_str() {
+            "Bash" => {
+                let command = input("command").unwrap_or("bash").to_string();
+                let (output, exit_code) = bash_output(&text, result, is_error);
+                for (name, status) in test_outcomes(&output) {
+                    records.push(SessionRecord::TestResult(TestResult {
+                        common: common("test"),
+                        name,
+                        status,
+                        output: None,
+                    }));
+                }
+                records.insert(
+                    usize::from(is_error),
+                    SessionRecord::ToolOutput(ToolOutput {
+                        common: common("out"),
+                        tool: command,
+                        args: Some(call.input.clone()),
+                        output,
+                        exit_code,
+                    }),
+                );
+            }
+            "Read" if !is_error => match whole_file(&text, result, &call.input) {
+                Some(content) => records.push(SessionRecord::File(FileRecord {
+                    common: common("file"),
+                    path: entry.path(input("file_path").unwrap_or_default()),
+                    content,
+                })),
+                None => records.push(tool_output(common("out"), &call, text)),
+            },
+            "Write" if !is_error && input("file_path").is_some() => {
+                records.push(SessionRecord::File(FileRecord {
+                    common: common("file"),
+                    path: entry.path(input("file_path").unwrap_or_default()),
+                    content: input("content").unwrap_or_default().to_string(),
+                }));
+            }
+            "Edit" | "MultiEdit" if !is_error && input("file_path").is_some() => {
+                let path = entry.path(input("file_path").unwrap_or_default());
+                records.push(SessionRecord::Diff(DiffRecord {
+                    common: common("diff"),
+                    diff: edit_diff(&path, result, &call.input),
+                    path,
+                }));
+            }
+            _ if is_error => {}
+            _ => records.push(tool_output(common("out"), &call, text)),
+        }
+        records
+    }
+}
+
+/// A tool output for a call answered by `text`.
+fn tool_output(common: Common, call: &PendingCall, text: String) -> SessionRecord {
+    SessionRecord::ToolOutput(ToolOutput {
+        common,
+        tool: call.name.clone(),
+        args: (!call.input.is_null()).then(|| call.input.clone()),
+        output: text,
+        exit_code: None,
+    })
+}
+
+/// The prompt a user's text holds: the text itself, or for a slash command
+/// (`<command-name>/x</command-name><command-args>A</command-args>`) `/x A`; none for
+/// other wrapped text (reminders, command output) and for a hook's feedback.
+fn prompt_text(text: &str) -> Option<String> {
+    let t = text.trim();
+    let tag = |name: &str| {
+        let open = format!("<{name}>");
+        let start = t.find(&open)? + open.len();
+        let end = t[start..].find(&format!("</{name}>"))? + start;
+        Some(t[start..end].trim())
+    };
+    if let Some(command) = tag("command-name") {
+        let args = tag("command-args").unwrap_or_default();
+        return Some(format!("{command} {args}").trim().to_string());
+    }
+    let wrapped =
+        t.starts_with('<') || t.starts_with("Stop hook feedback") || t.starts_with("Caveat:");
+    (!wrapped).then(|| t.to_string())
+}
+
+/// A Bash result's output and exit code: stdout and stderr from `toolUseResult` when there,
+/// else the result text; exit code N from a failure's `Exit code N` line, else 0 (none when
+/// the command was interrupted).
+fn bash_output(text: &str, result: Option<&Value>, is_error: bool) -> (String, Option<i64>) {
+    if is_error {
+        let (head, rest) = text.split_once('\n').unwrap_or((text, ""));
+        if let Some(code) = head
+            .trim()
+            .strip_prefix("Exit code ")
+            .and_then(|c| c.trim().parse::<i64>().ok())
+        {
+            return (rest.to_string(), Some(code));
+        }
+        return (text.to_string(), None);
+    }
+    let field = |k: &str| {
+        result
+            .and_then(|r| r.get(k))
+            .and_then(Value::as_str)
+            .unwrap_or("")
+    };
+    let interrupted = result
+        .and_then(|r| r.get("interrupted"))
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    let code = (!interrupted).then_some(0);
+    match result {
+        Some(_) if !field("stdout").is_empty() || !field("stderr").is_empty() => {
+            let (out, err) = (field("stdout"), field("stderr"));
+            let output = match (out.is_empty(), err.is_empty()) {
+                (false, false) => format!("{out}\n{err}"),
+                (false, true) => out.to_string(),
+                _ => err.to_string(),
+            };
+            (output, code)
+        }
+        _ => (text.to_string(), code),
+    }
+}
+
+/// The content of a whole-file read: from `toolUseResult.file` when it covers every line,
+/// else from the result text (its `cat -n` line prefixes removed) when the call asked for
+/// no range. `None` for a partial view.
+fn whole_file(text: &str, result: Option<&Value>, input: &Value) -> Option<String> {
+    if let Some(file) = result.and_then(|r| r.get("file")) {
+        let n = |k: &str| file.get(k).and_then(Value::as_u64);
+        let whole = n("startLine").unwrap_or(1) <= 1 && n("numLines") >= n("totalLines");
+        return whole
+            .then(|| {
+                file.get("content")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            })
+            .flatten();
+    }
+    if input.get("offset").is_some() || input.get("limit").is_some() {
+        return None;
+    }
+    let body = text.split("\n\n<system-reminder>").next().unwrap_or(text);
+    let lines: Vec<&str> = body
+        .lines()
+        .map(|l| {
+            l.trim_start()
+                .split_once('→')
+                .filter(|(n, _)| n.chars().all(|c| c.is_ascii_digit()) && !n.is_empty())
+                .map_or(l, |(_, rest)| rest)
+        })
+        .collect();
+    Some(lines.join("\n"))
+}
+
+/// The unified diff of an edit: from `toolUseResult.structuredPatch` (its hunks), else one
+/// hunk per replaced string (`old_string` → `new_string`, or each of `edits`), whose position
+/// the transcript does not record (`@@ @@`).
+fn edit_diff(path: &str, result: Option<&Value>, input: &Value) -> String {
+    let mut diff = format!("--- a/{path}\n+++ b/{path}\n");
+    let hunks = result
+        .and_then(|r| r.get("structuredPatch"))
+        .and_then(Value::as_array)
+        .filter(|h| !h.is_empty());
+    if let Some(hunks) = hunks {
+        for h in hunks {
+            let n = |k: &str| h.get(k).and_then(Value::as_u64).unwrap_or(0);
+            diff.push_str(&format!(
+                "@@ -{},{} +{},{} @@\n",
+                n("oldStart"),
+                n("oldLines"),
+                n("newStart"),
+                n("newLines")
+            ));
+            for line in h
+                .get("lines")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                diff.push_str(line.as_str().unwrap_or(""));
+                diff.push('\n');
+            }
+        }
+        return diff;
+    }
+    let edits: Vec<&Value> = match input.get("edits").and_then(Value::as_array) {
+        Some(edits) => edits.iter().collect(),
+        None => vec![input],
+    };
+    for edit in edits {
+        let s = |k: &str| edit.get(k).and_then(Value::as_str).unwrap_or("");
+        diff.push_str("@@ @@\n");
+        for line in s("old_string").lines() {
+            diff.push_str(&format!("-{line}\n"));
+        }
+        for line in s("new_string").lines() {
+            diff.push_str(&format!("+{line}\n"));
+        }
+    }
+    diff
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,234 @@
+//! The importer for Codex CLI rollouts (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`): one
+//! JSON entry a line, `{timestamp, type, payload}`, `type` one of `session_meta`,
+//! `turn_context`, `response_item` (payload `type` `message`, `reasoning`, `function_call`,
+//! `function_call_output`, `custom_tool_call`, `custom_tool_call_output`, `ghost_snapshot`,
+//! …) and `event_msg` (UI events that repeat what the response items say).
+//!
+//! What becomes what (documented in `docs/import.md`): a `message` → a message of its role
+//! (`input_text`/`output_text` parts; the first user text that is not an
+//! `<environment_context>` block is the task); a call and its output (matched by `call_id`):
+//! `shell` → a tool output with the command (`bash -lc X` shown as `X`) and the exit code
+//! from the output's `metadata.exit_code`, an error record when the code is not 0, and a test
+//! result per test its output names; `apply_patch` (a shell command or a custom tool call) →
+//! one diff per `*** Update|Add|Delete File:` section; any other call → a tool output. Ids
+//! carry the line: `out-L12`. Reasoning, `event_msg`, `turn_context`, `session_meta` and
+//! unknown types are skipped and counted; a line that is not JSON is an error naming the
+//! line.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::test_runs::test_outcomes;
+use super::{first_line, parts, rfc3339, ImportSummary, INJECTED_MARKER};
+use crate::optimizer::records::{
+    Common, DiffRecord, ErrorRecord, Message, Records, Role, TestResult, ToolOutput,
+};
+use crate::store::SessionRecord;
+
+/// Converts the text of a rollout file into records.
+pub fn import_rollout(text: &str) -> (Records, ImportSummary) {
+    let mut summary = ImportSummary::default();
+    let mut out: Vec<SessionRecord> = Vec::new();
+    let mut calls: BTreeMap<String, (String, Value)> = BTreeMap::new();
+    let mut task: Option<String> = None;
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        summary.lines += 1;
+        let n = i + 1;
+        let entry: Value = match serde_json::from_str(line) {
+            Ok(v) => v,
+            Err(e) => {
+                summary.error(n, format!("not JSON: {e}"));
+                continue;
+            }
+        };
+        let (Some(kind), Some(payload)) = (
+            entry.get("type").and_then(Value::as_str),
+            entry.get("payload"),
+        ) else {
+            summary.error(n, "expected an object with type and payload");
+            continue;
+        };
+        let ptype = payload.get("type").and_then(Value::as_str).unwrap_or("-");
+        if kind != "response_item" {
+            summary.skip(format!("{kind}:{ptype}"));
+            continue;
+        }
+        let mut common = parts(n, None, rfc3339(entry.get("timestamp")));
+        let text = |k: &str| payload.get(k).and_then(Value::as_str).unwrap_or_default();
+        match ptype {
+            "message" => {
+                let role = match text("role") {
+                    "user" => Role::User,
+                    "assistant" => Role::Assistant,
+                    "system" | "developer" => Role::System,
+                    other => {
+                        summary.skip(format!("role:{other}"));
+                        continue;
+                    }
+                };
+                for part in payload
+                    .get("content")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    let Some(t) = part.get("text").and_then(Value::as_str) else {
+                        summary.skip("content part without text");
+                        continue;
+                    };
+                    if t.contains(INJECTED_MARKER) {
+                        summary.skip("ctxopt-context");
+                    } else if t.trim_start().starts_with("<environment_context>") {
+                        summary.skip("environment_context");
+                    } else if !t.trim().is_empty() {
+                        if role == Role::User {
+                            task.get_or_insert_with(|| t.trim().to_string());
+                        }
+                        out.push(SessionRecord::Message(Message {
+                            common: common("msg"),
+                            role,
+                            text: t.to_string(),
+                        }));
+                    }
+                }
+            }
+            "function_call" | "custom_tool_call" => {
+                let args = match payload.get("arguments").and_then(Value::as_str) {
+                    Some(a) => serde_json::from_str(a).unwrap_or_else(|_| Value::String(a.into())),
+                    None => payload.get("input").cloned().unwrap_or(Value::Null),
+                };
+                calls.insert(
+                    text("call_id").to_string(),
+                    (text("name").to_string(), args),
+                );
+            }
+            "function_call_output" | "custom_tool_call_output" => {
+                let (name, args) = calls
+                    .remove(text("call_id"))
+                    .unwrap_or_else(|| ("tool".to_string(), Value::Null));
+                let raw = payload.get("output");
+                call_records(&name, &args, raw, &mut common, &mut out);
+            }
+            other => summary.skip(format!("response_item:{other}")),
+        }
+    }
+    let mut records = Records {
+        task,
+        ..Records::default()
+    };
+    for r in out {
+        r.push_into(&mut records);
+    }
+    summary.count_records(&records);
+    (records, summary)
+}
+
+/// The records a call and its output make.
+fn call_records(
+    name: &str,
+    args: &Value,
+    raw: Option<&Value>,
+    common: &mut impl FnMut(&str) -> Common,
+    out: &mut Vec<SessionRecord>,
+) {
+    // The output is a string, often JSON `{"output": …, "metadata": {"exit_code": N}}`.
+    let raw_text = match raw {
+        Some(Value::String(s)) => s.clone(),
+        Some(v) => v.to_string(),
+        None => String::new(),
+    };
+    let parsed: Option<Value> = serde_json::from_str(&raw_text).ok();
+    let output = parsed
+        .as_ref()
+        .and_then(|p| p.get("output"))
+        .and_then(Value::as_str)
+        .map_or_else(|| raw_text.clone(), str::to_string);
+    let exit_code = parsed
+        .as_ref()
+        .and_then(|p| p.pointer("/metadata/exit_code"))
+        .and_then(Value::as_i64);
+    let argv: Vec<&str> = args
+        .get("command")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let tool = match argv.as_slice() {
+        [] => name.to_string(),
+        ["bash", "-lc", script] | ["bash", "-c", script] | ["sh", "-c", script] => {
+            script.to_string()
+        }
+        other => other.join(" "),
+    };
+    // A patch: the custom tool's input, `apply_patch PATCH`, or a script `apply_patch <<EOF`.
+    let patch = match (name, argv.as_slice(), args) {
+        ("apply_patch", _, Value::String(p)) => Some(p.as_str()),
+        (_, ["apply_patch", p, ..], _) => Some(*p),
+        _ if tool.trim_start().starts_with("apply_patch") => Some(tool.as_str()),
+        _ => None,
+    };
+    if let Some(patch) = patch {
+        for (path, diff) in patch_sections(patch) {
+            out.push(SessionRecord::Diff(DiffRecord {
+                common: common("diff"),
+                path,
+                diff,
+            }));
+        }
+    }
+    let tool = match argv.as_slice() {
+        ["apply_patch", ..] => "apply_patch".to_string(),
+        _ => tool,
+    };
+    if exit_code.is_some_and(|c| c != 0) {
+        out.push(SessionRecord::Error(ErrorRecord {
+            common: common("err"),
+            message: format!(
+                "{}: exit code {}: {}",
+                first_line(&tool, 120),
+                exit_code.unwrap_or_default(),
+                first_line(&output, 300)
+            ),
+            stack: None,
+        }));
+    }
+    for (test, status) in test_outcomes(&output) {
+        out.push(SessionRecord::TestResult(TestResult {
+            common: common("test"),
+            name: test,
+            status,
+            output: None,
+        }));
+    }
+    out.push(SessionRecord::ToolOutput(ToolOutput {
+        common: common("out"),
+        tool,
+        args: (!args.is_null()).then(|| args.clone()),
+        output,
+        exit_code,
+    }));
+}
+
+/// Splits a Codex patch (`*** Begin Patch` … `*** End Patch`) into (path, section) per
+/// `*** Update File:`, `*** Add File:` or `*** Delete File:` line.
+fn patch_sections(patch: &str) -> Vec<(String, String)> {
+    let mut sections: Vec<(String, String)> = Vec::new();
+    for line in patch.split_inclusive('\n') {
+        let header = ["*** Update File: ", "*** Add File: ", "*** Delete File: "]
+            .iter()
+            .find_map(|h| line.strip_prefix(h));
+        if let Some(path) = header {
+            sections.push((path.trim().to_string(), String::new()));
+        }
+        if line.starts_with("*** End Patch") {
+            break;
+        }
+        if let Some((_, section)) = sections.last_mut() {
+            section.push_str(line);
+        }
+    }
+    sections
+}

@@ -1,0 +1,185 @@
+//! The importer for Gemini CLI saved chats (`~/.gemini/tmp/<project hash>/chats/session-*.json`):
+//! one JSON object with `sessionId`, `startTime`, … and `messages[]`, each with `id`,
+//! `timestamp`, `type` (`user`, `gemini`, `info`, `error`, …) and `content` (a string, or in
+//! newer versions a list of `{text}` parts); `gemini` messages carry `thoughts` and
+//! `toolCalls[]` (`name`, `args`, `status`, `result[].functionResponse.response.output|error`,
+//! `resultDisplay`).
+//!
+//! What becomes what (documented in `docs/import.md`): `user` → a `user` message (the first
+//! is the task); `gemini` content → an `assistant` message; `error` → an error record; each
+//! tool call: `read_file` without a range → a file, `write_file` → a file, `replace` → a diff
+//! (`resultDisplay.fileDiff`), `run_shell_command` → a tool output with its command and exit
+//! code (and a test result per test its output names), anything else → a tool output; a call
+//! whose `status` is `error` → an error record as well. Ids carry the message's position
+//! (1-based) and the first characters of its id: `msg-L3-0c78345f`. Thoughts, `info`
+//! messages and unknown types are skipped and counted.
+
+use serde_json::Value;
+
+use super::test_runs::test_outcomes;
+use super::{
+    content_text, first_line, parts, rfc3339, ImportError, ImportSummary, INJECTED_MARKER,
+};
+use crate::optimizer::records::{
+    Common, DiffRecord, ErrorRecord, FileRecord, Message, Records, Role, TestResult, ToolOutput,
+};
+use crate::store::SessionRecord;
+
+/// Converts the text of a saved chat into records.
+pub fn import_chat(text: &str) -> Result<(Records, ImportSummary), ImportError> {
+    let root: Value = serde_json::from_str(text)?;
+    let messages = root
+        .get("messages")
+        .and_then(Value::as_array)
+        .ok_or_else(|| ImportError::Format {
+            path: "messages".into(),
+            message: "expected an array (a Gemini CLI chat has sessionId and messages)".into(),
+        })?;
+    let mut summary = ImportSummary::default();
+    let mut out: Vec<SessionRecord> = Vec::new();
+    let mut task: Option<String> = None;
+    for (i, message) in messages.iter().enumerate() {
+        summary.lines += 1;
+        let n = i + 1;
+        let Some(obj) = message.as_object() else {
+            summary.error(n, format!("messages[{i}]: expected a JSON object"));
+            continue;
+        };
+        let uuid = obj.get("id").and_then(Value::as_str);
+        let mut common = parts(n, uuid, rfc3339(obj.get("timestamp")));
+        let content = content_text(obj.get("content"));
+        let kind = obj.get("type").and_then(Value::as_str).unwrap_or("(none)");
+        if content.contains(INJECTED_MARKER) {
+            summary.skip("ctxopt-context");
+        } else if !content.trim().is_empty() {
+            match kind {
+                "user" => {
+                    task.get_or_insert_with(|| content.trim().to_string());
+                    out.push(message_record(common("msg"), Role::User, content));
+                }
+                "gemini" => out.push(message_record(common("msg"), Role::Assistant, content)),
+                "error" => out.push(SessionRecord::Error(ErrorRecord {
+                    common: common("err"),
+                    message: first_line(&content, 300),
+                    stack: content.trim().contains('\n').then_some(content),
+                })),
+                other => summary.skip(format!("type:{other}")),
+            }
+        }
+        if obj.get("thoughts").is_some() {
+            summary.skip("thoughts");
+        }
+        for call in obj
+            .get("toolCalls")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            tool_call(call, &mut common, &mut out);
+        }
+    }
+    let mut records = Records {
+        task,
+        ..Records::default()
+    };
+    for r in out {
+        r.push_into(&mut records);
+    }
+    summary.count_records(&records);
+    Ok((records, summary))
+}
+
+fn message_record(common: Common, role: Role, text: String) -> SessionRecord {
+    SessionRecord::Message(Message { common, role, text })
+}
+
+/// The records one tool call makes.
+fn tool_call(call: &Value, common: &mut impl FnMut(&str) -> Common, out: &mut Vec<SessionRecord>) {
+    let name = call.get("name").and_then(Value::as_str).unwrap_or("tool");
+    let args = call.get("args").cloned().unwrap_or(Value::Null);
+    let arg = |k: &str| args.get(k).and_then(Value::as_str);
+    let response = call.pointer("/result/0/functionResponse/response");
+    let field = |k: &str| response.and_then(|r| r.get(k)).and_then(Value::as_str);
+    let failed =
+        call.get("status").and_then(Value::as_str) == Some("error") || field("error").is_some();
+    let output = field("output").or(field("error")).unwrap_or("").to_string();
+    if failed {
+        out.push(SessionRecord::Error(ErrorRecord {
+            common: common("err"),
+            message: format!("{name}: {}", first_line(&output, 300)),
+            stack: output.trim().contains('\n').then(|| output.clone()),
+        }));
+        return;
+    }
+    let ranged = args.get("offset").is_some() || args.get("limit").is_some();
+    match (name, arg("file_path")) {
+        ("read_file", Some(path)) if !ranged => out.push(SessionRecord::File(FileRecord {
+            common: common("file"),
+            path: path.to_string(),
+            content: output,
+        })),
+        ("write_file", Some(path)) => out.push(SessionRecord::File(FileRecord {
+            common: common("file"),
+            path: path.to_string(),
+            content: arg("content").unwrap_or_default().to_string(),
+        })),
+        ("replace", Some(path)) => {
+            let diff = call
+                .pointer("/resultDisplay/fileDiff")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .unwrap_or_else(|| {
+                    let lines = |k: &str, sign: char| {
+                        arg(k)
+                            .unwrap_or_default()
+                            .lines()
+                            .map(|l| format!("{sign}{l}\n"))
+                            .collect::<String>()
+                    };
+                    format!(
+                        "--- a/{path}\n+++ b/{path}\n@@ @@\n{}{}",
+                        lines("old_string", '-'),
+                        lines("new_string", '+')
+                    )
+                });
+            out.push(SessionRecord::Diff(DiffRecord {
+                common: common("diff"),
+                path: path.to_string(),
+                diff,
+            }));
+        }
+        _ => {
+            let (tool, exit_code) = match (name, arg("command")) {
+                ("run_shell_command", Some(command)) => (command.to_string(), exit_code(&output)),
+                _ => (name.to_string(), None),
+            };
+            for (test, status) in test_outcomes(&output) {
+                out.push(SessionRecord::TestResult(TestResult {
+                    common: common("test"),
+                    name: test,
+                    status,
+                    output: None,
+                }));
+            }
+            out.push(SessionRecord::ToolOutput(ToolOutput {
+                common: common("out"),
+                tool,
+                args: (!args.is_null()).then_some(args.clone()),
+                output,
+                exit_code,
+            }));
+        }
+    }
+}
+
+/// The `Exit Code: N` line of a shell command's output (Gemini CLI prints `(none)` for 0).
+fn exit_code(output: &str) -> Option<i64> {
+    let value = output
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Exit Code:"))?
+        .trim();
+    match value {
+        "(none)" => Some(0),
+        v => v.parse().ok(),
+    }
+}

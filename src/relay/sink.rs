@@ -1,0 +1,28 @@
+//! What receives a copy of each frame: the relay's interface to the sides that consume the
+//! traffic after the fact (ingestion of tool results into the store today).
+//!
+//! The tap accounts each relayed frame (kind, id, pairing, tokens), writes its log line and
+//! then hands the accounted [`Frame`] to every [`FrameSink`] in turn, in log order, on the
+//! tap thread: never on the relay's path, so a slow sink delays the log and injected
+//! answers (which wait for the tap), never a relayed frame.
+
+use crate::framelog::Frame;
+
+/// Where a frame's line was written in the frame log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LogPlace<'a> {
+    /// The log file, absolute.
+    pub path: &'a str,
+    /// The line's `seq`.
+    pub seq: u64,
+}
+
+/// Takes in each accounted frame, in log order.
+pub trait FrameSink: std::fmt::Debug + Send {
+    /// One frame; `logged` says where its line is when it was written to the log (`None`
+    /// without a log, or when the line could not be written).
+    fn frame(&mut self, frame: &Frame, logged: Option<LogPlace<'_>>);
+
+    /// Lines for the log trailer's `errors`, asked once at the end of the run.
+    fn trailer_errors(&self) -> Vec<String>;
+}
