@@ -6,9 +6,9 @@
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
-use crate::support::log::read_log;
+use crate::support::log::{read_log, Log};
 use crate::support::proxy::{ProxyCmd, Session};
-use ctxopt::framelog::Direction;
+use ctxopt::framelog::{Direction, Frame};
 use ctxopt::tokenizer::Tokenizer;
 
 const LIMIT: usize = 2000;
@@ -100,6 +100,22 @@ fn all_pages(s: &mut Session, handle: &str, raw: bool) -> String {
     joined
 }
 
+/// The server's answer to the call `id` (`s2c`, as received) and the compacted frame the
+/// client got instead (`p2c`, naming it in `compacts`).
+fn compacted<'a>(log: &'a Log, id: &str) -> (&'a Frame, &'a Frame) {
+    let s2c = log
+        .dir(Direction::S2c)
+        .into_iter()
+        .find(|f| f.id.as_deref() == Some(id))
+        .expect("the server's answer is logged");
+    let p2c = log
+        .dir(Direction::P2c)
+        .into_iter()
+        .find(|f| f.compacts == Some(s2c.seq))
+        .expect("the compacted frame names it");
+    (s2c, p2c)
+}
+
 fn proxy(steps: &[&str], store: &std::path::Path, workspace: &std::path::Path) -> ProxyCmd {
     let mut all = vec![format!("method-result:tools/list:{}", tools_list())];
     all.extend(steps.iter().map(|s| s.to_string()));
@@ -152,17 +168,7 @@ fn an_oversized_result_is_compacted_and_served_back_byte_exact_even_after_a_rest
 
     // The log: the server's frame as received (s2c, its tokens), then the client's (p2c).
     let log = read_log(cmd.log_path());
-    let s2c = log
-        .dir(Direction::S2c)
-        .into_iter()
-        .find(|f| f.id.as_deref() == Some("2"))
-        .unwrap();
-    let p2c = log
-        .dir(Direction::P2c)
-        .into_iter()
-        .find(|f| f.compacts.is_some())
-        .unwrap();
-    assert_eq!(p2c.compacts, Some(s2c.seq));
+    let (s2c, p2c) = compacted(&log, "2");
     assert_eq!(p2c.seq, s2c.seq + 1);
     assert_eq!(p2c.tool.as_deref(), Some("dump"));
     assert!(
@@ -196,6 +202,9 @@ fn an_oversized_result_is_compacted_and_served_back_byte_exact_even_after_a_rest
     let text =
         ctxopt::measure::report::text::render(&report, ctxopt::measure::report::text::Style::Plain);
     assert!(text.contains("\nCompaction ("), "{text}");
+    // gap reads the relayed call once, as the wire had it.
+    let wire = ctxopt::measure::gap::read_wire(cmd.log_path()).unwrap();
+    assert_eq!(wire.calls.get("dump"), Some(&1));
 
     // A new proxy in the same workspace and store serves the same result, raw included.
     let again = proxy(&[], &store, dir.path());
@@ -203,6 +212,75 @@ fn an_oversized_result_is_compacted_and_served_back_byte_exact_even_after_a_rest
     let raw = all_pages(&mut s, &handle, true);
     assert_eq!(sha(&raw), sha(s2c.raw.as_deref().unwrap()));
     s.close();
+}
+
+/// Issue 16's one exception: the copy kept for get_result is the server's bytes, secrets
+/// included, while the log's s2c and p2c lines and the records are redacted.
+#[test]
+fn the_kept_copy_is_exact_while_the_log_and_the_records_are_redacted() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store.sqlite3");
+    let secrets = [
+        crate::redaction::aws_key(),
+        crate::redaction::github_token(),
+    ];
+    let mut lines: Vec<String> = (0..1500)
+        .map(|i| format!("{i:05} INFO request served in 12 ms"))
+        .collect();
+    lines[10] = format!("00010 WARN aws_access_key_id = {}", secrets[0]);
+    lines[1400] = format!("01400 WARN # github: {}", secrets[1]);
+    let text = lines.join("\n");
+    let result = json!({"content": [{"type": "text", "text": text}]});
+    let cmd = proxy(
+        &[&format!("method-result:tools/call:{result}")],
+        &store,
+        dir.path(),
+    );
+    let mut s = Session::start(&cmd);
+    s.send(&call(2, "dump", json!({})));
+    let got = parse(&s.recv());
+    let handle = handle_in(text_of(&got, 0));
+    let pages = all_pages(&mut s, &handle, false);
+    assert_eq!(
+        sha(&pages),
+        sha(&text),
+        "get_result returns the server's bytes"
+    );
+    let (_, status) = s.close();
+    assert!(status.success());
+
+    let log = read_log(cmd.log_path());
+    let (s2c, p2c) = compacted(&log, "2");
+    assert_eq!(s2c.redactions, Some(2));
+    // The client got the warning lines in the excerpts, secrets and all (the wire is never
+    // redacted); the log's copy of that frame has placeholders instead.
+    let client = got.to_string();
+    let shown = secrets
+        .iter()
+        .filter(|s| client.contains(s.as_str()))
+        .count();
+    assert!(shown > 0, "canary: the excerpts show a secret");
+    assert_eq!(p2c.redactions, Some(shown as u64));
+    let log_bytes = std::fs::read(cmd.log_path()).unwrap();
+    let records = ctxopt::store::Store::open_path(&store)
+        .unwrap()
+        .load(&ctxopt::store::Filter::workspace(
+            &dir.path().canonicalize().unwrap().display().to_string(),
+        ))
+        .unwrap();
+    let record_text: String = records.iter().map(|r| r.record.search_text()).collect();
+    assert!(record_text.contains("[REDACTED:aws-access-key-id:20:"));
+    for secret in &secrets {
+        assert!(pages.contains(secret.as_str()));
+        assert!(
+            memchr::memmem::find(&log_bytes, secret.as_bytes()).is_none(),
+            "the log holds {secret}"
+        );
+        assert!(
+            !record_text.contains(secret.as_str()),
+            "a record holds {secret}"
+        );
+    }
 }
 
 #[test]
@@ -224,6 +302,37 @@ fn results_under_the_limit_pass_byte_for_byte() {
         s2c.raw.as_deref().unwrap().as_bytes()
     );
     assert!(log.dir(Direction::P2c).is_empty());
+}
+
+#[test]
+fn a_result_over_the_kept_cap_is_relayed_whole_and_said_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let cmd = proxy(
+        &["text-result:tools/call:2000:60"],
+        &dir.path().join("s.db"),
+        dir.path(),
+    )
+    .option(&["--max-kept-bytes", "50000"]);
+    let mut s = Session::start(&cmd);
+    s.send(&call(1, "dump", json!({})));
+    let got = s.recv();
+    let (_, _, stderr) = s.close_with_stderr();
+    let log = read_log(cmd.log_path());
+    let s2c = &log.dir(Direction::S2c)[0];
+    assert!(s2c.bytes > 50_000, "canary: the result is over the cap");
+    assert_eq!(
+        got.strip_suffix(b"\n").unwrap(),
+        s2c.raw.as_deref().unwrap().as_bytes(),
+        "relayed whole, not cut without its whole kept"
+    );
+    assert!(log.dir(Direction::P2c).is_empty());
+    assert!(
+        stderr.contains(&format!(
+            "dump result of {} bytes relayed whole: the store keeps results of at most 50000 bytes (--max-kept-bytes)",
+            s2c.bytes - 1
+        )),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -406,4 +515,123 @@ fn python_client_reads_a_big_file_compacted() {
 #[test]
 fn typescript_client_reads_a_big_file_compacted() {
     real_client_reads_a_big_file("typescript");
+}
+
+/// A real client (Python `mcp`, TypeScript SDK) through the proxy in front of the real
+/// server-everything: its `echo` returns a 2,500-line message, which arrives compacted with
+/// the error line kept, and get_result (in a second session: a restart) finds the error.
+fn real_client_gets_a_big_echo(client: &str) {
+    let Some(server) = crate::support::peers::peer(
+        "node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+    ) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    // The calls go to the client as one argument: it stays under the kernel's 128 KiB.
+    let message: String = (0..2_500)
+        .map(|i| {
+            if i == 1_210 {
+                "TypeError: Cannot read properties of undefined (reading 'total')\n".to_string()
+            } else {
+                format!("worker {i} answered in {} ms\n", i % 17)
+            }
+        })
+        .collect();
+    let mut command: Vec<std::ffi::OsString> = vec![
+        env!("CARGO_BIN_EXE_ctxopt-proxy").into(),
+        "--log".into(),
+        dir.path().join("frames.jsonl").into(),
+        "--store".into(),
+        dir.path().join("store.sqlite3").into(),
+        "--workspace".into(),
+        dir.path().into(),
+        "--inject".into(),
+        "none".into(),
+        "--compact-results".into(),
+        "2000".into(),
+        "--".into(),
+        "node".into(),
+    ];
+    command.extend([server.into_os_string(), "stdio".into()]);
+    let command: Vec<&std::ffi::OsStr> = command.iter().map(|a| a.as_os_str()).collect();
+    let run = |calls: Value| match client {
+        "python" => crate::bridge::serve::python()
+            .map(|python| crate::bridge::filesystem::run_calls(&python, calls, &command)),
+        _ => crate::bridge::filesystem::run_ts_calls(calls, &command),
+    };
+    let Some(seen) = run(json!([["echo", {"message": message}]])) else {
+        return;
+    };
+    let got = seen[0]["text"].as_str().unwrap();
+    assert_eq!(seen[0]["isError"], false);
+    assert!(Tokenizer::O200kBase.count(got) <= 2000);
+    assert!(
+        got.contains("1211 | TypeError: Cannot read properties of undefined (reading 'total')"),
+        "{got}"
+    );
+    assert!(
+        got.contains(" lines left out; the whole result: get_result {\"handle\": \"r_"),
+        "{got}"
+    );
+    let handle = handle_in(got);
+    let asked = run(json!([
+        ["get_result", {"handle": handle, "pattern": "TypeError"}],
+        ["get_result", {"handle": handle, "lines": [1, 1]}]
+    ]))
+    .unwrap();
+    assert_eq!(
+        asked[0]["text"].as_str().unwrap().lines().next().unwrap(),
+        "1211 | TypeError: Cannot read properties of undefined (reading 'total')"
+    );
+    assert!(asked[1]["text"]
+        .as_str()
+        .unwrap()
+        .starts_with("Echo: worker 0 answered in 0 ms\n"));
+}
+
+#[test]
+fn python_client_gets_a_big_echo_from_server_everything_compacted() {
+    real_client_gets_a_big_echo("python");
+}
+
+#[test]
+fn typescript_client_gets_a_big_echo_from_server_everything_compacted() {
+    real_client_gets_a_big_echo("typescript");
+}
+
+/// `CTXOPT_COMPACT_RESULTS` means what `--compact-results` means; a value it cannot take
+/// stops the proxy before it starts the server, saying why.
+#[test]
+fn the_environment_variable_turns_compaction_on_like_the_option() {
+    let run = |value: &str| {
+        let cmd = ProxyCmd::fixture(&["text-result:tools/call:20000:100", "respond"])
+            .option(&["--inject", "none"]);
+        let mut child = cmd
+            .command()
+            .env("CTXOPT_COMPACT_RESULTS", value)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        std::io::Write::write_all(&mut stdin, &call(1, "dump", json!({}))).unwrap();
+        drop(stdin);
+        child.wait_with_output().unwrap()
+    };
+    let on = run("2000");
+    assert!(on.status.success());
+    let got = parse(on.stdout.strip_suffix(b"\n").unwrap());
+    let text = text_of(&got, 0);
+    assert!(Tokenizer::O200kBase.count(text) <= 2000);
+    assert!(text.contains("of 20,000 lines left out"), "{text}");
+
+    let bad = run("12");
+    assert_eq!(bad.status.code(), Some(125));
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        stderr.contains("CTXOPT_COMPACT_RESULTS=\"12\": expected at least 200 tokens"),
+        "{stderr}"
+    );
+    assert!(bad.stdout.is_empty());
 }

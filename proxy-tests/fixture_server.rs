@@ -3,7 +3,6 @@
 //!
 //! - `emit:PATH`: write the file's bytes to stdout, in chunks of the current chunk size.
 //! - `chunk:N`: later writes go out in chunks of N bytes, each flushed (default 65536).
-//! - `pace-ms:N`: later writes wait N ms after each chunk (default 0).
 //! - `big:ID:SIZE`: write a SIZE-byte response to ID (see `support/frames.rs`).
 //! - `echo`: copy stdin to stdout line by line, byte for byte, until end of input.
 //! - `respond`: answer each request line on stdin with `{"jsonrpc":"2.0","id":<id>,
@@ -20,7 +19,7 @@
 //!   JSON line (a notification).
 //! - `delay-ms:N`: `respond` waits N ms before each answer.
 //! - `drain`: read stdin to end of input, discarding it.
-//! - `sleep-ms:N`: sleep.
+//! - `await-line`: read one line of stdin (a marker the test sends), discarding it.
 //! - `stderr:TEXT`: write TEXT and a newline to stderr.
 //! - `sleeper:null` / `sleeper:inherit`: start `sleep 1000` in the background with its
 //!   stdout on /dev/null or on ours, and write its pid like `pid` does.
@@ -39,7 +38,6 @@ use std::time::Duration;
 
 struct Script {
     chunk: usize,
-    pace: Duration,
     result: String,
     delay: Duration,
     by_method: std::collections::HashMap<String, String>,
@@ -51,7 +49,6 @@ fn write_chunked(out: &mut impl Write, bytes: &[u8], script: &Script) -> io::Res
     for piece in bytes.chunks(script.chunk.max(1)) {
         out.write_all(piece)?;
         out.flush()?;
-        std::thread::sleep(script.pace);
     }
     Ok(())
 }
@@ -151,7 +148,6 @@ fn step(script: &mut Script, arg: &str, out: &mut impl Write) -> io::Result<()> 
     match name {
         "emit" => write_chunked(out, &std::fs::read(value)?, script)?,
         "chunk" => script.chunk = number() as usize,
-        "pace-ms" => script.pace = Duration::from_millis(number()),
         "big" => {
             let (id, size) = value.split_once(':').unwrap_or(("1", value));
             let frame = frames::big_response(id.parse().unwrap_or(1), size.parse().unwrap_or(0));
@@ -190,7 +186,9 @@ fn step(script: &mut Script, arg: &str, out: &mut impl Write) -> io::Result<()> 
         "drain" => {
             io::copy(&mut io::stdin().lock(), &mut io::sink())?;
         }
-        "sleep-ms" => std::thread::sleep(Duration::from_millis(number())),
+        "await-line" => {
+            io::stdin().lock().read_line(&mut String::new())?;
+        }
         "stderr" => eprintln!("{value}"),
         "pid" => write_pid(out, std::process::id())?,
         "sleeper" => {
@@ -246,7 +244,6 @@ fn step(script: &mut Script, arg: &str, out: &mut impl Write) -> io::Result<()> 
 fn main() {
     let mut script = Script {
         chunk: 65536,
-        pace: Duration::ZERO,
         result: "{}".to_string(),
         delay: Duration::ZERO,
         by_method: Default::default(),

@@ -2,7 +2,6 @@
 //! client sees, what the server sees, and what the log says (`c2p`/`p2c`, `server_raw`).
 
 use std::process::Command;
-use std::time::Duration;
 
 use ctxopt::framelog::Direction;
 use serde_json::{json, Value};
@@ -417,7 +416,8 @@ fn a_cancelled_injected_call_gets_no_answer_and_the_server_never_hears_of_it() {
     session.send(request(6, "ping", json!({})).as_bytes());
     let ping: Value = serde_json::from_slice(&session.recv()).unwrap();
     assert_eq!(ping["id"], 6);
-    std::thread::sleep(Duration::from_millis(800));
+    // The proxy writes every answer under way before it exits: had one been sent, it
+    // would be in what is left of its output.
     let (rest, status) = session.close();
     assert!(status.success());
     assert!(rest.is_empty(), "{}", String::from_utf8_lossy(&rest));
@@ -571,4 +571,31 @@ fn a_proxy_killed_mid_ingest_leaves_a_store_the_next_run_uses() {
     assert_eq!(lines(&next.stdout)[0]["result"], json!({}));
     let log = read_log(&next.log);
     assert!(log.trailer.errors.is_empty(), "{:?}", log.trailer.errors);
+}
+
+#[test]
+fn a_store_another_process_holds_locked_delays_neither_the_server_nor_the_relay() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store.sqlite3");
+    let holder = rusqlite::Connection::open(&path).unwrap();
+    holder
+        .execute_batch("CREATE TABLE held(x); BEGIN EXCLUSIVE; INSERT INTO held VALUES (1);")
+        .unwrap();
+    let cmd = ProxyCmd::fixture(&["respond"]).option(&["--store".as_ref(), path.as_os_str()]);
+    let mut session = Session::start(&cmd);
+    // Answered by the server while the store is still locked: its start and the relay
+    // did not wait for the store.
+    session.send(request(1, "ping", json!({})).as_bytes());
+    let ping: Value = serde_json::from_slice(&session.recv()).unwrap();
+    assert_eq!(ping["id"], 1);
+    holder.execute_batch("COMMIT").unwrap();
+    drop(holder);
+    // Once the lock clears, the store opens and the injected tools work from it.
+    session.send(call(2, "get_decisions", json!({})).as_bytes());
+    let answer: Value = serde_json::from_slice(&session.recv()).unwrap();
+    assert_eq!(answer["id"], 2);
+    assert_ne!(answer["result"]["isError"], true, "{answer}");
+    let (_, status, stderr) = session.close_with_stderr();
+    assert!(status.success());
+    assert!(!stderr.contains("without the store"), "{stderr}");
 }

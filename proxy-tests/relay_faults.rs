@@ -452,8 +452,27 @@ fn a_nonblocking_stdout_from_the_client_is_waited_on_not_dropped() {
         .stdout(writer)
         .spawn()
         .unwrap();
-    // Read late, so the proxy's writes meet a full pipe first.
-    std::thread::sleep(Duration::from_millis(300));
+    // Read only once the pipe reports full, so the proxy's writes meet a full pipe first.
+    // SAFETY: fcntl on a descriptor we own.
+    let capacity = unsafe { libc::fcntl(reader.as_raw_fd(), libc::F_GETPIPE_SZ) };
+    assert!(capacity > 0);
+    let start = std::time::Instant::now();
+    loop {
+        let mut waiting: libc::c_int = 0;
+        // SAFETY: FIONREAD writes one int through the pointer.
+        assert_eq!(
+            unsafe { libc::ioctl(reader.as_raw_fd(), libc::FIONREAD, &mut waiting) },
+            0
+        );
+        if waiting >= capacity {
+            break;
+        }
+        assert!(
+            start.elapsed() < crate::support::proxy::WATCHDOG,
+            "the pipe never filled"
+        );
+        std::thread::yield_now();
+    }
     let mut got = Vec::new();
     reader.read_to_end(&mut got).unwrap();
     assert!(child.wait().unwrap().success());

@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 
 use crate::support::frames::big_response;
 use crate::support::log::read_log;
-use crate::support::proxy::ProxyCmd;
+use crate::support::proxy::{ProxyCmd, Session};
 
 /// The injected tools the proxy appends to a `tools/list` result by default.
 const SIX: usize = 6;
@@ -17,40 +17,52 @@ const SIX: usize = 6;
 #[test]
 fn an_injected_answer_waits_for_the_frame_being_streamed_to_end() {
     const BIG: usize = 8 << 20;
-    // The server starts a paced 8 MB frame (128 writes 25 ms apart: over 3 s) 300 ms after
-    // start, so the proxy has consumed the call before the frame begins (the answer then
-    // waits for nothing logged after it). The answer is held back 1.5 s: it is ready in
-    // the middle of the frame.
-    let call = b"{\"jsonrpc\":\"2.0\",\"id\":99,\"method\":\"tools/call\",\"params\":{\"name\":\"get_decisions\",\"arguments\":{}}}\n";
-    let run = ProxyCmd::fixture(&[
-        "sleep-ms:300".to_string(),
-        "chunk:65536".into(),
-        "pace-ms:25".into(),
-        format!("big:7:{BIG}"),
+    // The server writes the first 2 MB of an 8 MB frame, then waits for a marker line. The
+    // client reads those 2 MB (the frame is being streamed: the proxy holds the client's
+    // outlet), then calls an injected tool and sends the marker, which the proxy forwards
+    // only after it has taken the call. The answer is ready while the frame is still
+    // under way, and must come after it, whole.
+    let scratch = tempfile::tempdir().unwrap();
+    let big = big_response(7, BIG);
+    let (head, tail) = big.split_at(2 << 20);
+    let (head_file, tail_file) = (scratch.path().join("head"), scratch.path().join("tail"));
+    std::fs::write(&head_file, head).unwrap();
+    std::fs::write(&tail_file, tail).unwrap();
+    let cmd = ProxyCmd::fixture(&[
+        format!("emit:{}", head_file.display()),
+        "await-line".into(),
+        format!("emit:{}", tail_file.display()),
         "drain".into(),
     ])
-    .option(&["--tokenizer", "chars/4", "--answer-delay-ms", "1500"])
-    .run(call);
-    assert!(run.status.success(), "{}", run.stderr);
-    let big = big_response(7, BIG);
+    .option(&["--tokenizer", "chars/4"]);
+    let mut session = Session::start(&cmd);
+    let mut got = vec![0; head.len()];
+    session.read_exact(&mut got);
+    assert!(got == head, "the frame's start");
+    let call = b"{\"jsonrpc\":\"2.0\",\"id\":99,\"method\":\"tools/call\",\"params\":{\"name\":\"get_decisions\",\"arguments\":{}}}\n";
+    let marker = b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/marker\"}\n";
+    session.send(call);
+    session.send(marker);
+    let (rest, status) = session.close();
+    assert!(status.success());
     assert!(
-        run.stdout.starts_with(&big),
-        "the 8 MB frame arrives whole, before the answer: {} bytes, answer at {:?}",
-        run.stdout.len(),
-        memchr::memmem::find(&run.stdout, b"\"id\":99")
+        rest.starts_with(tail),
+        "the 8 MB frame arrives whole, before the answer: answer at {:?}",
+        memchr::memmem::find(&rest, b"\"id\":99")
     );
-    let answer: Value = serde_json::from_slice(&run.stdout[BIG..]).expect("one answer line");
+    let answer: Value = serde_json::from_slice(&rest[tail.len()..]).expect("one answer line");
     assert_eq!(answer["id"], 99);
-    assert!(run.stdout.ends_with(b"\n"));
+    assert!(rest.ends_with(b"\n"));
 
-    let log = read_log(&run.log);
+    let log = read_log(cmd.log_path());
     let dirs: Vec<(Direction, u64)> = log.frames.iter().map(|f| (f.dir, f.bytes)).collect();
     assert_eq!(
         dirs,
         [
-            (Direction::C2p, call.len() as u64),
             (Direction::S2c, BIG as u64),
-            (Direction::P2c, (run.stdout.len() - BIG) as u64),
+            (Direction::C2p, call.len() as u64),
+            (Direction::C2s, marker.len() as u64),
+            (Direction::P2c, (rest.len() - tail.len()) as u64),
         ]
     );
 }

@@ -112,14 +112,23 @@ fn imported_scenarios_equal_the_importers_output() {
                 path.display()
             )
         });
-        let records = swe_agent::import_trajectory(&text).unwrap();
-        assert_eq!(records, s.records, "{}", s.name);
-        for diff in &records.diffs {
+        let options = swe_agent::ImportOptions {
+            cut: source.cut.map(swe_agent::Cut::Share),
+        };
+        let imported = swe_agent::import_with(&text, &options).unwrap();
+        assert_eq!(imported.records, s.records, "{}", s.name);
+        assert!(imported.records.diffs.is_empty(), "{}", s.name);
+        assert!(
+            imported.kept_steps < imported.steps,
+            "{}: a mid-work cut",
+            s.name
+        );
+        for file in &imported.final_patch {
             assert!(
-                s.required_facts.contains(&diff.path),
+                s.required_facts.contains(&file.path),
                 "{}: {}",
                 s.name,
-                diff.path
+                file.path
             );
         }
         checked += 1;
@@ -296,6 +305,8 @@ fn import_swe_writes_records_the_parser_accepts() {
     let result = ctxopt(&[
         "import-swe",
         traj.to_str().unwrap(),
+        "--cut",
+        "0.4",
         "--output",
         out.to_str().unwrap(),
     ]);
@@ -306,7 +317,19 @@ fn import_swe_writes_records_the_parser_accepts() {
         String::from_utf8_lossy(&result.stderr)
     );
     let records = optimizer::parse::parse_records(&std::fs::read_to_string(&out).unwrap()).unwrap();
-    assert_eq!(records.diffs[0].path, "pydicom/config.py");
+    assert!(
+        records.diffs.is_empty(),
+        "the final patch is never a record"
+    );
+    let whole = swe_agent::import_trajectory(&std::fs::read_to_string(&traj).unwrap()).unwrap();
+    assert!(records.messages.len() < whole.messages.len());
+    assert!(
+        records.files.iter().any(|f| f.path == "pydicom/config.py"),
+        "the cat of config.py is a file record"
+    );
+    let bad = ctxopt(&["import-swe", traj.to_str().unwrap(), "--cut", "1.5"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("invalid cut"));
     assert!(records
         .task
         .unwrap()

@@ -9,8 +9,12 @@
 //!   it defines the traits the rest plugs into it by ([`relay::FrameSink`],
 //!   [`relay::FrameHandler`]) and knows nothing of the store or the optimizer.
 //! - [`optimizer`]: records in, a budgeted, provenance-tagged context out.
+//! - [`fuzz_checks`]: the properties the fuzz targets (`fuzz/`) check, shared with the
+//!   test that replays their corpus.
 //! - [`import`]: other tools' session formats converted into records.
 //! - [`hooks`]: Claude Code and Gemini CLI hooks that inject a budgeted context.
+//! - [`clients`]: MCP clients' config files edited in place (`wrap`, `unwrap`, `hooks`).
+//! - [`redact`]: secrets replaced by keyed placeholders in what is written to disk.
 //! - [`store`]: the persistent SQLite store of session records, scoped by workspace.
 //! - [`bridge`]: tool results into the store, and the injected tools (`build_context`, …);
 //!   implements the relay's traits for the proxy.
@@ -22,15 +26,17 @@
 
 pub mod bench;
 pub mod bridge;
+pub mod clients;
 pub mod compact;
 pub mod diagnostics;
-
 pub mod framelog;
+pub mod fuzz_checks;
 pub mod hooks;
 pub mod import;
 pub mod measure;
 pub mod optimizer;
 pub mod protocol;
+pub mod redact;
 pub mod relay;
 pub mod store;
 pub mod tokenizer;

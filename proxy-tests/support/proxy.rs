@@ -118,6 +118,8 @@ impl ProxyCmd {
     /// user's store.
     pub fn command(&self) -> Command {
         let mut cmd = Command::new(PROXY);
+        // The redaction key (and anything else of the state directory) stays in the temp dir.
+        cmd.env("XDG_STATE_HOME", self.dir.path());
         cmd.arg("--log").arg(&self.log);
         if !self.options.iter().any(|o| o == "--store") {
             cmd.args(["--store", ":memory:"]);
@@ -264,6 +266,11 @@ impl Session {
         let stdin = self.stdin.as_mut().expect("stdin open");
         stdin.write_all(bytes).expect("write to proxy");
         stdin.flush().expect("flush");
+    }
+
+    /// Reads exactly `buf.len()` bytes the proxy relays to the client.
+    pub fn read_exact(&mut self, buf: &mut [u8]) {
+        self.stdout.read_exact(buf).expect("read from proxy");
     }
 
     /// Reads the next line the proxy relays to the client.

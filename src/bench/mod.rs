@@ -7,10 +7,15 @@
 //! - [`strategy`]: the three strategies;
 //! - [`metrics`]: what is measured, and how;
 //! - [`report`]: all scenarios × strategies, as a table, JSON and Markdown;
-//! - [`speed`]: synthetic sessions and build timings.
+//! - [`speed`]: synthetic sessions and build timings;
+//! - [`real`]: real trajectories cut mid-work, ctxopt against [`baseline`]s (tail,
+//!   head + tail, dedupe + truncation, [`bm25`] retrieval).
 
+pub mod baseline;
+pub mod bm25;
 pub mod generate;
 pub mod metrics;
+pub mod real;
 pub mod report;
 pub mod scenario;
 pub mod speed;

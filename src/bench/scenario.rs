@@ -19,6 +19,9 @@ pub struct ScenarioSource {
     pub importer: String,
     /// The imported file, relative to the real-world data folder.
     pub trajectory: String,
+    /// The share of the trajectory's steps imported (`import-swe --cut`), when cut.
+    #[serde(default)]
+    pub cut: Option<f64>,
 }
 
 /// A scenario file as written.

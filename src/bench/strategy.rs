@@ -66,20 +66,20 @@ pub struct Run {
 
 /// One rendered record.
 #[derive(Debug, Clone, PartialEq)]
-struct Block {
-    id: String,
+pub(crate) struct Block {
+    pub(crate) id: String,
     /// The header without its source tag, for exact-duplicate detection.
-    label: String,
-    body: String,
+    pub(crate) label: String,
+    pub(crate) body: String,
 }
 
 impl Block {
-    fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         format!("[source: record {}] {}\n{}", self.id, self.label, self.body)
     }
 }
 
-const SEPARATOR: &str = "\n\n";
+pub(crate) const SEPARATOR: &str = "\n\n";
 
 /// Runs `strategy` on `records` under `budget`.
 pub fn run(
@@ -130,7 +130,7 @@ pub fn raw_context(records: &Records) -> String {
     join(&blocks(records))
 }
 
-fn join(blocks: &[Block]) -> String {
+pub(crate) fn join(blocks: &[Block]) -> String {
     blocks
         .iter()
         .map(Block::text)
@@ -140,7 +140,7 @@ fn join(blocks: &[Block]) -> String {
 
 /// Strategy B: drop blocks whose label and body repeat an earlier block's, then keep the
 /// longest head of the concatenation that fits the budget (the last block may be cut).
-fn dedupe_truncate(records: &Records, budget: usize, tokenizer: Tokenizer) -> Run {
+pub(crate) fn dedupe_truncate(records: &Records, budget: usize, tokenizer: Tokenizer) -> Run {
     let mut seen = BTreeSet::new();
     let unique: Vec<Block> = blocks(records)
         .into_iter()
@@ -188,7 +188,7 @@ fn dedupe_truncate(records: &Records, budget: usize, tokenizer: Tokenizer) -> Ru
 }
 
 /// The longest prefix of `text` (on a char boundary) with at most `tokens` tokens.
-fn longest_head(text: &str, tokens: usize, tokenizer: Tokenizer) -> &str {
+pub(crate) fn longest_head(text: &str, tokens: usize, tokenizer: Tokenizer) -> &str {
     // A token is rarely longer than 64 bytes; search below that bound first.
     let mut high = text.len().min(tokens.saturating_mul(64).max(1));
     while high < text.len() && tokenizer.count(prefix(text, high)) <= tokens {
@@ -210,7 +210,7 @@ fn longest_head(text: &str, tokens: usize, tokenizer: Tokenizer) -> &str {
 }
 
 /// `text` cut at the last char boundary at or before `at`.
-fn prefix(text: &str, at: usize) -> &str {
+pub(crate) fn prefix(text: &str, at: usize) -> &str {
     let mut at = at.min(text.len());
     while !text.is_char_boundary(at) {
         at -= 1;
@@ -219,7 +219,7 @@ fn prefix(text: &str, at: usize) -> &str {
 }
 
 /// Every record as a block: the task, then by timestamp (stable).
-fn blocks(records: &Records) -> Vec<Block> {
+pub(crate) fn blocks(records: &Records) -> Vec<Block> {
     let mut timed: Vec<(Option<chrono::DateTime<chrono::Utc>>, Block)> = Vec::new();
     let mut push =
         |id: &Option<String>, timestamp: &Option<String>, label: String, body: String| {

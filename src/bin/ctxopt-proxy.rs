@@ -20,6 +20,7 @@ use ctxopt::bridge::tool_filter::ToolFilter;
 use ctxopt::bridge::tools::Selection;
 use ctxopt::bridge::Bridge;
 use ctxopt::compact;
+use ctxopt::redact::Redactor;
 use ctxopt::relay::{self, server_name, FrameHandler, LogTarget, ProxyConfig};
 use ctxopt::store::{self, Scope, Store};
 use ctxopt::tokenizer::Tokenizer;
@@ -34,7 +35,8 @@ use ctxopt::tokenizer::Tokenizer;
     after_help = "Logs go to $XDG_STATE_HOME/ctxopt/logs (default ~/.local/state/ctxopt/logs), \
                   one file per run, mode 0600. They hold raw frames: treat them as secrets. \
                   Tool results go to the session store ($XDG_STATE_HOME/ctxopt/store.sqlite3 \
-                  by default, mode 0600)."
+                  by default, mode 0600). Secrets are redacted in both (not on the wire); see \
+                  docs/security.md."
 )]
 struct Args {
     /// Write the frame log to this file (appended to if it exists).
@@ -66,6 +68,10 @@ struct Args {
     /// CTXOPT_COMPACT_RESULTS. At least 200.
     #[arg(long, value_name = "TOKENS", value_parser = parse_limit)]
     compact_results: Option<usize>,
+    /// With --compact-results: the largest result kept for get_result, in bytes; a larger
+    /// one is relayed whole (with a line on stderr).
+    #[arg(long, value_name = "BYTES", default_value_t = ctxopt::store::results::MAX_KEPT_BYTES)]
+    max_kept_bytes: usize,
     /// Take these server tools out of tools/list (comma-separated); calls to them get an
     /// error and never reach the server.
     #[arg(long, value_name = "NAME,…", conflicts_with = "only_tools")]
@@ -73,6 +79,10 @@ struct Args {
     /// Offer only these server tools (comma-separated); the injected tools stay.
     #[arg(long, value_name = "NAME,…")]
     only_tools: Option<String>,
+    /// Keep raw copies in the frame log and the store: secrets are not redacted (they never
+    /// are on the wire). Warns on stderr.
+    #[arg(long)]
+    no_redact: bool,
     /// Hold each injected tool's answer back this many milliseconds (for testing
     /// cancellation).
     #[arg(long, value_name = "MS", default_value = "0", hide = true)]
@@ -156,23 +166,42 @@ fn main() -> ExitCode {
             return ExitCode::from(PROXY_FAILED);
         }
     };
-    let bridge = match Store::open_arg(args.store.as_deref()) {
-        Ok(store) => Bridge::new(store, scope),
-        Err(err) => {
-            tracing::warn!("ctxopt-proxy: {err}; relaying continues without the store");
-            Bridge::unavailable(&err, scope)
-        }
-    }
+    let redactor = if args.no_redact {
+        tracing::warn!(
+            "ctxopt-proxy: --no-redact: the frame log and the store keep secrets in clear"
+        );
+        None
+    } else {
+        let store_file = match args.store.as_deref() {
+            Some(store::location::MEMORY) => None,
+            Some(path) => Some(PathBuf::from(path)),
+            None => store::StoreLocation::default_file().and_then(|l| match l {
+                store::StoreLocation::File(path) => Some(path),
+                store::StoreLocation::Memory => None,
+            }),
+        };
+        Some(Arc::new(Redactor::for_store(store_file.as_deref())))
+    };
+    // Opened beside the relay: a store another process holds locked never delays the
+    // server's start.
+    let store = args.store;
+    let store_redactor = redactor.clone();
+    let bridge = Bridge::opening(
+        move || Store::open_arg(store.as_deref()).map(|s| s.redacting(store_redactor)),
+        scope,
+    )
     .with_selection(args.inject)
     .with_tool_filter(ToolFilter::from_options(
         args.hide_tools.as_deref(),
         args.only_tools.as_deref(),
     ));
     let bridge = match compact_results {
-        Some(tokens) => bridge.with_compaction(compact::Limits {
-            tokens,
-            tokenizer: args.tokenizer,
-        }),
+        Some(tokens) => bridge
+            .with_compaction(compact::Limits {
+                tokens,
+                tokenizer: args.tokenizer,
+            })
+            .with_kept_cap(args.max_kept_bytes),
         None => bridge,
     };
     tracing::debug!(
@@ -193,6 +222,7 @@ fn main() -> ExitCode {
         sinks: vec![Box::new(IngestSink::new(bridge))],
         handler,
         answer_delay: Duration::from_millis(args.answer_delay_ms),
+        redactor,
     };
     match relay::run(config) {
         Ok(code) => ExitCode::from(code),

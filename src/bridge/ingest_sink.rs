@@ -16,6 +16,8 @@ use crate::relay::sink::{FrameSink, LogPlace};
 pub struct IngestSink {
     bridge: Arc<Bridge>,
     requests: HashMap<String, VecDeque<String>>,
+    /// The last write failed (said once on stderr, until one succeeds again).
+    failing: bool,
 }
 
 impl IngestSink {
@@ -24,6 +26,7 @@ impl IngestSink {
         IngestSink {
             bridge,
             requests: HashMap::new(),
+            failing: false,
         }
     }
 }
@@ -59,10 +62,18 @@ impl FrameSink for IngestSink {
                     seq: logged.map(|place| place.seq),
                     timestamp: Some(&frame.ts),
                 };
-                if let Err(BridgeError::Store { error, first: true }) =
-                    self.bridge.on_frame_pair(&pair)
-                {
-                    eprintln!("ctxopt-proxy: store: {error}; relaying continues without storing");
+                match self.bridge.on_frame_pair(&pair) {
+                    Ok(_) if self.failing => {
+                        self.failing = false;
+                        tracing::warn!("ctxopt-proxy: store: writes succeed again");
+                    }
+                    Err(BridgeError::Store { error, .. }) if !self.failing => {
+                        self.failing = true;
+                        tracing::warn!(
+                            "ctxopt-proxy: store: {error}; this tool result was not stored (relaying goes on; the next ones are tried)"
+                        );
+                    }
+                    _ => {}
                 }
             }
             _ => {}

@@ -286,7 +286,7 @@ impl Interceptor {
             Watched::ToolsList => {
                 let ext = self.bridge.extend_tools_list(result)?;
                 for note in ext.notes() {
-                    eprintln!("{note}");
+                    tracing::warn!("{note}");
                 }
                 ext.result
             }

@@ -22,7 +22,7 @@ pub mod tool_filter;
 pub mod tools;
 
 use std::collections::{BTreeSet, HashMap};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{mpsc, Mutex, MutexGuard, PoisonError};
 
 use serde_json::Value;
 
@@ -59,6 +59,14 @@ pub enum BridgeError {
     NoStore(String),
 }
 
+/// Reports a store that could not be opened, once, as it fails.
+fn report_open(opened: Result<Store, StoreError>) -> Result<Store, StoreError> {
+    if let Err(err) = &opened {
+        tracing::warn!("ctxopt-proxy: {err}; relaying continues without the store");
+    }
+    opened
+}
+
 /// Store failures seen so far, for the log trailer.
 #[derive(Debug, Default)]
 struct Failures {
@@ -70,7 +78,7 @@ struct Failures {
 /// the relay (answers). Every method takes `&self`; the store sits behind a mutex.
 #[derive(Debug)]
 pub struct Bridge {
-    store: Mutex<Result<Store, String>>,
+    store: Mutex<Slot>,
     scope: Scope,
     selection: Selection,
     /// The tools offered: the selection's, and `get_result` with compaction.
@@ -80,6 +88,9 @@ pub struct Bridge {
     failures: Mutex<Failures>,
     /// `--compact-results`.
     compaction: Option<Limits>,
+    /// The largest response frame kept for `get_result`, in bytes (a larger one is relayed
+    /// whole).
+    kept_cap: usize,
     /// `--hide-tools` / `--only-tools`.
     filter: ToolFilter,
     /// The `outputSchema` of each tool the server listed (`None`: it declares none).
@@ -93,6 +104,14 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// The store, or why there is none, or the store still being opened on a thread of its
+/// own ([`Bridge::opening`]).
+#[derive(Debug)]
+enum Slot {
+    Opening(mpsc::Receiver<Result<Store, StoreError>>),
+    Ready(Result<Store, String>),
+}
+
 impl Bridge {
     /// A bridge over an open store, offering all six tools.
     pub fn new(store: Store, scope: Scope) -> Bridge {
@@ -102,12 +121,50 @@ impl Bridge {
     /// A bridge whose store could not be opened: ingestion reports [`BridgeError::NoStore`]
     /// and the injected tools answer with the reason, as `isError` results.
     pub fn unavailable(error: &StoreError, scope: Scope) -> Bridge {
-        let bridge = Bridge::with_store(Err(error.to_string()), scope);
+        let bridge = Bridge::with_slot(Slot::Ready(Err(error.to_string())), scope);
         lock(&bridge.failures).first = Some(error.to_string());
         bridge
     }
 
+    /// A bridge whose store `open` opens on a thread of its own, so that a store another
+    /// process holds locked delays nothing but the first use of the store (ingestion on
+    /// the tap thread, an injected tool's answer), which waits for it. A store that cannot
+    /// be opened is reported once on stderr, as it fails, and the bridge is then
+    /// [`unavailable`](Bridge::unavailable).
+    pub fn opening(
+        open: impl FnOnce() -> Result<Store, StoreError> + Send + 'static,
+        scope: Scope,
+    ) -> Bridge {
+        let (tx, rx) = mpsc::channel();
+        let open = std::sync::Arc::new(Mutex::new(Some(open)));
+        let opener = std::sync::Arc::clone(&open);
+        let started = std::thread::Builder::new()
+            .name("store-open".into())
+            .spawn(move || {
+                if let Some(open) = lock(&opener).take() {
+                    let _ = tx.send(report_open(open()));
+                }
+            });
+        if started.is_err() {
+            if let Some(open) = lock(&open).take() {
+                return Bridge::from_open(report_open(open()), scope);
+            }
+        }
+        Bridge::with_slot(Slot::Opening(rx), scope)
+    }
+
+    fn from_open(opened: Result<Store, StoreError>, scope: Scope) -> Bridge {
+        match opened {
+            Ok(store) => Bridge::new(store, scope),
+            Err(err) => Bridge::unavailable(&err, scope),
+        }
+    }
+
     fn with_store(store: Result<Store, String>, scope: Scope) -> Bridge {
+        Bridge::with_slot(Slot::Ready(store), scope)
+    }
+
+    fn with_slot(store: Slot, scope: Scope) -> Bridge {
         Bridge {
             store: Mutex::new(store),
             scope,
@@ -117,10 +174,38 @@ impl Bridge {
             earlier_pages: Mutex::new(BTreeSet::new()),
             failures: Mutex::new(Failures::default()),
             compaction: None,
+            kept_cap: MAX_KEPT_BYTES,
             filter: ToolFilter::All,
             schemas: Mutex::new(HashMap::new()),
             pages: PageCache::default(),
         }
+    }
+
+    /// The store (waiting for it while it is being opened), or why there is none.
+    fn store(&self) -> MutexGuard<'_, Slot> {
+        let mut slot = lock(&self.store);
+        if let Slot::Opening(rx) = &*slot {
+            let ready = match rx.recv() {
+                Ok(Ok(store)) => Ok(store),
+                Ok(Err(err)) => Err(err.to_string()),
+                Err(_) => Err("the store could not be opened (its thread ended)".to_string()),
+            };
+            if let Err(reason) = &ready {
+                lock(&self.failures).first = Some(reason.clone());
+            }
+            *slot = Slot::Ready(ready);
+        }
+        slot
+    }
+
+    /// Runs `f` on the store (waiting for it while it is being opened), or on why there is
+    /// none.
+    fn using_store<R>(&self, f: impl FnOnce(Result<&mut Store, &str>) -> R) -> R {
+        let mut slot = self.store();
+        let Slot::Ready(store) = &mut *slot else {
+            unreachable!("the store was waited for")
+        };
+        f(store.as_mut().map_err(|reason| reason.as_str()))
     }
 
     /// Offers only the `selection` of tools (`--inject`).
@@ -135,6 +220,13 @@ impl Bridge {
     pub fn with_compaction(mut self, limits: Limits) -> Bridge {
         self.compaction = Some(limits);
         self.offer();
+        self
+    }
+
+    /// Keeps results of at most `bytes` for `get_result` (default [`MAX_KEPT_BYTES`]); a
+    /// larger result is relayed whole.
+    pub fn with_kept_cap(mut self, bytes: usize) -> Bridge {
+        self.kept_cap = bytes;
         self
     }
 
@@ -204,7 +296,7 @@ impl Bridge {
         let compacted = match compact::compact(frame, &call, limits, &handle, &get_result) {
             Outcome::Compacted(c) => c,
             Outcome::Pass(compact::Pass::StructuredOverLimit) => {
-                eprintln!(
+                tracing::warn!(
                     "ctxopt-proxy: {tool} result left whole: {}",
                     compact::Pass::StructuredOverLimit
                 );
@@ -212,15 +304,16 @@ impl Bridge {
             }
             Outcome::Pass(_) => return None,
         };
-        if frame.len() > MAX_KEPT_BYTES {
-            eprintln!(
-                "ctxopt-proxy: {tool} result of {} bytes relayed whole: the store keeps results of at most {} bytes",
+        if frame.len() > self.kept_cap {
+            tracing::warn!(
+                "ctxopt-proxy: {tool} result of {} bytes relayed whole: the store keeps results of at most {} bytes (--max-kept-bytes)",
                 frame.len(),
-                MAX_KEPT_BYTES
+                self.kept_cap
             );
             return None;
         }
-        let kept = match lock(&self.store).as_mut() {
+        // The exact copy, never redacted: get_result must return what the server sent.
+        let kept = self.using_store(|store| match store {
             Ok(store) => store
                 .keep_result(
                     &self.scope,
@@ -231,12 +324,12 @@ impl Bridge {
                     DEFAULT_RETENTION,
                 )
                 .map_err(|e| e.to_string()),
-            Err(reason) => Err(reason.clone()),
-        };
+            Err(reason) => Err(reason.to_string()),
+        });
         match kept {
             Ok(()) => Some(compacted),
             Err(reason) => {
-                eprintln!(
+                tracing::warn!(
                     "ctxopt-proxy: {tool} result relayed whole: it could not be kept: {reason}"
                 );
                 None
@@ -264,7 +357,10 @@ impl Bridge {
     pub fn on_frame_pair(&self, pair: &FramePair<'_>) -> Result<InsertOutcome, BridgeError> {
         let names = self.names();
         let records = ingest::ingest(pair, &|name| names.is_injected(name))?;
-        let mut store = lock(&self.store);
+        let mut slot = self.store();
+        let Slot::Ready(store) = &mut *slot else {
+            unreachable!("the store was waited for")
+        };
         let store = store.as_mut().map_err(|reason| {
             lock(&self.failures).count += 1;
             BridgeError::NoStore(reason.clone())
@@ -324,14 +420,13 @@ impl Bridge {
 
     /// Runs an injected tool: a `CallToolResult`, with `isError: true` when it failed.
     pub fn call(&self, tool: InjectedTool, arguments: &Value) -> Value {
-        let mut store = lock(&self.store);
-        let result = match (store.as_mut(), tool, self.compaction) {
+        let result = self.using_store(|store| match (store, tool, self.compaction) {
             (Ok(store), InjectedTool::GetResult, Some(limits)) => {
                 handlers::handle_get_result(arguments, store, &self.scope, limits, &self.pages)
             }
             (Ok(store), _, _) => handlers::handle_call(tool, arguments, store, &self.scope),
-            (Err(reason), _, _) => Err(ToolError::NoStore(reason.clone())),
-        };
+            (Err(reason), _, _) => Err(ToolError::NoStore(reason.to_string())),
+        });
         result.unwrap_or_else(|e| e.to_call_result())
     }
 

@@ -1,6 +1,11 @@
 //! The injected tools as data: their definitions (name, description, input and output
 //! schemas, JSON Schema draft-07) live in `tools.json`, and [`ToolNames`] maps the names a
 //! client sees (prefixed with `ctxopt_` where the server already uses one) to the tools.
+//!
+//! What a client is offered is the definition without its `outputSchema`: every listed byte
+//! costs context tokens in every session, and a model needs the name, the description (which
+//! ends with an example call) and the input schema to call a tool right. The output schemas
+//! stay here, documented, and the handlers' results are tested against them.
 
 use std::str::FromStr;
 use std::sync::LazyLock;
@@ -41,6 +46,13 @@ impl InjectedTool {
         InjectedTool::IngestRecords,
     ];
 
+    /// Every injected tool: [`InjectedTool::ALL`], then `get_result`.
+    pub fn every() -> impl Iterator<Item = InjectedTool> {
+        InjectedTool::ALL
+            .into_iter()
+            .chain([InjectedTool::GetResult])
+    }
+
     /// The tool's own name (before any collision prefix).
     pub fn name(self) -> &'static str {
         match self {
@@ -54,7 +66,8 @@ impl InjectedTool {
         }
     }
 
-    /// The tool's definition as listed in `tools/list`, under its own name.
+    /// The tool's whole definition in `tools.json`, under its own name: what is listed in
+    /// `tools/list` ([`InjectedTool::offered`]) plus its `outputSchema`.
     pub fn definition(self) -> &'static Value {
         // The definitions test checks tools.json defines every variant.
         DEFINITIONS
@@ -64,13 +77,23 @@ impl InjectedTool {
     }
 }
 
+impl InjectedTool {
+    /// The definition as listed in `tools/list`, under its own name: [`InjectedTool::definition`]
+    /// without the `outputSchema`.
+    pub fn offered(self) -> Value {
+        let mut def = self.definition().clone();
+        if let Some(members) = def.as_object_mut() {
+            members.remove("outputSchema");
+        }
+        def
+    }
+}
+
 impl FromStr for InjectedTool {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        InjectedTool::ALL
-            .into_iter()
-            .chain([InjectedTool::GetResult])
+        InjectedTool::every()
             .find(|t| t.name() == s)
             .ok_or_else(|| format!("no injected tool is named {s:?}"))
     }
@@ -185,7 +208,7 @@ impl ToolNames {
         self.names
             .iter()
             .map(|(name, tool)| {
-                let mut def = tool.definition().clone();
+                let mut def = tool.offered();
                 def["name"] = Value::String(name.clone());
                 def
             })
@@ -197,59 +220,73 @@ impl ToolNames {
 mod tests {
     use super::*;
 
+    /// The example call a description ends with (`Example: {...}`).
+    fn example(tool: InjectedTool) -> Value {
+        let description = tool.definition()["description"].as_str().unwrap();
+        let (_, tail) = description
+            .split_once("Example: ")
+            .unwrap_or_else(|| panic!("{}: no example call", tool.name()));
+        let mut stream = serde_json::Deserializer::from_str(tail).into_iter::<Value>();
+        stream.next().unwrap().unwrap()
+    }
+
     #[test]
     fn definitions_match_the_tools_and_have_valid_schemas() {
-        assert_eq!(DEFINITIONS.len(), InjectedTool::ALL.len() + 1);
-        for tool in InjectedTool::ALL
-            .into_iter()
-            .chain([InjectedTool::GetResult])
-        {
+        assert_eq!(DEFINITIONS.len(), InjectedTool::every().count());
+        for tool in InjectedTool::every() {
             let def = tool.definition();
             assert_eq!(def["name"], tool.name());
-            let description = def["description"].as_str().unwrap();
+            let input = &def["inputSchema"];
+            assert_eq!(input["type"], "object");
+            assert!(jsonschema::draft7::meta::is_valid(input), "{}", tool.name());
+            assert!(tool.offered().get("outputSchema").is_none());
+            assert_eq!(tool.offered()["inputSchema"], *input);
+            // get_result answers with the kept text itself, which no schema describes.
+            if tool == InjectedTool::GetResult {
+                assert!(def.get("outputSchema").is_none());
+                continue;
+            }
+            let output = &def["outputSchema"];
+            assert_eq!(output["$schema"], "http://json-schema.org/draft-07/schema#");
+            assert_eq!(output["type"], "object");
             assert!(
-                description.len() > 100,
-                "{}: description too thin",
+                jsonschema::draft7::meta::is_valid(output),
+                "{}",
                 tool.name()
             );
-            // get_result answers with the kept text itself, which no schema describes.
-            let schemas: &[&str] = match tool {
-                InjectedTool::GetResult => &["inputSchema"],
-                _ => &["inputSchema", "outputSchema"],
-            };
-            for &schema in schemas {
-                let s = &def[schema];
-                assert_eq!(s["$schema"], "http://json-schema.org/draft-07/schema#");
-                assert_eq!(s["type"], "object");
-                assert!(
-                    jsonschema::draft7::meta::is_valid(s),
-                    "{} {schema}",
+            jsonschema::draft7::new(output).unwrap_or_else(|e| panic!("{}: {e}", tool.name()));
+        }
+    }
+
+    /// Every description ends with an example call, and the example is a valid call: its
+    /// arguments pass the input schema, and every argument the schema requires is in it.
+    #[test]
+    fn every_description_ends_with_a_valid_example_call() {
+        for tool in InjectedTool::every() {
+            let input = &tool.definition()["inputSchema"];
+            let example = example(tool);
+            assert!(example.is_object(), "{}", tool.name());
+            if let Err(e) = jsonschema::draft7::validate(input, &example) {
+                panic!(
+                    "{}: the example {example} breaks the schema: {e}",
                     tool.name()
                 );
-                jsonschema::draft7::new(s)
-                    .unwrap_or_else(|e| panic!("{} {schema}: {e}", tool.name()));
             }
         }
     }
 
-    /// `ingest_records` restates the records format in draft-07 (clients may lack 2020-12):
-    /// its lists, fields and required fields must stay those of docs/records.schema.json.
+    /// `ingest_records` describes the records format in a sentence instead of restating its
+    /// schema: the description must name every list of docs/records.schema.json and the
+    /// fields each list's items require.
     #[test]
-    fn ingest_records_schema_follows_the_records_schema() {
+    fn ingest_records_description_names_every_list_of_the_records_schema() {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/records.schema.json");
         let official: Value =
             serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-        let ours = &InjectedTool::IngestRecords.definition()["inputSchema"]["properties"]
-            ["records"]["properties"];
+        let description = InjectedTool::IngestRecords.definition()["description"]
+            .as_str()
+            .unwrap();
         let lists = official["properties"].as_object().unwrap();
-        let our_lists = ours.as_object().unwrap();
-        let names = |m: &serde_json::Map<String, Value>| {
-            m.keys()
-                .filter(|k| *k != "task")
-                .cloned()
-                .collect::<Vec<_>>()
-        };
-        assert_eq!(names(our_lists), names(lists));
         for (list, spec) in lists.iter().filter(|(k, _)| *k != "task") {
             let def = spec["items"]["$ref"]
                 .as_str()
@@ -257,14 +294,16 @@ mod tests {
                 .rsplit('/')
                 .next()
                 .unwrap();
-            let def = &official["$defs"][def];
-            let item = &ours[list]["items"];
-            assert_eq!(item["required"], def["required"], "{list}");
-            let fields = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
-            assert_eq!(
-                fields(&item["properties"]),
-                fields(&def["properties"]),
-                "{list}"
+            let required: Vec<&str> = official["$defs"][def]["required"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|f| f.as_str().unwrap())
+                .collect();
+            let named = format!("{list} [{{{}", required.join(", "));
+            assert!(
+                description.contains(&named),
+                "the description does not name {named:?}: {description}"
             );
         }
     }

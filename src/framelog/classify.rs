@@ -169,6 +169,38 @@ mod tests {
         }
     }
 
+    /// A request whose `params` nests `arrays` arrays: `arrays + 1` levels deep.
+    fn nested(arrays: usize) -> String {
+        format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{}{}}}",
+            "[".repeat(arrays),
+            "]".repeat(arrays)
+        )
+    }
+
+    #[test]
+    fn d2_frames_nested_past_the_depth_limit_are_unparseable_at_any_depth() {
+        use crate::framelog::json_scan::MAX_DEPTH;
+        // 127 levels (the object and 126 arrays) parse; 128 do not, as serde_json decides.
+        assert!(
+            matches!(classify(&nested(MAX_DEPTH - 2)), Shape::Single(m) if m.kind == FrameKind::Request)
+        );
+        for arrays in [MAX_DEPTH - 1, 10_000, 1_000_000] {
+            assert_eq!(classify(&nested(arrays)), Shape::Unparseable, "{arrays}");
+        }
+        let deep_meta = format!(
+            "{{\"_meta\":{{}},\"a\":{}{}}}",
+            "[".repeat(1_000_000),
+            "]".repeat(1_000_000)
+        );
+        let stripped =
+            crate::framelog::meta_strip::strip_meta(&deep_meta, root(&deep_meta)).unwrap();
+        assert!(
+            stripped.starts_with("{\"a\":[[["),
+            "no stack overflow, the member cut"
+        );
+    }
+
     #[test]
     fn batches_classify_each_item() {
         let Shape::Batch(items) = classify(r#"[{"id":1,"method":"a"},{"method":"b"},7]"#) else {

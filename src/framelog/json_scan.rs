@@ -8,9 +8,74 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
-/// `true` when `text` is one complete JSON value (surrounding whitespace allowed).
+/// serde_json's recursion limit, which the proxy keeps everywhere: a value nested this many
+/// levels of arrays and objects deep or more (the outermost included) is refused, so a frame
+/// that deep is `unparseable` (and relayed untouched), and nothing that walks a frame's
+/// structure recurses further.
+pub const MAX_DEPTH: usize = 128;
+
+/// `true` when `text` is one complete JSON value (surrounding whitespace allowed) nested
+/// less than [`MAX_DEPTH`] deep.
 pub fn is_valid(text: &str) -> bool {
-    serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok()
+    serde_json::from_str::<Shallow>(text).is_ok()
+}
+
+/// Any JSON value, visited through serde_json's `deserialize_any`, which counts nesting
+/// (unlike `IgnoredAny`, which skips a value without a depth limit) and fails past
+/// [`MAX_DEPTH`]; nothing is built.
+struct Shallow;
+
+impl<'de> serde::Deserialize<'de> for Shallow {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(ShallowVisitor)
+    }
+}
+
+struct ShallowVisitor;
+
+impl<'de> serde::de::Visitor<'de> for ShallowVisitor {
+    type Value = Shallow;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Shallow, E> {
+        Ok(Shallow)
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<Shallow, E> {
+        Ok(Shallow)
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<Shallow, E> {
+        Ok(Shallow)
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<Shallow, E> {
+        Ok(Shallow)
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<Shallow, E> {
+        Ok(Shallow)
+    }
+
+    fn visit_unit<E>(self) -> Result<Shallow, E> {
+        Ok(Shallow)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Shallow, A::Error> {
+        while seq.next_element::<Shallow>()?.is_some() {}
+        Ok(Shallow)
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Shallow, A::Error> {
+        while map
+            .next_entry::<serde::de::IgnoredAny, Shallow>()?
+            .is_some()
+        {}
+        Ok(Shallow)
+    }
 }
 
 /// One `"key": value` member of an object, as byte ranges into the text.

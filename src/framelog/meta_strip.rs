@@ -6,7 +6,7 @@
 
 use std::ops::Range;
 
-use super::json_scan::{elements, members, string_value};
+use super::json_scan::{elements, members, string_value, MAX_DEPTH};
 
 /// The byte ranges to cut from `text` (valid JSON) to remove every `_meta` member, sorted
 /// and non-overlapping. Empty when the text has no `_meta` member.
@@ -32,40 +32,47 @@ pub fn strip_meta(text: &str, value: Range<usize>) -> Option<String> {
     Some(out)
 }
 
+/// The cuts for every `_meta` member in `value` and below, walking the values with a stack
+/// of their own (no recursion, so any depth is safe). Containers nested deeper than
+/// [`MAX_DEPTH`] are not entered: no JSON parser that accepts the frame goes there (such a
+/// frame is `unparseable`), and each level rescans its contents, so entering them would
+/// cost depth × size.
 fn collect(text: &str, value: Range<usize>, cuts: &mut Vec<Range<usize>>) {
-    match text.as_bytes().get(value.start) {
-        Some(b'{') => {
-            let ms = members(text, value.clone());
-            let removed: Vec<bool> = ms
-                .iter()
-                .map(|m| string_value(text, m.key.clone()) == "_meta")
-                .collect();
-            if removed.iter().all(|r| *r) && !ms.is_empty() {
-                cuts.push(ms[0].key.start..ms[ms.len() - 1].value.end);
-                return;
-            }
-            for (k, m) in ms.iter().enumerate() {
-                if !removed[k] {
-                    collect(text, m.value.clone(), cuts);
+    let mut todo = vec![(value, 1usize)];
+    while let Some((value, depth)) = todo.pop() {
+        if depth > MAX_DEPTH {
+            continue;
+        }
+        match text.as_bytes().get(value.start) {
+            Some(b'{') => {
+                let ms = members(text, value.clone());
+                let removed: Vec<bool> = ms
+                    .iter()
+                    .map(|m| string_value(text, m.key.clone()) == "_meta")
+                    .collect();
+                if removed.iter().all(|r| *r) && !ms.is_empty() {
+                    cuts.push(ms[0].key.start..ms[ms.len() - 1].value.end);
                     continue;
                 }
-                let kept_after = removed[k + 1..].iter().any(|r| !r);
-                if kept_after {
-                    // Up to the next member's key: takes the comma and whitespace with it.
-                    cuts.push(m.key.start..ms[k + 1].key.start);
-                } else {
-                    // Trailing: from the end of the last kept member before it.
-                    let last_kept = (0..k).rev().find(|&j| !removed[j]).unwrap_or(0);
-                    cuts.push(ms[last_kept].value.end..m.value.end);
+                for (k, m) in ms.iter().enumerate() {
+                    if !removed[k] {
+                        todo.push((m.value.clone(), depth + 1));
+                        continue;
+                    }
+                    let kept_after = removed[k + 1..].iter().any(|r| !r);
+                    if kept_after {
+                        // Up to the next member's key: takes the comma and whitespace with it.
+                        cuts.push(m.key.start..ms[k + 1].key.start);
+                    } else {
+                        // Trailing: from the end of the last kept member before it.
+                        let last_kept = (0..k).rev().find(|&j| !removed[j]).unwrap_or(0);
+                        cuts.push(ms[last_kept].value.end..m.value.end);
+                    }
                 }
             }
+            Some(b'[') => todo.extend(elements(text, value).into_iter().map(|e| (e, depth + 1))),
+            _ => {}
         }
-        Some(b'[') => {
-            for el in elements(text, value) {
-                collect(text, el, cuts);
-            }
-        }
-        _ => {}
     }
 }
 

@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 /// The version of the frame-log format written into every header.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
 /// Which way a frame travelled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -178,6 +178,11 @@ pub struct Frame {
     /// frame's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compacts: Option<u64>,
+    /// How many secrets were replaced by placeholders in `raw`, `raw_b64` and `server_raw`
+    /// (absent when none were, or the proxy ran with `--no-redact`). `bytes` and the token
+    /// counts are those of the frame as relayed, before redaction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redactions: Option<u64>,
 }
 
 impl Frame {

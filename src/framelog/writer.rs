@@ -3,20 +3,51 @@
 //! A log that cannot be opened or written never stops the relay: the writer reports the
 //! first failure once on stderr, remembers every failure for the trailer, and counts what
 //! it could not write.
+//!
+//! With a [`Redactor`] (the proxy's default), secrets in a frame's raw copies (`raw`,
+//! `raw_b64`, `server_raw`) and in the header's server command line are replaced by
+//! placeholders before the line is written, and the frame's `redactions` says how many.
+//! Every count in the record was taken before, from the frame as relayed.
 
+use std::borrow::Cow;
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::SystemTime;
 
-use super::record::LogLine;
+use base64::Engine as _;
+
+use super::record::{Frame, Header, LogLine};
+use crate::redact::Redactor;
 
 /// Mode of a frame log file: it holds raw frames, which can hold secrets.
 pub const LOG_FILE_MODE: u32 = 0o600;
 
 /// Mode of the default log directory.
 pub const LOG_DIR_MODE: u32 = 0o700;
+
+/// An existing log file others may read (a `--log` file made by someone else, 0644) is
+/// narrowed to [`LOG_FILE_MODE`] before anything is written to it; one that cannot be
+/// narrowed (another owner's) is refused.
+fn narrowed(file: File) -> io::Result<File> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = file.metadata()?.permissions().mode() & 0o777;
+    if mode & !LOG_FILE_MODE != 0 {
+        file.set_permissions(std::fs::Permissions::from_mode(LOG_FILE_MODE))
+            .map_err(|err| {
+                io::Error::new(
+                    err.kind(),
+                    format!("it has mode {mode:o}, others may read it, and it cannot be narrowed to {LOG_FILE_MODE:o}: {err}"),
+                )
+            })?;
+        tracing::warn!(
+            "ctxopt-proxy: the frame log had mode {mode:o}; narrowed to {LOG_FILE_MODE:o}"
+        );
+    }
+    Ok(file)
+}
 
 /// The default log directory: `$XDG_STATE_HOME/ctxopt/logs`, else the platform state
 /// directory, else `~/.local/state/ctxopt/logs`.
@@ -47,6 +78,7 @@ pub struct LogWriter {
     written_frames: u64,
     buffered_frames: u64,
     errors: Vec<String>,
+    redactor: Option<Arc<Redactor>>,
 }
 
 impl LogWriter {
@@ -64,8 +96,9 @@ impl LogWriter {
             written_frames: 0,
             buffered_frames: 0,
             errors: Vec::new(),
+            redactor: None,
         };
-        match opened {
+        match opened.and_then(narrowed) {
             Ok(file) => writer.out = Some(BufWriter::with_capacity(1 << 16, file)),
             Err(err) => writer.fail("cannot open", &err),
         }
@@ -80,7 +113,15 @@ impl LogWriter {
             written_frames: 0,
             buffered_frames: 0,
             errors: Vec::new(),
+            redactor: None,
         }
+    }
+
+    /// Redacts every line with `redactor` before writing it (`None`: raw copies, as
+    /// `--no-redact` asks).
+    pub fn redacting(mut self, redactor: Option<Arc<Redactor>>) -> Self {
+        self.redactor = redactor;
+        self
     }
 
     /// Whether lines still reach the file.
@@ -109,6 +150,8 @@ impl LogWriter {
         let Some(out) = self.out.as_mut() else {
             return false;
         };
+        let redacted = self.redactor.as_deref().and_then(|r| redact_line(r, line));
+        let line = redacted.as_ref().unwrap_or(line);
         let flush = !matches!(line, LogLine::Frame(_));
         let result = serde_json::to_writer(&mut *out, line)
             .map_err(io::Error::from)
@@ -151,5 +194,86 @@ impl LogWriter {
     /// Every open or write failure so far, one line each.
     pub fn errors(&self) -> &[String] {
         &self.errors
+    }
+}
+
+/// `line` with its secrets redacted, or `None` when it holds none (the common case: no
+/// copy is made).
+pub fn redact_line(redactor: &Redactor, line: &LogLine) -> Option<LogLine> {
+    match line {
+        LogLine::Frame(frame) => redact_frame(redactor, frame).map(|f| LogLine::Frame(Box::new(f))),
+        LogLine::Header(header) => redact_header(redactor, header).map(LogLine::Header),
+        LogLine::Trailer(_) => None,
+    }
+}
+
+fn redact_frame(redactor: &Redactor, frame: &Frame) -> Option<Frame> {
+    fn redact<'a>(redactor: &Redactor, text: &'a Option<String>) -> Option<(Cow<'a, str>, usize)> {
+        let (out, n) = redactor.redact_str(text.as_deref()?);
+        (n > 0).then_some((out, n))
+    }
+    let raw = redact(redactor, &frame.raw);
+    let server_raw = redact(redactor, &frame.server_raw);
+    let raw_b64 = frame.raw_b64.as_deref().and_then(|b64| {
+        let bytes = base64::engine::general_purpose::STANDARD.decode(b64).ok()?;
+        let (redacted, n) = redactor.redact(&bytes);
+        (n > 0).then(|| {
+            (
+                base64::engine::general_purpose::STANDARD.encode(redacted),
+                n,
+            )
+        })
+    });
+    let count = [&raw, &server_raw]
+        .iter()
+        .filter_map(|r| r.as_ref())
+        .map(|(_, n)| n)
+        .sum::<usize>()
+        + raw_b64.as_ref().map_or(0, |(_, n)| *n);
+    if count == 0 {
+        return None;
+    }
+    let mut out = frame.clone();
+    if let Some((text, _)) = raw {
+        out.raw = Some(text.into_owned());
+    }
+    if let Some((text, _)) = server_raw {
+        out.server_raw = Some(text.into_owned());
+    }
+    if let Some((text, _)) = raw_b64 {
+        out.raw_b64 = Some(text);
+    }
+    out.redactions = Some(count as u64);
+    Some(out)
+}
+
+/// The server's command line and working directory can hold a token
+/// (`--token …`, `https://user:pass@…`).
+fn redact_header(redactor: &Redactor, header: &Header) -> Option<Header> {
+    let mut out = header.clone();
+    let mut count = redactor.redact_string(&mut out.cwd);
+    for arg in &mut out.server_argv {
+        count += redactor.redact_string(arg);
+    }
+    (count > 0).then_some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn an_existing_log_others_may_read_is_narrowed_to_0600_and_appended_to() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("shared.jsonl");
+        std::fs::write(&path, "earlier\n").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let mut writer = LogWriter::open(&path);
+        assert!(writer.is_open(), "{:?}", writer.errors());
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, LOG_FILE_MODE);
+        writer.flush();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "earlier\n");
     }
 }

@@ -1,5 +1,6 @@
 //! Importers: other tools' session formats converted into the optimizer's records format.
 //!
+//! - [`file_reads`]: shell commands that read a file, so their output becomes a file record.
 //! - [`swe_agent`]: mini-swe-agent trajectories (`*.traj.json`, format `mini-swe-agent-1.1`).
 //! - [`claude_code`]: Claude Code transcripts (`~/.claude/projects/…/<session>.jsonl`),
 //!   line by line and resumable from an offset (the hooks import incrementally).
@@ -14,6 +15,7 @@
 
 pub mod claude_code;
 pub mod codex;
+pub mod file_reads;
 pub mod gemini_cli;
 pub mod summary;
 pub mod swe_agent;

@@ -20,15 +20,23 @@
 //!   `<exception>` text first, when there is one), `exitCode` the `<returncode>`;
 //! - each Python traceback inside an observation becomes an error `err-N-K`: the exception
 //!   line (`TypeError: …`) as the message, the traceback as the stack;
-//! - the final patch becomes one diff `patch-K` per file (`diff --git a/… b/…` section),
-//!   path taken from the `b/` side;
-//! - `extra.timestamp` (Unix seconds) becomes each record's RFC 3339 `timestamp`; the
-//!   patch takes the last timestamp seen before it.
+//! - the output of a command that reads a file (`cat`, `sed -n`, `head`, `nl`, see
+//!   [`file_reads`]) becomes a file record `file-N` instead, with the
+//!   file's path and every line of it the session has seen so far (earlier reads merged);
+//! - the final patch (the `exit` message) is never a record: it is the answer, returned
+//!   beside the records by [`import_with`] as [`Imported::final_patch`], one
+//!   [`PatchFile`] per `diff --git a/… b/…` section, path taken from the `b/` side;
+//! - `extra.timestamp` (Unix seconds) becomes each record's RFC 3339 `timestamp`.
+//!
+//! A **step** is one assistant turn with the observations that answer it. [`Cut`] keeps the
+//! first steps only, as if the session were stopped mid-work: `--cut 0.6` keeps
+//! ⌊0.6 × steps⌋ (at least one), `--until-step N` the first `N`.
 
 use serde_json::Value;
 
+use super::file_reads::{self, FileViews};
 use crate::optimizer::records::{
-    Common, DiffRecord, ErrorRecord, Message, Records, Role, ToolOutput,
+    Common, ErrorRecord, FileRecord, Message, Records, Role, ToolOutput,
 };
 
 /// The trajectory format this importer reads.
@@ -49,6 +57,47 @@ pub enum ImportError {
         /// What is wrong there.
         message: String,
     },
+    /// The cut asks for no step, or for a share outside (0, 1].
+    #[error("invalid cut: {0}")]
+    Cut(String),
+}
+
+/// Where to stop reading a trajectory.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Cut {
+    /// Keep this share of the steps, in (0, 1]: ⌊share × steps⌋, at least one.
+    Share(f64),
+    /// Keep the first N steps (N ≥ 1; more than there are keeps all).
+    UntilStep(usize),
+}
+
+/// How to import a trajectory.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ImportOptions {
+    /// Stop after part of the steps; `None` keeps them all.
+    pub cut: Option<Cut>,
+}
+
+/// One file of the final patch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PatchFile {
+    /// The path, from the `b/` side of `diff --git a/… b/…`.
+    pub path: String,
+    /// The file's section of the unified diff.
+    pub diff: String,
+}
+
+/// A trajectory imported: the records, and what the records never hold.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Imported {
+    /// The session's records, up to the cut.
+    pub records: Records,
+    /// The final patch, per file (empty when the trajectory has none).
+    pub final_patch: Vec<PatchFile>,
+    /// The steps (assistant turns) of the whole trajectory.
+    pub steps: usize,
+    /// The steps the records hold.
+    pub kept_steps: usize,
 }
 
 fn format_error(path: impl Into<String>, message: impl Into<String>) -> ImportError {
@@ -58,8 +107,15 @@ fn format_error(path: impl Into<String>, message: impl Into<String>) -> ImportEr
     }
 }
 
-/// Converts the text of a `*.traj.json` file into records.
+/// Converts the text of a `*.traj.json` file into records (every step; the final patch
+/// left out).
 pub fn import_trajectory(text: &str) -> Result<Records, ImportError> {
+    import_with(text, &ImportOptions::default()).map(|i| i.records)
+}
+
+/// Converts the text of a `*.traj.json` file into records under `options`, and returns the
+/// final patch beside them.
+pub fn import_with(text: &str, options: &ImportOptions) -> Result<Imported, ImportError> {
     let root: Value = serde_json::from_str(text)?;
     let format = root.get("trajectory_format").and_then(Value::as_str);
     if format != Some(FORMAT) {
@@ -73,11 +129,31 @@ pub fn import_trajectory(text: &str) -> Result<Records, ImportError> {
         .and_then(Value::as_array)
         .ok_or_else(|| format_error("messages", "expected an array"))?;
 
+    let steps = messages
+        .iter()
+        .filter(|m| m.get("role").and_then(Value::as_str) == Some("assistant"))
+        .count();
+    let kept_steps = match options.cut {
+        None => steps,
+        Some(Cut::Share(share)) if share > 0.0 && share <= 1.0 => {
+            ((share * steps as f64).floor() as usize).max(1).min(steps)
+        }
+        Some(Cut::Share(share)) => {
+            return Err(ImportError::Cut(format!(
+                "the share of steps must be in (0, 1], found {share}"
+            )))
+        }
+        Some(Cut::UntilStep(0)) => {
+            return Err(ImportError::Cut("the step must be at least 1".into()))
+        }
+        Some(Cut::UntilStep(n)) => n.min(steps),
+    };
+
     let mut records = Records::default();
-    let mut last_timestamp: Option<String> = None;
     let mut pending_commands: Vec<(String, String)> = Vec::new();
-    let mut patches = 0usize;
     let mut seen_task = false;
+    let mut step = 0usize;
+    let mut views = FileViews::default();
 
     for (index, message) in messages.iter().enumerate() {
         let place = format!("messages[{index}]");
@@ -93,9 +169,6 @@ pub fn import_trajectory(text: &str) -> Result<Records, ImportError> {
             .pointer("/extra/timestamp")
             .and_then(Value::as_f64)
             .and_then(rfc3339);
-        if timestamp.is_some() {
-            last_timestamp.clone_from(&timestamp);
-        }
         let common = |prefix: &str| Common {
             id: Some(format!("{prefix}-{index}")),
             timestamp: timestamp.clone(),
@@ -129,7 +202,9 @@ pub fn import_trajectory(text: &str) -> Result<Records, ImportError> {
                 role: Role::User,
                 text: content.to_string(),
             }),
+            "assistant" if step == kept_steps => break,
             "assistant" => {
+                step += 1;
                 pending_commands = assistant_commands(message);
                 if !content.trim().is_empty() {
                     records.messages.push(Message {
@@ -162,6 +237,17 @@ pub fn import_trajectory(text: &str) -> Result<Records, ImportError> {
                         stack: Some(stack),
                     });
                 }
+                let read =
+                    file_reads::file_read(&command, &observation.output, observation.exit_code);
+                if let Some(read) = read {
+                    records.files.push(FileRecord {
+                        common: common("file"),
+                        content: views.add(&read),
+                        path: read.path,
+                    });
+                    continue;
+                }
+                views.forget_written(&command);
                 records.tool_outputs.push(ToolOutput {
                     common: common("out"),
                     tool: command,
@@ -170,24 +256,8 @@ pub fn import_trajectory(text: &str) -> Result<Records, ImportError> {
                     exit_code: observation.exit_code,
                 });
             }
-            "exit" => {
-                let submission = message
-                    .pointer("/extra/submission")
-                    .and_then(Value::as_str)
-                    .unwrap_or(content);
-                for (path, diff) in split_patch(submission) {
-                    records.diffs.push(DiffRecord {
-                        common: Common {
-                            id: Some(format!("patch-{patches}")),
-                            timestamp: last_timestamp.clone(),
-                            priority: None,
-                        },
-                        path,
-                        diff,
-                    });
-                    patches += 1;
-                }
-            }
+            // The final patch is read below, also when the cut stops before it.
+            "exit" => {}
             other => {
                 return Err(format_error(
                     format!("{place}.role"),
@@ -199,7 +269,25 @@ pub fn import_trajectory(text: &str) -> Result<Records, ImportError> {
     if !seen_task {
         return Err(format_error("messages", "no user message with the task"));
     }
-    Ok(records)
+    let exit = messages
+        .iter()
+        .rev()
+        .find(|m| m.get("role").and_then(Value::as_str) == Some("exit"));
+    let submission = exit.and_then(|exit| {
+        exit.pointer("/extra/submission")
+            .and_then(Value::as_str)
+            .or_else(|| exit.get("content").and_then(Value::as_str))
+    });
+    let final_patch = split_patch(submission.unwrap_or_default())
+        .into_iter()
+        .map(|(path, diff)| PatchFile { path, diff })
+        .collect();
+    Ok(Imported {
+        records,
+        final_patch,
+        steps,
+        kept_steps,
+    })
 }
 
 /// Unix seconds as an RFC 3339 time in UTC, to the millisecond.
@@ -407,14 +495,90 @@ mod tests {
             .unwrap()
             .contains("line 1, in <module>"));
 
-        let paths: Vec<&str> = records.diffs.iter().map(|d| d.path.as_str()).collect();
-        assert_eq!(paths, ["src/a.py", "src/b.py"]);
-        assert!(records.diffs[1].diff.starts_with("diff --git a/src/b.py"));
-        assert!(records.diffs[0].diff.ends_with("+y\n"));
-        assert_eq!(
-            records.diffs[0].common.timestamp.as_deref(),
-            Some("2026-04-10T01:36:30.000Z")
+        assert!(
+            records.diffs.is_empty(),
+            "the final patch is never a record"
         );
+        let imported = import_with(&sample(), &ImportOptions::default()).unwrap();
+        let paths: Vec<&str> = imported
+            .final_patch
+            .iter()
+            .map(|d| d.path.as_str())
+            .collect();
+        assert_eq!(paths, ["src/a.py", "src/b.py"]);
+        assert!(imported.final_patch[1]
+            .diff
+            .starts_with("diff --git a/src/b.py"));
+        assert!(imported.final_patch[0].diff.ends_with("+y\n"));
+        assert_eq!((imported.steps, imported.kept_steps), (2, 2));
+    }
+
+    #[test]
+    fn a_cut_keeps_the_first_steps_and_still_returns_the_patch() {
+        let cut = |cut| import_with(&sample(), &ImportOptions { cut: Some(cut) }).unwrap();
+        let one = cut(Cut::UntilStep(1));
+        assert_eq!(one.kept_steps, 1);
+        let ids: Vec<&str> = one
+            .records
+            .tool_outputs
+            .iter()
+            .filter_map(|o| o.common.id.as_deref())
+            .collect();
+        assert_eq!(ids, ["out-3"]);
+        assert_eq!(one.records.messages.len(), 3);
+        assert_eq!(one.final_patch.len(), 2);
+        assert_eq!(cut(Cut::Share(0.5)).records, one.records);
+        assert_eq!(cut(Cut::Share(0.1)).kept_steps, 1, "at least one step");
+        assert_eq!(
+            cut(Cut::UntilStep(9)).records,
+            import_trajectory(&sample()).unwrap()
+        );
+        for bad in [
+            Cut::Share(0.0),
+            Cut::Share(1.5),
+            Cut::Share(f64::NAN),
+            Cut::UntilStep(0),
+        ] {
+            let err = import_with(&sample(), &ImportOptions { cut: Some(bad) }).unwrap_err();
+            assert!(matches!(err, ImportError::Cut(_)), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn file_reading_commands_become_file_records() {
+        let text = trajectory(serde_json::json!([
+            {"role": "user", "content": "<pr_description>\nfix it\n</pr_description>"},
+            {"role": "assistant", "content": "look",
+             "extra": {"actions": [{"command": "cd /testbed && sed -n '2,3p' ./pkg/a.py", "tool_call_id": "c1"}]}},
+            {"role": "tool", "tool_call_id": "c1", "content": "<returncode>0</returncode>\n<output>\nb\nc\n</output>"},
+            {"role": "assistant", "content": "more",
+             "extra": {"actions": [{"command": "head -1 pkg/a.py", "tool_call_id": "c2"}]}},
+            {"role": "tool", "tool_call_id": "c2", "content": "<returncode>0</returncode>\n<output>\na\n</output>"},
+            {"role": "assistant", "content": "grep",
+             "extra": {"actions": [{"command": "grep -n b pkg/a.py", "tool_call_id": "c3"}]}},
+            {"role": "tool", "tool_call_id": "c3", "content": "<returncode>0</returncode>\n<output>\n2:b\n</output>"}
+        ]));
+        let records = import_trajectory(&text).unwrap();
+        let files: Vec<(&str, &str, &str)> = records
+            .files
+            .iter()
+            .map(|f| {
+                (
+                    f.common.id.as_deref().unwrap(),
+                    f.path.as_str(),
+                    f.content.as_str(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            files,
+            [
+                ("file-2", "pkg/a.py", "[ctxopt: lines 1-1 not seen]\nb\nc\n"),
+                ("file-4", "pkg/a.py", "a\nb\nc\n"),
+            ]
+        );
+        assert_eq!(records.tool_outputs.len(), 1);
+        assert_eq!(records.tool_outputs[0].tool, "grep -n b pkg/a.py");
     }
 
     #[test]

@@ -111,7 +111,11 @@ fn repeated_runs(units: &[Unit], out: &mut Deduped) {
             groups.entry(key.as_str()).or_default().push(i);
         }
     }
-    for group in option_variants(units, groups.into_values().collect()) {
+    let groups: Vec<Vec<usize>> = groups
+        .into_values()
+        .flat_map(|g| same_output_groups(units, g))
+        .collect();
+    for group in option_variants(units, groups) {
         if group.len() < 2 {
             continue;
         }
@@ -162,6 +166,46 @@ fn repeated_runs(units: &[Unit], out: &mut Deduped) {
             list(units, &earlier)
         ));
     }
+}
+
+/// Splits the runs of a bare tool name — one word and no arguments (`bash`, `shell`) —
+/// into groups of near-identical output: such a name does not say what ran, so only the
+/// output is evidence that two runs are the same command: with digits masked, each run's
+/// word trigrams at least [`NEAR_DUPLICATE`] contained in the group's first and the other way
+/// round (below [`MIN_SHINGLES`] trigrams, the same text). Other groups stay whole.
+fn same_output_groups(units: &[Unit], group: Vec<usize>) -> Vec<Vec<usize>> {
+    let bare = group.first().is_some_and(|&i| {
+        let u = &units[i];
+        u.tool.is_some()
+            && u.tool == u.tool_key
+            && !u
+                .tool_key
+                .as_deref()
+                .unwrap_or("")
+                .contains(char::is_whitespace)
+    });
+    if !bare {
+        return vec![group];
+    }
+    let masked = |t: &str| t.replace(|c: char| c.is_ascii_digit(), "0");
+    let mut out: Vec<(Vec<u64>, String, Vec<usize>)> = Vec::new();
+    for i in group {
+        let text = masked(&units[i].text);
+        let sh = shingles(&text);
+        let same = |(first, first_text, _): &&mut (Vec<u64>, String, Vec<usize>)| {
+            if sh.len() >= MIN_SHINGLES && first.len() >= MIN_SHINGLES {
+                containment(&sh, first) >= NEAR_DUPLICATE
+                    && containment(first, &sh) >= NEAR_DUPLICATE
+            } else {
+                *first_text == text
+            }
+        };
+        match out.iter_mut().find(|g| same(g)) {
+            Some(g) => g.2.push(i),
+            None => out.push((sh, text, vec![i])),
+        }
+    }
+    out.into_iter().map(|(_, _, g)| g).collect()
 }
 
 /// Joins groups of runs of one command line (no structured arguments) that differ only in
@@ -482,6 +526,56 @@ mod tests {
             d.history[0].as_deref(),
             Some("earlier runs (1): exit 1 at 2024-05-01T10:00:00Z")
         );
+    }
+
+    #[test]
+    fn runs_of_a_bare_tool_name_repeat_only_with_near_identical_output() {
+        let log = |n: usize| {
+            (0..30)
+                .map(|i| format!("collected item number {i} of the suite in {n} ms\n"))
+                .collect::<String>()
+        };
+        let records = Records {
+            tool_outputs: vec![
+                run(
+                    "bash",
+                    "timeout_seconds = 30\nretries = 5",
+                    0,
+                    "2024-05-01T10:00:00Z",
+                ),
+                run("bash", &log(1), 0, "2024-05-01T10:01:00Z"),
+                run("bash", "3 passed", 0, "2024-05-01T10:02:00Z"),
+                run("bash", &log(2), 0, "2024-05-01T10:03:00Z"),
+                run("bash", "7 passed", 0, "2024-05-01T10:04:00Z"),
+                run("npm test", "1 failed", 1, "2024-05-01T10:05:00Z"),
+                run("npm test", "2 passed", 0, "2024-05-01T10:06:00Z"),
+            ],
+            ..Records::default()
+        };
+        let (units, _) = normalize(&records, None).unwrap();
+        let d = dedupe(&units);
+        let reasons: Vec<Option<&str>> = d
+            .dropped
+            .iter()
+            .map(|x| x.as_ref().map(|x| x.reason))
+            .collect();
+        assert_eq!(
+            reasons,
+            [
+                None,
+                Some("repeated_run"),
+                Some("repeated_run"),
+                None,
+                None,
+                // A command line repeats whatever it printed.
+                Some("repeated_run"),
+                None,
+            ]
+        );
+        // A bare name repeats only with near-identical output (the long log, digits
+        // aside) or the same short text with digits masked ("3 passed", "7 passed").
+        assert_eq!(d.dropped[1].as_ref().unwrap().by, Some(3));
+        assert_eq!(d.dropped[2].as_ref().unwrap().by, Some(4));
     }
 
     #[test]

@@ -77,7 +77,7 @@ impl Kind {
 
     /// Whether records of this kind are structured: kept or dropped whole, never split.
     pub fn is_structured(self) -> bool {
-        !matches!(self, Kind::Message | Kind::ToolOutput)
+        !matches!(self, Kind::Message | Kind::ToolOutput | Kind::File)
     }
 }
 

@@ -13,6 +13,8 @@ pub mod extract;
 pub mod fragment;
 #[cfg(test)]
 mod invariants;
+#[cfg(test)]
+mod losses;
 pub mod normalize;
 pub mod output;
 pub mod parallel;
@@ -143,6 +145,8 @@ pub fn build(records: &Records, config: &BuildConfig) -> Result<BuildOutput, Opt
             // they never fill the budget.
             eligible: unit.role != Some(records::Role::System)
                 && (s.relevance >= config.min_relevance
+                    || s.linked
+                    || features[fi].rare_signature
                     || (unit.role == Some(records::Role::User) && s.relevance > 0.0)),
             current_change: current[f.unit],
         });

@@ -251,7 +251,7 @@ fn finish(drafts: Vec<Draft>) -> (Vec<Unit>, Vec<Fragment>) {
         let spans: Vec<std::ops::Range<usize>> = if u.kind.is_structured() {
             std::iter::once(0..u.text.trim_end().len()).collect()
         } else {
-            chunks(&u.text, u.kind == Kind::ToolOutput)
+            chunks(&u.text, matches!(u.kind, Kind::ToolOutput | Kind::File))
         };
         let start = fragments.len();
         for (chunk, span) in spans.into_iter().enumerate() {

@@ -8,7 +8,9 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use serde::{Deserialize, Serialize};
 
 use crate::optimizer::condense;
-use crate::optimizer::extract::{outcomes, paths, signatures, terms, Features, Outcome};
+use crate::optimizer::extract::{
+    definitions, outcomes, paths, signatures, terms, Features, Outcome,
+};
 use crate::optimizer::fragment::{Fragment, Kind, Unit};
 use crate::optimizer::output::ScoreComponent;
 use crate::optimizer::records::{DecisionStatus, Role, TestStatus};
@@ -86,6 +88,10 @@ pub struct Scored {
     pub relevance: f64,
     /// Every signal.
     pub components: Vec<ScoreComponent>,
+    /// Whether the fragment is linked to the task: it names a file or symbol of the focus
+    /// (or is such a file), or shows an error the task is about. While budget remains, such
+    /// a fragment is never left out as low relevance.
+    pub linked: bool,
 }
 
 /// Share of the task's terms in `text`.
@@ -352,11 +358,38 @@ pub fn focus(units: &[Unit], features: &[Features], outcomes: &[Outcome], live: 
         }
     }
     add_frames_showing_task_errors(&mut f, units, features, live);
+    add_defining_files(&mut f, units, live);
     // A fragment shares these with the task's error because it lies in the same folder,
     // whatever it is about.
     let workspace = &f.workspace;
     f.identifiers.retain(|id| !workspace.names_the_root(id));
     f
+}
+
+/// The definition index: every live file (a file record, or a file-reading command's output
+/// imported as one) that defines a symbol of the focus — a name the task, an error it is
+/// about or a failing test names — joins the focus by its path, so the file the error
+/// points at is scored as what the session is about.
+fn add_defining_files(f: &mut Focus, units: &[Unit], live: &[bool]) {
+    let symbols: HashSet<&str> = f
+        .identifiers
+        .iter()
+        .filter(|id| !id.contains(['/', '.', ':']))
+        .map(String::as_str)
+        .collect();
+    let defining: Vec<String> = units
+        .iter()
+        .zip(live)
+        .filter(|(u, &live)| live && u.kind == Kind::File)
+        .filter_map(|(u, _)| {
+            let path = u.path.as_deref()?;
+            definitions::definitions(&u.text)
+                .iter()
+                .any(|d| symbols.contains(d.as_str()))
+                .then(|| paths::normalize_path(path).to_lowercase())
+        })
+        .collect();
+    add_identifiers(&mut f.identifiers, &defining);
 }
 
 /// The session's workspace root (see [`WorkspaceRoot`]), found from every live fragment's
@@ -545,6 +578,7 @@ pub fn score(
         total,
         relevance: round4(relevance),
         components,
+        linked: hits > 0 || error == 1.0,
     }
 }
 

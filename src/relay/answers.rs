@@ -44,6 +44,8 @@ struct Pool {
     unfinished: usize,
     /// Of those, the ones writing their answer (they count themselves if it fails).
     sending: usize,
+    /// Of those, the ones waiting for the tap to catch up (bounded by [`CATCH_UP_LIMIT`]).
+    catching_up: usize,
     /// No more jobs: workers end when the queue is empty.
     closed: bool,
 }
@@ -170,7 +172,10 @@ impl Answers {
         if !self.delay.is_zero() {
             std::thread::sleep(self.delay);
         }
+        lock(&self.pool).catching_up += 1;
         self.tap.wait_processed(job.order, CATCH_UP_LIMIT);
+        lock(&self.pool).catching_up -= 1;
+        self.changed.notify_all();
         let Some(message) = (job.answer)() else {
             return;
         };
@@ -190,14 +195,16 @@ impl Answers {
     }
 
     /// Waits until every answer is written, so that a client that closes its end after
-    /// asking still gets them all, giving up only when none was finished for `limit`. Then
+    /// asking still gets them all, giving up only when none was finished for `limit` while
+    /// none was waiting for the tap. Then
     /// closes the client's outlet, which the `s2c` pump leaves open for these answers.
     /// Answers given up on are counted as undelivered.
     pub fn finish(&self, limit: Duration) {
         let mut pool = lock(&self.pool);
         let mut last = (pool.unfinished, Instant::now());
         while pool.unfinished > 0 {
-            if pool.unfinished < last.0 {
+            // An answer waiting for the tap (slow on a loaded machine) is under way too.
+            if pool.unfinished < last.0 || pool.catching_up > 0 {
                 last = (pool.unfinished, Instant::now());
             }
             let left = limit.saturating_sub(last.1.elapsed());

@@ -7,6 +7,7 @@
 
 use std::io::{self, Read, Write};
 use std::os::fd::{AsFd, AsRawFd};
+use std::time::{Duration, Instant};
 
 /// A reader or writer whose `EAGAIN` means "wait", never "fail".
 #[derive(Debug)]
@@ -29,6 +30,29 @@ pub fn wait_ready(fd: &impl AsFd, events: libc::c_short) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Waits up to `limit` until no process holds the write end of the pipe whose read end is
+/// `fd` open any more (`POLLHUP`; bytes may still wait in it). `false` when it is still open.
+pub fn wait_hangup(fd: &impl AsFd, limit: Duration) -> bool {
+    let deadline = Instant::now() + limit;
+    loop {
+        let mut pfd = libc::pollfd {
+            fd: fd.as_fd().as_raw_fd(),
+            events: 0,
+            revents: 0,
+        };
+        let left = deadline.saturating_duration_since(Instant::now());
+        let ms = libc::c_int::try_from(left.as_millis()).unwrap_or(libc::c_int::MAX);
+        // SAFETY: one valid pollfd, for the duration of the call.
+        let rc = unsafe { libc::poll(&mut pfd, 1, ms) };
+        if rc > 0 {
+            return pfd.revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0;
+        }
+        if rc == 0 || Instant::now() >= deadline {
+            return false;
+        }
+    }
 }
 
 impl<T: Read + AsFd> Read for Blocking<T> {
@@ -64,7 +88,6 @@ impl<T: Write + AsFd> Write for Blocking<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
 
     fn set_nonblocking(fd: &impl AsFd) {
         let raw = fd.as_fd().as_raw_fd();
@@ -93,5 +116,14 @@ mod tests {
         w.write_all(&data).unwrap();
         drop(w);
         assert!(consumer.join().unwrap() == expected);
+    }
+
+    #[test]
+    fn a_hangup_is_seen_with_bytes_still_in_the_pipe() {
+        let (reader, mut writer) = io::pipe().unwrap();
+        writer.write_all(b"left in the pipe\n").unwrap();
+        assert!(!wait_hangup(&reader, Duration::ZERO), "a writer holds it");
+        drop(writer);
+        assert!(wait_hangup(&reader, Duration::from_secs(60)));
     }
 }

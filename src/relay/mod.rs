@@ -25,6 +25,12 @@
 //! the `tap` thread does all parsing, counting, log writing and runs the sinks; answers that
 //! take work run on at most [`answers::WORKERS`] `injected-call` threads.
 //!
+//! # The end of a run
+//! When the server exits, the grace period is for its stdout to close (whatever it left in
+//! its process group gets `SIGTERM`, then `SIGKILL`). Everything it wrote before is then
+//! relayed, however slowly the client reads: the proxy waits for the `s2c` pump to write
+//! the last byte (a forwarded signal ends that wait), then for its own answers.
+//!
 //! The relay knows nothing of the store, the optimizer or the injected tools: what it is
 //! given through [`ProxyConfig::sinks`] and [`ProxyConfig::handler`] is all it sees of them.
 
@@ -55,6 +61,7 @@ use crate::framelog::accounting::rfc3339;
 use crate::framelog::writer::{create_log_dir, default_log_dir, default_log_name, LogWriter};
 use crate::framelog::FORMAT_VERSION;
 use crate::framelog::{Direction, ExitStatus, Header, LogLine, PerDirection, Trailer};
+use crate::redact::Redactor;
 use crate::tokenizer::Tokenizer;
 use answers::Answers;
 pub use handler::FrameHandler;
@@ -98,6 +105,9 @@ pub struct ProxyConfig {
     /// How long each answer that takes work is held back (zero; tests of cancellation set
     /// it).
     pub answer_delay: Duration,
+    /// Redacts the log's raw copies (never the relayed bytes); `None` keeps them raw
+    /// (`--no-redact`).
+    pub redactor: Option<Arc<Redactor>>,
 }
 
 /// What stops the proxy before it can relay anything.
@@ -121,7 +131,7 @@ const LAST_DRAIN: Duration = Duration::from_secs(1);
 const ANSWER_LIMIT: Duration = Duration::from_secs(10);
 
 fn open_log(config: &ProxyConfig, started: SystemTime) -> LogWriter {
-    match &config.log {
+    let writer = match &config.log {
         LogTarget::Disabled => LogWriter::disabled(),
         LogTarget::Path(path) => LogWriter::open(path),
         LogTarget::Default => {
@@ -131,7 +141,8 @@ fn open_log(config: &ProxyConfig, started: SystemTime) -> LogWriter {
             let name = default_log_name(started, &config.server_name, std::process::id());
             LogWriter::open(&dir.join(name))
         }
-    }
+    };
+    writer.redacting(config.redactor.clone())
 }
 
 fn header(config: &ProxyConfig, started: SystemTime, server_pid: Option<u32>) -> Header {
@@ -167,7 +178,7 @@ pub fn run(mut config: ProxyConfig) -> Result<u8, RelayError> {
     let mut server = match child::spawn(&config.command) {
         Ok(server) => server,
         Err(err) => {
-            eprintln!("ctxopt-proxy: {err}");
+            tracing::error!("ctxopt-proxy: {err}");
             log_start_failure(&mut writer, header(&config, started, None), &err);
             return Ok(err.exit_code());
         }
@@ -184,16 +195,25 @@ pub fn run(mut config: ProxyConfig) -> Result<u8, RelayError> {
         log_path,
     )?;
 
-    let (drained, answers) = start_pumps(&mut server, tap_sender, &stats, &config)?;
+    let (drained, answers, server_out) = start_pumps(&mut server, tap_sender, &stats, &config)?;
     let status = supervise(&mut server, &signals, config.grace)?;
     // Whatever the server left running in its group is an orphan now: ask it to go.
     child::signal_group(pid, libc::SIGTERM);
+    // The grace period is for the server's stdout to close; what it wrote before is relayed
+    // whole, however slowly the client reads.
     let drain = config.grace.max(LAST_DRAIN);
-    if drained.recv_timeout(drain).is_err() {
+    let mut closed = blocking::wait_hangup(&server_out, drain);
+    if !closed {
         stats.error(format!(
             "the server's stdout stayed open {drain:?} after it exited; its process group was killed"
         ));
         child::signal_group(pid, libc::SIGKILL);
+        closed = blocking::wait_hangup(&server_out, LAST_DRAIN);
+    }
+    drop(server_out);
+    if closed {
+        wait_drained(&drained, &signals, &stats);
+    } else {
         let _ = drained.recv_timeout(LAST_DRAIN);
     }
     if let Some(answers) = answers {
@@ -233,14 +253,19 @@ fn absolute(path: &std::path::Path) -> String {
         .to_string()
 }
 
+/// What [`start_pumps`] hands back: when the server's stdout is drained, the proxy's
+/// answers when there is a handler, and a duplicate of the server's stdout to watch for its
+/// closing.
+type Started = (mpsc::Receiver<()>, Option<Arc<Answers>>, OwnedFd);
+
 /// Starts the `c2s` and `s2c` threads; the receiver hears when the server's stdout is
-/// drained. Returns the proxy's answers too when there is a handler.
+/// drained and everything read from it was written on.
 fn start_pumps(
     server: &mut Child,
     tap: TapSender,
     stats: &Arc<RelayStats>,
     config: &ProxyConfig,
-) -> io::Result<(mpsc::Receiver<()>, Option<Arc<Answers>>)> {
+) -> io::Result<Started> {
     let (server_in, server_out) = match (server.stdin.take(), server.stdout.take()) {
         (Some(i), Some(o)) => (i, o),
         _ => return Err(io::Error::other("server pipes missing")),
@@ -259,6 +284,7 @@ fn start_pumps(
         )),
     });
     let server_out = File::from(OwnedFd::from(server_out));
+    let watched = server_out.as_fd().try_clone_to_owned()?;
     // The server may write up to 1 MiB ahead of the relay, and each zero-copy step moves up to
     // that much (16 MB results: 0.82 of direct on average against 0.71 with 64 KiB, ahead in
     // 14 of 15 side-by-side pairs; docs/benchmarks.md).
@@ -290,7 +316,28 @@ fn start_pumps(
             s2c.run(server_out);
             let _ = drained_tx.send(());
         })?;
-    Ok((drained_rx, answers))
+    Ok((drained_rx, answers, watched))
+}
+
+/// Waits until the `s2c` pump has written on everything the server wrote, for as long as the
+/// client takes to read it; a forwarded signal (the user asking the proxy to stop) ends the
+/// wait.
+fn wait_drained(drained: &mpsc::Receiver<()>, signals: &Signals, stats: &RelayStats) {
+    loop {
+        match drained.recv_timeout(POLL) {
+            Ok(()) | Err(mpsc::RecvTimeoutError::Disconnected) => return,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                if let Some(sig) = signals.wait(Duration::ZERO) {
+                    if signals::FORWARDED.contains(&sig) {
+                        stats.error(format!(
+                            "signal {sig} while the client was still reading the server's last output; not all of it was relayed"
+                        ));
+                        return;
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// Waits for the server to exit, forwarding signals and killing it when it outlives the

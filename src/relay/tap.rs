@@ -170,22 +170,10 @@ impl TapSender {
         bytes: Vec<u8>,
         server_raw: Option<String>,
     ) {
-        let len = bytes.len();
-        let queued = self.queued.load(Ordering::Relaxed);
-        // An empty queue takes any frame, however large.
-        if queued > 0 && queued + len > TAP_BUDGET_BYTES {
-            self.skipped.fetch_add(1, Ordering::Relaxed);
-            self.send(ticket.order, Item::Skipped);
-            return;
+        if self.admit(&ticket, bytes.len()) {
+            let tapped = tapped(&ticket, dir, bytes);
+            self.send(ticket.order, Item::Frame(tapped, server_raw));
         }
-        self.queued.fetch_add(len, Ordering::Relaxed);
-        let tapped = Tapped {
-            dir,
-            bytes,
-            at: ticket.at,
-            instant: ticket.instant,
-        };
-        self.send(ticket.order, Item::Frame(tapped, server_raw));
     }
 
     /// Hands a server frame that was replaced to the accounting thread: the server's
@@ -193,30 +181,42 @@ impl TapSender {
     /// (logged `p2c` right after it, with the original's pairing and its `seq` in
     /// `compacts`).
     pub fn replaced(&self, ticket: Ticket, original: Vec<u8>, replacement: Vec<u8>) {
-        let len = original.len() + replacement.len();
+        if self.admit(&ticket, original.len() + replacement.len()) {
+            let item = Item::Replacement(
+                tapped(&ticket, Direction::S2c, original),
+                tapped(&ticket, Direction::P2c, replacement),
+            );
+            self.send(ticket.order, item);
+        }
+    }
+
+    /// Counts `len` bytes into the queue waiting for accounting, or, when they would bring
+    /// it over [`TAP_BUDGET_BYTES`], hands the ticket back as skipped and returns false. An
+    /// empty queue takes any frame, however large.
+    fn admit(&self, ticket: &Ticket, len: usize) -> bool {
         let queued = self.queued.load(Ordering::Relaxed);
         if queued > 0 && queued + len > TAP_BUDGET_BYTES {
             self.skipped.fetch_add(1, Ordering::Relaxed);
             self.send(ticket.order, Item::Skipped);
-            return;
+            return false;
         }
         self.queued.fetch_add(len, Ordering::Relaxed);
-        let tapped = |dir, bytes| Tapped {
-            dir,
-            bytes,
-            at: ticket.at,
-            instant: ticket.instant,
-        };
-        let item = Item::Replacement(
-            tapped(Direction::S2c, original),
-            tapped(Direction::P2c, replacement),
-        );
-        self.send(ticket.order, item);
+        true
     }
 
     /// Gives back a ticket whose frame could not be written on.
     pub fn not_relayed(&self, ticket: Ticket) {
         self.send(ticket.order, Item::NotRelayed);
+    }
+}
+
+/// A frame relayed under `ticket`, for the accounting thread.
+fn tapped(ticket: &Ticket, dir: Direction, bytes: Vec<u8>) -> Tapped {
+    Tapped {
+        dir,
+        bytes,
+        at: ticket.at,
+        instant: ticket.instant,
     }
 }
 

@@ -6,14 +6,20 @@
 //! is in WAL mode with a busy timeout, every write is one short immediate transaction, and
 //! every record has a unique key inserted with `INSERT OR IGNORE`, so a record written twice
 //! (two processes, or a replay of the same frame log) is kept once.
+//!
+//! Every text written is redacted first (see [`crate::redact`]), unless the store was
+//! opened for raw copies ([`Store::redacting`] with `None`): the record, its arguments and
+//! its path.
 
 pub mod location;
 pub mod record;
 pub mod results;
 pub mod schema;
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rusqlite::{params, Connection, ErrorCode, OptionalExtension, TransactionBehavior};
@@ -22,6 +28,7 @@ use sha2::{Digest, Sha256};
 
 use crate::optimizer::fragment::Kind;
 use crate::optimizer::records::Records;
+use crate::redact::Redactor;
 
 pub use location::StoreLocation;
 pub use record::SessionRecord;
@@ -259,6 +266,7 @@ impl Filter {
 pub struct Store {
     conn: Connection,
     location: String,
+    redactor: Option<Arc<Redactor>>,
 }
 
 impl Store {
@@ -274,9 +282,15 @@ impl Store {
             }
         }
         .map_err(|e| StoreError::from_sqlite(&name, e))?;
+        let redactor = match location {
+            StoreLocation::File(path) => Redactor::for_store(Some(path)),
+            // Nothing outlives the process: a key for this run is enough.
+            StoreLocation::Memory => Redactor::for_this_run(),
+        };
         let mut store = Store {
             conn,
             location: name,
+            redactor: Some(Arc::new(redactor)),
         };
         let on_disk = matches!(location, StoreLocation::File(_));
         // Switching a fresh file to WAL and migrating it take locks that SQLite's busy
@@ -311,6 +325,20 @@ impl Store {
     /// Opens a private in-memory store.
     pub fn open_in_memory() -> Result<Store, StoreError> {
         Store::open(&StoreLocation::Memory)
+    }
+
+    /// Redacts every text written with `redactor` instead of the store's own (its key file
+    /// beside the store); `None` writes raw copies (`--no-redact`).
+    pub fn redacting(mut self, redactor: Option<Arc<Redactor>>) -> Store {
+        self.redactor = redactor;
+        self
+    }
+
+    fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        match &self.redactor {
+            Some(r) => r.redact_str(text).0,
+            None => Cow::Borrowed(text),
+        }
     }
 
     /// The store's location as given (`:memory:` or the path).
@@ -399,6 +427,19 @@ impl Store {
     ) -> Result<InsertOutcome, StoreError> {
         let location = self.location.clone();
         let err = |e| StoreError::from_sqlite(&location, e);
+        let texts: Vec<_> = records
+            .iter()
+            .map(|new| {
+                let json = new.record.to_json();
+                let json = self.redact(&json).into_owned();
+                let path = new.record.path().map(|p| self.redact(p).into_owned());
+                let arguments = new.provenance.arguments.as_ref().map(|a| {
+                    let a = a.to_string();
+                    self.redact(&a).into_owned()
+                });
+                (json, path, arguments)
+            })
+            .collect();
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -412,8 +453,7 @@ impl Store {
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
                 )
                 .map_err(err)?;
-            for new in records {
-                let json = new.record.to_json();
+            for (new, (json, path, arguments)) in records.iter().zip(texts) {
                 let p = &new.provenance;
                 let changed = stmt
                     .execute(params![
@@ -422,13 +462,13 @@ impl Store {
                         scope.server,
                         scope.session,
                         new.record.kind().name(),
-                        new.record.path(),
+                        path,
                         p.tool,
                         new.record.common().timestamp,
                         p.log_path,
                         p.seq.map(|s| s as i64),
                         p.part,
-                        p.arguments.as_ref().map(Value::to_string),
+                        arguments,
                         json,
                     ])
                     .map_err(err)?;

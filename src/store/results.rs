@@ -6,7 +6,7 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use rusqlite::{params, OptionalExtension, TransactionBehavior};
+use rusqlite::{params, OptionalExtension};
 
 use super::{Scope, Store, StoreError};
 
@@ -38,8 +38,8 @@ pub fn unix_now() -> i64 {
 
 impl Store {
     /// Keeps `frame` under `handle` for `scope`'s workspace (once: keeping the same handle
-    /// again changes nothing), and deletes every kept result older than `retention`
-    /// relative to `now` (Unix seconds).
+    /// again changes nothing), after deleting every kept result older than `retention`
+    /// relative to `now` (Unix seconds; [`Store::purge_results`]).
     pub fn keep_result(
         &mut self,
         scope: &Scope,
@@ -49,18 +49,9 @@ impl Store {
         now: i64,
         retention: Duration,
     ) -> Result<(), StoreError> {
-        let location = self.location.clone();
-        let err = |e| StoreError::from_sqlite(&location, e);
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(err)?;
-        tx.execute(
-            "DELETE FROM results WHERE created < ?1",
-            params![now - retention.as_secs() as i64],
-        )
-        .map_err(err)?;
-        tx.execute(
+        self.purge_results(now, retention)?;
+        self.conn
+            .execute(
             "INSERT OR IGNORE INTO results (handle, workspace, server, session, tool, created, frame)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
             params![
@@ -73,12 +64,39 @@ impl Store {
                 frame
             ],
         )
-        .map_err(err)?;
-        tx.commit().map_err(err)
+        .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    /// Deletes every kept result older than `retention` relative to `now`, its bytes
+    /// overwritten (`secure_delete`, then a checkpoint that empties the write-ahead log);
+    /// returns how many were deleted.
+    pub fn purge_results(&self, now: i64, retention: Duration) -> Result<usize, StoreError> {
+        self.conn
+            .pragma_update(None, "secure_delete", true)
+            .map_err(|e| self.err(e))?;
+        let purged = self
+            .conn
+            .execute(
+                "DELETE FROM results WHERE created < ?1",
+                params![now - retention.as_secs() as i64],
+            )
+            .map_err(|e| self.err(e))?;
+        if purged > 0 {
+            // The write-ahead log still holds the rows as they were written: move the
+            // overwritten pages into the file and empty it. Best effort: a process reading
+            // the store at that moment can keep the log from being emptied until the next
+            // purge.
+            let _ = self
+                .conn
+                .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
+        }
+        Ok(purged)
     }
 
     /// The result kept under `handle` for `workspace`, unless it is older than `retention`
-    /// relative to `now`.
+    /// relative to `now`; every result older than that is deleted first
+    /// ([`Store::purge_results`]).
     pub fn kept_result(
         &self,
         workspace: &str,
@@ -86,6 +104,7 @@ impl Store {
         now: i64,
         retention: Duration,
     ) -> Result<Option<KeptResult>, StoreError> {
+        self.purge_results(now, retention)?;
         self.conn
             .query_row(
                 "SELECT handle, tool, frame, created FROM results
@@ -193,6 +212,37 @@ mod tests {
             )
             .unwrap();
         assert_eq!(store.kept_results().unwrap(), 1, "the old row is gone");
+    }
+
+    #[test]
+    fn an_expired_result_asked_for_is_deleted_and_its_bytes_leave_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("store.sqlite3");
+        let day = DEFAULT_RETENTION.as_secs() as i64;
+        let secret = "kept-copy-marker-7f3a91c2";
+        let frame = format!("{{\"result\":{{\"text\":\"{}\"}}}}", secret.repeat(500));
+        let mut store = Store::open_path(&path).unwrap();
+        store
+            .keep_result(&scope("/a"), "r_s", None, &frame, 0, DEFAULT_RETENTION)
+            .unwrap();
+        let on_disk = || {
+            ["", "-wal"]
+                .iter()
+                .filter_map(|ext| std::fs::read(format!("{}{ext}", path.display())).ok())
+                .any(|bytes| bytes.windows(secret.len()).any(|w| w == secret.as_bytes()))
+        };
+        assert!(on_disk(), "canary: the kept copy is on disk at first");
+        assert_eq!(
+            store
+                .kept_result("/a", "r_s", day + 1, DEFAULT_RETENTION)
+                .unwrap(),
+            None
+        );
+        assert_eq!(store.kept_results().unwrap(), 0);
+        assert!(
+            !on_disk(),
+            "the expired copy's bytes are still in the store file"
+        );
     }
 
     #[test]

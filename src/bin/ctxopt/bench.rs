@@ -1,11 +1,11 @@
-//! `ctxopt bench`: the optimizer benchmark over `fixtures/scenarios/`, or with `--speed` the
-//! speed benchmark on synthetic sessions.
+//! `ctxopt bench`: the optimizer benchmark over `fixtures/scenarios/`, with `--speed` the
+//! speed benchmark on synthetic sessions, or with `--real` the real-session benchmark.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use ctxopt::bench::{report, scenario, speed};
+use ctxopt::bench::{real, report, scenario, speed};
 use ctxopt::optimizer::DEFAULT_BUDGET;
 use ctxopt::tokenizer::Tokenizer;
 
@@ -15,6 +15,8 @@ use crate::output_file;
 const SCENARIOS_JSON: &str = "optimizer-scenarios.json";
 /// The speed results, under the output folder.
 const SPEED_JSON: &str = "optimizer-speed.json";
+/// The real-session results, under the output folder.
+const REAL_JSON: &str = "optimizer-real.json";
 
 /// Arguments of `ctxopt bench`.
 #[derive(Debug, clap::Args)]
@@ -36,6 +38,13 @@ pub struct Args {
     /// Run the speed benchmark (synthetic 1k/10k/60k/100k-record sessions) instead.
     #[arg(long)]
     pub speed: bool,
+    /// Run the real-session benchmark (real trajectories cut mid-work, against baselines)
+    /// instead.
+    #[arg(long, conflicts_with = "speed")]
+    pub real: bool,
+    /// The folder of `*.traj.json` trajectories for `--real`.
+    #[arg(long, default_value = "fixtures/real-world/swe-agent-trajectories")]
+    pub trajectories: PathBuf,
     /// Builds per size in the speed benchmark.
     #[arg(long, default_value_t = 5)]
     pub runs: usize,
@@ -53,6 +62,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let result = speed::measure(&speed::SIZES, args.runs, DEFAULT_BUDGET, args.tokenizer)?;
         output_file::emit(None, result.markdown().as_bytes())?;
         write_json(&args.output_dir.join(SPEED_JSON), &result)?;
+        ExitCode::SUCCESS
+    } else if args.real {
+        let cuts = real::load_cuts(&args.trajectories)?;
+        let result = real::run(&cuts, args.tokenizer)?;
+        print!("{}", result.markdown_table());
+        write_json(&args.output_dir.join(REAL_JSON), &result)?;
         ExitCode::SUCCESS
     } else {
         let mut scenarios = scenario::load_dir(&args.scenarios)?;
@@ -117,13 +132,24 @@ fn update_markdown(markdown: &Path, output_dir: &Path) -> anyhow::Result<()> {
         .map(serde_json::from_value)
         .transpose()
         .context("reading the speed results")?;
+    let real: Option<real::RealReport> = read(REAL_JSON)?
+        .map(serde_json::from_value)
+        .transpose()
+        .context("reading the real-session results")?;
+    if let Some(real) = &real {
+        let chart = markdown
+            .parent()
+            .unwrap_or(Path::new("."))
+            .join(real::CHART_FILE);
+        output_file::emit(Some(&chart), real.svg_chart().as_bytes())?;
+    }
     let Some(scenarios) = scenarios else {
         anyhow::bail!(
             "--markdown needs the scenario results: run `ctxopt bench --output-dir {}` first",
             output_dir.display()
         );
     };
-    let section = report::markdown_section(&scenarios, speed.as_ref());
+    let section = report::markdown_section(&scenarios, speed.as_ref(), real.as_ref());
     let doc = match std::fs::read_to_string(markdown) {
         Ok(doc) => doc,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),

@@ -59,7 +59,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
         let (records, summary): (Records, ImportSummary) = import::import_text(format, &text)
             .with_context(|| format!("importing {} as {format}", file.display()))?;
-        eprintln!("{}: {summary}", file.display());
+        tracing::info!("{}: {summary}", file.display());
         if merged.task.is_none() {
             merged.task = records.task.clone();
         }

@@ -23,6 +23,9 @@ pub struct Args {
     /// The workspace the records belong to (default: the current directory).
     #[arg(long)]
     workspace: Option<PathBuf>,
+    /// Store raw copies: secrets in the records are not redacted. Warns on stderr.
+    #[arg(long)]
+    no_redact: bool,
     /// The server name (default: the log header's `server_name`).
     #[arg(long)]
     server: Option<String>,
@@ -36,7 +39,11 @@ const BATCH: usize = 64;
 /// run keeps what it stored and a rerun completes it. Each log streams by (a line at a
 /// time): memory does not grow with its size.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let mut store = Store::open_arg(args.store.as_deref())?;
+    let mut store = crate::serve::raw_if_asked(
+        Store::open_arg(args.store.as_deref())?,
+        args.no_redact,
+        "ctxopt ingest",
+    );
     let mut counts = Counts::default();
     for log in &args.logs {
         ingest_log(&mut store, &args, log, &mut counts)?;

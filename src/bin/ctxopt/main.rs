@@ -3,14 +3,18 @@
 mod audit;
 mod bench;
 mod build;
+mod client_select;
 mod gap;
 mod hook;
+mod hooks;
 mod import;
 mod import_swe;
 mod ingest;
 mod output_file;
 mod report;
 mod serve;
+mod status;
+mod wrap;
 
 use std::process::ExitCode;
 
@@ -49,6 +53,14 @@ enum Command {
     Serve(serve::Args),
     /// Replay frame logs into the session store.
     Ingest(ingest::Args),
+    /// Put every stdio server of your MCP clients behind ctxopt-proxy (and add ctxopt serve).
+    Wrap(wrap::WrapArgs),
+    /// Take the servers from behind ctxopt-proxy again, exactly as they were.
+    Unwrap(wrap::UnwrapArgs),
+    /// Per client config: which servers are wrapped, their latest log and last session.
+    Status(status::Args),
+    /// Install or remove ctxopt's hooks in Claude Code's or Gemini CLI's settings.
+    Hooks(hooks::Args),
 }
 
 fn main() -> ExitCode {
@@ -65,6 +77,10 @@ fn main() -> ExitCode {
         Command::ImportSwe(args) => import_swe::run(args),
         Command::Import(args) => import::run(args),
         Command::Hook(args) => hook::run(args),
+        Command::Wrap(args) => wrap::run_wrap(args),
+        Command::Unwrap(args) => wrap::run_unwrap(args),
+        Command::Status(args) => status::run(args),
+        Command::Hooks(args) => hooks::run(args),
     };
     match result {
         Ok(code) => code,

@@ -20,6 +20,18 @@ pub struct Args {
     /// directory).
     #[arg(long)]
     workspace: Option<PathBuf>,
+    /// Store raw copies: secrets in the records are not redacted. Warns on stderr.
+    #[arg(long)]
+    no_redact: bool,
+}
+
+/// `store`, redacting unless `no_redact` (then with a warning naming `who`).
+pub fn raw_if_asked(store: Store, no_redact: bool, who: &str) -> Store {
+    if !no_redact {
+        return store;
+    }
+    eprintln!("{who}: --no-redact: the store keeps secrets in clear");
+    store.redacting(None)
 }
 
 /// Runs `ctxopt serve` until standard input ends. A store that cannot be opened is reported
@@ -28,7 +40,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let scope = Scope::resolve(args.workspace.as_deref(), "ctxopt", store::new_session_id())
         .context("resolving the workspace")?;
     let bridge = match Store::open_arg(args.store.as_deref()) {
-        Ok(store) => Bridge::new(store, scope),
+        Ok(store) => Bridge::new(raw_if_asked(store, args.no_redact, "ctxopt serve"), scope),
         Err(err) => {
             tracing::warn!("ctxopt serve: {err}; serving without a store");
             Bridge::unavailable(&err, scope)

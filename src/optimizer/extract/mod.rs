@@ -1,6 +1,7 @@
 //! Stage 3, extract: the facts the scorer and the selector work with, read from each
 //! fragment's text by small scanners, one family per module.
 
+pub mod definitions;
 pub mod failing_tests;
 pub mod frames;
 pub mod outcomes;

@@ -18,6 +18,16 @@ static LOG_LEVEL: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?:^|[\s\[|])(ERROR|FATAL|CRITICAL|SEVERE)(?:\]|:)?\s+(.+)$").unwrap()
 });
 
+/// A JSON-lines log record at an error level: `"level":"error"` (or `severity`, `lvl`;
+/// `error`, `fatal`, `critical`, `panic`, any case).
+static JSON_LEVEL: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#""(?:level|severity|lvl)"\s*:\s*"(?i)(error|fatal|critical|panic)""#).unwrap()
+});
+
+/// The message of a JSON-lines log record: `"msg"`, `"message"` or `"error"`.
+static JSON_MESSAGE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r#""(?:msg|message|error)"\s*:\s*"((?:[^"\\]|\\.)*)""#).unwrap());
+
 /// An error named in text.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Signature {
@@ -96,6 +106,14 @@ pub fn signature(line: &str) -> Option<Signature> {
             return Some(sig(&c[1], &c[2]));
         }
     }
+    if lead == b'{' {
+        if let Some(c) = JSON_LEVEL.captures(line) {
+            let message = JSON_MESSAGE
+                .captures(line)
+                .map_or("", |m| m.get(1).map_or("", |m| m.as_str()));
+            return Some(sig(&c[1].to_ascii_uppercase(), message));
+        }
+    }
     if line.contains("Error")
         || line.contains("Exception")
         || line.contains("Panic")
@@ -148,6 +166,17 @@ mod tests {
             vec!["ERROR: [worker-0] c.a.Job - Settlement failed for batch 0"]
         );
         assert!(keys("2026-03-12 INFO all fine, no ERRORS").is_empty());
+    }
+
+    #[test]
+    fn json_lines_at_error_level_are_signatures() {
+        assert_eq!(
+            keys(
+                r#"{"ts":"2026-03-12T06:59:01Z","level":"error","msg":"ledger write failed for batch 7781","svc":"pay"}"#
+            ),
+            vec!["ERROR: ledger write failed for batch 0"]
+        );
+        assert!(keys(r#"{"level":"info","msg":"error budget fine"}"#).is_empty());
     }
 
     #[test]

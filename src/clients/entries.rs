@@ -1,0 +1,364 @@
+//! The server entries of a config file, read with their byte spans: which are stdio
+//! launches that can go behind `ctxopt-proxy`, which are already behind it, which is the
+//! `ctxopt serve` entry, and which are left alone (remote servers, Zed extensions) and why.
+//! JSON/JSONC through [`super::jsonc`], TOML through `toml_edit`'s spans.
+
+use std::ops::Range;
+use std::path::Path;
+
+use super::edit::{line_ending, separator_before};
+use super::json_edit::{append_slot, member_spans};
+use super::jsonc::{self, Kind, Node};
+use super::ConfigError;
+
+/// The command `wrap` puts in front of a server.
+pub const PROXY: &str = "ctxopt-proxy";
+/// The key of the entry that serves the context tools (`ctxopt serve`).
+pub const SERVE_KEY: &str = "ctxopt";
+
+/// Where a file keeps its servers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServersAt {
+    /// A JSON object at this key path (`["mcpServers"]`, `["servers"]`,
+    /// `["projects", "/abs/dir", "mcpServers"]`, `["context_servers"]`).
+    Json(Vec<String>),
+    /// TOML tables `[mcp_servers.NAME]` (Codex).
+    Toml,
+}
+
+/// A decoded value and where its literal is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Located<T> {
+    /// The literal's bytes in the text.
+    pub span: Range<usize>,
+    /// Its value (`None` for an array element that is not a string).
+    pub value: T,
+}
+
+/// A launch: the command, its arguments, and where an `args` member would go.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Launch {
+    /// The command value.
+    pub command: Located<String>,
+    /// The `args` array, when there is one.
+    pub args: Option<Args>,
+    /// Where an `args` member is inserted when there is none: at `at`, the text
+    /// `before` + the array + `after`.
+    pub args_slot: Slot,
+}
+
+/// An `args` array.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Args {
+    /// The array's bytes, brackets included.
+    pub span: Range<usize>,
+    /// Its elements.
+    pub elements: Vec<Located<Option<String>>>,
+}
+
+/// Where and how a member is inserted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Slot {
+    /// The byte offset.
+    pub at: usize,
+    /// The text before the value.
+    pub before: String,
+    /// The text after the value.
+    pub after: String,
+}
+
+/// What an entry is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum State {
+    /// A stdio server that can be wrapped.
+    Stdio(Launch),
+    /// A server already behind `ctxopt-proxy`.
+    Wrapped(Launch),
+    /// The `ctxopt serve` entry.
+    Serve,
+    /// Left alone, with the reason.
+    LeftAlone(String),
+}
+
+/// One server entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// The entry's key (never changed: permissions and hook matchers use it).
+    pub key: String,
+    /// What it is.
+    pub state: State,
+    /// For JSON: the member's bytes, from its key to its value's end.
+    pub member: Option<Range<usize>>,
+}
+
+impl Entry {
+    /// The launch's command line (command and args), when it is one.
+    pub fn command_line(&self) -> Option<Vec<String>> {
+        let launch = match &self.state {
+            State::Stdio(l) | State::Wrapped(l) => l,
+            _ => return None,
+        };
+        let mut line = vec![launch.command.value.clone()];
+        if let Some(args) = &launch.args {
+            line.extend(args.elements.iter().filter_map(|e| e.value.clone()));
+        }
+        Some(line)
+    }
+}
+
+/// The servers of one file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Servers {
+    /// The entries, in file order.
+    pub entries: Vec<Entry>,
+    /// Where a new entry is appended: at `at`, `before` + `"KEY": value` (JSON) or the table
+    /// (TOML) + `after`. `None` when the file has no servers object to append to.
+    pub append: Option<Slot>,
+    /// For JSON: the separator a new member takes.
+    pub json: bool,
+}
+
+/// Reads the servers of `text`; `Ok(None)` when the file has no servers at that place.
+pub fn read(text: &str, at: &ServersAt, path: &Path) -> Result<Option<Servers>, ConfigError> {
+    let located = |e: ConfigError| e.in_file(path);
+    match at {
+        ServersAt::Json(keys) => {
+            let root = jsonc::parse(text).map_err(located)?;
+            let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+            let zed = keys == ["context_servers"];
+            Ok(root
+                .at(&keys)
+                .and_then(|servers| read_json(text, servers, zed)))
+        }
+        ServersAt::Toml => read_toml(text).map_err(located),
+    }
+}
+
+fn basename(command: &str) -> &str {
+    command.rsplit(['/', '\\']).next().unwrap_or(command)
+}
+
+/// Decides what a launch is from its command and first argument.
+fn classify(launch: Launch) -> State {
+    let base = basename(&launch.command.value);
+    if base == PROXY || base == "ctxopt-proxy.exe" {
+        return State::Wrapped(launch);
+    }
+    let first = launch
+        .args
+        .as_ref()
+        .and_then(|a| a.elements.first())
+        .and_then(|e| e.value.as_deref());
+    if (base == "ctxopt" || base == "ctxopt.exe") && first == Some("serve") {
+        return State::Serve;
+    }
+    State::Stdio(launch)
+}
+
+const REMOTE_KEYS: [&str; 3] = ["url", "httpUrl", "serverUrl"];
+const REMOTE_TYPES: [&str; 3] = ["http", "sse", "streamable-http"];
+
+fn remote_reason(has: &dyn Fn(&str) -> bool, kind: Option<&str>) -> Option<String> {
+    if let Some(key) = REMOTE_KEYS.iter().find(|k| has(k)) {
+        return Some(format!(
+            "remote server (`{key}`); only stdio servers are wrapped"
+        ));
+    }
+    match kind {
+        Some(t) if REMOTE_TYPES.contains(&t) => Some(format!(
+            "remote server (type `{t}`); only stdio servers are wrapped"
+        )),
+        _ => None,
+    }
+}
+
+fn read_json(text: &str, servers: &Node, zed: bool) -> Option<Servers> {
+    let members = servers.members()?;
+    let entries = members
+        .iter()
+        .map(|m| Entry {
+            key: m.key.clone(),
+            state: json_state(text, &m.value, zed),
+            member: Some(m.key_span.start..m.value.span.end),
+        })
+        .collect();
+    let append = append_slot(text, servers.span.start, &member_spans(servers));
+    Some(Servers {
+        entries,
+        append: Some(append),
+        json: true,
+    })
+}
+
+fn json_state(text: &str, entry: &Node, zed: bool) -> State {
+    if entry.members().is_none() {
+        return State::LeftAlone("not an object".into());
+    }
+    let kind = entry.get("type").and_then(Node::as_str);
+    if let Some(reason) = remote_reason(&|k| entry.get(k).is_some(), kind) {
+        return State::LeftAlone(reason);
+    }
+    let Some(command) = entry.member("command") else {
+        return State::LeftAlone(if zed && entry.get("settings").is_some() {
+            "Zed extension server (no command)".into()
+        } else {
+            "no command".into()
+        });
+    };
+    // Zed's older form nests the launch: "command": {"path", "args", "env"}.
+    let (container, command) = match &command.value.kind {
+        Kind::Object(_) => match command.value.member("path") {
+            Some(path) => (&command.value, path),
+            None => return State::LeftAlone("command object without `path`".into()),
+        },
+        _ => (entry, command),
+    };
+    let Some(value) = command.value.as_str() else {
+        return State::LeftAlone("command is not a string".into());
+    };
+    let args = match container.get("args") {
+        None => None,
+        Some(node) => match node.elements() {
+            Some(elements) => Some(Args {
+                span: node.span.clone(),
+                elements: elements
+                    .iter()
+                    .map(|e| Located {
+                        span: e.span.clone(),
+                        value: e.as_str().map(str::to_string),
+                    })
+                    .collect(),
+            }),
+            None => return State::LeftAlone("args is not a list".into()),
+        },
+    };
+    let sep = separator_before(text, command.key_span.start);
+    classify(Launch {
+        command: Located {
+            span: command.value.span.clone(),
+            value: value.to_string(),
+        },
+        args,
+        args_slot: Slot {
+            at: command.value.span.end,
+            before: format!(",{sep}\"args\": "),
+            after: String::new(),
+        },
+    })
+}
+
+fn read_toml(text: &str) -> Result<Option<Servers>, ConfigError> {
+    use toml_edit::{Item, Value};
+    let doc = toml_edit::Document::parse(text).map_err(|e| {
+        let at = e.span().map_or(0, |s| s.start);
+        let (line, column) = jsonc::line_column(text, at);
+        ConfigError::Syntax {
+            line,
+            column,
+            message: e.message().to_string(),
+        }
+    })?;
+    let Some(servers) = doc.get("mcp_servers") else {
+        return Ok(None);
+    };
+    let Some(table) = servers.as_table_like() else {
+        return Ok(None);
+    };
+    let eol = line_ending(text);
+    let mut entries = Vec::new();
+    for (key, item) in table.iter() {
+        let state = match item.as_table_like() {
+            None => State::LeftAlone("not a table".into()),
+            Some(entry) => {
+                let inline = matches!(item, Item::Value(Value::InlineTable(_)));
+                toml_state(text, entry, inline, eol)
+            }
+        };
+        entries.push(Entry {
+            key: key.to_string(),
+            state,
+            member: None,
+        });
+    }
+    let append = matches!(servers, Item::Table(_)).then(|| Slot {
+        at: text.len(),
+        before: if text.is_empty() || text.ends_with('\n') {
+            eol.to_string()
+        } else {
+            format!("{eol}{eol}")
+        },
+        after: String::new(),
+    });
+    Ok(Some(Servers {
+        entries,
+        append,
+        json: false,
+    }))
+}
+
+fn toml_state(text: &str, entry: &dyn toml_edit::TableLike, inline: bool, eol: &str) -> State {
+    let kind = entry.get("type").and_then(|i| i.as_str());
+    if let Some(reason) = remote_reason(&|k| entry.contains_key(k), kind) {
+        return State::LeftAlone(reason);
+    }
+    let Some(command) = entry.get("command") else {
+        return State::LeftAlone("no command".into());
+    };
+    let (Some(value), Some(span)) = (command.as_str(), command.span()) else {
+        return State::LeftAlone("command is not a string".into());
+    };
+    let args = match entry.get("args") {
+        None => None,
+        Some(item) => match (item.as_array(), item.span()) {
+            (Some(array), Some(span)) => Some(Args {
+                span,
+                elements: array
+                    .iter()
+                    .filter_map(|v| {
+                        Some(Located {
+                            span: v.span()?,
+                            value: v.as_str().map(str::to_string),
+                        })
+                    })
+                    .collect(),
+            }),
+            _ => return State::LeftAlone("args is not a list".into()),
+        },
+    };
+    let args_slot = if inline {
+        Slot {
+            at: span.end,
+            before: ", args = ".into(),
+            after: String::new(),
+        }
+    } else {
+        // A line of its own after the command's line, with the command's key spelled the
+        // same way (`command = ` or `name.command = `).
+        let line_start = text[..span.start].rfind('\n').map_or(0, |i| i + 1);
+        let lead = &text[line_start..span.start];
+        let key = match lead.rfind("command") {
+            Some(i) => format!("{}args{}", &lead[..i], &lead[i + "command".len()..]),
+            None => "args = ".to_string(),
+        };
+        match text[span.end..].find('\n') {
+            Some(i) => Slot {
+                at: span.end + i + 1,
+                before: key,
+                after: eol.to_string(),
+            },
+            None => Slot {
+                at: text.len(),
+                before: format!("{eol}{key}"),
+                after: String::new(),
+            },
+        }
+    };
+    classify(Launch {
+        command: Located {
+            span,
+            value: value.to_string(),
+        },
+        args,
+        args_slot,
+    })
+}

@@ -1,0 +1,150 @@
+//! MCP clients' config files, edited in place: `ctxopt wrap` / `unwrap` put every stdio
+//! server of a client behind `ctxopt-proxy` and take it out again, and `ctxopt hooks`
+//! installs and removes ctxopt's hook entries. Every change touches only the bytes it must
+//! (comments, trailing commas, CRLF and key order stay), keeps a backup, and is written
+//! atomically.
+//!
+//! # Layout
+//! - [`jsonc`]: a JSON/JSONC reader that keeps every value's byte span.
+//! - [`edit`]: byte-range edits and the layout an insertion copies.
+//! - [`json_edit`]: members and elements added and removed as exact inverses.
+//! - [`entries`]: a file's server entries (JSON or TOML), classified.
+//! - [`wrap`](mod@wrap): `wrap` / `unwrap` as edits.
+//! - [`hooks`]: hook entries in Claude Code's and Gemini CLI's settings.
+//! - [`catalog`]: the clients, their files per scope and their dialects.
+//! - [`config_file`]: reading, backups, atomic writes.
+//! - [`diff`]: the unified diff `--dry-run` prints.
+
+pub mod catalog;
+pub mod config_file;
+pub mod diff;
+pub mod edit;
+pub mod entries;
+pub mod hooks;
+pub mod json_edit;
+pub mod jsonc;
+pub mod wrap;
+
+use std::path::{Path, PathBuf};
+
+use config_file::{ConfigFile, Written};
+
+/// What can go wrong reading or editing a config file.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The text is not valid JSON/JSONC or TOML.
+    #[error("line {line}, column {column}: {message}")]
+    Syntax {
+        /// 1-based line.
+        line: usize,
+        /// 1-based column, in characters.
+        column: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// A syntax error, with the file it is in.
+    #[error("{}: {source}; nothing was written", path.display())]
+    InFile {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        source: Box<ConfigError>,
+    },
+    /// The file is not UTF-8 text.
+    #[error("{}: not UTF-8 text; nothing was written", .0.display())]
+    NotUtf8(PathBuf),
+    /// Reading or writing failed.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// The file changed between reading and writing.
+    #[error("{}: changed while it was being edited; nothing was written", .0.display())]
+    Changed(PathBuf),
+}
+
+impl ConfigError {
+    fn io(path: &Path, source: std::io::Error) -> ConfigError {
+        ConfigError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+
+    fn in_file(self, path: &Path) -> ConfigError {
+        ConfigError::InFile {
+            path: path.to_path_buf(),
+            source: Box::new(self),
+        }
+    }
+}
+
+/// A change computed for one file.
+#[derive(Debug, Clone)]
+pub struct Change<T> {
+    /// The file as read.
+    pub file: ConfigFile,
+    /// Its new text (the old one when nothing changes).
+    pub text: String,
+    /// What the change says about itself (per entry outcomes, …).
+    pub detail: T,
+    /// The write, when the change was written (not for a dry run or no change).
+    pub written: Option<Written>,
+}
+
+/// Plans a change for [`change_file`]: given the file's text (`None` when it does not
+/// exist), the new text and what it did, or `None` when there is nothing to do here.
+pub type Planner<'a, T> = dyn Fn(Option<&str>) -> Result<Option<(String, T)>, ConfigError> + 'a;
+
+impl<T> Change<T> {
+    /// Whether the text changes.
+    pub fn changes(&self) -> bool {
+        self.file.text.as_deref() != Some(self.text.as_str())
+    }
+
+    /// The unified diff of the change.
+    pub fn diff(&self) -> String {
+        diff::unified(
+            &self.file.path,
+            self.file.text.as_deref().unwrap_or(""),
+            &self.text,
+        )
+    }
+}
+
+/// Computes a change of `path` with `plan`, and writes it unless `dry_run`. When the file
+/// changes between reading and writing (a running client rewrote it), it is read and
+/// planned again, up to three times.
+pub fn change_file<T>(
+    path: &Path,
+    dry_run: bool,
+    plan: &Planner<T>,
+) -> Result<Option<Change<T>>, ConfigError> {
+    let mut attempts = 0;
+    loop {
+        let file = ConfigFile::read(path)?;
+        let Some((text, detail)) = plan(file.text.as_deref())? else {
+            return Ok(None);
+        };
+        let mut change = Change {
+            file,
+            text,
+            detail,
+            written: None,
+        };
+        if dry_run || !change.changes() {
+            return Ok(Some(change));
+        }
+        match change.file.write(&change.text) {
+            Ok(written) => {
+                change.written = Some(written);
+                return Ok(Some(change));
+            }
+            Err(ConfigError::Changed(_)) if attempts < 3 => attempts += 1,
+            Err(e) => return Err(e),
+        }
+    }
+}

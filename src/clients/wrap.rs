@@ -1,0 +1,467 @@
+//! `wrap` and `unwrap` as edits of a config file's text. Wrapping a stdio entry changes two
+//! things and nothing else: the command becomes `ctxopt-proxy`, and
+//! `"--name", KEY, "--inject", "none", "--", <original command>` go in front of the first
+//! argument (or into a new `args` member right after the command). Unwrapping is the exact
+//! inverse, so a file wrapped and unwrapped is byte for byte what it was; it needs nothing
+//! but the file itself, so edits made in between stay.
+
+use std::path::Path;
+
+use super::edit::{apply, separator_before, Edit};
+use super::entries::{self, Launch, Servers, ServersAt, State, PROXY, SERVE_KEY};
+use super::json_edit::remove_item;
+use super::ConfigError;
+
+/// What happened to one entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// Put behind `ctxopt-proxy` now.
+    Wrapped,
+    /// Was behind `ctxopt-proxy` already.
+    AlreadyWrapped,
+    /// Taken from behind `ctxopt-proxy` now.
+    Unwrapped,
+    /// A stdio server not behind `ctxopt-proxy` (unwrap found nothing to do).
+    NotWrapped,
+    /// The `ctxopt serve` entry was added.
+    ServeAdded,
+    /// The `ctxopt serve` entry was there already.
+    ServePresent,
+    /// The `ctxopt serve` entry was removed.
+    ServeRemoved,
+    /// Not touched, and why.
+    LeftAlone(String),
+}
+
+/// The result of planning a change to one file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    /// The new text (equal to the old one when nothing changes).
+    pub text: String,
+    /// Per entry key, what happened (the serve entry under [`SERVE_KEY`]).
+    pub outcomes: Vec<(String, Outcome)>,
+}
+
+/// Options of `wrap`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WrapOptions {
+    /// Add the `ctxopt serve` entry (the context tools once, not per server).
+    pub serve: bool,
+    /// Give the serve entry `"type": "stdio"` (VS Code requires it).
+    pub typed: bool,
+}
+
+/// A JSON string literal (also a valid TOML basic string).
+fn literal(s: &str) -> String {
+    serde_json::Value::String(s.to_string()).to_string()
+}
+
+/// Wraps every stdio entry of `text`; `Ok(None)` when the file has no servers there.
+pub fn wrap(
+    text: &str,
+    at: &ServersAt,
+    path: &Path,
+    options: WrapOptions,
+) -> Result<Option<Plan>, ConfigError> {
+    let Some(servers) = entries::read(text, at, path)? else {
+        return Ok(None);
+    };
+    let mut edits = Vec::new();
+    let mut outcomes = Vec::new();
+    let mut any_wrapped = false;
+    let mut serve_present = false;
+    for entry in &servers.entries {
+        let outcome = match &entry.state {
+            State::Stdio(launch) => {
+                edits.extend(wrap_launch(text, &entry.key, launch));
+                any_wrapped = true;
+                Outcome::Wrapped
+            }
+            State::Wrapped(_) => {
+                any_wrapped = true;
+                Outcome::AlreadyWrapped
+            }
+            State::Serve => {
+                serve_present = true;
+                Outcome::ServePresent
+            }
+            State::LeftAlone(why) => Outcome::LeftAlone(why.clone()),
+        };
+        outcomes.push((entry.key.clone(), outcome));
+    }
+    if options.serve && any_wrapped && !serve_present {
+        if servers.entries.iter().any(|e| e.key == SERVE_KEY) {
+            outcomes.push((
+                SERVE_KEY.to_string(),
+                Outcome::LeftAlone(format!(
+                    "a server is already named `{SERVE_KEY}`; ctxopt serve not added"
+                )),
+            ));
+        } else if let Some(slot) = &servers.append {
+            edits.push(Edit::insert(
+                slot.at,
+                format!(
+                    "{}{}{}",
+                    slot.before,
+                    serve_entry(text, &servers, options),
+                    slot.after
+                ),
+            ));
+            outcomes.push((SERVE_KEY.to_string(), Outcome::ServeAdded));
+        }
+    }
+    Ok(Some(Plan {
+        text: apply(text, &edits),
+        outcomes,
+    }))
+}
+
+/// The `ctxopt serve` entry in the file's syntax.
+fn serve_entry(text: &str, servers: &Servers, options: WrapOptions) -> String {
+    if servers.json {
+        let kind = if options.typed {
+            "\"type\": \"stdio\", "
+        } else {
+            ""
+        };
+        format!("\"{SERVE_KEY}\": {{{kind}\"command\": \"ctxopt\", \"args\": [\"serve\"]}}")
+    } else {
+        let eol = super::edit::line_ending(text);
+        format!("[mcp_servers.{SERVE_KEY}]{eol}command = \"ctxopt\"{eol}args = [\"serve\"]{eol}")
+    }
+}
+
+/// The edits that put one launch behind the proxy.
+fn wrap_launch(text: &str, key: &str, launch: &Launch) -> Vec<Edit> {
+    let mut items: Vec<String> = ["--name", key, "--inject", "none", "--"]
+        .iter()
+        .map(|s| literal(s))
+        .collect();
+    items.push(text[launch.command.span.clone()].to_string());
+    let mut edits = vec![Edit::replace(launch.command.span.clone(), literal(PROXY))];
+    match &launch.args {
+        Some(args) => match args.elements.first() {
+            Some(first) => {
+                let sep = separator_before(text, first.span.start);
+                let joined = items.join(&format!(",{sep}"));
+                edits.push(Edit::insert(first.span.start, format!("{joined},{sep}")));
+            }
+            None => edits.push(Edit::insert(args.span.start + 1, items.join(", "))),
+        },
+        None => {
+            let slot = &launch.args_slot;
+            edits.push(Edit::insert(
+                slot.at,
+                format!("{}[{}]{}", slot.before, items.join(", "), slot.after),
+            ));
+        }
+    }
+    edits
+}
+
+/// Unwraps every wrapped entry of `text` and removes the `ctxopt serve` entry;
+/// `Ok(None)` when the file has no servers there. `backup` is the file before wrap, when
+/// known: it tells an `args` member wrap added from an empty one the entry had.
+pub fn unwrap(
+    text: &str,
+    at: &ServersAt,
+    path: &Path,
+    backup: Option<&str>,
+) -> Result<Option<Plan>, ConfigError> {
+    let Some(servers) = entries::read(text, at, path)? else {
+        return Ok(None);
+    };
+    let before = backup
+        .and_then(|b| entries::read(b, at, path).ok().flatten())
+        .map(|s| s.entries)
+        .unwrap_or_default();
+    let had_args = |key: &str| {
+        before
+            .iter()
+            .any(|e| e.key == key && matches!(&e.state, State::Stdio(l) if l.args.is_some()))
+    };
+    let mut edits = Vec::new();
+    let mut outcomes = Vec::new();
+    for (i, entry) in servers.entries.iter().enumerate() {
+        let outcome = match &entry.state {
+            State::Wrapped(launch) => match unwrap_launch(text, launch, had_args(&entry.key)) {
+                Some(e) => {
+                    edits.extend(e);
+                    Outcome::Unwrapped
+                }
+                None => {
+                    Outcome::LeftAlone(format!("`{PROXY}` without `-- <command>`; left as it is"))
+                }
+            },
+            State::Serve => match remove_serve(text, &servers, i) {
+                Some(edit) => {
+                    edits.push(edit);
+                    Outcome::ServeRemoved
+                }
+                None => Outcome::LeftAlone("the ctxopt serve entry was edited; left".into()),
+            },
+            State::Stdio(_) => Outcome::NotWrapped,
+            State::LeftAlone(why) => Outcome::LeftAlone(why.clone()),
+        };
+        outcomes.push((entry.key.clone(), outcome));
+    }
+    Ok(Some(Plan {
+        text: apply(text, &edits),
+        outcomes,
+    }))
+}
+
+/// The edits that take one launch from behind the proxy: the inverse of [`wrap_launch`].
+/// `had_args`: the entry had an `args` member before it was wrapped.
+fn unwrap_launch(text: &str, launch: &Launch, had_args: bool) -> Option<Vec<Edit>> {
+    let args = launch.args.as_ref()?;
+    let dashes = args
+        .elements
+        .iter()
+        .position(|e| e.value.as_deref() == Some("--"))?;
+    let command = args.elements.get(dashes + 1)?;
+    let mut edits = vec![Edit::replace(
+        launch.command.span.clone(),
+        text[command.span.clone()].to_string(),
+    )];
+    let first = args.elements[0].span.start;
+    match args.elements.get(dashes + 2) {
+        Some(rest) => edits.push(Edit::delete(first..rest.span.start)),
+        None => {
+            // No arguments of its own: remove the args member if wrap added it (the entry
+            // had none, and it sits in the slot in exactly the form wrap writes), else empty
+            // the array.
+            let slot = &launch.args_slot;
+            let added = format!("{}{}{}", slot.before, &text[args.span.clone()], slot.after);
+            let tail = &text[slot.at..];
+            let args_at = args.span.start - slot.before.len();
+            if !had_args && args_at == slot.at && tail.starts_with(&added) {
+                edits.push(Edit::delete(slot.at..slot.at + added.len()));
+            } else {
+                edits.push(Edit::delete(first..command.span.end));
+            }
+        }
+    }
+    Some(edits)
+}
+
+/// The edit that removes the serve entry `servers.entries[index]`.
+fn remove_serve(text: &str, servers: &Servers, index: usize) -> Option<Edit> {
+    match &servers.entries[index].member {
+        Some(_) => {
+            let spans: Vec<_> = servers
+                .entries
+                .iter()
+                .map(|e| e.member.clone())
+                .collect::<Option<_>>()?;
+            Some(remove_item(text, &spans, index))
+        }
+        None => {
+            // TOML: the table wrap appended, wherever it now is.
+            let eol = super::edit::line_ending(text);
+            let block = format!(
+                "[mcp_servers.{SERVE_KEY}]{eol}command = \"ctxopt\"{eol}args = [\"serve\"]{eol}"
+            );
+            let at = text.find(&block)?;
+            let lead = if text[..at].ends_with(&format!("{eol}{eol}")) {
+                eol.len()
+            } else {
+                0
+            };
+            Some(Edit::delete(at - lead..at + block.len()))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    const OPTIONS: WrapOptions = WrapOptions {
+        serve: true,
+        typed: false,
+    };
+
+    fn at(keys: &[&str]) -> ServersAt {
+        ServersAt::Json(keys.iter().map(|k| k.to_string()).collect())
+    }
+
+    fn command_lines(text: &str, at: &ServersAt) -> Vec<(String, Vec<String>)> {
+        entries::read(text, at, Path::new("x"))
+            .unwrap()
+            .unwrap()
+            .entries
+            .iter()
+            .filter_map(|e| Some((e.key.clone(), e.command_line()?)))
+            .collect()
+    }
+
+    #[test]
+    fn a_json_entry_goes_behind_the_proxy_and_comes_back() {
+        let text = "{\n  // servers\n  \"mcpServers\": {\n    \"fs\": {\n      \"command\": \"npx\",\n      \"args\": [\"-y\", \"${PKG:-server}\"],\n      \"env\": {\"K\": \"${env:K}\"}\n    },\n    \"bare\": {\"command\": \"srv\"},\n    \"web\": {\"url\": \"https://x\"},\n  }\n}\n";
+        let servers = at(&["mcpServers"]);
+        let plan = wrap(text, &servers, Path::new("x"), OPTIONS)
+            .unwrap()
+            .unwrap();
+        let lines = command_lines(&plan.text, &servers);
+        let expect = |rest: &[&str], key: &str| {
+            let mut v: Vec<String> = ["ctxopt-proxy", "--name", key, "--inject", "none", "--"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+            v.extend(rest.iter().map(|s| s.to_string()));
+            v
+        };
+        assert_eq!(
+            lines[0],
+            ("fs".into(), expect(&["npx", "-y", "${PKG:-server}"], "fs"))
+        );
+        assert_eq!(lines[1], ("bare".into(), expect(&["srv"], "bare")));
+        assert_eq!(lines.len(), 2, "serve is not a launch");
+        assert_eq!(plan.outcomes[3], ("ctxopt".into(), Outcome::ServeAdded));
+        assert!(plan
+            .text
+            .contains("\"ctxopt\": {\"command\": \"ctxopt\", \"args\": [\"serve\"]}"));
+        assert!(plan.text.contains("\"env\": {\"K\": \"${env:K}\"}"));
+        assert!(plan.text.contains("// servers"));
+        assert!(matches!(plan.outcomes[2].1, Outcome::LeftAlone(ref why) if why.contains("url")));
+        let again = wrap(&plan.text, &servers, Path::new("x"), OPTIONS)
+            .unwrap()
+            .unwrap();
+        assert_eq!(again.text, plan.text, "wrapping twice is wrapping once");
+        let back = unwrap(&plan.text, &servers, Path::new("x"), Some(text))
+            .unwrap()
+            .unwrap();
+        assert_eq!(back.text, text);
+    }
+
+    #[test]
+    fn a_toml_entry_goes_behind_the_proxy_and_comes_back() {
+        let text = "model = \"o3\"\r\n\r\n[mcp_servers.fs]\r\ncommand = 'npx' # runner\r\nargs = [\r\n  \"-y\",\r\n  \"pkg\",\r\n]\r\nenv = { K = \"v\" }\r\n\r\n[mcp_servers.git]\r\ncommand = \"uvx\"\r\nstartup_timeout_sec = 10\r\n\r\n[mcp_servers.fs.tools.read]\r\napproval = \"never\"\r\n";
+        let plan = wrap(text, &ServersAt::Toml, Path::new("x"), OPTIONS)
+            .unwrap()
+            .unwrap();
+        let lines = command_lines(&plan.text, &ServersAt::Toml);
+        assert_eq!(
+            lines[0].1[..7],
+            [
+                "ctxopt-proxy",
+                "--name",
+                "fs",
+                "--inject",
+                "none",
+                "--",
+                "npx"
+            ]
+        );
+        assert_eq!(lines[1].1[5..], ["--", "uvx"]);
+        assert_eq!(
+            lines.len(),
+            2,
+            "fs and git; serve is not a launch: {lines:?}"
+        );
+        assert!(plan.text.ends_with(
+            "\r\n\r\n[mcp_servers.ctxopt]\r\ncommand = \"ctxopt\"\r\nargs = [\"serve\"]\r\n"
+        ));
+        assert!(
+            plan.text.contains("\r\n  'npx',\r\n  \"-y\",\r\n"),
+            "{}",
+            plan.text
+        );
+        let again = wrap(&plan.text, &ServersAt::Toml, Path::new("x"), OPTIONS)
+            .unwrap()
+            .unwrap();
+        assert_eq!(again.text, plan.text);
+        let back = unwrap(&plan.text, &ServersAt::Toml, Path::new("x"), Some(text))
+            .unwrap()
+            .unwrap();
+        assert_eq!(back.text, text);
+    }
+
+    #[test]
+    fn unwrap_keeps_edits_made_since_wrap() {
+        let text = "{\"mcpServers\": {\"fs\": {\"command\": \"npx\", \"args\": [\"a\"]}}}";
+        let servers = at(&["mcpServers"]);
+        let wrapped = wrap(text, &servers, Path::new("x"), OPTIONS)
+            .unwrap()
+            .unwrap()
+            .text;
+        let edited = wrapped.replace("\"args\"", "\"env\": {\"NEW\": \"1\"}, \"args\"");
+        let back = unwrap(&edited, &servers, Path::new("x"), Some(text))
+            .unwrap()
+            .unwrap()
+            .text;
+        assert_eq!(
+            back,
+            "{\"mcpServers\": {\"fs\": {\"command\": \"npx\", \"env\": {\"NEW\": \"1\"}, \"args\": [\"a\"]}}}"
+        );
+    }
+
+    /// One server entry in one of several layouts.
+    fn entry() -> impl Strategy<Value = String> {
+        let word = "[a-z${}:/ \\\\\"é-]{0,8}";
+        (
+            word,
+            prop::collection::vec(word, 0..4),
+            any::<bool>(),
+            any::<bool>(),
+            any::<bool>(),
+        )
+            .prop_map(|(command, args, with_args, multiline, with_env)| {
+                let lit = |s: &str| serde_json::Value::String(s.into()).to_string();
+                let mut members = vec![format!("\"command\": {}", lit(&command))];
+                if with_args {
+                    let items: Vec<String> = args.iter().map(|a| lit(a)).collect();
+                    members.push(if multiline {
+                        format!(
+                            "\"args\": [\n        {}\n      ]",
+                            items.join(",\n        ")
+                        )
+                    } else {
+                        format!("\"args\": [{}]", items.join(", "))
+                    });
+                }
+                if with_env {
+                    members.push("\"env\": {\"A\": \"${A}\"} /* kept */".into());
+                }
+                if multiline {
+                    format!("{{\n      {}\n    }}", members.join(",\n      "))
+                } else {
+                    format!("{{{}}}", members.join(", "))
+                }
+            })
+    }
+
+    proptest! {
+        /// Wrap then unwrap is the identity; wrapping twice is wrapping once.
+        #[test]
+        fn wrap_then_unwrap_is_the_identity(
+            entries in prop::collection::vec(entry(), 0..4),
+            crlf in any::<bool>(),
+            trailing in any::<bool>(),
+        ) {
+            let members: Vec<String> = entries
+                .iter()
+                .enumerate()
+                .map(|(i, e)| format!("\"s{i}\": {e}"))
+                .collect();
+            let comma = if trailing && !members.is_empty() { "," } else { "" };
+            let mut text = format!(
+                "{{\n  // mine\n  \"mcpServers\": {{\n    {}{comma}\n  }}\n}}\n",
+                members.join(",\n    ")
+            );
+            if crlf {
+                text = text.replace('\n', "\r\n");
+            }
+            let servers = at(&["mcpServers"]);
+            let plan = wrap(&text, &servers, Path::new("x"), OPTIONS).unwrap().unwrap();
+            crate::clients::jsonc::parse(&plan.text).unwrap();
+            let again = wrap(&plan.text, &servers, Path::new("x"), OPTIONS).unwrap().unwrap();
+            prop_assert_eq!(&again.text, &plan.text);
+            let back = unwrap(&plan.text, &servers, Path::new("x"), Some(&text)).unwrap().unwrap();
+            prop_assert_eq!(back.text, text);
+        }
+    }
+}

@@ -1,0 +1,209 @@
+//! The compiled rule table: an Aho-Corasick pass over every rule's keywords picks the rules
+//! that can match at all, a [`RegexSet`] confirms which do, and only those run their own
+//! pattern for positions. Text without any keyword (nearly every frame) costs one
+//! Aho-Corasick scan.
+
+use std::ops::Range;
+use std::sync::OnceLock;
+
+use aho_corasick::AhoCorasick;
+use regex::bytes::{Regex, RegexSet};
+
+use super::escape::widen_to_escapes;
+use super::rules::{Rule, RULES};
+
+/// What a placeholder looks like; text inside one is never redacted again.
+pub const PLACEHOLDER_PATTERN: &str = r"\[REDACTED:[a-z0-9-]+:[0-9]+:[0-9a-f]{8}\]";
+
+/// One secret found: its bytes and the rule that found it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    /// The secret's byte range in the text.
+    pub span: Range<usize>,
+    /// The rule's name.
+    pub rule: &'static str,
+}
+
+struct Compiled {
+    rule: &'static Rule,
+    regex: Regex,
+    allow: Option<Regex>,
+}
+
+/// The compiled table (built once per process, see [`matcher`]).
+pub struct Matcher {
+    keywords: AhoCorasick,
+    /// For each keyword pattern of `keywords`, the rule it belongs to.
+    keyword_rule: Vec<usize>,
+    set: RegexSet,
+    rules: Vec<Compiled>,
+    placeholder: Regex,
+}
+
+impl std::fmt::Debug for Matcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Matcher")
+            .field("rules", &self.rules.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The rule table compiled, once per process.
+pub fn matcher() -> &'static Matcher {
+    static MATCHER: OnceLock<Matcher> = OnceLock::new();
+    MATCHER.get_or_init(|| Matcher::new(RULES))
+}
+
+impl Matcher {
+    /// Compiles `rules`. Panics on an invalid pattern: the table is a constant, and a test
+    /// compiles it.
+    fn new(rules: &'static [Rule]) -> Matcher {
+        let mut keyword_rule = Vec::new();
+        let mut keywords = Vec::new();
+        for (index, rule) in rules.iter().enumerate() {
+            for keyword in rule.keywords {
+                keywords.push(*keyword);
+                keyword_rule.push(index);
+            }
+        }
+        let keywords = AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .build(&keywords)
+            .expect("the keywords compile");
+        let set = RegexSet::new(rules.iter().map(|r| r.pattern)).expect("the rules compile");
+        let rules = rules
+            .iter()
+            .map(|rule| Compiled {
+                rule,
+                regex: Regex::new(rule.pattern).expect("a rule compiles"),
+                allow: rule
+                    .allow
+                    .map(|a| Regex::new(a).expect("an allowlist compiles")),
+            })
+            .collect();
+        Matcher {
+            keywords,
+            keyword_rule,
+            set,
+            rules,
+            placeholder: Regex::new(PLACEHOLDER_PATTERN).expect("the placeholder compiles"),
+        }
+    }
+
+    /// The rules whose keywords occur in `text`, as a bit set.
+    fn candidates(&self, text: &[u8]) -> u64 {
+        let mut found = 0u64;
+        let all = (1u64 << self.rules.len()) - 1;
+        for hit in self.keywords.find_overlapping_iter(text) {
+            found |= 1 << self.keyword_rule[hit.pattern().as_usize()];
+            if found == all {
+                break;
+            }
+        }
+        found
+    }
+
+    /// The byte ranges of the placeholders already in `text`.
+    pub fn placeholders(&self, text: &[u8]) -> Vec<Range<usize>> {
+        if memchr::memmem::find(text, b"[REDACTED:").is_none() {
+            return Vec::new();
+        }
+        self.placeholder
+            .find_iter(text)
+            .map(|m| m.range())
+            .collect()
+    }
+
+    /// Every secret in `text`, in order, none overlapping another or a placeholder: where
+    /// two rules' matches overlap, the one that starts first (then the longer) wins; the
+    /// parts of a match that lie inside an earlier placeholder are left as they are.
+    pub fn find(&self, text: &[u8]) -> Vec<Finding> {
+        let candidates = self.candidates(text);
+        if candidates == 0 {
+            return Vec::new();
+        }
+        let mut found = Vec::new();
+        for index in self.set.matches(text).iter() {
+            if candidates & (1 << index) == 0 {
+                continue;
+            }
+            let compiled = &self.rules[index];
+            for caps in compiled.regex.captures_iter(text) {
+                let whole = caps.get(0).expect("group 0 always takes part");
+                if compiled
+                    .allow
+                    .as_ref()
+                    .is_some_and(|a| a.is_match(whole.as_bytes()))
+                {
+                    continue;
+                }
+                let secret = caps.iter().skip(1).flatten().next().unwrap_or(whole);
+                if secret.is_empty() {
+                    continue;
+                }
+                found.push(Finding {
+                    span: widen_to_escapes(text, secret.range()),
+                    rule: compiled.rule.name,
+                });
+            }
+        }
+        found.sort_by_key(|f| (f.span.start, std::cmp::Reverse(f.span.end)));
+        let mut kept: Vec<Finding> = Vec::with_capacity(found.len());
+        for finding in found {
+            if kept.last().is_some_and(|k| k.span.end > finding.span.start) {
+                continue;
+            }
+            kept.push(finding);
+        }
+        outside(kept, &self.placeholders(text))
+    }
+}
+
+/// `findings` with the parts inside `placeholders` cut out (both sorted, neither
+/// overlapping itself).
+fn outside(findings: Vec<Finding>, placeholders: &[Range<usize>]) -> Vec<Finding> {
+    if placeholders.is_empty() {
+        return findings;
+    }
+    let mut out = Vec::with_capacity(findings.len());
+    for finding in findings {
+        let mut start = finding.span.start;
+        for p in placeholders {
+            if p.end <= start || p.start >= finding.span.end {
+                continue;
+            }
+            if p.start > start {
+                out.push(Finding {
+                    span: start..p.start,
+                    rule: finding.rule,
+                });
+            }
+            start = start.max(p.end);
+        }
+        if start < finding.span.end {
+            out.push(Finding {
+                span: start..finding.span.end,
+                rule: finding.rule,
+            });
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_compiles_and_fits_the_candidate_bit_set() {
+        assert!(RULES.len() < 64);
+        assert_eq!(matcher().rules.len(), RULES.len());
+    }
+
+    #[test]
+    fn placeholder_parts_of_a_finding_are_cut_out() {
+        let f = |s: Range<usize>| Finding { span: s, rule: "r" };
+        let cut = outside(vec![f(0..10), f(12..14)], &[2..4, 8..12]);
+        assert_eq!(cut, vec![f(0..2), f(4..8), f(12..14)]);
+    }
+}
