@@ -31,6 +31,27 @@ pub struct Report {
     /// result was compacted).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub compaction: Vec<Compaction>,
+    /// The server tools the client was offered and no session called, per server by name
+    /// (absent when every offered tool was called).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub never_called: Vec<NeverCalled>,
+}
+
+/// A server tool offered to the client (in the `tools/list` answers it got, the proxy's
+/// injected and hidden tools aside) in some of the sessions, and called in none.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NeverCalled {
+    /// The server's short name.
+    pub server_name: String,
+    /// The tool.
+    pub tool: String,
+    /// Sessions whose client was offered it.
+    pub sessions: u64,
+    /// Tokens of its definition, as `audit` counts one tool, in the last session that
+    /// offered it: what it costs each session that lists it once.
+    pub tokens_per_session: u64,
+    /// The tokens of its definition summed over the sessions that offered it.
+    pub total_tokens: u64,
 }
 
 /// The results of one tool the proxy compacted in one session, counted from the logged

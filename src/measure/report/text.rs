@@ -257,6 +257,27 @@ pub fn compaction_table(report: &Report) -> Table {
     )
 }
 
+/// The server tools offered and never called: the evidence for `--hide-tools`.
+pub fn never_called_table(report: &Report) -> Table {
+    Table::new(
+        ["server", "tool", "sessions", "tokens/session", "tokens"],
+        report
+            .never_called
+            .iter()
+            .map(|n| {
+                vec![
+                    n.server_name.clone(),
+                    n.tool.clone(),
+                    n.sessions.to_string(),
+                    n.tokens_per_session.to_string(),
+                    n.total_tokens.to_string(),
+                ]
+            })
+            .collect(),
+    )
+    .align(1, Align::Left)
+}
+
 /// The anomaly list.
 pub fn anomalies_table(report: &Report) -> Table {
     Table::new(
@@ -309,6 +330,13 @@ pub fn render(report: &Report, style: Style) -> String {
             "Compaction (server tokens: sent by the server; client tokens: what the client got)",
         );
         compaction_table(report).render(style, &mut out);
+    }
+    if !report.never_called.is_empty() {
+        heading(
+            &mut out,
+            "Tools never called (offered in these sessions, called in none; tokens: their definitions)",
+        );
+        never_called_table(report).render(style, &mut out);
     }
     let a = &report.anomalies;
     heading(&mut out, "Anomalies");
