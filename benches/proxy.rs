@@ -6,7 +6,10 @@
 //!   a minimal Node.js responder (`node_responder.mjs`) and
 //!   `@modelcontextprotocol/server-everything` (p50, p99, added µs, ratio);
 //! - relaying 1 MB and 16 MB results (throughput of the median call, ratio proxied/direct);
-//! - the proxy's idle RSS and its peak RSS (VmHWM) while relaying one 64 MB frame.
+//! - the proxy's idle RSS and its peak RSS (VmHWM) while relaying one 64 MB frame;
+//! - `--compact-results 10000`: small round trips (results under the limit) and 16 MB
+//!   results (the time until the client has the compacted answer), each beside the same
+//!   measurement without it.
 //!
 //! Direct and proxied sessions run side by side and take turns in blocks, so both see the
 //! same machine load. The proxy logs every frame to a temporary file, as it does in use.
@@ -14,7 +17,7 @@
 //! `CTXOPT_BENCH_BASELINE=<path to another ctxopt-proxy>` adds a row per round-trip and
 //! throughput measurement for that proxy, run side by side with the others (an A/B
 //! comparison of two builds in one run); `CTXOPT_BENCH_SECTIONS` picks sections (a comma
-//! list of `round-trips`, `throughput`, `memory`; default all); `CTXOPT_BENCH_SERVERS` picks
+//! list of `round-trips`, `throughput`, `memory`, `compaction`; default all); `CTXOPT_BENCH_SERVERS` picks
 //! round-trip servers (a comma list of `python`, `python-no-log`, `rust`, `node`,
 //! `everything`; default all). Results are printed as Markdown;
 //! `docs/benchmarks.md` records a run.
@@ -73,7 +76,7 @@ fn main() -> Result<()> {
     );
 
     let sections = std::env::var("CTXOPT_BENCH_SECTIONS")
-        .unwrap_or_else(|_| "round-trips,throughput,memory".into());
+        .unwrap_or_else(|_| "round-trips,throughput,memory,compaction".into());
     let section = |name: &str| sections.split(',').any(|s| s.trim() == name);
     if section("round-trips") {
         bench.round_trip_rows(calls)?;
@@ -84,6 +87,9 @@ fn main() -> Result<()> {
     if section("memory") {
         println!("\n## Memory of the proxy process\n");
         bench.memory(64 * MB)?;
+    }
+    if section("compaction") {
+        bench.compaction_rows(calls)?;
     }
     Ok(())
 }
@@ -167,18 +173,50 @@ impl Bench<'_> {
         Ok(())
     }
 
+    /// The cost of `--compact-results` where it changes nothing (small results) and where
+    /// it compacts (16 MB results), each row beside the one without it.
+    fn compaction_rows(&self, calls: usize) -> Result<()> {
+        let rust = rust_responder_command()?;
+        let compact: &[&str] = &["--compact-results", "10000"];
+        println!("\n## Compaction: `--compact-results 10000` (minimal Rust responder)\n");
+        println!("| server | direct p50 | direct p99 | proxied p50 | proxied p99 | added p50 | added p99 | ratio p50 | proxy CPU per call |");
+        println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+        for options in [&[][..], compact] {
+            self.round_trips(
+                "minimal Rust responder",
+                options,
+                &rust,
+                calls,
+                Pass::Proxies,
+            )?;
+        }
+        println!("\n| result size | proxy options | calls | direct MB/s | proxied MB/s | ratio | proxy CPU per call |");
+        println!("| ---: | --- | ---: | ---: | ---: | ---: | ---: |");
+        for options in [&[][..], compact] {
+            self.throughput(16 * MB, None, 16, options, Pass::Proxies)?;
+            self.throughput(16 * MB, Some(100), 16, options, Pass::Proxies)?;
+        }
+        Ok(())
+    }
+
     fn throughput_rows(&self) -> Result<()> {
         let bench = self;
         println!("\n## Throughput: relaying large results (minimal Rust responder)\n");
         println!("| result size | proxy options | calls | direct MB/s | proxied MB/s | ratio | proxy CPU per call |");
         println!("| ---: | --- | ---: | ---: | ---: | ---: | ---: |");
         for (size, calls) in [(MB, 128), (16 * MB, 32)] {
-            bench.throughput(size, calls, &[], Pass::Proxies)?;
-            bench.throughput(size, calls, &[], Pass::Bare)?;
+            bench.throughput(size, None, calls, &[], Pass::Proxies)?;
+            bench.throughput(size, None, calls, &[], Pass::Bare)?;
         }
         // The same relay without the tap's work, to tell relay cost from accounting cost.
-        bench.throughput(16 * MB, 32, &["--tokenizer", "chars/4"], Pass::Proxies)?;
-        bench.throughput(16 * MB, 32, &["--no-log"], Pass::Proxies)?;
+        bench.throughput(
+            16 * MB,
+            None,
+            32,
+            &["--tokenizer", "chars/4"],
+            Pass::Proxies,
+        )?;
+        bench.throughput(16 * MB, None, 32, &["--no-log"], Pass::Proxies)?;
         Ok(())
     }
 }
@@ -457,12 +495,28 @@ impl Bench<'_> {
         Ok(())
     }
 
-    fn throughput(&self, size: usize, calls: usize, options: &[&str], pass: Pass) -> Result<()> {
+    /// Relays `calls` results of `size` bytes, one line, or lines of `line` bytes.
+    fn throughput(
+        &self,
+        size: usize,
+        line: Option<usize>,
+        calls: usize,
+        options: &[&str],
+        pass: Pass,
+    ) -> Result<()> {
         let server = rust_responder_command()?;
         let mut direct = Session::spawn(&server, ROLE_RESPONDER)?;
-        let mut proxied =
-            self.proxied_sessions(&format!("throughput-{size}"), options, &server, pass)?;
-        let args = format!(r#"{{"bytes":{size}}}"#);
+        let mut proxied = self.proxied_sessions(
+            &format!("throughput-{size}-{line:?}"),
+            options,
+            &server,
+            pass,
+        )?;
+        let args = match line {
+            Some(width) => format!(r#"{{"bytes":{size},"line":{width}}}"#),
+            None => format!(r#"{{"bytes":{size}}}"#),
+        };
+        let shape = line.map_or(String::new(), |w| format!(" in {w}-byte lines"));
         // Per-call times, alternating direct and proxied; the median call sets the rate, so a
         // stall caused by other work on the machine does not. After each proxied call the
         // proxy is left to finish its accounting (logging, counting, storing) before the next
@@ -498,7 +552,7 @@ impl Bench<'_> {
         for (run, cpu) in proxied.into_iter().zip(cpu) {
             run.session.finish()?;
             println!(
-                "| {} MB | {options}{} | {calls} | {:.0} | {:.0} | {:.3} | {:.0} ms |",
+                "| {} MB{shape} | {options}{} | {calls} | {:.0} | {:.0} | {:.3} | {:.0} ms |",
                 size / MB,
                 run.suffix,
                 rate(&d),
@@ -688,17 +742,20 @@ fn bare_relay() -> Result<()> {
 }
 
 /// The minimal Rust responder: answers each request at once; `tools/call` with
-/// `{"bytes": N}` answers with a text of N bytes (built once per size).
+/// `{"bytes": N}` answers with a text of N bytes (built once per size), one line, or lines
+/// of W bytes with `"line": W`.
 fn rust_responder() -> Result<()> {
     let stdin = std::io::stdin().lock();
     let mut stdout = BufWriter::with_capacity(MB, std::io::stdout().lock());
-    let mut texts: HashMap<usize, String> = HashMap::new();
+    let mut texts: HashMap<(usize, Option<usize>), String> = HashMap::new();
     for line in stdin.lines() {
         let message: serde_json::Value = serde_json::from_str(&line?)?;
         let (Some(id), Some(method)) = (message.get("id"), message["method"].as_str()) else {
             continue;
         };
-        let result = match (method, message["params"]["arguments"]["bytes"].as_u64()) {
+        let arguments = &message["params"]["arguments"];
+        let line = arguments["line"].as_u64().map(|w| w.max(3) as usize);
+        let result = match (method, arguments["bytes"].as_u64()) {
             ("initialize", _) => serde_json::json!({
                 "protocolVersion": message["params"]["protocolVersion"],
                 "capabilities": {"tools": {}},
@@ -706,9 +763,12 @@ fn rust_responder() -> Result<()> {
             })
             .to_string(),
             ("tools/call", Some(bytes)) => {
-                let text = texts
-                    .entry(bytes as usize)
-                    .or_insert_with(|| "x".repeat(bytes as usize));
+                let bytes = bytes as usize;
+                let text = texts.entry((bytes, line)).or_insert_with(|| match line {
+                    // Each line: W - 2 bytes, then the two bytes of the JSON escape `\n`.
+                    Some(w) => ("x".repeat(w - 2) + "\\n").repeat(bytes / w),
+                    None => "x".repeat(bytes),
+                });
                 format!(r#"{{"content":[{{"type":"text","text":"{text}"}}]}}"#)
             }
             _ => r#"{"content":[{"type":"text","text":"ok"}]}"#.to_string(),

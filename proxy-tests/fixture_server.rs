@@ -12,6 +12,9 @@
 //! - `method-result:KEY:JSON`: `respond` answers requests matching KEY with this result
 //!   instead: KEY is `METHOD#N` (the Nth request of that method, from 1), `METHOD@CURSOR`
 //!   (a request whose `params.cursor` is CURSOR) or `METHOD`, tried in that order.
+//! - `text-result:METHOD:LINES:WIDTH`: `respond` answers METHOD with a text result of LINES
+//!   log lines of WIDTH bytes each (one `ERROR` line in the middle); one line of WIDTH
+//!   bytes when LINES is 1 (starting `START`, ending `END`).
 //! - `notify-after:METHOD:JSON`: after answering a METHOD request, `respond` also writes the
 //!   JSON line (a notification).
 //! - `delay-ms:N`: `respond` waits N ms before each answer.
@@ -105,6 +108,32 @@ fn respond(script: &mut Script, out: &mut impl Write) -> io::Result<()> {
     }
 }
 
+/// `lines` log lines of `width` bytes, newline-terminated, one `ERROR` line in the middle;
+/// a single line `START…END` when `lines` is 1.
+fn log_text(lines: usize, width: usize) -> String {
+    if lines <= 1 {
+        let fill = width.saturating_sub(8);
+        return format!("START{}END", &"abcd efgh ".repeat(fill / 10 + 1)[..fill]);
+    }
+    let mut text = String::with_capacity(lines * (width + 1));
+    for i in 0..lines {
+        let line = if i == lines / 2 {
+            format!("{i:08} ERROR payment gateway timed out after 30000 ms")
+        } else {
+            format!(
+                "{i:08} INFO worker handled request {} in {} ms",
+                i * 7 % 1000,
+                i % 97
+            )
+        };
+        let pad = width.saturating_sub(line.len());
+        text.push_str(&line);
+        text.extend(std::iter::repeat_n('.', pad));
+        text.push('\n');
+    }
+    text
+}
+
 fn write_pid(out: &mut impl Write, pid: u32) -> io::Result<()> {
     let line = format!(
         "{{\"jsonrpc\":\"2.0\",\"method\":\"fixture/pid\",\"params\":{{\"pid\":{pid}}}}}\n"
@@ -143,6 +172,15 @@ fn step(script: &mut Script, arg: &str, out: &mut impl Write) -> io::Result<()> 
                 &mut script.notify_after
             };
             map.insert(key.to_string(), json.to_string());
+        }
+        "text-result" => {
+            let mut parts = value.splitn(3, ':');
+            let method = parts.next().unwrap_or("tools/call").to_string();
+            let lines = parts.next().and_then(|n| n.parse().ok()).unwrap_or(1);
+            let width = parts.next().and_then(|n| n.parse().ok()).unwrap_or(80);
+            let text = log_text(lines, width);
+            let result = serde_json::json!({"content": [{"type": "text", "text": text}]});
+            script.by_method.insert(method, result.to_string());
         }
         "delay-ms" => script.delay = Duration::from_millis(number()),
         "drain" => {

@@ -2,6 +2,8 @@
 
 mod bridge;
 mod cli_output;
+mod compaction;
+mod compaction_surface;
 mod dependencies;
 mod diagnostics;
 mod exit_codes;

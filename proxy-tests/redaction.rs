@@ -13,11 +13,11 @@ use serde_json::json;
 use crate::support::log::read_log;
 use crate::support::proxy::{ProxyCmd, Run};
 
-fn aws_key() -> String {
+pub(crate) fn aws_key() -> String {
     format!("AK{}{}", "IA", "Q3EGHVTW7LZ5NX2M")
 }
 
-fn github_token() -> String {
+pub(crate) fn github_token() -> String {
     format!("gh{}_{}", "p", "k3J9vQ2mXw8LrT5yZb1NcF7hD4sG6aP0eUiO")
 }
 

@@ -18,6 +18,7 @@
 //! - [`store`]: the persistent SQLite store of session records, scoped by workspace.
 //! - [`bridge`]: tool results into the store, and the injected tools (`build_context`, …);
 //!   implements the relay's traits for the proxy.
+//! - [`compact`]: oversized tool results compacted on the wire, and served back whole.
 //! - [`bench`](mod@bench): the optimizer benchmark (scenarios × strategies, and speed).
 //! - [`diagnostics`]: the binaries' own diagnostics (`tracing`, `CTXOPT_LOG`).
 //! - [`measure`]: reports over frame logs (`report`), tool-list footprints (`audit`), and
@@ -27,6 +28,7 @@
 pub mod bench;
 pub mod bridge;
 pub mod clients;
+pub mod compact;
 pub mod diagnostics;
 pub mod framelog;
 pub mod fuzz_checks;

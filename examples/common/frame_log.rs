@@ -50,6 +50,7 @@ fn frame(seq: u64, dir: Direction, kind: FrameKind, raw: String, tokens: u64) ->
         raw: Some(raw),
         raw_b64: None,
         server_raw: None,
+        compacts: None,
         redactions: None,
     }
 }

@@ -42,7 +42,7 @@ async def main():
 anyio.run(main)
 "#;
 
-fn run_calls(python: &Path, calls: Value, command: &[&std::ffi::OsStr]) -> Vec<Value> {
+pub(crate) fn run_calls(python: &Path, calls: Value, command: &[&std::ffi::OsStr]) -> Vec<Value> {
     let out = run_ok(
         Command::new(python)
             .args(["-c", CALLS])
@@ -50,6 +50,33 @@ fn run_calls(python: &Path, calls: Value, command: &[&std::ffi::OsStr]) -> Vec<V
             .args(command),
     );
     json_output(&out.stdout).as_array().unwrap().clone()
+}
+
+/// `ctxopt-proxy --log LOG --store STORE --workspace PROJECT OPTIONS -- node
+/// server-filesystem PROJECT`.
+pub(crate) fn proxy_command(
+    log: &Path,
+    store: &Path,
+    project: &Path,
+    options: &[&str],
+) -> Vec<std::ffi::OsString> {
+    let mut command: Vec<std::ffi::OsString> = vec![
+        env!("CARGO_BIN_EXE_ctxopt-proxy").into(),
+        "--log".into(),
+        log.into(),
+        "--store".into(),
+        store.into(),
+        "--workspace".into(),
+        project.into(),
+    ];
+    command.extend(options.iter().map(Into::into));
+    command.extend([
+        "--".into(),
+        "node".into(),
+        filesystem_server().into(),
+        project.into(),
+    ]);
+    command
 }
 
 fn filesystem_server() -> PathBuf {
@@ -230,7 +257,7 @@ await client.close();
 console.log(JSON.stringify(out));
 "#;
 
-fn run_ts_calls(calls: Value, command: &[&std::ffi::OsStr]) -> Option<Vec<Value>> {
+pub(crate) fn run_ts_calls(calls: Value, command: &[&std::ffi::OsStr]) -> Option<Vec<Value>> {
     let sdk = crate::support::peers::peer("node_modules/@modelcontextprotocol/sdk")?;
     let peers = sdk.ancestors().nth(3).unwrap();
     let out = run_ok(
@@ -266,20 +293,8 @@ fn live_session(client: &str) {
         ["build_context", {"task": "fix total_cents rounding in billing.rs; the rates come from rates.rs", "budget": 2000}],
         ["get_file_history", {"path": "notes.txt"}],
     ]);
-    let server = filesystem_server();
-    let command: Vec<&std::ffi::OsStr> = vec![
-        env!("CARGO_BIN_EXE_ctxopt-proxy").as_ref(),
-        "--log".as_ref(),
-        log.as_os_str(),
-        "--store".as_ref(),
-        store.as_os_str(),
-        "--workspace".as_ref(),
-        project.as_os_str(),
-        "--".as_ref(),
-        "node".as_ref(),
-        server.as_os_str(),
-        project.as_os_str(),
-    ];
+    let command = proxy_command(&log, &store, &project, &[]);
+    let command: Vec<&std::ffi::OsStr> = command.iter().map(|a| a.as_os_str()).collect();
     let seen = match client {
         "python" => {
             let Some(python) = python() else { return };

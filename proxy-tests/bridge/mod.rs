@@ -7,8 +7,8 @@
 //! - `filesystem`: real server-filesystem sessions through the proxy: live (Python and TypeScript
 //!   clients ask the proxy's own `build_context`), and replayed with `ctxopt ingest` into `ctxopt serve`.
 
-mod filesystem;
-mod serve;
+pub(crate) mod filesystem;
+pub(crate) mod serve;
 mod store;
 
 use std::path::{Path, PathBuf};

@@ -55,7 +55,7 @@ anyio.run(main)
 "#;
 
 /// The installed Python with the `mcp` SDK.
-pub(super) fn python() -> Option<PathBuf> {
+pub(crate) fn python() -> Option<PathBuf> {
     peer(".venv/bin/python")
 }
 

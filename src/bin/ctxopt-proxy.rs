@@ -16,8 +16,10 @@ use std::time::Duration;
 use clap::Parser;
 use ctxopt::bridge::ingest_sink::IngestSink;
 use ctxopt::bridge::intercept::Interceptor;
+use ctxopt::bridge::tool_filter::ToolFilter;
 use ctxopt::bridge::tools::Selection;
 use ctxopt::bridge::Bridge;
+use ctxopt::compact;
 use ctxopt::otel::live::OtlpSink;
 use ctxopt::otel::ExportConfig;
 use ctxopt::redact::Redactor;
@@ -63,6 +65,22 @@ struct Args {
     /// The workspace the session's records belong to (default: the current directory).
     #[arg(long, value_name = "DIR")]
     workspace: Option<PathBuf>,
+    /// Compact every tools/call result whose text counts more than TOKENS (o200k_base) to at
+    /// most TOKENS; the whole result stays one get_result call away. Also
+    /// CTXOPT_COMPACT_RESULTS. At least 200.
+    #[arg(long, value_name = "TOKENS", value_parser = parse_limit)]
+    compact_results: Option<usize>,
+    /// With --compact-results: the largest result kept for get_result, in bytes; a larger
+    /// one is relayed whole (with a line on stderr).
+    #[arg(long, value_name = "BYTES", default_value_t = ctxopt::store::results::MAX_KEPT_BYTES)]
+    max_kept_bytes: usize,
+    /// Take these server tools out of tools/list (comma-separated); calls to them get an
+    /// error and never reach the server.
+    #[arg(long, value_name = "NAME,…", conflicts_with = "only_tools")]
+    hide_tools: Option<String>,
+    /// Offer only these server tools (comma-separated); the injected tools stay.
+    #[arg(long, value_name = "NAME,…")]
+    only_tools: Option<String>,
     /// Keep raw copies in the frame log and the store: secrets are not redacted (they never
     /// are on the wire). Warns on stderr.
     #[arg(long)]
@@ -94,6 +112,21 @@ fn parse_seconds(text: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(secs))
 }
 
+/// A compaction limit: a whole number of tokens, at least [`compact::MIN_LIMIT`].
+fn parse_limit(text: &str) -> Result<usize, String> {
+    let tokens: usize = text
+        .trim()
+        .parse()
+        .map_err(|e| format!("{e} (expected a number of tokens)"))?;
+    if tokens < compact::MIN_LIMIT {
+        return Err(format!(
+            "expected at least {} tokens (the sentence naming get_result needs room)",
+            compact::MIN_LIMIT
+        ));
+    }
+    Ok(tokens)
+}
+
 /// The proxy's own failure, distinct from anything the wrapped server reports but its own 125.
 const PROXY_FAILED: u8 = 125;
 
@@ -110,6 +143,19 @@ fn main() -> ExitCode {
                 ExitCode::from(PROXY_FAILED)
             };
         }
+    };
+    let compact_results = match args.compact_results {
+        Some(tokens) => Some(tokens),
+        None => match std::env::var("CTXOPT_COMPACT_RESULTS") {
+            Ok(text) if !text.trim().is_empty() => match parse_limit(&text) {
+                Ok(tokens) => Some(tokens),
+                Err(err) => {
+                    tracing::error!("ctxopt-proxy: CTXOPT_COMPACT_RESULTS={text:?}: {err}");
+                    return ExitCode::from(PROXY_FAILED);
+                }
+            },
+            _ => None,
+        },
     };
     let log = match (args.no_log, args.log) {
         (true, _) => LogTarget::Disabled,
@@ -158,14 +204,28 @@ fn main() -> ExitCode {
         move || Store::open_arg(store.as_deref()).map(|s| s.redacting(store_redactor)),
         scope,
     )
-    .with_selection(args.inject);
+    .with_selection(args.inject)
+    .with_tool_filter(ToolFilter::from_options(
+        args.hide_tools.as_deref(),
+        args.only_tools.as_deref(),
+    ));
+    let bridge = match compact_results {
+        Some(tokens) => bridge
+            .with_compaction(compact::Limits {
+                tokens,
+                tokenizer: args.tokenizer,
+            })
+            .with_kept_cap(args.max_kept_bytes),
+        None => bridge,
+    };
     tracing::debug!(
         "ctxopt-proxy: server {server_name} {:?}, log {log:?}, inject {:?}",
         args.command,
         args.inject
     );
     let bridge = Arc::new(bridge);
-    let handler = (args.inject != Selection::None)
+    let handler = bridge
+        .takes_part()
         .then(|| Arc::new(Interceptor::new(bridge.clone())) as Arc<dyn FrameHandler>);
     let mut sinks: Vec<Box<dyn FrameSink>> = vec![Box::new(IngestSink::new(bridge))];
     sinks.extend(otlp_sink(

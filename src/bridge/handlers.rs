@@ -10,7 +10,11 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
+pub mod get_result;
+
 use super::tools::InjectedTool;
+use crate::compact::pages::PageCache;
+use crate::compact::Limits;
 use crate::optimizer::extract::terms::term_set;
 use crate::optimizer::fragment::Kind;
 use crate::optimizer::parse::{parse_records, RecordsError};
@@ -60,7 +64,8 @@ impl ToolError {
     }
 }
 
-/// Runs an injected tool for `scope`'s workspace.
+/// Runs an injected tool for `scope`'s workspace (`get_result` under the default
+/// [`Limits`]; the proxy passes its own to [`get_result::get_result`]).
 pub fn handle_call(
     tool: InjectedTool,
     arguments: &Value,
@@ -76,7 +81,31 @@ pub fn handle_call(
         }
         InjectedTool::GetFileHistory => get_file_history(args(tool, arguments)?, store, scope),
         InjectedTool::IngestRecords => ingest_records(args(tool, arguments)?, store, scope),
+        InjectedTool::GetResult => handle_get_result(
+            arguments,
+            store,
+            scope,
+            Limits::default(),
+            &PageCache::default(),
+        ),
     }
+}
+
+/// Runs `get_result` for `scope`'s workspace, each answer under `limits`.
+pub fn handle_get_result(
+    arguments: &Value,
+    store: &Store,
+    scope: &Scope,
+    limits: Limits,
+    pages: &PageCache,
+) -> Result<Value, ToolError> {
+    get_result::get_result(
+        args(InjectedTool::GetResult, arguments)?,
+        store,
+        scope,
+        limits,
+        pages,
+    )
 }
 
 fn args<T: for<'de> Deserialize<'de>>(

@@ -8,7 +8,8 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use super::tools::{Selection, ToolNames};
+use super::tool_filter::ToolFilter;
+use super::tools::{InjectedTool, ToolNames};
 
 /// An extended `tools/list` result.
 #[derive(Debug, Clone, PartialEq)]
@@ -16,10 +17,13 @@ pub struct Extended {
     /// The result object as JSON text: the server's members in their order, our tools
     /// appended to `tools`.
     pub result: String,
-    /// The names our tools were offered under.
-    pub names: ToolNames,
+    /// The names our tools were offered under (`None` on a page that is not the last).
+    pub names: Option<ToolNames>,
     /// Renames made to avoid the server's names: (own name, offered name).
     pub renamed: Vec<(String, String)>,
+    /// How many of the server's tools this page no longer lists (`--hide-tools`,
+    /// `--only-tools`).
+    pub hidden: usize,
 }
 
 impl Extended {
@@ -50,31 +54,45 @@ pub fn has_next_page(result: &Value) -> bool {
     result.get("nextCursor").is_some_and(|c| !c.is_null())
 }
 
-/// Extends a `tools/list` result (the `result` object's JSON text) with the selected tools.
+/// Extends a `tools/list` result (the `result` object's JSON text) with `tools`, on the
+/// last page only, and takes out the server's tools `filter` hides, on every page.
 /// `earlier_pages` holds the tool names of the earlier pages of the same listing. `None`
-/// when the text is not a result with a `tools` array, when more pages follow, or when
-/// nothing is selected: the result is then relayed as it is.
+/// when the text is not a result with a `tools` array, or when nothing changes: the result
+/// is then relayed as it is.
 pub fn extend_tools_list(
     raw_result: &str,
-    selection: Selection,
+    tools: &[InjectedTool],
     earlier_pages: &BTreeSet<String>,
+    filter: &ToolFilter,
 ) -> Option<Extended> {
-    if selection.tools().is_empty() {
-        return None;
-    }
     let mut result: Value = serde_json::from_str(raw_result).ok()?;
-    if has_next_page(&result) {
+    let last = !has_next_page(&result);
+    let page: BTreeSet<String> = listed_names(&result).into_iter().collect();
+    let listed = result.get_mut("tools")?.as_array_mut()?;
+    let before = listed.len();
+    listed.retain(|t| {
+        t.get("name")
+            .and_then(Value::as_str)
+            .is_none_or(|n| filter.shows(n))
+    });
+    let hidden = before - listed.len();
+    let extend = last && !tools.is_empty();
+    if !extend && hidden == 0 {
         return None;
     }
-    let page: BTreeSet<String> = listed_names(&result).into_iter().collect();
-    let taken = |name: &str| page.contains(name) || earlier_pages.contains(name);
-    let (names, renamed) = ToolNames::avoiding(selection, &taken);
-    let tools = result.get_mut("tools")?.as_array_mut()?;
-    tools.extend(names.definitions());
+    let (names, renamed) = if extend {
+        let taken = |name: &str| page.contains(name) || earlier_pages.contains(name);
+        let (names, renamed) = ToolNames::avoiding(tools, &taken);
+        listed.extend(names.definitions());
+        (Some(names), renamed)
+    } else {
+        (None, Vec::new())
+    };
     Some(Extended {
         result: serde_json::to_string(&result).ok()?,
         names,
         renamed,
+        hidden,
     })
 }
 
@@ -105,6 +123,11 @@ pub fn with_result(frame: &str, result: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bridge::tools::Selection;
+
+    fn extend(raw: &str, selection: Selection, earlier: &BTreeSet<String>) -> Option<Extended> {
+        extend_tools_list(raw, selection.tools(), earlier, &ToolFilter::All)
+    }
 
     /// The `tools/list` result of the real server-filesystem, recorded on the wire.
     fn filesystem_result() -> String {
@@ -122,7 +145,7 @@ mod tests {
         let raw = filesystem_result();
         let own = listed_names(&serde_json::from_str(&raw).unwrap());
         assert!(own.contains(&"read_text_file".to_string()));
-        let ext = extend_tools_list(&raw, Selection::All, &BTreeSet::new()).unwrap();
+        let ext = extend(&raw, Selection::All, &BTreeSet::new()).unwrap();
         assert!(ext.renamed.is_empty());
         let value: Value = serde_json::from_str(&ext.result).unwrap();
         let names = listed_names(&value);
@@ -140,7 +163,7 @@ mod tests {
     fn a_taken_name_gets_the_prefix_even_from_an_earlier_page() {
         let raw = r#"{"tools":[{"name":"build_context","inputSchema":{"type":"object"}}]}"#;
         let earlier: BTreeSet<String> = ["get_decisions".to_string()].into();
-        let ext = extend_tools_list(raw, Selection::All, &earlier).unwrap();
+        let ext = extend(raw, Selection::All, &earlier).unwrap();
         assert_eq!(
             ext.renamed,
             vec![
@@ -151,31 +174,51 @@ mod tests {
         let names = listed_names(&serde_json::from_str(&ext.result).unwrap());
         assert_eq!(names[0], "build_context");
         assert_eq!(names[1], "ctxopt_build_context");
-        assert!(ext.names.is_injected("ctxopt_build_context"));
-        assert!(!ext.names.is_injected("build_context"));
+        let names = ext.names.unwrap();
+        assert!(names.is_injected("ctxopt_build_context"));
+        assert!(!names.is_injected("build_context"));
     }
 
     #[test]
     fn only_the_last_page_and_only_a_selection_are_extended() {
         let page = r#"{"tools":[],"nextCursor":"2"}"#;
-        assert_eq!(
-            extend_tools_list(page, Selection::All, &BTreeSet::new()),
-            None
-        );
+        assert_eq!(extend(page, Selection::All, &BTreeSet::new()), None);
         let last = r#"{"tools":[],"nextCursor":null}"#;
-        let ext = extend_tools_list(last, Selection::BuildContext, &BTreeSet::new()).unwrap();
+        let ext = extend(last, Selection::BuildContext, &BTreeSet::new()).unwrap();
         assert_eq!(
             listed_names(&serde_json::from_str(&ext.result).unwrap()),
             ["build_context"]
         );
+        assert_eq!(extend(last, Selection::None, &BTreeSet::new()), None);
         assert_eq!(
-            extend_tools_list(last, Selection::None, &BTreeSet::new()),
+            extend(r#"{"prompts":[]}"#, Selection::All, &BTreeSet::new()),
             None
         );
+    }
+
+    #[test]
+    fn hidden_server_tools_leave_every_page_and_ours_stay() {
+        let raw = filesystem_result();
+        let filter = ToolFilter::from_options(Some("write_file,build_context"), None);
+        let ext = extend_tools_list(
+            &raw,
+            Selection::BuildContext.tools(),
+            &BTreeSet::new(),
+            &filter,
+        )
+        .unwrap();
+        let names = listed_names(&serde_json::from_str(&ext.result).unwrap());
+        assert!(!names.contains(&"write_file".to_string()));
+        assert!(names.contains(&"read_text_file".to_string()));
+        assert_eq!(names.last().map(String::as_str), Some("build_context"));
+        assert_eq!(ext.hidden, 1);
+        let page = r#"{"tools":[{"name":"write_file"},{"name":"a"}],"nextCursor":"2"}"#;
+        let ext = extend_tools_list(page, &[], &BTreeSet::new(), &filter).unwrap();
         assert_eq!(
-            extend_tools_list(r#"{"prompts":[]}"#, Selection::All, &BTreeSet::new()),
-            None
+            listed_names(&serde_json::from_str(&ext.result).unwrap()),
+            ["a"]
         );
+        assert_eq!(ext.names, None);
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! The few frames the proxy takes part in when it injects tools (`--inject` other than
-//! `none`): [`Interceptor`], the relay's [`FrameHandler`]; every other frame passes the
-//! relay untouched.
+//! `none`), compacts results or hides tools: [`Interceptor`], the relay's
+//! [`FrameHandler`]; every other frame passes the relay untouched.
 //!
 //! - **Client → server**: a `tools/call` to an injected tool is consumed (logged `c2p`) and
 //!   answered on a worker thread (logged `p2c`), never forwarded; a `notifications/cancelled`
@@ -13,6 +13,11 @@
 //!   `tools/list` result gains the injected tools (last page only), a handshake result
 //!   without `capabilities.tools` gains it. The rewritten frame is what the client receives;
 //!   the log keeps the server's original beside it (`server_raw`).
+//! - **Compaction and hidden tools** (`--compact-results`, `--hide-tools`, `--only-tools`):
+//!   every `tools/call` is looked at; a call to a hidden tool is answered with an error and
+//!   never forwarded; a forwarded call's id is remembered, and an oversized result is
+//!   replaced by its compacted frame ([`Replaced::Separately`]: the server's frame is logged
+//!   `s2c` as it came, the compacted one `p2c` after it, naming it in `compacts`).
 //!
 //! The checks on the relay threads are byte searches: a frame is parsed only when it
 //! contains one of the method names above, or the name of an injected tool. They see whole
@@ -27,6 +32,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use memchr::memmem::Finder;
 use serde_json::Value;
 
+use super::tool_filter::ToolFilter;
 use super::{inject, Bridge};
 use crate::framelog::json_scan::{find, object_members, root};
 use crate::framelog::Direction;
@@ -62,6 +68,12 @@ pub struct Interceptor {
     serves_tools_list: AtomicBool,
     calls: Arc<Mutex<Calls>>,
     tool_names: Vec<Finder<'static>>,
+    /// Whether every `tools/call` is looked at (compaction, hidden tools).
+    sees_calls: bool,
+    /// Forwarded `tools/call` requests whose results may be compacted: tool and arguments
+    /// by id text.
+    calls_out: Mutex<HashMap<String, (String, Value)>>,
+    calls_out_count: AtomicUsize,
 }
 
 impl std::fmt::Debug for Interceptor {
@@ -110,11 +122,13 @@ impl Interceptor {
     /// An interceptor answering for `bridge` (with the tools of its selection).
     pub fn new(bridge: Arc<Bridge>) -> Interceptor {
         let tool_names = bridge
-            .selection()
-            .tools()
+            .names()
+            .definitions()
             .iter()
-            .map(|t| Finder::new(t.name().as_bytes()))
+            .filter_map(|d| d["name"].as_str())
+            .map(|n| Finder::new(n.as_bytes()).into_owned())
             .collect();
+        let sees_calls = bridge.sees_calls();
         Interceptor {
             bridge,
             watched: Mutex::new(HashMap::new()),
@@ -122,6 +136,9 @@ impl Interceptor {
             serves_tools_list: AtomicBool::new(false),
             calls: Arc::new(Mutex::new(Calls::default())),
             tool_names,
+            sees_calls,
+            calls_out: Mutex::new(HashMap::new()),
+            calls_out_count: AtomicUsize::new(0),
         }
     }
 
@@ -167,6 +184,46 @@ impl Interceptor {
         })))
     }
 
+    /// The error answering a call to a hidden server tool; `None` for any other call.
+    fn refuse_hidden(&self, request: &Value, id: &Value) -> Option<ClientVerdict> {
+        let name = request
+            .pointer("/params/name")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        if !self.bridge.hides(name) {
+            return None;
+        }
+        let error = protocol::error_frame(
+            id,
+            protocol::INVALID_PARAMS,
+            &ToolFilter::refusal(name),
+            None,
+        );
+        Some(ClientVerdict::Answer(error.into_bytes()))
+    }
+
+    /// Remembers a forwarded call whose result may be compacted.
+    fn watch_call(&self, request: &Value, id: &Value) {
+        if self.bridge.compaction().is_none() {
+            return;
+        }
+        let params = request.get("params");
+        let name = params
+            .and_then(|p| p.get("name"))
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let arguments = params
+            .and_then(|p| p.get("arguments"))
+            .cloned()
+            .unwrap_or(Value::Null);
+        if lock(&self.calls_out)
+            .insert(id_key(id), (name.to_string(), arguments))
+            .is_none()
+        {
+            self.calls_out_count.fetch_add(1, Ordering::Release);
+        }
+    }
+
     /// Takes a `notifications/cancelled` for an injected call; `false` for any other.
     fn cancel(&self, msg: &Value) -> bool {
         let Some(id) = msg.get("params").and_then(|p| p.get("requestId")) else {
@@ -187,11 +244,11 @@ impl Interceptor {
     /// be the answer to one (and may be relayed as it arrives).
     fn awaits_server_answer(&self) -> bool {
         self.watched_count.load(Ordering::Acquire) > 0
+            || self.calls_out_count.load(Ordering::Acquire) > 0
     }
 
-    /// The frame to write instead of a server frame and the server's original text, when
-    /// the proxy rewrites it.
-    fn rewrite(&self, frame: &[u8]) -> Option<(Vec<u8>, String)> {
+    /// What to write instead of a server frame, when the proxy rewrites or compacts it.
+    fn rewrite(&self, frame: &[u8]) -> Option<ServerVerdict> {
         if !self.awaits_server_answer() {
             return None;
         }
@@ -207,6 +264,17 @@ impl Interceptor {
             return None;
         }
         let id: Value = serde_json::from_str(&text[find(text, &members, "id")?]).ok()?;
+        let call = lock(&self.calls_out).remove(&id_key(&id));
+        if let Some((tool, arguments)) = call {
+            self.calls_out_count.fetch_sub(1, Ordering::Relaxed);
+            let compacted = self.bridge.compact_response(text, &tool, &arguments)?;
+            let mut bytes = compacted.frame.into_bytes();
+            bytes.extend_from_slice(ending);
+            return Some(ServerVerdict::Replace {
+                frame: bytes,
+                log: Replaced::Separately,
+            });
+        }
         let what = {
             let mut watched = lock(&self.watched);
             let what = watched.remove(&id_key(&id))?;
@@ -230,7 +298,10 @@ impl Interceptor {
         };
         let mut rewritten = inject::with_result(text, &new_result)?.into_bytes();
         rewritten.extend_from_slice(ending);
-        Some((rewritten, text.to_string()))
+        Some(ServerVerdict::Replace {
+            frame: rewritten,
+            log: Replaced::WithServerRaw(text.to_string()),
+        })
     }
 }
 
@@ -278,7 +349,8 @@ impl FrameHandler for Interceptor {
         let (body, _) = split_ending(frame);
         let watched = WATCHED_METHODS.iter().any(|m| contains(body, m));
         let cancel = contains(body, b"notifications/cancelled") && self.has_calls();
-        let call = self.tool_names.iter().any(|f| f.find(body).is_some());
+        let call = (self.sees_calls && contains(body, b"\"tools/call\""))
+            || self.tool_names.iter().any(|f| f.find(body).is_some());
         if !(watched || cancel || call) {
             return ClientVerdict::Pass;
         }
@@ -297,9 +369,13 @@ impl FrameHandler for Interceptor {
             }
             ("initialize" | "server/discover", Some(id)) => self.watch(id, Watched::Handshake),
             ("tools/call", Some(id)) => {
-                if let Some(verdict) = self.start_call(&msg, id, frame) {
+                if let Some(verdict) = self
+                    .refuse_hidden(&msg, id)
+                    .or_else(|| self.start_call(&msg, id, frame))
+                {
                     return verdict;
                 }
+                self.watch_call(&msg, id);
             }
             ("notifications/cancelled", None) if self.cancel(&msg) => return ClientVerdict::Take,
             _ => {}
@@ -308,13 +384,7 @@ impl FrameHandler for Interceptor {
     }
 
     fn on_server_frame(&self, frame: &[u8]) -> ServerVerdict {
-        match self.rewrite(frame) {
-            Some((frame, original)) => ServerVerdict::Replace {
-                frame,
-                log: Replaced::WithServerRaw(original),
-            },
-            None => ServerVerdict::Pass,
-        }
+        self.rewrite(frame).unwrap_or(ServerVerdict::Pass)
     }
 }
 

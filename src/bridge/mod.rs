@@ -18,18 +18,23 @@ pub mod intercept;
 pub mod replay;
 pub mod server;
 pub mod stored_text;
+pub mod tool_filter;
 pub mod tools;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::{mpsc, Mutex, MutexGuard, PoisonError};
 
 use serde_json::Value;
 
+use crate::compact::pages::PageCache;
+use crate::compact::{self, Call, Compacted, Limits, Outcome, Schema};
 use crate::protocol;
+use crate::store::results::{unix_now, DEFAULT_RETENTION, MAX_KEPT_BYTES};
 use crate::store::{InsertOutcome, Scope, Store, StoreError};
 use handlers::ToolError;
 use ingest::{FramePair, IngestError};
 use inject::Extended;
+use tool_filter::ToolFilter;
 use tools::{InjectedTool, Selection, ToolNames};
 
 /// Why a frame pair was not stored.
@@ -76,9 +81,22 @@ pub struct Bridge {
     store: Mutex<Slot>,
     scope: Scope,
     selection: Selection,
+    /// The tools offered: the selection's, and `get_result` with compaction.
+    offered: Vec<InjectedTool>,
     names: Mutex<ToolNames>,
     earlier_pages: Mutex<BTreeSet<String>>,
     failures: Mutex<Failures>,
+    /// `--compact-results`.
+    compaction: Option<Limits>,
+    /// The largest response frame kept for `get_result`, in bytes (a larger one is relayed
+    /// whole).
+    kept_cap: usize,
+    /// `--hide-tools` / `--only-tools`.
+    filter: ToolFilter,
+    /// The `outputSchema` of each tool the server listed (`None`: it declares none).
+    schemas: Mutex<HashMap<String, Option<Value>>>,
+    /// Where the pages `get_result` served end.
+    pages: PageCache,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -151,9 +169,15 @@ impl Bridge {
             store: Mutex::new(store),
             scope,
             selection: Selection::All,
-            names: Mutex::new(ToolNames::plain(Selection::All)),
+            offered: Selection::All.tools().to_vec(),
+            names: Mutex::new(ToolNames::plain(Selection::All.tools())),
             earlier_pages: Mutex::new(BTreeSet::new()),
             failures: Mutex::new(Failures::default()),
+            compaction: None,
+            kept_cap: MAX_KEPT_BYTES,
+            filter: ToolFilter::All,
+            schemas: Mutex::new(HashMap::new()),
+            pages: PageCache::default(),
         }
     }
 
@@ -174,11 +198,143 @@ impl Bridge {
         slot
     }
 
+    /// Runs `f` on the store (waiting for it while it is being opened), or on why there is
+    /// none.
+    fn using_store<R>(&self, f: impl FnOnce(Result<&mut Store, &str>) -> R) -> R {
+        let mut slot = self.store();
+        let Slot::Ready(store) = &mut *slot else {
+            unreachable!("the store was waited for")
+        };
+        f(store.as_mut().map_err(|reason| reason.as_str()))
+    }
+
     /// Offers only the `selection` of tools (`--inject`).
     pub fn with_selection(mut self, selection: Selection) -> Bridge {
         self.selection = selection;
-        self.names = Mutex::new(ToolNames::plain(selection));
+        self.offer();
         self
+    }
+
+    /// Compacts oversized tool results under `limits` (`--compact-results`), and offers
+    /// `get_result`.
+    pub fn with_compaction(mut self, limits: Limits) -> Bridge {
+        self.compaction = Some(limits);
+        self.offer();
+        self
+    }
+
+    /// Keeps results of at most `bytes` for `get_result` (default [`MAX_KEPT_BYTES`]); a
+    /// larger result is relayed whole.
+    pub fn with_kept_cap(mut self, bytes: usize) -> Bridge {
+        self.kept_cap = bytes;
+        self
+    }
+
+    /// Takes the server's tools `filter` hides out of the client's view.
+    pub fn with_tool_filter(mut self, filter: ToolFilter) -> Bridge {
+        self.filter = filter;
+        self
+    }
+
+    fn offer(&mut self) {
+        self.offered = self.selection.tools().to_vec();
+        if self.compaction.is_some() {
+            self.offered.push(InjectedTool::GetResult);
+        }
+        self.names = Mutex::new(ToolNames::plain(&self.offered));
+    }
+
+    /// Whether the proxy takes part in the conversation at all: it offers tools, compacts
+    /// results or hides tools. Without, it is a plain relay.
+    pub fn takes_part(&self) -> bool {
+        !self.offered.is_empty() || self.compaction.is_some() || self.filter.is_active()
+    }
+
+    /// Whether every `tools/call` must be looked at: results are compacted or tools hidden.
+    pub fn sees_calls(&self) -> bool {
+        self.compaction.is_some() || self.filter.is_active()
+    }
+
+    /// The compaction limits, when results are compacted.
+    pub fn compaction(&self) -> Option<Limits> {
+        self.compaction
+    }
+
+    /// Whether a call to the server's tool `name` must be refused (the tool is hidden).
+    pub fn hides(&self, name: &str) -> bool {
+        !self.filter.shows(name) && lock(&self.names).lookup(name).is_none()
+    }
+
+    /// Compacts a server's response frame (its text without the line ending) to a
+    /// `tools/call` of `tool` with `arguments`, keeping the original in the store first.
+    /// `None`: relay the original (under the limit, not compactable, or it could not be
+    /// kept — a line on stderr then says why).
+    pub fn compact_response(
+        &self,
+        frame: &str,
+        tool: &str,
+        arguments: &Value,
+    ) -> Option<Compacted> {
+        let limits = self.compaction?;
+        let known = lock(&self.schemas).get(tool).cloned();
+        let schema = match &known {
+            Some(Some(schema)) => Schema::Declared(schema),
+            Some(None) => Schema::None,
+            None => Schema::Unknown,
+        };
+        let call = Call {
+            tool,
+            arguments,
+            schema,
+        };
+        let handle = compact::handle_for(&self.scope.workspace, frame);
+        let get_result = self
+            .names()
+            .offered_name(InjectedTool::GetResult)
+            .unwrap_or("get_result")
+            .to_string();
+        let compacted = match compact::compact(frame, &call, limits, &handle, &get_result) {
+            Outcome::Compacted(c) => c,
+            Outcome::Pass(compact::Pass::StructuredOverLimit) => {
+                tracing::warn!(
+                    "ctxopt-proxy: {tool} result left whole: {}",
+                    compact::Pass::StructuredOverLimit
+                );
+                return None;
+            }
+            Outcome::Pass(_) => return None,
+        };
+        if frame.len() > self.kept_cap {
+            tracing::warn!(
+                "ctxopt-proxy: {tool} result of {} bytes relayed whole: the store keeps results of at most {} bytes (--max-kept-bytes)",
+                frame.len(),
+                self.kept_cap
+            );
+            return None;
+        }
+        // The exact copy, never redacted: get_result must return what the server sent.
+        let kept = self.using_store(|store| match store {
+            Ok(store) => store
+                .keep_result(
+                    &self.scope,
+                    &handle,
+                    Some(tool),
+                    frame,
+                    unix_now(),
+                    DEFAULT_RETENTION,
+                )
+                .map_err(|e| e.to_string()),
+            Err(reason) => Err(reason.to_string()),
+        });
+        match kept {
+            Ok(()) => Some(compacted),
+            Err(reason) => {
+                tracing::warn!(
+                    "ctxopt-proxy: {tool} result relayed whole: it could not be kept: {reason}"
+                );
+                None
+            }
+        }
     }
 
     /// Which injected tools this bridge offers.
@@ -226,15 +382,27 @@ impl Bridge {
     /// page of a listing in order; `None` means relay the result unchanged.
     pub fn extend_tools_list(&self, raw_result: &str) -> Option<Extended> {
         let value: Value = serde_json::from_str(raw_result).ok()?;
+        let mut schemas = lock(&self.schemas);
+        for tool in value
+            .get("tools")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(name) = tool.get("name").and_then(Value::as_str) {
+                schemas.insert(name.to_string(), tool.get("outputSchema").cloned());
+            }
+        }
+        drop(schemas);
         let mut earlier = lock(&self.earlier_pages);
+        let extended = inject::extend_tools_list(raw_result, &self.offered, &earlier, &self.filter);
         if inject::has_next_page(&value) {
             earlier.extend(inject::listed_names(&value));
-            return None;
-        }
-        let extended = inject::extend_tools_list(raw_result, self.selection, &earlier);
-        earlier.clear();
-        if let Some(ext) = &extended {
-            *lock(&self.names) = ext.names.clone();
+        } else {
+            earlier.clear();
+            if let Some(names) = extended.as_ref().and_then(|e| e.names.clone()) {
+                *lock(&self.names) = names;
+            }
         }
         extended
     }
@@ -252,14 +420,13 @@ impl Bridge {
 
     /// Runs an injected tool: a `CallToolResult`, with `isError: true` when it failed.
     pub fn call(&self, tool: InjectedTool, arguments: &Value) -> Value {
-        let mut slot = self.store();
-        let Slot::Ready(store) = &mut *slot else {
-            unreachable!("the store was waited for")
-        };
-        let result = match store.as_mut() {
-            Ok(store) => handlers::handle_call(tool, arguments, store, &self.scope),
-            Err(reason) => Err(ToolError::NoStore(reason.clone())),
-        };
+        let result = self.using_store(|store| match (store, tool, self.compaction) {
+            (Ok(store), InjectedTool::GetResult, Some(limits)) => {
+                handlers::handle_get_result(arguments, store, &self.scope, limits, &self.pages)
+            }
+            (Ok(store), _, _) => handlers::handle_call(tool, arguments, store, &self.scope),
+            (Err(reason), _, _) => Err(ToolError::NoStore(reason.to_string())),
+        });
         result.unwrap_or_else(|e| e.to_call_result())
     }
 

@@ -30,10 +30,13 @@ pub enum InjectedTool {
     GetFileHistory,
     /// `ingest_records {records}`.
     IngestRecords,
+    /// `get_result {handle, page?, lines?, pattern?, raw?}`: offered only with
+    /// `--compact-results` (not one of [`InjectedTool::ALL`]).
+    GetResult,
 }
 
 impl InjectedTool {
-    /// Every injected tool, in the order they are listed.
+    /// The tools `--inject all` offers, in the order they are listed.
     pub const ALL: [InjectedTool; 6] = [
         InjectedTool::BuildContext,
         InjectedTool::SearchContext,
@@ -42,6 +45,13 @@ impl InjectedTool {
         InjectedTool::GetFileHistory,
         InjectedTool::IngestRecords,
     ];
+
+    /// Every injected tool: [`InjectedTool::ALL`], then `get_result`.
+    pub fn every() -> impl Iterator<Item = InjectedTool> {
+        InjectedTool::ALL
+            .into_iter()
+            .chain([InjectedTool::GetResult])
+    }
 
     /// The tool's own name (before any collision prefix).
     pub fn name(self) -> &'static str {
@@ -52,15 +62,18 @@ impl InjectedTool {
             InjectedTool::GetRelevantErrors => "get_relevant_errors",
             InjectedTool::GetFileHistory => "get_file_history",
             InjectedTool::IngestRecords => "ingest_records",
+            InjectedTool::GetResult => "get_result",
         }
     }
 
     /// The tool's whole definition in `tools.json`, under its own name: what is listed in
     /// `tools/list` ([`InjectedTool::offered`]) plus its `outputSchema`.
     pub fn definition(self) -> &'static Value {
-        let index = InjectedTool::ALL.iter().position(|t| *t == self);
-        // ALL holds every variant, and the definitions test checks tools.json matches it.
-        &DEFINITIONS[index.expect("every tool is in ALL")]
+        // The definitions test checks tools.json defines every variant.
+        DEFINITIONS
+            .iter()
+            .find(|d| d["name"] == self.name())
+            .expect("tools.json defines every tool")
     }
 }
 
@@ -80,8 +93,7 @@ impl FromStr for InjectedTool {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        InjectedTool::ALL
-            .into_iter()
+        InjectedTool::every()
             .find(|t| t.name() == s)
             .ok_or_else(|| format!("no injected tool is named {s:?}"))
     }
@@ -137,27 +149,23 @@ pub struct ToolNames {
 }
 
 impl ToolNames {
-    /// The selected tools under their own names.
-    pub fn plain(selection: Selection) -> ToolNames {
+    /// The tools under their own names.
+    pub fn plain(tools: &[InjectedTool]) -> ToolNames {
         ToolNames {
-            names: selection
-                .tools()
-                .iter()
-                .map(|t| (t.name().to_string(), *t))
-                .collect(),
+            names: tools.iter().map(|t| (t.name().to_string(), *t)).collect(),
         }
     }
 
-    /// Names for the selected tools that avoid `taken`: a taken name gets the `ctxopt_`
+    /// Names for the tools that avoid `taken`: a taken name gets the `ctxopt_`
     /// prefix (and, if that is taken too, a number). Returns the names and the renames made
     /// (own name, offered name).
     pub fn avoiding(
-        selection: Selection,
+        tools: &[InjectedTool],
         taken: &dyn Fn(&str) -> bool,
     ) -> (ToolNames, Vec<(String, String)>) {
         let mut renamed = Vec::new();
         let mut names = Vec::new();
-        for tool in selection.tools() {
+        for tool in tools {
             let own = tool.name();
             let mut name = own.to_string();
             let mut n = 1;
@@ -175,6 +183,14 @@ impl ToolNames {
             names.push((name, *tool));
         }
         (ToolNames { names }, renamed)
+    }
+
+    /// The name `tool` is offered under, if it is offered.
+    pub fn offered_name(&self, tool: InjectedTool) -> Option<&str> {
+        self.names
+            .iter()
+            .find(|(_, t)| *t == tool)
+            .map(|(n, _)| n.as_str())
     }
 
     /// The tool a client-side name refers to.
@@ -216,13 +232,20 @@ mod tests {
 
     #[test]
     fn definitions_match_the_tools_and_have_valid_schemas() {
-        assert_eq!(DEFINITIONS.len(), InjectedTool::ALL.len());
-        for tool in InjectedTool::ALL {
+        assert_eq!(DEFINITIONS.len(), InjectedTool::every().count());
+        for tool in InjectedTool::every() {
             let def = tool.definition();
             assert_eq!(def["name"], tool.name());
             let input = &def["inputSchema"];
             assert_eq!(input["type"], "object");
             assert!(jsonschema::draft7::meta::is_valid(input), "{}", tool.name());
+            assert!(tool.offered().get("outputSchema").is_none());
+            assert_eq!(tool.offered()["inputSchema"], *input);
+            // get_result answers with the kept text itself, which no schema describes.
+            if tool == InjectedTool::GetResult {
+                assert!(def.get("outputSchema").is_none());
+                continue;
+            }
             let output = &def["outputSchema"];
             assert_eq!(output["$schema"], "http://json-schema.org/draft-07/schema#");
             assert_eq!(output["type"], "object");
@@ -232,8 +255,6 @@ mod tests {
                 tool.name()
             );
             jsonschema::draft7::new(output).unwrap_or_else(|e| panic!("{}: {e}", tool.name()));
-            assert!(tool.offered().get("outputSchema").is_none());
-            assert_eq!(tool.offered()["inputSchema"], *input);
         }
     }
 
@@ -241,7 +262,7 @@ mod tests {
     /// arguments pass the input schema, and every argument the schema requires is in it.
     #[test]
     fn every_description_ends_with_a_valid_example_call() {
-        for tool in InjectedTool::ALL {
+        for tool in InjectedTool::every() {
             let input = &tool.definition()["inputSchema"];
             let example = example(tool);
             assert!(example.is_object(), "{}", tool.name());
@@ -290,7 +311,7 @@ mod tests {
     #[test]
     fn taken_names_get_the_prefix() {
         let taken = |n: &str| n == "search_context" || n == "ctxopt_search_context";
-        let (names, renamed) = ToolNames::avoiding(Selection::All, &taken);
+        let (names, renamed) = ToolNames::avoiding(Selection::All.tools(), &taken);
         assert_eq!(
             renamed,
             vec![(

@@ -185,6 +185,7 @@ impl Accountant {
             raw: None,
             raw_b64: None,
             server_raw: None,
+            compacts: None,
             redactions: None,
         };
         let text = match String::from_utf8(bytes) {

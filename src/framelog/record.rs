@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 /// The version of the frame-log format written into every header.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
 /// Which way a frame travelled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -172,6 +172,12 @@ pub struct Frame {
     /// `raw`, `bytes` and the counts are then those of the frame the client received.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_raw: Option<String>,
+    /// Present only on a `p2c` frame the proxy sent in place of a server's `tools/call`
+    /// result it compacted (`--compact-results`): the `seq` of that server frame, logged
+    /// just before as `s2c`, as received. `method`, `tool` and `latency_us` are the server
+    /// frame's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compacts: Option<u64>,
     /// How many secrets were replaced by placeholders in `raw`, `raw_b64` and `server_raw`
     /// (absent when none were, or the proxy ran with `--no-redact`). `bytes` and the token
     /// counts are those of the frame as relayed, before redaction.

@@ -42,8 +42,27 @@ pub struct AuditReport {
     /// The resource list, when the server was asked for it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub resources: Option<ListFootprint>,
+    /// What the listing costs without the hidden tools, when some are hidden (by the proxy,
+    /// in the log read, or by `--hide-tools`/`--only-tools` given to `audit`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub surface: Option<Surface>,
     /// Findings a reader should act on, one sentence each.
     pub warnings: Vec<String>,
+}
+
+/// The listing with and without the hidden tools.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Surface {
+    /// `frame-log`, `--hide-tools` or `--only-tools`.
+    pub source: String,
+    /// The hidden tools, in wire order.
+    pub hidden: Vec<String>,
+    /// Tools left.
+    pub shown_count: usize,
+    /// Tokens of the canonical serialization of the tools left (as `total_tokens`).
+    pub shown_tokens: usize,
+    /// `total_tokens - shown_tokens`: what hiding them saves on every listing.
+    pub saved_tokens: usize,
 }
 
 /// Who answered the listing.
@@ -143,6 +162,27 @@ pub fn audit(listing: &Listing, tokenizer: Tokenizer) -> AuditReport {
         ));
     }
 
+    let total_tokens = tokenizer.count(&canonical);
+    let surface = (!listing.hidden.names.is_empty()).then(|| {
+        let shown: Vec<Value> = restricted
+            .iter()
+            .filter(|t| {
+                let name = t.get("name").and_then(Value::as_str).unwrap_or_default();
+                !listing.hidden.names.iter().any(|h| h == name)
+            })
+            .cloned()
+            .collect();
+        let shown_count = shown.len();
+        let shown_tokens = tokenizer.count(&to_compact(&Value::Array(shown)));
+        Surface {
+            source: listing.hidden.source.clone(),
+            hidden: listing.hidden.names.clone(),
+            shown_count,
+            shown_tokens,
+            saved_tokens: total_tokens.saturating_sub(shown_tokens),
+        }
+    });
+
     let info = listing.server_info.as_ref();
     let text = |key: &str| {
         info.and_then(|i| i.get(key))
@@ -158,7 +198,7 @@ pub fn audit(listing: &Listing, tokenizer: Tokenizer) -> AuditReport {
         protocol: listing.protocol.clone(),
         tokenizer: tokenizer.name().to_owned(),
         tool_count: tools.len(),
-        total_tokens: tokenizer.count(&canonical),
+        total_tokens,
         ref_resolved_total_tokens: tokenizer.count(&resolved_text),
         canonical_bytes: canonical.len(),
         canonical_sha256: hex::encode(Sha256::digest(canonical.as_bytes())),
@@ -172,8 +212,15 @@ pub fn audit(listing: &Listing, tokenizer: Tokenizer) -> AuditReport {
             .resources
             .as_deref()
             .map(|r| list_footprint(r, tokenizer)),
+        surface,
         warnings,
     }
+}
+
+/// Tokens of one tool object as it is counted in a listing: restricted to the members a
+/// client is handed (see [`super::canonical`]), compact, in wire order.
+pub fn tool_tokens(tool: &Value, tokenizer: Tokenizer) -> usize {
+    tokenizer.count(&to_compact(&restrict_tool(tool)))
 }
 
 fn footprint(
@@ -283,6 +330,18 @@ pub fn render_table(report: &AuditReport) -> String {
         report.canonical_bytes,
         report.canonical_sha256
     );
+    if let Some(s) = &report.surface {
+        let _ = writeln!(
+            out,
+            "without {} ({}, {}): {} tools, {} tokens; {} tokens fewer on every listing",
+            s.hidden.join(", "),
+            s.hidden.len(),
+            s.source,
+            s.shown_count,
+            s.shown_tokens,
+            s.saved_tokens
+        );
+    }
     for (label, list) in [
         ("prompts", &report.prompts),
         ("resources", &report.resources),

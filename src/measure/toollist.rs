@@ -25,6 +25,30 @@ pub struct Listing {
     pub prompts: Option<Vec<Value>>,
     /// The resource objects, when the server was asked.
     pub resources: Option<Vec<Value>>,
+    /// The tools taken out of the client's view, and by what; empty when none were.
+    pub hidden: Hidden,
+}
+
+/// Tools of a listing the client did not see (`ctxopt-proxy --hide-tools`/`--only-tools`),
+/// or would not see with those options.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Hidden {
+    /// The names, in wire order.
+    pub names: Vec<String>,
+    /// Where they come from: `frame-log` (the proxy hid them), `--hide-tools` or
+    /// `--only-tools` (given to `audit`).
+    pub source: String,
+}
+
+/// The `name` of every tool in a `tools/list` answer (a JSON-RPC response or its result).
+fn tool_names(page: &Value) -> impl Iterator<Item = &str> {
+    page.get("result")
+        .unwrap_or(page)
+        .get("tools")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t.get("name").and_then(Value::as_str))
 }
 
 /// Appends the tools of one `tools/list` response (a JSON-RPC response, or its bare
@@ -78,6 +102,7 @@ pub fn from_frame_log(path: &Path) -> Result<Listing, MeasureError> {
         ..Listing::default()
     };
     let mut current: Option<Vec<Value>> = None;
+    let mut hidden: Vec<String> = Vec::new();
     let mut prompts = ListAssembly::default();
     let mut resources = ListAssembly::default();
     let mut header_name = None;
@@ -107,11 +132,22 @@ pub fn from_frame_log(path: &Path) -> Result<Listing, MeasureError> {
                     let mut page = if continued {
                         current.take().unwrap_or_default()
                     } else {
+                        hidden.clear();
                         Vec::new()
                     };
                     push_tools_page(&message, &mut page)?;
                     current = Some(page);
                     listing.tools = current.clone().unwrap_or_default();
+                    // Where the proxy rewrote the answer, a server tool missing from what
+                    // the client got was hidden (the injected tools are only in the latter).
+                    if let (Some(_), Some(client)) = (&frame.server_raw, frame.json()) {
+                        let seen: Vec<&str> = tool_names(&client).collect();
+                        hidden.extend(
+                            tool_names(&message)
+                                .filter(|n| !seen.contains(n))
+                                .map(str::to_owned),
+                        );
+                    }
                 }
                 "prompts/list" => prompts.push(&message, "prompts", continued),
                 "resources/list" => resources.push(&message, "resources", continued),
@@ -142,6 +178,12 @@ pub fn from_frame_log(path: &Path) -> Result<Listing, MeasureError> {
     }
     listing.prompts = prompts.done;
     listing.resources = resources.done;
+    if !hidden.is_empty() {
+        listing.hidden = Hidden {
+            names: hidden,
+            source: "frame-log".into(),
+        };
+    }
     Ok(listing)
 }
 

@@ -74,7 +74,9 @@ pub enum Replaced {
     /// server's own answer (the `tools/list` extension).
     WithServerRaw(String),
     /// The server's frame logged `s2c` as it came, then the frame the client received
-    /// logged `p2c`: for a frame the proxy substitutes with one of its own.
+    /// logged `p2c` right after it, naming the `s2c` line's `seq` in `compacts` and carrying
+    /// its pairing (`method`, `tool`, `latency_us`, `protocol`): for a frame the proxy
+    /// substitutes with one of its own (a compacted tool result).
     Separately,
 }
 

@@ -320,17 +320,14 @@ impl Pump {
     /// frame (`s2c`) and then the replacement (`p2c`).
     fn substitute(&self, frame: Vec<u8>, replacement: Vec<u8>) {
         let mut writer = self.outlet.lock();
-        let original = self.tap.ticket_writing(&writer);
         let ticket = self.tap.ticket_writing(&writer);
         let written = self.write(&mut writer, &replacement);
         drop(writer);
         if written {
             self.dir_stats().relayed(replacement.len());
-            self.tap.relayed(original, self.dir, frame);
-            self.tap.relayed(ticket, Direction::P2c, replacement);
+            self.tap.replaced(ticket, frame, replacement);
         } else {
             self.dir_stats().discarded(frame.len());
-            self.tap.not_relayed(original);
             self.tap.not_relayed(ticket);
         }
     }

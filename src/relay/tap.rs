@@ -30,7 +30,7 @@ use super::sink::{FrameSink, LogPlace};
 use super::stats::RelayStats;
 use crate::framelog::accounting::{rfc3339, Accountant, Tapped};
 use crate::framelog::writer::LogWriter;
-use crate::framelog::{Direction, ExitStatus, Header, LogLine, Trailer};
+use crate::framelog::{Direction, ExitStatus, Frame, Header, LogLine, Trailer};
 use crate::tokenizer::Tokenizer;
 
 /// Bytes of frames that may wait for accounting before new frames skip the log.
@@ -94,6 +94,9 @@ pub struct Ticket {
 enum Item {
     /// A frame, and the server's original text when the proxy rewrote it.
     Frame(Tapped, Option<String>),
+    /// A server frame (logged as it came) and the frame written in its place (logged right
+    /// after it, naming it in `compacts`).
+    Replacement(Tapped, Tapped),
     Skipped,
     NotRelayed,
 }
@@ -167,27 +170,53 @@ impl TapSender {
         bytes: Vec<u8>,
         server_raw: Option<String>,
     ) {
-        let len = bytes.len();
+        if self.admit(&ticket, bytes.len()) {
+            let tapped = tapped(&ticket, dir, bytes);
+            self.send(ticket.order, Item::Frame(tapped, server_raw));
+        }
+    }
+
+    /// Hands a server frame that was replaced to the accounting thread: the server's
+    /// `original` (logged `s2c` as it came) and the `replacement` written on in its place
+    /// (logged `p2c` right after it, with the original's pairing and its `seq` in
+    /// `compacts`).
+    pub fn replaced(&self, ticket: Ticket, original: Vec<u8>, replacement: Vec<u8>) {
+        if self.admit(&ticket, original.len() + replacement.len()) {
+            let item = Item::Replacement(
+                tapped(&ticket, Direction::S2c, original),
+                tapped(&ticket, Direction::P2c, replacement),
+            );
+            self.send(ticket.order, item);
+        }
+    }
+
+    /// Counts `len` bytes into the queue waiting for accounting, or, when they would bring
+    /// it over [`TAP_BUDGET_BYTES`], hands the ticket back as skipped and returns false. An
+    /// empty queue takes any frame, however large.
+    fn admit(&self, ticket: &Ticket, len: usize) -> bool {
         let queued = self.queued.load(Ordering::Relaxed);
-        // An empty queue takes any frame, however large.
         if queued > 0 && queued + len > TAP_BUDGET_BYTES {
             self.skipped.fetch_add(1, Ordering::Relaxed);
             self.send(ticket.order, Item::Skipped);
-            return;
+            return false;
         }
         self.queued.fetch_add(len, Ordering::Relaxed);
-        let tapped = Tapped {
-            dir,
-            bytes,
-            at: ticket.at,
-            instant: ticket.instant,
-        };
-        self.send(ticket.order, Item::Frame(tapped, server_raw));
+        true
     }
 
     /// Gives back a ticket whose frame could not be written on.
     pub fn not_relayed(&self, ticket: Ticket) {
         self.send(ticket.order, Item::NotRelayed);
+    }
+}
+
+/// A frame relayed under `ticket`, for the accounting thread.
+fn tapped(ticket: &Ticket, dir: Direction, bytes: Vec<u8>) -> Tapped {
+    Tapped {
+        dir,
+        bytes,
+        at: ticket.at,
+        instant: ticket.instant,
     }
 }
 
@@ -234,17 +263,34 @@ impl TapState {
 
     fn process(&mut self, item: Item) {
         match item {
-            Item::Frame(tapped, server_raw) => self.frame(tapped, server_raw),
+            Item::Frame(tapped, server_raw) => {
+                self.record(tapped, |frame| frame.server_raw = server_raw);
+            }
+            Item::Replacement(original, replacement) => {
+                let server = self.record(original, |_| {});
+                self.record(replacement, |frame| {
+                    if let Some(server) = server {
+                        frame.method = server.method;
+                        frame.tool = server.tool;
+                        frame.latency_us = server.latency_us;
+                        frame.protocol = server.protocol;
+                        frame.compacts = Some(server.seq);
+                    }
+                });
+            }
             Item::Skipped => self.accountant.skip(),
             Item::NotRelayed => {}
         }
     }
 
-    fn frame(&mut self, tapped: Tapped, server_raw: Option<String>) {
+    /// Accounts a frame, amends its record, logs it and hands it to the sinks; returns the
+    /// record (when it was accounted).
+    fn record(&mut self, tapped: Tapped, amend: impl FnOnce(&mut Frame)) -> Option<Box<Frame>> {
         let len = tapped.bytes.len();
+        let mut out = None;
         if self.writer.is_open() || !self.sinks.is_empty() {
             let mut frame = self.accountant.frame(tapped);
-            frame.server_raw = server_raw;
+            amend(&mut frame);
             let line = LogLine::Frame(Box::new(frame));
             let logged = self.writer.write(&line);
             let LogLine::Frame(frame) = line else {
@@ -264,8 +310,10 @@ impl TapState {
             for sink in &mut self.sinks {
                 sink.frame(&frame, place);
             }
+            out = Some(frame);
         }
         self.queued.fetch_sub(len, Ordering::Relaxed);
+        out
     }
 
     fn trailer(&mut self, exit: ExitStatus) {
@@ -378,7 +426,7 @@ impl Tap {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::framelog::{Frame, Trailer};
+    use crate::framelog::Trailer;
 
     /// A header for tests that start a tap.
     pub(crate) fn header() -> Header {

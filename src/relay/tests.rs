@@ -213,6 +213,24 @@ fn what_a_handler_decides_is_what_client_server_and_sinks_see() {
         3
     );
     let log = std::fs::read_to_string(dir.path().join("log.jsonl")).unwrap();
+    let logged: Vec<Frame> = log
+        .lines()
+        .filter_map(|l| match serde_json::from_str(l) {
+            Ok(crate::framelog::LogLine::Frame(f)) => Some(*f),
+            _ => None,
+        })
+        .collect();
+    let line_of = |text: &str| logged.iter().find(|f| f.raw.as_deref() == Some(text));
+    let (swap, swapped) = (
+        line_of(r#"{"please":"swap"}"#).unwrap(),
+        line_of(r#"{"swapped":true}"#).unwrap(),
+    );
+    assert_eq!(swapped.seq, swap.seq + 1, "logged right after the server's");
+    assert_eq!(
+        swapped.compacts,
+        Some(swap.seq),
+        "names the frame it replaces"
+    );
     let trailer = log.lines().last().unwrap();
     assert!(trailer.contains("\"collected\""), "{trailer}");
     assert!(trailer.contains("\"frames_unlogged\":0"), "{trailer}");

@@ -13,6 +13,7 @@
 
 pub mod location;
 pub mod record;
+pub mod results;
 pub mod schema;
 
 use std::borrow::Cow;

@@ -26,6 +26,19 @@ pub const MIGRATIONS: &[&str] = &[
     CREATE INDEX records_workspace_path ON records (workspace, path);",
     // 2: resolve a frame (log + seq) to its records quickly.
     "CREATE INDEX records_frame ON records (log_path, seq, part);",
+    // 3: the exact results the proxy compacted on the wire (`--compact-results`), served
+    // back by `get_result`; `created` (Unix seconds) drives the retention.
+    "CREATE TABLE results (
+        handle TEXT NOT NULL,
+        workspace TEXT NOT NULL,
+        server TEXT NOT NULL,
+        session TEXT NOT NULL,
+        tool TEXT,
+        created INTEGER NOT NULL,
+        frame TEXT NOT NULL,
+        PRIMARY KEY (workspace, handle)
+    );
+    CREATE INDEX results_created ON results (created);",
 ];
 
 /// The schema version this build writes and reads.

@@ -5,7 +5,9 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context;
+use ctxopt::bridge::tool_filter::ToolFilter;
 use ctxopt::measure::audit::{audit, render_table};
+use ctxopt::measure::toollist::Hidden;
 use ctxopt::measure::{probe, toollist};
 use ctxopt::tokenizer::Tokenizer;
 
@@ -37,6 +39,14 @@ pub struct Args {
     /// Seconds to wait for each answer of a started server.
     #[arg(long, default_value_t = 30)]
     timeout: u64,
+    /// Also count the listing without these tools (comma-separated), as
+    /// `ctxopt-proxy --hide-tools` would show it.
+    #[arg(long, value_name = "NAME,…", conflicts_with = "only_tools")]
+    hide_tools: Option<String>,
+    /// Also count the listing with only these tools (comma-separated), as
+    /// `ctxopt-proxy --only-tools` would show it.
+    #[arg(long, value_name = "NAME,…")]
+    only_tools: Option<String>,
     /// Write the result here (whole, mode 0600, via a temporary file) instead of to stdout.
     #[arg(long, short, value_name = "FILE")]
     output: Option<PathBuf>,
@@ -47,7 +57,7 @@ pub struct Args {
 
 /// Runs `ctxopt audit`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let listing = if let Some(path) = &args.capture {
+    let mut listing = if let Some(path) = &args.capture {
         let text =
             std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
         let mut listing = toollist::from_capture(&text)?;
@@ -61,7 +71,39 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         probe::probe(&args.server, Duration::from_secs(args.timeout))?
     };
-    let report = audit(&listing, args.tokenizer);
+    let filter = ToolFilter::from_options(args.hide_tools.as_deref(), args.only_tools.as_deref());
+    if filter.is_active() {
+        listing.hidden = Hidden {
+            names: listing
+                .tools
+                .iter()
+                .filter_map(|t| t.get("name").and_then(|n| n.as_str()))
+                .filter(|n| !filter.shows(n))
+                .map(str::to_owned)
+                .collect(),
+            source: if args.only_tools.is_some() {
+                "--only-tools"
+            } else {
+                "--hide-tools"
+            }
+            .into(),
+        };
+    }
+    let mut report = audit(&listing, args.tokenizer);
+    if let ToolFilter::Hide(names) | ToolFilter::Only(names) = &filter {
+        let listed: Vec<&str> = report.tools.iter().map(|t| t.name.as_str()).collect();
+        let unknown: Vec<&str> = names
+            .iter()
+            .map(String::as_str)
+            .filter(|n| !listed.contains(n))
+            .collect();
+        if !unknown.is_empty() {
+            report.warnings.push(format!(
+                "the server lists no tool named {}",
+                unknown.join(", ")
+            ));
+        }
+    }
     let rendered = match args.format {
         Format::Table => render_table(&report),
         Format::Json => serde_json::to_string_pretty(&report)? + "\n",

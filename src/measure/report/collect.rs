@@ -6,13 +6,14 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::{
-    Anomalies, Anomaly, DirectionCounts, Identity, Report, ServerReport, Session, ToolReport,
-    MAX_LISTED_ANOMALIES,
+    Anomalies, Anomaly, Compaction, DirectionCounts, Identity, NeverCalled, Report, ServerReport,
+    Session, ToolReport, MAX_LISTED_ANOMALIES,
 };
 use crate::framelog::exchanges::{self, Entry, Exchanges};
 use crate::framelog::json_scan::{as_str, is_valid, member, root};
 use crate::framelog::meta_strip::strip_meta;
 use crate::framelog::{Direction, Frame, FrameKind};
+use crate::measure::audit::tool_tokens;
 use crate::measure::stats::{Latency, Summary};
 use crate::measure::MeasureError;
 use crate::protocol;
@@ -54,6 +55,10 @@ struct Accumulator {
     tools: BTreeMap<ToolKey, ToolAcc>,
     anomalies: Anomalies,
     listed_per_kind: HashMap<&'static str, usize>,
+    /// (log, server, tool) → (results, server tokens, client tokens).
+    compaction: BTreeMap<(String, String, String), (u64, u64, u64)>,
+    /// (server, tool) → (sessions offered it, its tokens in the last of them, summed).
+    offered: BTreeMap<(String, String), (u64, u64, u64)>,
 }
 
 /// What is kept of a `tools/call` request until its answer: its tool and measures.
@@ -93,6 +98,43 @@ struct LogState {
     advertised: HashSet<String>,
     /// `tools/call` requests whose tool was not advertised when they were made.
     early_calls: Vec<(u64, Direction, String)>,
+    /// The last `s2c` frame: its `seq` and tokens (a compacted frame names it).
+    last_s2c: Option<(u64, u64)>,
+    /// The server tools offered to the client in this session: name → definition tokens.
+    offered: BTreeMap<String, u64>,
+}
+
+/// The server tools a `tools/list` answer offered the client, with the tokens of their
+/// definitions: the tools of the server's answer that are also in what the client got
+/// (where the proxy rewrote the answer, its injected tools are not the server's and the
+/// tools it hid were not offered).
+fn offered_tools(frame: &Frame, tokenizer: Tokenizer, offered: &mut BTreeMap<String, u64>) {
+    let tools = |v: &Value| -> Vec<Value> {
+        v.pointer("/result/tools")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    };
+    let Some(server) = frame.server_json() else {
+        return;
+    };
+    let client: Option<Vec<String>> = frame.server_raw.as_ref().map(|_| {
+        frame
+            .json()
+            .map(|c| tools(&c))
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|t| t.get("name")?.as_str().map(str::to_owned))
+            .collect()
+    });
+    for tool in tools(&server) {
+        let Some(name) = tool.get("name").and_then(Value::as_str) else {
+            continue;
+        };
+        if client.as_ref().is_none_or(|c| c.iter().any(|n| n == name)) {
+            offered.insert(name.to_owned(), tool_tokens(&tool, tokenizer) as u64);
+        }
+    }
 }
 
 /// The key a request's measures are kept under.
@@ -229,6 +271,8 @@ impl Accumulator {
             calls: HashMap::new(),
             advertised: HashSet::new(),
             early_calls: Vec::new(),
+            last_s2c: None,
+            offered: BTreeMap::new(),
         };
         let mut log = Exchanges::open(path)?;
         for entry in log.by_ref() {
@@ -268,6 +312,13 @@ impl Accumulator {
                 self.anomaly("unadvertised_tool_call", &state.log, seq, dir, tool);
             }
         }
+        for (tool, tokens) in std::mem::take(&mut state.offered) {
+            let row = self
+                .offered
+                .entry((session.server_name.clone(), tool))
+                .or_default();
+            *row = (row.0 + 1, tokens, row.2 + tokens);
+        }
         self.sessions.push(session);
         Ok(())
     }
@@ -287,6 +338,28 @@ impl Accumulator {
             if !session.protocols.contains(p) {
                 session.protocols.push(p.clone());
             }
+        }
+        if frame.dir == Direction::S2c {
+            state.last_s2c = Some((frame.seq, frame.tokens));
+            if frame.kind == FrameKind::Response && frame.method.as_deref() == Some("tools/list") {
+                offered_tools(frame, self.tokenizer(), &mut state.offered);
+            }
+        }
+        if let Some(of) = frame.compacts {
+            // What the client got instead of the server's frame just before: a line of the
+            // ledger, not a message of its own (the server's frame answered the call).
+            if let Some((_, server_tokens)) = state.last_s2c.filter(|(seq, _)| *seq == of) {
+                let key = (
+                    state.log.clone(),
+                    session.server_name.clone(),
+                    frame.tool.clone().unwrap_or_default(),
+                );
+                let row = self.compaction.entry(key).or_default();
+                row.0 += 1;
+                row.1 += server_tokens;
+                row.2 += frame.tokens;
+            }
+            return;
         }
         match frame.kind {
             FrameKind::Unparseable => {
@@ -475,6 +548,24 @@ impl Accumulator {
 
     fn finish(self) -> Report {
         let tokenizer = self.tokenizer().name().to_owned();
+        let never_called = self
+            .offered
+            .iter()
+            .filter(|((server, tool), _)| {
+                self.tools
+                    .get(&(server.clone(), Origin::Server, tool.clone()))
+                    .is_none_or(|acc| acc.calls == 0)
+            })
+            .map(
+                |((server_name, tool), &(sessions, tokens, total))| NeverCalled {
+                    server_name: server_name.clone(),
+                    tool: tool.clone(),
+                    sessions,
+                    tokens_per_session: tokens,
+                    total_tokens: total,
+                },
+            )
+            .collect();
         let mut servers: Vec<ServerReport> = Vec::new();
         for ((server, origin, tool), acc) in self.tools {
             if servers.last().is_none_or(|s| s.name != server) {
@@ -517,6 +608,24 @@ impl Accumulator {
             sessions: self.sessions,
             servers,
             anomalies: self.anomalies,
+            compaction: self
+                .compaction
+                .into_iter()
+                .map(
+                    |((log, server_name, tool), (results, server_tokens, client_tokens))| {
+                        Compaction {
+                            log,
+                            server_name,
+                            tool,
+                            results,
+                            server_tokens,
+                            client_tokens,
+                            saved_tokens: server_tokens.saturating_sub(client_tokens),
+                        }
+                    },
+                )
+                .collect(),
+            never_called,
         }
     }
 }

@@ -4,7 +4,9 @@
 
 use std::fmt::Write as _;
 
-use super::text::{anomalies_table, sessions_table, tools_table, Table};
+use super::text::{
+    anomalies_table, compaction_table, never_called_table, sessions_table, tools_table, Table,
+};
 use super::{Report, ToolReport};
 
 const CSS: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}\
@@ -217,6 +219,14 @@ pub fn render(report: &Report) -> String {
     for server in &report.servers {
         let _ = writeln!(out, "<h2>Server {}</h2>", escape(&server.name));
         table(&tools_table(server), &mut out);
+    }
+    if !report.compaction.is_empty() {
+        out.push_str("<h2>Compaction</h2>\n");
+        table(&compaction_table(report), &mut out);
+    }
+    if !report.never_called.is_empty() {
+        out.push_str("<h2>Tools never called</h2>\n");
+        table(&never_called_table(report), &mut out);
     }
     let a = &report.anomalies;
     let _ = writeln!(

@@ -27,6 +27,51 @@ pub struct Report {
     pub servers: Vec<ServerReport>,
     /// What should not have happened.
     pub anomalies: Anomalies,
+    /// The saving ledger of `--compact-results`: per session and tool (absent when no
+    /// result was compacted).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub compaction: Vec<Compaction>,
+    /// The server tools the client was offered and no session called, per server by name
+    /// (absent when every offered tool was called).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub never_called: Vec<NeverCalled>,
+}
+
+/// A server tool offered to the client (in the `tools/list` answers it got, the proxy's
+/// injected and hidden tools aside) in some of the sessions, and called in none.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NeverCalled {
+    /// The server's short name.
+    pub server_name: String,
+    /// The tool.
+    pub tool: String,
+    /// Sessions whose client was offered it.
+    pub sessions: u64,
+    /// Tokens of its definition, as `audit` counts one tool, in the last session that
+    /// offered it: what it costs each session that lists it once.
+    pub tokens_per_session: u64,
+    /// The tokens of its definition summed over the sessions that offered it.
+    pub total_tokens: u64,
+}
+
+/// The results of one tool the proxy compacted in one session, counted from the logged
+/// frames: the server's (`s2c`) and the client's (`p2c` with `compacts`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Compaction {
+    /// The log's file name.
+    pub log: String,
+    /// The server's short name.
+    pub server_name: String,
+    /// The tool.
+    pub tool: String,
+    /// Results compacted.
+    pub results: u64,
+    /// Tokens of the server's frames.
+    pub server_tokens: u64,
+    /// Tokens of the frames the client got instead.
+    pub client_tokens: u64,
+    /// `server_tokens - client_tokens`.
+    pub saved_tokens: u64,
 }
 
 /// One frame log (one proxy run: one client, one server).

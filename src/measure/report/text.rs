@@ -227,6 +227,57 @@ pub fn tools_table(server: &super::ServerReport) -> Table {
     )
 }
 
+/// The saving ledger: per session and tool, what the server sent and what the client got.
+pub fn compaction_table(report: &Report) -> Table {
+    Table::new(
+        [
+            "log",
+            "server",
+            "tool",
+            "compacted",
+            "server tokens",
+            "client tokens",
+            "saved",
+        ],
+        report
+            .compaction
+            .iter()
+            .map(|c| {
+                vec![
+                    c.log.clone(),
+                    c.server_name.clone(),
+                    c.tool.clone(),
+                    c.results.to_string(),
+                    c.server_tokens.to_string(),
+                    c.client_tokens.to_string(),
+                    c.saved_tokens.to_string(),
+                ]
+            })
+            .collect(),
+    )
+}
+
+/// The server tools offered and never called: the evidence for `--hide-tools`.
+pub fn never_called_table(report: &Report) -> Table {
+    Table::new(
+        ["server", "tool", "sessions", "tokens/session", "tokens"],
+        report
+            .never_called
+            .iter()
+            .map(|n| {
+                vec![
+                    n.server_name.clone(),
+                    n.tool.clone(),
+                    n.sessions.to_string(),
+                    n.tokens_per_session.to_string(),
+                    n.total_tokens.to_string(),
+                ]
+            })
+            .collect(),
+    )
+    .align(1, Align::Left)
+}
+
 /// The anomaly list.
 pub fn anomalies_table(report: &Report) -> Table {
     Table::new(
@@ -272,6 +323,20 @@ pub fn render(report: &Report, style: Style) -> String {
     for server in &report.servers {
         heading(&mut out, &format!("Server {}", server.name));
         tools_table(server).render(style, &mut out);
+    }
+    if !report.compaction.is_empty() {
+        heading(
+            &mut out,
+            "Compaction (server tokens: sent by the server; client tokens: what the client got)",
+        );
+        compaction_table(report).render(style, &mut out);
+    }
+    if !report.never_called.is_empty() {
+        heading(
+            &mut out,
+            "Tools never called (offered in these sessions, called in none; tokens: their definitions)",
+        );
+        never_called_table(report).render(style, &mut out);
     }
     let a = &report.anomalies;
     heading(&mut out, "Anomalies");

@@ -1,0 +1,637 @@
+//! `--compact-results`: oversized `tools/call` results compacted on the wire, the original
+//! kept and served back whole by `get_result` (also after a restart), the log keeping both
+//! frames; `--hide-tools` / `--only-tools`. Against the fixture server (a tool with an
+//! `outputSchema`, a 50 MB result, a one-line result).
+
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+use crate::support::log::{read_log, Log};
+use crate::support::proxy::{ProxyCmd, Session};
+use ctxopt::framelog::{Direction, Frame};
+use ctxopt::tokenizer::Tokenizer;
+
+const LIMIT: usize = 2000;
+
+fn tools_list() -> String {
+    json!({"tools": [
+        {"name": "dump", "inputSchema": {"type": "object"}},
+        {"name": "stats", "inputSchema": {"type": "object"},
+         "outputSchema": {"type": "object", "properties": {"rows": {"type": "array", "items": {"type": "string"}}}, "required": ["rows"]}},
+        {"name": "danger", "inputSchema": {"type": "object"}}
+    ]})
+    .to_string()
+}
+
+fn request(id: u64, method: &str, params: Value) -> Vec<u8> {
+    let mut line = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+        .to_string()
+        .into_bytes();
+    line.push(b'\n');
+    line
+}
+
+fn call(id: u64, tool: &str, arguments: Value) -> Vec<u8> {
+    request(
+        id,
+        "tools/call",
+        json!({"name": tool, "arguments": arguments}),
+    )
+}
+
+fn parse(line: &[u8]) -> Value {
+    serde_json::from_slice(line).unwrap_or_else(|e| {
+        panic!(
+            "{e}: {}",
+            String::from_utf8_lossy(&line[..line.len().min(300)])
+        )
+    })
+}
+
+fn text_of(v: &Value, block: usize) -> &str {
+    v["result"]["content"][block]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no text in {v}"))
+}
+
+fn handle_in(text: &str) -> String {
+    let at = text.rfind("{\"handle\": \"r_").expect("a handle") + 12;
+    text[at..at + 18].to_string()
+}
+
+/// The tool names a `tools/list` through the session returns.
+fn listed(s: &mut Session) -> Vec<String> {
+    s.send(&request(1, "tools/list", json!({})));
+    let list = parse(&s.recv());
+    list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn sha(s: &str) -> String {
+    hex::encode(Sha256::digest(s.as_bytes()))
+}
+
+/// Pages through `handle` with get_result (ids from 100) and returns the pages joined.
+fn all_pages(s: &mut Session, handle: &str, raw: bool) -> String {
+    let mut joined = String::new();
+    for page in 1.. {
+        s.send(&call(
+            100 + page,
+            "get_result",
+            json!({"handle": handle, "page": page, "raw": raw}),
+        ));
+        let v = parse(&s.recv());
+        let t = Tokenizer::O200kBase;
+        let part = text_of(&v, 0);
+        let note = text_of(&v, 1);
+        assert!(
+            t.count(part) + t.count(note) <= LIMIT,
+            "page {page} over the limit"
+        );
+        joined.push_str(part);
+        if note.contains("the last page") {
+            break;
+        }
+    }
+    joined
+}
+
+/// The server's answer to the call `id` (`s2c`, as received) and the compacted frame the
+/// client got instead (`p2c`, naming it in `compacts`).
+fn compacted<'a>(log: &'a Log, id: &str) -> (&'a Frame, &'a Frame) {
+    let s2c = log
+        .dir(Direction::S2c)
+        .into_iter()
+        .find(|f| f.id.as_deref() == Some(id))
+        .expect("the server's answer is logged");
+    let p2c = log
+        .dir(Direction::P2c)
+        .into_iter()
+        .find(|f| f.compacts == Some(s2c.seq))
+        .expect("the compacted frame names it");
+    (s2c, p2c)
+}
+
+fn proxy(steps: &[&str], store: &std::path::Path, workspace: &std::path::Path) -> ProxyCmd {
+    let mut all = vec![format!("method-result:tools/list:{}", tools_list())];
+    all.extend(steps.iter().map(|s| s.to_string()));
+    all.push("respond".into());
+    ProxyCmd::fixture(&all).option(&[
+        "--compact-results".into(),
+        LIMIT.to_string(),
+        "--store".into(),
+        store.display().to_string(),
+        "--workspace".into(),
+        workspace.display().to_string(),
+        "--inject".into(),
+        "none".into(),
+    ])
+}
+
+#[test]
+fn an_oversized_result_is_compacted_and_served_back_byte_exact_even_after_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store.sqlite3");
+    let cmd = proxy(&["text-result:tools/call:20000:100"], &store, dir.path());
+    let mut s = Session::start(&cmd);
+    assert_eq!(listed(&mut s), ["dump", "stats", "danger", "get_result"]);
+    s.send(&call(2, "dump", json!({"query": "payment"})));
+    let got = parse(&s.recv());
+    assert_eq!(got["id"], 2);
+    let text = text_of(&got, 0);
+    let t = Tokenizer::O200kBase;
+    assert!(t.count(text) <= LIMIT, "{} tokens", t.count(text));
+    assert!(
+        text.contains("10001 | 00010000 ERROR payment gateway timed out after 30000 ms"),
+        "{text}"
+    );
+    assert!(
+        text.contains("of 20,000 lines left out; the whole result: get_result {\"handle\": \"r_")
+    );
+    let handle = handle_in(text);
+    let pages = all_pages(&mut s, &handle, false);
+    s.send(&call(
+        3,
+        "get_result",
+        json!({"handle": handle, "pattern": "ERROR"}),
+    ));
+    let found = parse(&s.recv());
+    let found = text_of(&found, 0);
+    assert_eq!(found.lines().count(), 1, "{found}");
+    assert!(found.starts_with("10001 | 00010000 ERROR payment gateway timed out after 30000 ms."));
+    let (_, status) = s.close();
+    assert!(status.success());
+
+    // The log: the server's frame as received (s2c, its tokens), then the client's (p2c).
+    let log = read_log(cmd.log_path());
+    let (s2c, p2c) = compacted(&log, "2");
+    assert_eq!(p2c.seq, s2c.seq + 1);
+    assert_eq!(p2c.tool.as_deref(), Some("dump"));
+    assert!(
+        s2c.tokens > 20 * p2c.tokens,
+        "{} vs {}",
+        s2c.tokens,
+        p2c.tokens
+    );
+    let original: Value = serde_json::from_str(s2c.raw.as_deref().unwrap()).unwrap();
+    let original_text = text_of(&original, 0);
+    assert_eq!(
+        sha(&pages),
+        sha(original_text),
+        "the pages joined are the original"
+    );
+    assert_eq!(
+        p2c.raw.as_deref().unwrap(),
+        serde_json::to_string(&got).unwrap()
+    );
+
+    // The saving ledger counts those two frames; the call is answered once, no anomaly.
+    let report = ctxopt::measure::report::collect(&[cmd.log_path().to_path_buf()]).unwrap();
+    let row = &report.compaction[0];
+    assert_eq!((row.tool.as_str(), row.results), ("dump", 1));
+    assert_eq!(
+        (row.server_tokens, row.client_tokens),
+        (s2c.tokens, p2c.tokens)
+    );
+    assert_eq!(row.saved_tokens, s2c.tokens - p2c.tokens);
+    assert_eq!(report.anomalies.unknown_id_responses, 0);
+    let text =
+        ctxopt::measure::report::text::render(&report, ctxopt::measure::report::text::Style::Plain);
+    assert!(text.contains("\nCompaction ("), "{text}");
+    // gap reads the relayed call once, as the wire had it.
+    let wire = ctxopt::measure::gap::read_wire(cmd.log_path()).unwrap();
+    assert_eq!(wire.calls.get("dump"), Some(&1));
+
+    // A new proxy in the same workspace and store serves the same result, raw included.
+    let again = proxy(&[], &store, dir.path());
+    let mut s = Session::start(&again);
+    let raw = all_pages(&mut s, &handle, true);
+    assert_eq!(sha(&raw), sha(s2c.raw.as_deref().unwrap()));
+    s.close();
+}
+
+/// Issue 16's one exception: the copy kept for get_result is the server's bytes, secrets
+/// included, while the log's s2c and p2c lines and the records are redacted.
+#[test]
+fn the_kept_copy_is_exact_while_the_log_and_the_records_are_redacted() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store.sqlite3");
+    let secrets = [
+        crate::redaction::aws_key(),
+        crate::redaction::github_token(),
+    ];
+    let mut lines: Vec<String> = (0..1500)
+        .map(|i| format!("{i:05} INFO request served in 12 ms"))
+        .collect();
+    lines[10] = format!("00010 WARN aws_access_key_id = {}", secrets[0]);
+    lines[1400] = format!("01400 WARN # github: {}", secrets[1]);
+    let text = lines.join("\n");
+    let result = json!({"content": [{"type": "text", "text": text}]});
+    let cmd = proxy(
+        &[&format!("method-result:tools/call:{result}")],
+        &store,
+        dir.path(),
+    );
+    let mut s = Session::start(&cmd);
+    s.send(&call(2, "dump", json!({})));
+    let got = parse(&s.recv());
+    let handle = handle_in(text_of(&got, 0));
+    let pages = all_pages(&mut s, &handle, false);
+    assert_eq!(
+        sha(&pages),
+        sha(&text),
+        "get_result returns the server's bytes"
+    );
+    let (_, status) = s.close();
+    assert!(status.success());
+
+    let log = read_log(cmd.log_path());
+    let (s2c, p2c) = compacted(&log, "2");
+    assert_eq!(s2c.redactions, Some(2));
+    // The client got the warning lines in the excerpts, secrets and all (the wire is never
+    // redacted); the log's copy of that frame has placeholders instead.
+    let client = got.to_string();
+    let shown = secrets
+        .iter()
+        .filter(|s| client.contains(s.as_str()))
+        .count();
+    assert!(shown > 0, "canary: the excerpts show a secret");
+    assert_eq!(p2c.redactions, Some(shown as u64));
+    let log_bytes = std::fs::read(cmd.log_path()).unwrap();
+    let records = ctxopt::store::Store::open_path(&store)
+        .unwrap()
+        .load(&ctxopt::store::Filter::workspace(
+            &dir.path().canonicalize().unwrap().display().to_string(),
+        ))
+        .unwrap();
+    let record_text: String = records.iter().map(|r| r.record.search_text()).collect();
+    assert!(record_text.contains("[REDACTED:aws-access-key-id:20:"));
+    for secret in &secrets {
+        assert!(pages.contains(secret.as_str()));
+        assert!(
+            memchr::memmem::find(&log_bytes, secret.as_bytes()).is_none(),
+            "the log holds {secret}"
+        );
+        assert!(
+            !record_text.contains(secret.as_str()),
+            "a record holds {secret}"
+        );
+    }
+}
+
+#[test]
+fn results_under_the_limit_pass_byte_for_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let cmd = proxy(
+        &["text-result:tools/call:50:60"],
+        &dir.path().join("s.db"),
+        dir.path(),
+    );
+    let mut s = Session::start(&cmd);
+    s.send(&call(1, "dump", json!({})));
+    let got = s.recv();
+    s.close();
+    let log = read_log(cmd.log_path());
+    let s2c = &log.dir(Direction::S2c)[0];
+    assert_eq!(
+        got.strip_suffix(b"\n").unwrap(),
+        s2c.raw.as_deref().unwrap().as_bytes()
+    );
+    assert!(log.dir(Direction::P2c).is_empty());
+}
+
+#[test]
+fn a_result_over_the_kept_cap_is_relayed_whole_and_said_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let cmd = proxy(
+        &["text-result:tools/call:2000:60"],
+        &dir.path().join("s.db"),
+        dir.path(),
+    )
+    .option(&["--max-kept-bytes", "50000"]);
+    let mut s = Session::start(&cmd);
+    s.send(&call(1, "dump", json!({})));
+    let got = s.recv();
+    let (_, _, stderr) = s.close_with_stderr();
+    let log = read_log(cmd.log_path());
+    let s2c = &log.dir(Direction::S2c)[0];
+    assert!(s2c.bytes > 50_000, "canary: the result is over the cap");
+    assert_eq!(
+        got.strip_suffix(b"\n").unwrap(),
+        s2c.raw.as_deref().unwrap().as_bytes(),
+        "relayed whole, not cut without its whole kept"
+    );
+    assert!(log.dir(Direction::P2c).is_empty());
+    assert!(
+        stderr.contains(&format!(
+            "dump result of {} bytes relayed whole: the store keeps results of at most 50000 bytes (--max-kept-bytes)",
+            s2c.bytes - 1
+        )),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_fifty_megabyte_result_and_a_one_line_result_are_compacted() {
+    let dir = tempfile::tempdir().unwrap();
+    let cmd = proxy(
+        &[
+            "text-result:tools/call#1:500000:100",
+            "text-result:tools/call#2:1:2000000",
+        ],
+        &dir.path().join("s.db"),
+        dir.path(),
+    );
+    let mut s = Session::start(&cmd);
+    s.send(&call(1, "dump", json!({})));
+    let big = parse(&s.recv());
+    let text = text_of(&big, 0);
+    assert!(
+        text.contains("250001 | 00250000 ERROR payment gateway"),
+        "{}",
+        &text[..500]
+    );
+    assert!(text.contains("of 500,000 lines left out"));
+    s.send(&call(
+        2,
+        "get_result",
+        json!({"handle": handle_in(text), "pattern": "ERROR", "lines": [250000, 250002]}),
+    ));
+    let found = parse(&s.recv());
+    let found = text_of(&found, 0);
+    assert_eq!(found.lines().count(), 1, "{found}");
+    assert!(found.starts_with("250001 | 00250000 ERROR payment gateway timed out after 30000 ms."));
+    s.send(&call(3, "dump", json!({})));
+    let line = parse(&s.recv());
+    let text = text_of(&line, 0);
+    assert!(
+        text.starts_with("1 | STARTabcd"),
+        "{}",
+        &text[..text.len().min(300)]
+    );
+    assert!(text.contains("characters left out"));
+    assert!(text.contains("END\n… 1 lines shown, 1 cut short"));
+    assert!(Tokenizer::O200kBase.count(text) <= LIMIT);
+    // The log is not read here: no need to wait for the tap to count 50 MB.
+    s.kill();
+}
+
+#[test]
+fn a_big_structured_result_under_an_output_schema_is_left_whole_and_said_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows: Vec<String> = (0..5000).map(|i| format!("row {i}")).collect();
+    let text = rows.join("\n");
+    let result =
+        json!({"content": [{"type": "text", "text": text}], "structuredContent": {"rows": rows}});
+    let cmd = proxy(
+        &[&format!("method-result:tools/call:{result}")],
+        &dir.path().join("s.db"),
+        dir.path(),
+    );
+    let mut s = Session::start(&cmd);
+    s.send(&request(1, "tools/list", json!({})));
+    s.recv();
+    s.send(&call(2, "stats", json!({})));
+    let got = parse(&s.recv());
+    let (_, _, stderr) = s.close_with_stderr();
+    assert_eq!(got["result"], result, "whole, so it still validates");
+    assert!(stderr.contains("stats result left whole"), "{stderr}");
+}
+
+#[test]
+fn hidden_tools_leave_the_listing_and_their_calls_never_reach_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let cmd = proxy(&[], &dir.path().join("s.db"), dir.path()).option(&["--hide-tools", "danger"]);
+    let mut s = Session::start(&cmd);
+    assert_eq!(listed(&mut s), ["dump", "stats", "get_result"]);
+    s.send(&call(2, "danger", json!({})));
+    let refused = parse(&s.recv());
+    assert_eq!(refused["id"], 2);
+    assert_eq!(refused["error"]["code"], -32602);
+    assert!(refused["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("hidden by ctxopt-proxy"));
+    s.close();
+    let log = read_log(cmd.log_path());
+    assert!(log
+        .dir(Direction::C2s)
+        .iter()
+        .all(|f| f.tool.as_deref() != Some("danger")));
+    assert_eq!(log.dir(Direction::C2p).len(), 1);
+}
+
+/// A real client (Python `mcp`, TypeScript SDK) reads a 20,000-line log through the proxy in
+/// front of the real server-filesystem: the result arrives compacted and valid (the TypeScript
+/// SDK checks structuredContent against the tool's outputSchema), and get_result finds the
+/// error line in the whole.
+fn real_client_reads_a_big_file(client: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("project");
+    std::fs::create_dir(&project).unwrap();
+    let logfile = project.join("app.log");
+    let text: String = (0..20_000)
+        .map(|i| {
+            if i == 12_345 {
+                "2026-11-30T10:00:00Z ERROR billing: invoice INV-12345 total mismatch\n".to_string()
+            } else {
+                format!("2026-11-30T10:00:00Z INFO request {i} served\n")
+            }
+        })
+        .collect();
+    std::fs::write(&logfile, &text).unwrap();
+    let (log, store) = (
+        dir.path().join("frames.jsonl"),
+        dir.path().join("store.sqlite3"),
+    );
+    let options = ["--inject", "none", "--compact-results", "3000"];
+    let command = crate::bridge::filesystem::proxy_command(&log, &store, &project, &options);
+    let command: Vec<&std::ffi::OsStr> = command.iter().map(|a| a.as_os_str()).collect();
+    let path = logfile.display().to_string();
+    let first = json!([["tools/list", {}], ["read_text_file", {"path": path}]]);
+    let seen = match client {
+        "python" => {
+            let Some(python) = crate::bridge::serve::python() else {
+                return;
+            };
+            crate::bridge::filesystem::run_calls(&python, first, &command)
+        }
+        _ => match crate::bridge::filesystem::run_ts_calls(first, &command) {
+            Some(seen) => seen,
+            None => return,
+        },
+    };
+    let tools = seen[0]["tools"].as_array().unwrap();
+    assert_eq!(tools.last().unwrap(), "get_result");
+    let got = seen[1]["text"].as_str().unwrap();
+    assert!(Tokenizer::O200kBase.count(got) <= 3000);
+    assert!(
+        got.contains(
+            "12346 | 2026-11-30T10:00:00Z ERROR billing: invoice INV-12345 total mismatch"
+        ),
+        "{got}"
+    );
+    assert_eq!(
+        seen[1]["structured"]["content"], got,
+        "structuredContent compacted with the text"
+    );
+    let handle = handle_in(got);
+    // A second session (a restart) asks for the error by pattern and the first lines exactly.
+    let second = json!([
+        ["get_result", {"handle": handle, "pattern": "ERROR"}],
+        ["get_result", {"handle": handle, "lines": [1, 2]}]
+    ]);
+    let asked = match client {
+        "python" => crate::bridge::filesystem::run_calls(
+            &crate::bridge::serve::python().unwrap(),
+            second,
+            &command,
+        ),
+        _ => crate::bridge::filesystem::run_ts_calls(second, &command).unwrap(),
+    };
+    let found = asked[0]["text"].as_str().unwrap();
+    assert!(
+        found.starts_with(
+            "12346 | 2026-11-30T10:00:00Z ERROR billing: invoice INV-12345 total mismatch\n"
+        ),
+        "{found}"
+    );
+    let first_lines = asked[1]["text"].as_str().unwrap();
+    assert!(
+        first_lines.starts_with(&text[..text.match_indices('\n').nth(1).unwrap().0 + 1]),
+        "{first_lines}"
+    );
+}
+
+#[test]
+fn python_client_reads_a_big_file_compacted() {
+    real_client_reads_a_big_file("python");
+}
+
+#[test]
+fn typescript_client_reads_a_big_file_compacted() {
+    real_client_reads_a_big_file("typescript");
+}
+
+/// A real client (Python `mcp`, TypeScript SDK) through the proxy in front of the real
+/// server-everything: its `echo` returns a 2,500-line message, which arrives compacted with
+/// the error line kept, and get_result (in a second session: a restart) finds the error.
+fn real_client_gets_a_big_echo(client: &str) {
+    let Some(server) = crate::support::peers::peer(
+        "node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+    ) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    // The calls go to the client as one argument: it stays under the kernel's 128 KiB.
+    let message: String = (0..2_500)
+        .map(|i| {
+            if i == 1_210 {
+                "TypeError: Cannot read properties of undefined (reading 'total')\n".to_string()
+            } else {
+                format!("worker {i} answered in {} ms\n", i % 17)
+            }
+        })
+        .collect();
+    let mut command: Vec<std::ffi::OsString> = vec![
+        env!("CARGO_BIN_EXE_ctxopt-proxy").into(),
+        "--log".into(),
+        dir.path().join("frames.jsonl").into(),
+        "--store".into(),
+        dir.path().join("store.sqlite3").into(),
+        "--workspace".into(),
+        dir.path().into(),
+        "--inject".into(),
+        "none".into(),
+        "--compact-results".into(),
+        "2000".into(),
+        "--".into(),
+        "node".into(),
+    ];
+    command.extend([server.into_os_string(), "stdio".into()]);
+    let command: Vec<&std::ffi::OsStr> = command.iter().map(|a| a.as_os_str()).collect();
+    let run = |calls: Value| match client {
+        "python" => crate::bridge::serve::python()
+            .map(|python| crate::bridge::filesystem::run_calls(&python, calls, &command)),
+        _ => crate::bridge::filesystem::run_ts_calls(calls, &command),
+    };
+    let Some(seen) = run(json!([["echo", {"message": message}]])) else {
+        return;
+    };
+    let got = seen[0]["text"].as_str().unwrap();
+    assert_eq!(seen[0]["isError"], false);
+    assert!(Tokenizer::O200kBase.count(got) <= 2000);
+    assert!(
+        got.contains("1211 | TypeError: Cannot read properties of undefined (reading 'total')"),
+        "{got}"
+    );
+    assert!(
+        got.contains(" lines left out; the whole result: get_result {\"handle\": \"r_"),
+        "{got}"
+    );
+    let handle = handle_in(got);
+    let asked = run(json!([
+        ["get_result", {"handle": handle, "pattern": "TypeError"}],
+        ["get_result", {"handle": handle, "lines": [1, 1]}]
+    ]))
+    .unwrap();
+    assert_eq!(
+        asked[0]["text"].as_str().unwrap().lines().next().unwrap(),
+        "1211 | TypeError: Cannot read properties of undefined (reading 'total')"
+    );
+    assert!(asked[1]["text"]
+        .as_str()
+        .unwrap()
+        .starts_with("Echo: worker 0 answered in 0 ms\n"));
+}
+
+#[test]
+fn python_client_gets_a_big_echo_from_server_everything_compacted() {
+    real_client_gets_a_big_echo("python");
+}
+
+#[test]
+fn typescript_client_gets_a_big_echo_from_server_everything_compacted() {
+    real_client_gets_a_big_echo("typescript");
+}
+
+/// `CTXOPT_COMPACT_RESULTS` means what `--compact-results` means; a value it cannot take
+/// stops the proxy before it starts the server, saying why.
+#[test]
+fn the_environment_variable_turns_compaction_on_like_the_option() {
+    let run = |value: &str| {
+        let cmd = ProxyCmd::fixture(&["text-result:tools/call:20000:100", "respond"])
+            .option(&["--inject", "none"]);
+        let mut child = cmd
+            .command()
+            .env("CTXOPT_COMPACT_RESULTS", value)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        std::io::Write::write_all(&mut stdin, &call(1, "dump", json!({}))).unwrap();
+        drop(stdin);
+        child.wait_with_output().unwrap()
+    };
+    let on = run("2000");
+    assert!(on.status.success());
+    let got = parse(on.stdout.strip_suffix(b"\n").unwrap());
+    let text = text_of(&got, 0);
+    assert!(Tokenizer::O200kBase.count(text) <= 2000);
+    assert!(text.contains("of 20,000 lines left out"), "{text}");
+
+    let bad = run("12");
+    assert_eq!(bad.status.code(), Some(125));
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        stderr.contains("CTXOPT_COMPACT_RESULTS=\"12\": expected at least 200 tokens"),
+        "{stderr}"
+    );
+    assert!(bad.stdout.is_empty());
+}
