@@ -62,13 +62,7 @@ fn handle_in(text: &str) -> String {
 /// The tool names a `tools/list` through the session returns.
 fn listed(s: &mut Session) -> Vec<String> {
     s.send(&request(1, "tools/list", json!({})));
-    let list = parse(&s.recv());
-    list["result"]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap().to_string())
-        .collect()
+    crate::inject::names(&parse(&s.recv()))
 }
 
 fn sha(s: &str) -> String {

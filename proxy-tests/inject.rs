@@ -92,7 +92,8 @@ fn converse(cmd: &ProxyCmd, requests: &[String]) -> (Vec<Value>, String) {
     (seen, stderr)
 }
 
-fn names(list: &Value) -> Vec<String> {
+/// The tool names of a `tools/list` answer.
+pub(crate) fn names(list: &Value) -> Vec<String> {
     list["result"]["tools"]
         .as_array()
         .unwrap()

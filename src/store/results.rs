@@ -148,16 +148,19 @@ mod tests {
     fn a_kept_result_comes_back_exactly_in_its_workspace_only() {
         let mut store = Store::open_in_memory().unwrap();
         let frame = "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"é\\u0000\"}]}}";
-        store
-            .keep_result(
-                &scope("/a"),
-                "r_1",
-                Some("t"),
-                frame,
-                1000,
-                DEFAULT_RETENTION,
-            )
-            .unwrap();
+        let keep = |store: &mut Store, now| {
+            store
+                .keep_result(
+                    &scope("/a"),
+                    "r_1",
+                    Some("t"),
+                    frame,
+                    now,
+                    DEFAULT_RETENTION,
+                )
+                .unwrap()
+        };
+        keep(&mut store, 1000);
         let kept = store
             .kept_result("/a", "r_1", 1000, DEFAULT_RETENTION)
             .unwrap()
@@ -171,16 +174,7 @@ mod tests {
             None
         );
         // Kept twice: one row.
-        store
-            .keep_result(
-                &scope("/a"),
-                "r_1",
-                Some("t"),
-                frame,
-                1001,
-                DEFAULT_RETENTION,
-            )
-            .unwrap();
+        keep(&mut store, 1001);
         assert_eq!(store.kept_results().unwrap(), 1);
     }
 
