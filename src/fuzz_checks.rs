@@ -11,7 +11,7 @@ use crate::framelog::classify::{classify, Message, Shape};
 use crate::framelog::json_scan::{is_valid, root};
 use crate::framelog::meta_strip::strip_meta;
 use crate::import::swe_agent::{import_trajectory, ImportError};
-use crate::import::{import_text, ImportError as SessionImportError, SourceFormat};
+use crate::import::{import_text, ImportError as SessionImportError, ImportOptions, SourceFormat};
 use crate::optimizer::parse::{parse_records, RecordsError};
 use crate::redact::{matcher, Key, Redactor};
 use crate::relay::line_reader::LineReader;
@@ -203,7 +203,7 @@ pub fn session_import(data: &[u8]) {
         return;
     };
     let format = FORMATS[usize::from(pick) % FORMATS.len()];
-    match import_text(format, text) {
+    match import_text(format, text, &ImportOptions::default()) {
         Ok((records, summary)) => {
             let lines = text.lines().count().max(1);
             for error in &summary.errors {
