@@ -52,7 +52,7 @@ impl FrameSink for OtlpSink {
         let (Some(spans), Some(exporter)) = (&mut self.spans, &self.exporter) else {
             return;
         };
-        if let Some(span) = spans.frame(frame) {
+        for span in spans.frame(frame) {
             exporter.offer(span);
         }
     }

@@ -56,7 +56,7 @@ pub fn replay(
             }
             LogItem::Line(LogLine::Frame(frame)) => match &mut session {
                 Some(s) => {
-                    if let Some(span) = s.frame(&frame) {
+                    for span in s.frame(&frame) {
                         stats.spans += 1;
                         out(Output::Span(Box::new(span)));
                     }
@@ -279,5 +279,58 @@ mod tests {
             spans[1].trace_id, call.trace_id,
             "the session keeps its own trace"
         );
+    }
+
+    #[test]
+    fn a_compacted_result_s_span_has_the_delivered_and_saved_tokens() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("log.jsonl");
+        let request = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"read","arguments":{}}}"#;
+        let original = r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"a long text"}]}}"#;
+        let compacted =
+            r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"a"}]}}"#;
+        let frame = |seq: u64,
+                     ts: &str,
+                     dir: &str,
+                     kind: &str,
+                     tokens: u64,
+                     raw: &str,
+                     compacts: Option<u64>| {
+            let mut f = serde_json::json!({"type":"frame","seq":seq,"ts":ts,"dir":dir,"bytes":raw.len()+1,"line_ending":"lf",
+                "kind":kind,"id":"7","method":"tools/call","tool":"read","protocol":"2025-11-25",
+                "tokens":tokens,"meta_tokens":0,"raw":raw});
+            if let Some(c) = compacts {
+                f["compacts"] = c.into();
+            }
+            f.to_string()
+        };
+        let lines = [
+            r#"{"type":"header","format_version":2,"proxy_version":"t","tokenizer":"o200k_base","started":"2026-12-01T10:00:00.000000Z","server_name":"s","server_argv":["s"],"cwd":"/","server_pid":2,"proxy_pid":1}"#.to_string(),
+            frame(0, "2026-12-01T10:00:01.000000Z", "c2s", "request", 20, request, None),
+            frame(1, "2026-12-01T10:00:01.100000Z", "s2c", "response", 5000, original, None),
+            frame(2, "2026-12-01T10:00:01.300000Z", "p2c", "response", 300, compacted, Some(1)),
+            frame(3, "2026-12-01T10:00:02.000000Z", "c2s", "request", 20, &request.replace(":7,", ":8,"), None),
+            frame(4, "2026-12-01T10:00:02.100000Z", "s2c", "response", 40, &original.replace(":7,", ":8,"), None),
+        ];
+        std::fs::write(&log, lines.join("\n") + "\n").unwrap();
+        let (spans, _, _) = spans_of(&log);
+        assert_eq!(spans.len(), 3, "two calls and the session");
+        let (compacted, whole) = (&spans[0], &spans[1]);
+        assert_eq!(text(compacted, "jsonrpc.request.id"), "7");
+        assert_eq!(
+            text(compacted, "ctxopt.response.tokens"),
+            "5000",
+            "the server's original"
+        );
+        assert_eq!(text(compacted, "ctxopt.response.delivered_tokens"), "300");
+        assert_eq!(text(compacted, "ctxopt.response.saved_tokens"), "4700");
+        assert_eq!(
+            compacted.end_time_unix_nano - compacted.start_time_unix_nano,
+            300_000_000,
+            "ends when the client got the compacted frame"
+        );
+        assert_eq!(text(whole, "jsonrpc.request.id"), "8");
+        assert!(attr(whole, "ctxopt.response.compacted").is_none());
+        assert!(attr(whole, "ctxopt.response.saved_tokens").is_none());
     }
 }

@@ -53,12 +53,21 @@ struct Opened {
     arguments: Option<String>,
 }
 
+/// A request and its server answer, whose span waits for the next frame.
+#[derive(Debug)]
+struct Held {
+    opened: Opened,
+    answer: Box<Frame>,
+    at: u64,
+}
+
 /// How a span ends.
 enum End<'a> {
     /// A notification: it ends where it starts.
     Notification,
-    /// The response or error that answered the request.
-    Answered(&'a Frame),
+    /// The response or error that answered the request, and the frame the proxy sent the
+    /// client in its place when it compacted it (`p2c` with `compacts`).
+    Answered(&'a Frame, Option<&'a Frame>),
     /// The session ended first.
     Unanswered,
 }
@@ -75,6 +84,9 @@ pub struct SessionSpans {
     /// Set when tool arguments and results go into spans: what redacts them first.
     content: Option<Arc<Redactor>>,
     pending: Outstanding<Opened>,
+    /// A server's answer to a tool call, waiting one frame: when the proxy compacted it,
+    /// the frame the client got is logged right after it.
+    held: Option<Held>,
     operations: u64,
     metrics: Metrics,
 }
@@ -121,36 +133,66 @@ impl SessionSpans {
             last_protocol: None,
             content,
             pending: Outstanding::default(),
+            held: None,
             operations: 0,
             metrics: Metrics::new(started_ns),
         }
     }
 
-    /// Takes one frame record; returns the span it finishes (a response's or error's
-    /// request, a notification), if any.
-    pub fn frame(&mut self, frame: &Frame) -> Option<Span> {
+    /// Takes one frame record; returns the spans it finishes: a response's or error's
+    /// request, a notification, and a tool call's answered by the frame before (held one
+    /// frame for the compacted replacement the proxy logs after it).
+    pub fn frame(&mut self, frame: &Frame) -> Vec<Span> {
         let at = unix_nanos(&frame.ts).unwrap_or(self.last_ns);
         self.last_ns = self.last_ns.max(at);
         if frame.protocol.is_some() {
             self.last_protocol = frame.protocol.clone();
         }
+        let mut spans = Vec::new();
+        if let Some(held) = self.held.take() {
+            let replaced = frame.compacts == Some(held.answer.seq);
+            // A compacted answer ends when the client got the replacement.
+            let (delivered, end) = if replaced {
+                (Some(frame), at)
+            } else {
+                (None, held.at)
+            };
+            spans.push(self.span(held.opened, End::Answered(&held.answer, delivered), end));
+            if replaced {
+                return spans;
+            }
+        }
         match frame.kind {
             FrameKind::Request => {
-                let opened = self.open(frame, at)?;
-                self.pending
-                    .request(frame.dir, frame.id.as_deref()?, opened);
-                None
+                if let (Some(opened), Some(id)) = (self.open(frame, at), frame.id.as_deref()) {
+                    self.pending.request(frame.dir, id, opened);
+                }
             }
             FrameKind::Notification => {
-                let opened = self.open(frame, at)?;
-                Some(self.span(opened, End::Notification, at))
+                if let Some(opened) = self.open(frame, at) {
+                    spans.push(self.span(opened, End::Notification, at));
+                }
             }
             FrameKind::Response | FrameKind::Error => {
-                let opened = self.pending.answer(frame.dir, frame.id.as_deref()?)?;
-                Some(self.span(opened, End::Answered(frame), at))
+                let answered = frame
+                    .id
+                    .as_deref()
+                    .and_then(|id| self.pending.answer(frame.dir, id));
+                match answered {
+                    Some(opened) if frame.dir == Direction::S2c && opened.tool.is_some() => {
+                        self.held = Some(Held {
+                            opened,
+                            answer: Box::new(frame.clone()),
+                            at,
+                        });
+                    }
+                    Some(opened) => spans.push(self.span(opened, End::Answered(frame, None), at)),
+                    None => {}
+                }
             }
-            FrameKind::Batch | FrameKind::Unparseable => None,
+            FrameKind::Batch | FrameKind::Unparseable => {}
         }
+        spans
     }
 
     /// Ends the session at `end_ts` (the trailer's time; `None`: the last frame's): the
@@ -160,12 +202,13 @@ impl SessionSpans {
             .and_then(unix_nanos)
             .unwrap_or(self.last_ns)
             .max(self.last_ns);
+        let mut spans = Vec::new();
+        if let Some(held) = self.held.take() {
+            spans.push(self.span(held.opened, End::Answered(&held.answer, None), held.at));
+        }
         let mut open: Vec<Opened> = self.pending.drain().map(|(_, o)| o).collect();
         open.sort_by_key(|o| o.seq);
-        let mut spans: Vec<Span> = open
-            .into_iter()
-            .map(|o| self.span(o, End::Unanswered, end))
-            .collect();
+        spans.extend(open.into_iter().map(|o| self.span(o, End::Unanswered, end)));
         spans.push(self.session_span(end, exit));
         spans
     }
@@ -218,7 +261,7 @@ impl SessionSpans {
         self.operations += 1;
         let client_sent = matches!(opened.dir, Direction::C2s | Direction::C2p);
         let protocol = opened.protocol.clone().or_else(|| match end {
-            End::Answered(f) => f.protocol.clone(),
+            End::Answered(f, _) => f.protocol.clone(),
             _ => None,
         });
         let mut attributes: Vec<KeyValue> = vec![string("mcp.method.name", opened.method.clone())];
@@ -240,7 +283,7 @@ impl SessionSpans {
         }
         attributes.push(string("network.transport", "pipe"));
         let (error_type, message) = match end {
-            End::Answered(f) if f.kind == FrameKind::Error => {
+            End::Answered(f, _) if f.kind == FrameKind::Error => {
                 let error = json_of(f).and_then(|j| j.get("error").cloned());
                 let message = error
                     .as_ref()
@@ -253,7 +296,7 @@ impl SessionSpans {
                     .map_or("jsonrpc_error".to_string(), |c| c.to_string());
                 (Some(kind), message.unwrap_or_default())
             }
-            End::Answered(f) if f.is_error == Some(true) => {
+            End::Answered(f, _) if f.is_error == Some(true) => {
                 (Some("tool_error".into()), String::new())
             }
             End::Unanswered => (Some(UNANSWERED.into()), String::new()),
@@ -278,13 +321,24 @@ impl SessionSpans {
             int("ctxopt.request.meta_tokens", opened.meta_tokens),
             int("ctxopt.request.bytes", opened.bytes),
         ]);
-        if let End::Answered(f) = end {
+        if let End::Answered(f, delivered) = end {
             attributes.extend([
                 int("ctxopt.response.seq", f.seq),
                 int("ctxopt.response.tokens", f.tokens),
                 int("ctxopt.response.meta_tokens", f.meta_tokens),
                 int("ctxopt.response.bytes", f.bytes),
             ]);
+            if let Some(d) = delivered {
+                attributes.extend([
+                    boolean("ctxopt.response.compacted", true),
+                    int("ctxopt.response.delivered_tokens", d.tokens),
+                    int("ctxopt.response.delivered_bytes", d.bytes),
+                    int(
+                        "ctxopt.response.saved_tokens",
+                        f.tokens.saturating_sub(d.tokens),
+                    ),
+                ]);
+            }
             if f.server_raw.is_some() {
                 attributes.push(boolean("ctxopt.response.rewritten", true));
             }
