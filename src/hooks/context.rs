@@ -19,8 +19,10 @@ use crate::store::{
     self, Filter, NewRecord, Provenance, Scope, SessionRecord, Store, StoredRecord,
 };
 
-/// How many of the workspace's newest records a hook builds from.
-pub const HOOK_LOAD_LIMIT: usize = 3000;
+/// How many of the workspace's newest records a hook builds from: the recent window a hook
+/// can read and build over within its time budget (loading and building take time in
+/// proportion to the records; 1,000 records of a long Claude Code session are about 1 MB).
+pub const HOOK_LOAD_LIMIT: usize = 1000;
 
 /// What the snapshot log of a transcript ends with.
 pub const SNAPSHOT_SUFFIX: &str = "#precompact";

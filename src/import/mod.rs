@@ -122,8 +122,12 @@ pub fn import_text(
         SourceFormat::GeminiCli => gemini_cli::import_chat(text),
         SourceFormat::Codex => Ok(codex::import_rollout(text)),
         SourceFormat::SweAgent => {
-            let records = swe_agent::import_with(text, options)?.records;
-            let mut summary = ImportSummary::default();
+            let imported = swe_agent::import_with(text, options)?;
+            let records = imported.records;
+            let mut summary = ImportSummary {
+                lines: imported.messages,
+                ..ImportSummary::default()
+            };
             summary.count_records(&records);
             Ok((records, summary))
         }

@@ -73,6 +73,8 @@ pub struct Imported {
     pub steps: usize,
     /// The steps the records hold.
     pub kept_steps: usize,
+    /// The trajectory's messages.
+    pub messages: usize,
 }
 
 fn format_error(path: impl Into<String>, message: impl Into<String>) -> ImportError {
@@ -262,6 +264,7 @@ pub fn import_with(text: &str, options: &ImportOptions) -> Result<Imported, Impo
         final_patch,
         steps,
         kept_steps,
+        messages: messages.len(),
     })
 }
 

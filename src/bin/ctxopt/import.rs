@@ -87,7 +87,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let (records, summary): (Records, ImportSummary) =
             import::import_text(format, &text, &options)
                 .with_context(|| format!("importing {} as {format}", file.display()))?;
-        tracing::info!("{}: {summary}", file.display());
+        // What a user must see is what was skipped or could not be read; a file imported
+        // whole (a trajectory always is) says so only at debug level.
+        if summary.skipped.is_empty() && summary.errors.is_empty() {
+            tracing::debug!("{}: {summary}", file.display());
+        } else {
+            tracing::info!("{}: {summary}", file.display());
+        }
         if merged.task.is_none() {
             merged.task = records.task.clone();
         }
