@@ -71,12 +71,18 @@ fn message(text: &str, span: Range<usize>) -> Message {
     // Each lookup below scans only what it must: a frame may be tens of megabytes.
     let top = object_members(text, span.clone());
     let get = |name| find(text, &top, name);
-    let id = get("id").map(|r| text[r].to_string());
+    // JSON-RPC ids are strings, numbers or null; a message with any other id is not one
+    // this reads (an object id could hold anything, `_meta` included).
+    let id_text = get("id").map(|r| &text[r]);
+    let bad_id =
+        id_text.is_some_and(|t| !matches!(t.as_bytes().first(), Some(b'"' | b'-' | b'0'..=b'9' | b'n')));
+    let id = id_text.filter(|_| !bad_id).map(str::to_string);
     let method = get("method").and_then(|r| as_str(text, r).map(|s| s.into_owned()));
     let params = get("params");
     let result = get("result");
     let error = get("error");
     let kind = match (&method, &id, &result, &error) {
+        _ if bad_id => FrameKind::Unparseable,
         (Some(_), Some(_), _, _) => FrameKind::Request,
         (Some(_), None, _, _) => FrameKind::Notification,
         (None, _, _, Some(_)) => FrameKind::Error,
@@ -124,6 +130,18 @@ mod tests {
         match classify(text) {
             Shape::Single(m) => m,
             other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn an_id_that_is_not_a_string_number_or_null_makes_the_message_unparseable() {
+        for id in [r#"{"_meta":{"x":0}}"#, "[1]", "true", "false"] {
+            let m = single(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#));
+            assert_eq!((m.kind, m.id.as_deref()), (FrameKind::Unparseable, None), "{id}");
+        }
+        for id in [r#""a""#, "-1", "0", "null"] {
+            let m = single(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#));
+            assert_eq!((m.kind, m.id.as_deref()), (FrameKind::Request, Some(id)), "{id}");
         }
     }
 

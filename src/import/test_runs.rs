@@ -50,6 +50,10 @@ pub(crate) struct Run {
     pub exit_code: Option<i64>,
 }
 
+/// What a tool output is called when its session names no tool or command (a blank
+/// name or an empty script): the records format needs a name.
+pub(crate) const UNNAMED_TOOL: &str = "tool";
+
 /// The records of a run: a test result per test its output names, then the tool output,
 /// each with the next part of `common`.
 pub(crate) fn run_records(
@@ -67,7 +71,11 @@ pub(crate) fn run_records(
     }
     out.push(SessionRecord::ToolOutput(ToolOutput {
         common: common("out"),
-        tool: run.tool,
+        tool: if run.tool.trim().is_empty() {
+            UNNAMED_TOOL.to_string()
+        } else {
+            run.tool
+        },
         args: run.args,
         output: run.output,
         exit_code: run.exit_code,
@@ -77,6 +85,22 @@ pub(crate) fn run_records(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_run_without_a_name_gets_one() {
+        let mut out = Vec::new();
+        let run = Run {
+            tool: " ".into(),
+            args: None,
+            output: "ok".into(),
+            exit_code: Some(0),
+        };
+        run_records(run, &mut |_| Common::default(), &mut out);
+        let Some(SessionRecord::ToolOutput(t)) = out.last() else {
+            panic!("{out:?}")
+        };
+        assert_eq!(t.tool, UNNAMED_TOOL);
+    }
 
     #[test]
     fn passes_and_failures_of_three_runners() {
