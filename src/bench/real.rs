@@ -480,12 +480,127 @@ pub fn run(cuts: &[RealCut], tokenizer: Tokenizer) -> Result<RealReport, RealErr
     })
 }
 
+/// The file name, in the output folder, of the run recorded before the rules were changed
+/// against the corpus (when present, ctxopt's figures of it are shown beside the current
+/// run's).
+pub const BEFORE_JSON: &str = "optimizer-real-before.json";
+
 /// The file name of the chart, written beside the Markdown file.
 pub const CHART_FILE: &str = "optimizer-real-recall.svg";
 
+/// The share of labelled cuts at [`BAR_BUDGET`] whose labelled files ctxopt must all keep.
+pub const BAR_SHARE: f64 = 0.9;
+/// The budget the [`BAR_SHARE`] applies at.
+pub const BAR_BUDGET: usize = 4000;
+
+/// How ctxopt stands against one baseline in one half at one budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Standing {
+    /// More cuts with every labelled file kept, or as many with a higher per-file recall.
+    Ahead,
+    /// The same on both.
+    Tied,
+    /// Fewer cuts, or as many with a lower recall.
+    Behind,
+}
+
 impl RealReport {
-    /// The `### Real sessions` part of the `## Optimizer` section.
-    pub fn markdown(&self) -> String {
+    /// The row of `strategy` under `budget` in `half`.
+    pub fn row(&self, half: Half, strategy: RealStrategy, budget: usize) -> Option<&RealRow> {
+        self.rows
+            .iter()
+            .find(|r| r.half == half && r.strategy == strategy && r.budget == budget)
+    }
+
+    /// How ctxopt stands against `baseline` in `half` under `budget`.
+    pub fn standing(&self, half: Half, baseline: RealStrategy, budget: usize) -> Option<Standing> {
+        let ours = self.row(half, RealStrategy::Ctxopt, budget)?;
+        let theirs = self.row(half, baseline, budget)?;
+        let key = |r: &RealRow| (r.all_kept, r.files_kept);
+        Some(match key(ours).cmp(&key(theirs)) {
+            std::cmp::Ordering::Greater => Standing::Ahead,
+            std::cmp::Ordering::Equal => Standing::Tied,
+            std::cmp::Ordering::Less => Standing::Behind,
+        })
+    }
+
+    /// The bar, one line per half: ahead of every baseline at every budget, and every
+    /// labelled file kept in at least [`BAR_SHARE`] of the cuts at [`BAR_BUDGET`]; each
+    /// shortfall named.
+    pub fn verdict(&self) -> String {
+        let mut out = String::new();
+        for half in Half::ALL {
+            let mut short = Vec::new();
+            for budget in BUDGETS {
+                for baseline in &RealStrategy::ALL[1..] {
+                    match self.standing(half, *baseline, budget) {
+                        Some(Standing::Ahead) | None => {}
+                        Some(Standing::Tied) => {
+                            short.push(format!("tied with {} at {budget}", baseline.name()))
+                        }
+                        Some(Standing::Behind) => {
+                            short.push(format!("behind {} at {budget}", baseline.name()))
+                        }
+                    }
+                }
+            }
+            if let Some(r) = self.row(half, RealStrategy::Ctxopt, BAR_BUDGET) {
+                if (r.all_kept as f64) < BAR_SHARE * r.labelled_cuts as f64 {
+                    short.push(format!(
+                        "all labelled files kept in {}/{} cuts at {BAR_BUDGET} (below {:.0} %)",
+                        r.all_kept,
+                        r.labelled_cuts,
+                        BAR_SHARE * 100.0
+                    ));
+                }
+            }
+            if short.is_empty() {
+                out.push_str(&format!("- {} half: **the bar is met**.\n", half.name()));
+            } else {
+                out.push_str(&format!(
+                    "- {} half: **the bar is not met**: {}.\n",
+                    half.name(),
+                    short.join("; ")
+                ));
+            }
+        }
+        out
+    }
+
+    /// ctxopt's figures in `before` and in this run side by side, per half and budget.
+    pub fn comparison(&self, before: &RealReport) -> String {
+        let mut out = String::from(
+            "| half | budget | all kept before | all kept now | recall before | recall now | mean tokens before | mean tokens now |\n\
+             |---|---:|---:|---:|---:|---:|---:|---:|\n",
+        );
+        for half in Half::ALL {
+            for budget in BUDGETS {
+                let (Some(b), Some(a)) = (
+                    before.row(half, RealStrategy::Ctxopt, budget),
+                    self.row(half, RealStrategy::Ctxopt, budget),
+                ) else {
+                    continue;
+                };
+                out.push_str(&format!(
+                    "| {} | {budget} | {}/{} | {}/{} | {:.1}% | {:.1}% | {:.0} | {:.0} |\n",
+                    half.name(),
+                    b.all_kept,
+                    b.labelled_cuts,
+                    a.all_kept,
+                    a.labelled_cuts,
+                    b.recall() * 100.0,
+                    a.recall() * 100.0,
+                    b.mean_tokens,
+                    a.mean_tokens
+                ));
+            }
+        }
+        out
+    }
+
+    /// The `### Real sessions` part of the `## Optimizer` section, with ctxopt's figures of
+    /// an earlier run (`before`) beside this one's when given.
+    pub fn markdown(&self, before: Option<&RealReport>) -> String {
         let count = |h: Half| {
             self.trajectories
                 .iter()
@@ -506,6 +621,14 @@ impl RealReport {
             count(Half::HeldOut)
         );
         out.push_str(&self.markdown_table());
+        out.push_str("\nThe bar (ahead of every baseline at every budget — more cuts with all labelled files kept, or as many with more files kept — and all labelled files kept in at least 90 % of the cuts at 4k):\n\n");
+        out.push_str(&self.verdict());
+        if let Some(before) = before {
+            out.push_str(&format!(
+                "\n#### ctxopt before and after the rule changes\n\nBefore: `benchmarks/{BEFORE_JSON}`, the run recorded before any rule was changed against this corpus.\n\n"
+            ));
+            out.push_str(&self.comparison(before));
+        }
         out.push('\n');
         out
     }
@@ -683,6 +806,60 @@ mod tests {
             lines: vec![],
         };
         assert!(named.kept_by("see pkg/a.py"));
+    }
+
+    fn row(strategy: RealStrategy, budget: usize, all_kept: usize, files_kept: usize) -> RealRow {
+        RealRow {
+            half: Half::Tuning,
+            strategy,
+            budget,
+            labelled_cuts: 10,
+            all_kept,
+            files: 12,
+            files_kept,
+            error_cuts: 0,
+            errors_kept: 0,
+            mean_tokens: 0.0,
+            mean_millis: 0.0,
+            max_millis: 0.0,
+        }
+    }
+
+    #[test]
+    fn the_verdict_names_every_shortfall() {
+        let mut rows = Vec::new();
+        for budget in BUDGETS {
+            rows.push(row(RealStrategy::Ctxopt, budget, 9, 11));
+            rows.push(row(RealStrategy::Tail, budget, 5, 6));
+            rows.push(row(RealStrategy::HeadTail, budget, 9, 10));
+            rows.push(row(RealStrategy::DedupeTruncate, budget, 4, 5));
+            rows.push(row(RealStrategy::Bm25, budget, 8, 11));
+        }
+        let mut report = RealReport {
+            trajectories: vec![(Half::Tuning, 1)],
+            rows,
+            losses: vec![],
+        };
+        assert_eq!(
+            report.standing(Half::Tuning, RealStrategy::HeadTail, 4000),
+            Some(Standing::Ahead),
+            "as many cuts, more files"
+        );
+        assert!(report.verdict().contains("tuning half: **the bar is met**"));
+        report.rows[2].all_kept = 10; // head+tail at 2k
+        report.rows[5].all_kept = 8; // ctxopt at 4k: 8/10 < 90 %
+        report.rows[9].files_kept = 11; // BM25 at 4k: same cuts, same files
+        let verdict = report.verdict();
+        assert!(verdict.contains("behind head+tail at 2000"), "{verdict}");
+        assert!(verdict.contains("tied with BM25 at 4000"), "{verdict}");
+        assert!(verdict.contains("kept in 8/10 cuts at 4000"), "{verdict}");
+        let before = report.clone();
+        report.rows[5].all_kept = 10;
+        let table = report.comparison(&before);
+        assert!(
+            table.contains("| tuning | 4000 | 8/10 | 10/10 |"),
+            "{table}"
+        );
     }
 
     /// The canary: on the real corpus every metric is non-zero for some strategy, and the

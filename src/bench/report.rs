@@ -356,7 +356,7 @@ fn summary_text(report: &BenchReport) -> String {
 pub fn markdown_section(
     report: &BenchReport,
     speed: Option<&SpeedReport>,
-    real: Option<&RealReport>,
+    real: Option<(&RealReport, Option<&RealReport>)>,
 ) -> String {
     let mut out = String::from("## Optimizer\n\n");
     out.push_str(
@@ -415,8 +415,8 @@ pub fn markdown_section(
         }
     }
     out.push('\n');
-    if let Some(real) = real {
-        out.push_str(&real.markdown());
+    if let Some((real, before)) = real {
+        out.push_str(&real.markdown(before));
     }
     if let Some(speed) = speed {
         out.push_str(&speed.markdown());

@@ -139,6 +139,9 @@ pub struct Unit {
     pub collapsed: String,
     /// How many lines collapsing removed.
     pub collapsed_lines: usize,
+    /// The exceptional lines of a big tool output (see [`crate::optimizer::excerpt`]),
+    /// empty when it has none; its fragment is the unit's last.
+    pub excerpt: String,
     /// sha256 of the kind, the identifying fields and the normalized text.
     pub hash: [u8; 32],
     /// The unit's fragments, as a range into the fragment list.
@@ -168,12 +171,19 @@ pub struct Fragment {
     pub span: Range<usize>,
     /// Its tokens (the body alone; tags and headers are counted at selection).
     pub tokens: usize,
+    /// Whether it is its unit's excerpt: `span` is then within [`Unit::excerpt`].
+    pub excerpt: bool,
 }
 
 impl Fragment {
     /// The fragment's text.
     pub fn text<'a>(&self, units: &'a [Unit]) -> &'a str {
-        &units[self.unit].text[self.span.clone()]
+        let unit = &units[self.unit];
+        if self.excerpt {
+            &unit.excerpt[self.span.clone()]
+        } else {
+            &unit.text[self.span.clone()]
+        }
     }
 }
 

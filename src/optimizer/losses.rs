@@ -1,6 +1,7 @@
 //! The four classes of loss of issue 11, one test each on a fixture of its own in
-//! `fixtures/losses/`: a needle in a big output, the definition the error points at, tool
-//! names that say nothing, and starvation under budget.
+//! `fixtures/losses/`: a needle in a big output (and the exceptional lines of big outputs),
+//! the definition the error points at, tool names that say nothing, and starvation under
+//! budget.
 
 use serde_json::Value;
 
@@ -110,4 +111,76 @@ fn what_is_linked_to_the_task_is_there_while_budget_remains() {
         }
         assert_eq!(omitted_reason(&out, "m2"), ["low_relevance"]);
     }
+}
+
+/// The output `spec` of the exceptional-lines fixture describes (see its `description`).
+fn big_output(spec: &Value) -> String {
+    let lines = spec["lines"].as_u64().unwrap() as usize;
+    let routine = spec["routine"].as_array().unwrap();
+    let exceptional = spec["exceptional"].as_object().unwrap();
+    (1..=lines)
+        .map(|n| match exceptional.get(&n.to_string()) {
+            Some(line) => format!("{}\n", line.as_str().unwrap()),
+            None => {
+                let hex = format!("a{:x}9", (n as u64).wrapping_mul(2_654_435_761));
+                let line = routine[n % routine.len()]
+                    .as_str()
+                    .unwrap()
+                    .replace("{n}", &n.to_string())
+                    .replace("{s}", &format!("{:02}", n % 60))
+                    .replace("{h}", &hex);
+                format!("{line}\n")
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn big_outputs_keep_their_exceptional_lines_with_line_numbers() {
+    let f = fixture("exceptional-lines-of-big-outputs");
+    let mut value = f["records"].clone();
+    for (k, spec) in f["outputs"].as_array().unwrap().iter().enumerate() {
+        value["toolOutputs"][k]["output"] = Value::String(big_output(spec));
+    }
+    let budget = f["budget"].as_u64().unwrap() as usize;
+    let out = built(&records(&value), budget);
+    assert!(out.stats.output_tokens <= budget);
+    for spec in f["outputs"].as_array().unwrap() {
+        for (n, line) in spec["exceptional"].as_object().unwrap() {
+            let shown = format!("{n}: {}", line.as_str().unwrap());
+            assert!(
+                out.context.contains(&shown),
+                "{shown} not in\n{}",
+                out.context
+            );
+        }
+    }
+    insta::assert_snapshot!(out.context);
+}
+
+#[test]
+fn an_excerpt_that_the_kept_chunks_show_is_left_out_as_covered() {
+    let f = fixture("exceptional-lines-of-big-outputs");
+    let mut spec = f["outputs"][0].clone();
+    spec["lines"] = Value::from(80);
+    spec["exceptional"] = serde_json::json!({
+        "40": "2026-03-04 02:40:51 ERROR sync failed: AccessDenied on media-eu/2026/03/clip.mp4"
+    });
+    let mut value = f["records"].clone();
+    value["toolOutputs"][0]["output"] = Value::String(big_output(&spec));
+    value["toolOutputs"].as_array_mut().unwrap().truncate(1);
+    let r = records(&value);
+    let tight = built(&r, 300);
+    assert!(
+        tight.context.contains("40: 2026-03-04 02:40:51 ERROR"),
+        "{}",
+        tight.context
+    );
+    let roomy = built(&r, 16_000);
+    assert!(
+        omitted_reason(&roomy, "sync-log").contains(&"covered"),
+        "{:?}",
+        roomy.omitted
+    );
+    assert_eq!(roomy.context.matches("ERROR sync failed").count(), 1);
 }

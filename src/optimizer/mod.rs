@@ -9,6 +9,7 @@
 pub mod chunk;
 pub mod condense;
 pub mod dedupe;
+pub mod excerpt;
 pub mod extract;
 pub mod fragment;
 #[cfg(test)]
@@ -147,8 +148,12 @@ pub fn build(records: &Records, config: &BuildConfig) -> Result<BuildOutput, Opt
                 && (s.relevance >= config.min_relevance
                     || s.linked
                     || features[fi].rare_signature
+                    || f.excerpt
                     || (unit.role == Some(records::Role::User) && s.relevance > 0.0)),
             current_change: current[f.unit],
+            // What the session read of a file is its working set: what budget is left
+            // after everything else goes to it.
+            leftover: unit.kind == fragment::Kind::File,
         });
     }
     let selection = select::select(

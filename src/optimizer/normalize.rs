@@ -15,6 +15,7 @@ use sha2::{Digest, Sha256};
 
 use crate::optimizer::chunk::chunks;
 use crate::optimizer::condense::condense_frames;
+use crate::optimizer::excerpt::excerpt;
 use crate::optimizer::fragment::{hex_prefix, Fragment, Kind, Unit};
 use crate::optimizer::records::{Common, DecisionStatus, Records, Role, TestStatus};
 use crate::optimizer::OptimizerError;
@@ -46,7 +47,9 @@ pub fn normalize(
         drafts.push(d);
     }
     for (i, t) in records.tool_outputs.iter().enumerate() {
-        let condensed = condense_frames(&normalize_newlines(&t.output));
+        let output = normalize_newlines(&t.output);
+        let excerpt = excerpt(output.lines()).unwrap_or_default();
+        let condensed = condense_frames(&output);
         let mut collapsed = collapse_repeats(&condensed.text);
         collapsed.removed.push_str(&condensed.removed);
         let mut d = Draft::new(Kind::ToolOutput, i, &t.common, collapsed.text.into())?;
@@ -64,11 +67,17 @@ pub fn normalize(
             .unwrap_or_default();
         d.unit.header = Some(format!("$ {}{exit}", one_line(&key, 300)));
         d.key = format!("{key}\0{:?}", t.exit_code);
+        if !excerpt.is_empty() {
+            // Two outputs that collapse alike may differ in their exceptional lines.
+            d.key.push('\0');
+            d.key.push_str(&excerpt);
+        }
         d.unit.tool = Some(t.tool.trim().to_string());
         d.unit.tool_key = Some(key);
         d.unit.exit_code = t.exit_code;
         d.unit.collapsed = collapsed.removed;
         d.unit.collapsed_lines = collapsed.removed_lines;
+        d.unit.excerpt = excerpt;
         drafts.push(d);
     }
     for (i, e) in records.errors.iter().enumerate() {
@@ -190,6 +199,7 @@ impl Draft {
                 text: text.into_owned(),
                 collapsed: String::new(),
                 collapsed_lines: 0,
+                excerpt: String::new(),
                 hash: [0; 32],
                 fragments: 0..0,
             },
@@ -254,13 +264,16 @@ fn finish(drafts: Vec<Draft>) -> (Vec<Unit>, Vec<Fragment>) {
             chunks(&u.text, matches!(u.kind, Kind::ToolOutput | Kind::File))
         };
         let start = fragments.len();
-        for (chunk, span) in spans.into_iter().enumerate() {
+        let excerpt = (!u.excerpt.is_empty()).then_some((0..u.excerpt.len(), true));
+        let all = spans.into_iter().map(|s| (s, false)).chain(excerpt);
+        for (chunk, (span, excerpt)) in all.enumerate() {
+            let text = if excerpt { &u.excerpt } else { &u.text };
             let mut h = Sha256::new();
             h.update(u.id.as_bytes());
             h.update([0]);
             h.update(chunk.to_le_bytes());
             h.update([0]);
-            h.update(u.text[span.clone()].as_bytes());
+            h.update(text[span.clone()].as_bytes());
             let hash: [u8; 32] = h.finalize().into();
             fragments.push(Fragment {
                 id: format!("fr_{}", hex_prefix(&hash, 12)),
@@ -268,6 +281,7 @@ fn finish(drafts: Vec<Draft>) -> (Vec<Unit>, Vec<Fragment>) {
                 chunk,
                 span,
                 tokens: 0,
+                excerpt,
             });
         }
         u.fragments = start..fragments.len();

@@ -7,6 +7,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::optimizer::excerpt;
 use crate::optimizer::fragment::{is_later, Fragment, Kind, Unit};
 use crate::optimizer::render::{render, tag, Placed, Section};
 use crate::tokenizer::Tokenizer;
@@ -29,6 +30,9 @@ pub struct Candidate {
     /// Whether it is part of the session's current change (the latest live diff of its
     /// path): tried right after the mandatory fragments.
     pub current_change: bool,
+    /// Whether, when not eligible, it still takes what budget is left once every eligible
+    /// fragment was tried (a chunk of a file the session read).
+    pub leftover: bool,
 }
 
 /// Per unit: whether it is the latest live diff of its path — the session's current change
@@ -67,7 +71,8 @@ pub struct Selection {
     pub tokens: usize,
     /// The kept fragments, in render order.
     pub kept: Vec<Placed>,
-    /// Candidates left out, with the reason (`budget` or `low_relevance`), by fragment.
+    /// Candidates left out, with the reason (`budget`, `low_relevance`, or `covered` for an
+    /// excerpt whose lines the kept chunks show), by fragment.
     pub left_out: BTreeMap<usize, &'static str>,
     /// Tokens the mandatory content needs when it exceeds the budget.
     pub conflict: Option<usize>,
@@ -315,6 +320,8 @@ pub fn select(
         swapped_in: BTreeSet::new(),
     };
     swap.run(&mut costs, &mut kept, &mut left_out, &rest);
+    drop_covered_excerpts(&mut costs, candidates, &mut kept, &mut left_out);
+    fill_leftover(&mut costs, candidates, &mut kept, &mut left_out, budget);
     // Verify on the rendered text; while over, drop the optional fragment worth least per
     // token (the current change last).
     loop {
@@ -357,6 +364,78 @@ pub fn select(
             over = over.saturating_sub((before - kept.used).max(1));
             left_out.insert(candidates[k].placed.fragment, "budget");
         }
+    }
+}
+
+/// The budget left after the eligible fragments goes to the `leftover` candidates left out
+/// as `low_relevance` (with a positive score), by score per token, while they fit; they
+/// never take the place of an eligible fragment.
+fn fill_leftover(
+    costs: &mut Costs,
+    candidates: &[Candidate],
+    kept: &mut Kept,
+    left_out: &mut BTreeMap<usize, &'static str>,
+    budget: usize,
+) {
+    let fragments = costs.fragments;
+    let density = |i: usize| {
+        let c = &candidates[i];
+        c.score / fragments[c.placed.fragment].tokens.max(MIN_COST) as f64
+    };
+    let mut rest: Vec<usize> = (0..candidates.len())
+        .filter(|&i| {
+            let c = &candidates[i];
+            c.leftover
+                && c.score > 0.0
+                && left_out.get(&c.placed.fragment) == Some(&"low_relevance")
+        })
+        .collect();
+    rest.sort_by(|&a, &b| {
+        density(b)
+            .total_cmp(&density(a))
+            .then(candidates[a].placed.order.cmp(&candidates[b].placed.order))
+            .then(candidates[a].placed.chunk.cmp(&candidates[b].placed.chunk))
+    });
+    for i in rest {
+        if kept.used + kept.layout.cost(costs, candidates[i].placed) <= budget {
+            kept.insert(costs, candidates, i);
+            left_out.remove(&candidates[i].placed.fragment);
+        }
+    }
+}
+
+/// Drops every kept excerpt whose shown lines are all in the kept chunks of its record: it
+/// would show them twice. It is left out as `covered`.
+fn drop_covered_excerpts(
+    costs: &mut Costs,
+    candidates: &[Candidate],
+    kept: &mut Kept,
+    left_out: &mut BTreeMap<usize, &'static str>,
+) {
+    let (units, fragments) = (costs.units, costs.fragments);
+    let fragment = |i: usize| &fragments[candidates[i].placed.fragment];
+    let covered: Vec<usize> = kept
+        .order
+        .iter()
+        .copied()
+        .filter(|&i| fragment(i).excerpt && !candidates[i].mandatory)
+        .filter(|&i| {
+            let unit = fragment(i).unit;
+            let chunks: Vec<&str> = kept
+                .order
+                .iter()
+                .map(|&k| fragment(k))
+                .filter(|g| g.unit == unit && !g.excerpt)
+                .map(|g| g.text(units))
+                .collect();
+            !chunks.is_empty()
+                && excerpt::shown_lines(fragment(i).text(units))
+                    .all(|l| chunks.iter().any(|c| c.contains(l.trim())))
+        })
+        .collect();
+    for i in covered {
+        kept.remove(costs, candidates, i);
+        left_out.insert(candidates[i].placed.fragment, "covered");
     }
 }
 
@@ -588,6 +667,7 @@ mod tests {
                 score: score(i),
                 eligible: true,
                 current_change: false,
+                leftover: false,
             })
             .collect()
     }

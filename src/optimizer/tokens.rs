@@ -10,8 +10,8 @@ use crate::tokenizer::Tokenizer;
 /// Token figures of the input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Counts {
-    /// Tokens of every record's text as the optimizer reads it: fragments, run and
-    /// message headers, and lines that collapsing removed.
+    /// Tokens of every record's text as the optimizer reads it: fragments (excerpts
+    /// aside), run and message headers, and lines that collapsing removed.
     pub input_tokens: usize,
 }
 
@@ -55,9 +55,15 @@ pub fn count(
     let results: Vec<usize> = par_map(&jobs, threads, text_of);
     let mut per_unit = vec![0usize; units.len()];
     for (&(u, f), n) in jobs.iter().zip(results) {
-        per_unit[u] += n;
-        if let Some(f) = f {
-            fragments[f].tokens = n;
+        match f {
+            Some(f) => {
+                fragments[f].tokens = n;
+                // An excerpt repeats lines of its output: no input of its own.
+                if !fragments[f].excerpt {
+                    per_unit[u] += n;
+                }
+            }
+            None => per_unit[u] += n,
         }
     }
     for (i, u) in units.iter().enumerate() {

@@ -66,7 +66,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else if args.real {
         let cuts = real::load_cuts(&args.trajectories)?;
         let result = real::run(&cuts, args.tokenizer)?;
-        print!("{}", result.markdown_table());
+        print!("{}\n{}", result.markdown_table(), result.verdict());
         write_json(&args.output_dir.join(REAL_JSON), &result)?;
         ExitCode::SUCCESS
     } else {
@@ -136,6 +136,10 @@ fn update_markdown(markdown: &Path, output_dir: &Path) -> anyhow::Result<()> {
         .map(serde_json::from_value)
         .transpose()
         .context("reading the real-session results")?;
+    let before: Option<real::RealReport> = read(real::BEFORE_JSON)?
+        .map(serde_json::from_value)
+        .transpose()
+        .context("reading the earlier real-session results")?;
     if let Some(real) = &real {
         let chart = markdown
             .parent()
@@ -149,7 +153,11 @@ fn update_markdown(markdown: &Path, output_dir: &Path) -> anyhow::Result<()> {
             output_dir.display()
         );
     };
-    let section = report::markdown_section(&scenarios, speed.as_ref(), real.as_ref());
+    let section = report::markdown_section(
+        &scenarios,
+        speed.as_ref(),
+        real.as_ref().map(|r| (r, before.as_ref())),
+    );
     let doc = match std::fs::read_to_string(markdown) {
         Ok(doc) => doc,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),

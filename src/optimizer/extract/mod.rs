@@ -11,6 +11,7 @@ pub mod signatures;
 pub mod symbols;
 pub mod terms;
 
+use crate::optimizer::excerpt;
 use crate::optimizer::fragment::{Fragment, Kind, Unit};
 use crate::optimizer::parallel::par_map;
 use crate::optimizer::records::TestStatus;
@@ -82,24 +83,30 @@ pub fn extract(
     live: &[bool],
     threads: usize,
 ) -> Vec<Features> {
-    let mut features: Vec<Features> = par_map(fragments, threads, |f| {
-        if live[f.unit] {
-            features(f.text(units))
-        } else {
-            Features::default()
-        }
-    });
-    mark_rare(units, &mut features);
+    let mut features: Vec<Features> =
+        par_map(fragments, threads, |f| match (live[f.unit], f.excerpt) {
+            (false, _) => Features::default(),
+            (true, false) => features(f.text(units)),
+            (true, true) => features(&excerpt::plain(f.text(units))),
+        });
+    mark_rare(units, fragments, &mut features);
     features
 }
 
-/// Marks the fragments holding a signature that is rare within their record.
-fn mark_rare(units: &[Unit], features: &mut [Features]) {
+/// Marks the fragments holding a signature that is rare within their record (counted over
+/// its chunks: an excerpt repeats their lines).
+fn mark_rare(units: &[Unit], fragments: &[Fragment], features: &mut [Features]) {
     for unit in units {
         let range = unit.fragments.clone();
         let mut counts: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
-        for f in &features[range.clone()] {
-            for s in &f.signatures {
+        for (f, ft) in fragments[range.clone()]
+            .iter()
+            .zip(&features[range.clone()])
+        {
+            if f.excerpt {
+                continue;
+            }
+            for s in &ft.signatures {
                 *counts.entry(s.as_str()).or_default() += 1;
             }
         }
@@ -108,7 +115,7 @@ fn mark_rare(units: &[Unit], features: &mut [Features]) {
             .map(|f| {
                 f.signatures
                     .iter()
-                    .any(|s| counts.get(s.as_str()).is_some_and(|&n| n <= RARE_SIGNATURE))
+                    .any(|s| counts.get(s.as_str()).map_or(0, |&n| n) <= RARE_SIGNATURE)
             })
             .collect();
         for (f, r) in features[range].iter_mut().zip(rare) {
