@@ -74,8 +74,8 @@ fn message(text: &str, span: Range<usize>) -> Message {
     // JSON-RPC ids are strings, numbers or null; a message with any other id is not one
     // this reads (an object id could hold anything, `_meta` included).
     let id_text = get("id").map(|r| &text[r]);
-    let bad_id =
-        id_text.is_some_and(|t| !matches!(t.as_bytes().first(), Some(b'"' | b'-' | b'0'..=b'9' | b'n')));
+    let bad_id = id_text
+        .is_some_and(|t| !matches!(t.as_bytes().first(), Some(b'"' | b'-' | b'0'..=b'9' | b'n')));
     let id = id_text.filter(|_| !bad_id).map(str::to_string);
     let method = get("method").and_then(|r| as_str(text, r).map(|s| s.into_owned()));
     let params = get("params");
@@ -137,11 +137,19 @@ mod tests {
     fn an_id_that_is_not_a_string_number_or_null_makes_the_message_unparseable() {
         for id in [r#"{"_meta":{"x":0}}"#, "[1]", "true", "false"] {
             let m = single(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#));
-            assert_eq!((m.kind, m.id.as_deref()), (FrameKind::Unparseable, None), "{id}");
+            assert_eq!(
+                (m.kind, m.id.as_deref()),
+                (FrameKind::Unparseable, None),
+                "{id}"
+            );
         }
         for id in [r#""a""#, "-1", "0", "null"] {
             let m = single(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#));
-            assert_eq!((m.kind, m.id.as_deref()), (FrameKind::Request, Some(id)), "{id}");
+            assert_eq!(
+                (m.kind, m.id.as_deref()),
+                (FrameKind::Request, Some(id)),
+                "{id}"
+            );
         }
     }
 
