@@ -136,9 +136,14 @@ mod tests {
     #[test]
     fn an_id_that_is_not_a_string_number_or_null_makes_the_message_unparseable() {
         for id in [r#"{"_meta":{"x":0}}"#, "[1]", "true", "false"] {
-            let m = single(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#));
+            let shape = classify(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#));
+            assert!(matches!(shape, Shape::Unparseable), "{id}: {shape:?}");
+            let Shape::Batch(items) = classify(&format!(r#"[{{"id":{id},"method":"ping"}}]"#))
+            else {
+                panic!("{id}: a batch")
+            };
             assert_eq!(
-                (m.kind, m.id.as_deref()),
+                (items[0].kind, items[0].id.as_deref()),
                 (FrameKind::Unparseable, None),
                 "{id}"
             );

@@ -296,8 +296,9 @@ mod tests {
                      tokens: u64,
                      raw: &str,
                      compacts: Option<u64>| {
+            let id = if raw.contains(r#""id":8,"#) { "8" } else { "7" };
             let mut f = serde_json::json!({"type":"frame","seq":seq,"ts":ts,"dir":dir,"bytes":raw.len()+1,"line_ending":"lf",
-                "kind":kind,"id":"7","method":"tools/call","tool":"read","protocol":"2025-11-25",
+                "kind":kind,"id":id,"method":"tools/call","tool":"read","protocol":"2025-11-25",
                 "tokens":tokens,"meta_tokens":0,"raw":raw});
             if let Some(c) = compacts {
                 f["compacts"] = c.into();
