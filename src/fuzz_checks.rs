@@ -187,7 +187,8 @@ pub fn swe_import(data: &[u8]) {
 }
 
 /// The transcript importers (Claude Code, Gemini CLI, Codex; the first byte picks one):
-/// no panic; a line that could not be read is named by a line number inside the file;
+/// no panic; a line that could not be read is named by a line number inside the file (or
+/// its end);
 /// a whole-file error names its place; what they make is valid records (they serialize and
 /// parse back unchanged).
 pub fn session_import(data: &[u8]) {
@@ -205,7 +206,9 @@ pub fn session_import(data: &[u8]) {
     let format = FORMATS[usize::from(pick) % FORMATS.len()];
     match import_text(format, text, &ImportOptions::default()) {
         Ok((records, summary)) => {
-            let lines = text.lines().count().max(1);
+            // A line of the file, or the end just past its last line break (where an
+            // unexpected end of the file is found).
+            let lines = text.lines().count() + 1;
             for error in &summary.errors {
                 assert!(
                     (1..=lines).contains(&error.line),
