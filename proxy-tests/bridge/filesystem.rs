@@ -343,18 +343,24 @@ fn live_session(client: &str) {
     assert!(sources.iter().any(|s| s["kind"] == "file"), "{sources:?}");
     // Every source but the task itself names a frame of this log.
     let from_log: Vec<&Value> = sources.iter().filter(|s| s["kind"] != "task").collect();
-    // The error and billing.rs, nothing else: the write_file output and the notes share
-    // nothing with the task but the temporary folder, whatever its random name.
+    // The error and billing.rs first; then, with most of the budget left, the other file the
+    // session read (notes.txt: files read fill what is left, docs/scoring.md). The write_file
+    // output shares nothing with the task but the temporary folder, whatever its random name.
     let chosen: Vec<(&str, &str)> = from_log
         .iter()
         .map(|s| (s["kind"].as_str().unwrap(), s["tool"].as_str().unwrap()))
         .collect();
     assert_eq!(
         chosen,
-        [("error", "read_text_file"), ("file", "read_text_file")],
+        [
+            ("error", "read_text_file"),
+            ("file", "read_text_file"),
+            ("file", "read_text_file")
+        ],
         "{sources:?}"
     );
     assert_eq!(from_log[1]["path"], p(&billing), "{sources:?}");
+    assert_eq!(from_log[2]["path"], p(&notes), "{sources:?}");
     for source in from_log {
         assert_eq!(source["log"], p(&log), "{source}");
         let frame = frames
