@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::test_runs::{run_records, Run};
-use super::{first_line, parts, rfc3339, ImportSummary, INJECTED_MARKER};
+use super::{first_line, gather, parts, rfc3339, ImportSummary, INJECTED_MARKER};
 use crate::optimizer::records::{Common, DiffRecord, ErrorRecord, Message, Records, Role};
 use crate::store::SessionRecord;
 
@@ -114,14 +114,7 @@ pub fn import_rollout(text: &str) -> (Records, ImportSummary) {
             other => summary.skip(format!("response_item:{other}")),
         }
     }
-    let mut records = Records {
-        task,
-        ..Records::default()
-    };
-    for r in out {
-        r.push_into(&mut records);
-    }
-    summary.count_records(&records);
+    let records = gather(task, out, &mut summary);
     (records, summary)
 }
 

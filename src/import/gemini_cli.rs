@@ -18,7 +18,7 @@ use serde_json::Value;
 
 use super::test_runs::{run_records, Run};
 use super::{
-    content_text, first_line, parts, rfc3339, ImportError, ImportSummary, INJECTED_MARKER,
+    content_text, first_line, gather, parts, rfc3339, ImportError, ImportSummary, INJECTED_MARKER,
 };
 use crate::optimizer::records::{
     Common, DiffRecord, ErrorRecord, FileRecord, Message, Records, Role,
@@ -78,14 +78,7 @@ pub fn import_chat(text: &str) -> Result<(Records, ImportSummary), ImportError> 
             tool_call(call, &mut common, &mut out);
         }
     }
-    let mut records = Records {
-        task,
-        ..Records::default()
-    };
-    for r in out {
-        r.push_into(&mut records);
-    }
-    summary.count_records(&records);
+    let records = gather(task, out, &mut summary);
     Ok((records, summary))
 }
 

@@ -24,6 +24,7 @@ pub mod test_runs;
 use std::fmt;
 
 use crate::optimizer::records::{Common, Records};
+use crate::store::SessionRecord;
 pub use summary::{ImportSummary, LineError};
 
 /// The marker every context a ctxopt hook injects starts with. Importers skip any text
@@ -132,6 +133,24 @@ pub fn import_text(
             Ok((records, summary))
         }
     }
+}
+
+/// The records of a session: its task and every record made, in order, each in its list;
+/// the summary counts them.
+pub(crate) fn gather(
+    task: Option<String>,
+    made: Vec<SessionRecord>,
+    summary: &mut ImportSummary,
+) -> Records {
+    let mut records = Records {
+        task,
+        ..Records::default()
+    };
+    for r in made {
+        r.push_into(&mut records);
+    }
+    summary.count_records(&records);
+    records
 }
 
 /// The id of an imported record: `<kind>-L<line>[-<uuid prefix>][-<part>]`.
