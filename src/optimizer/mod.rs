@@ -27,6 +27,7 @@ pub mod score;
 pub mod select;
 pub mod supersede;
 mod tokens;
+pub mod working_set;
 pub mod workspace;
 
 pub use output::{
@@ -105,21 +106,30 @@ pub fn build(records: &Records, config: &BuildConfig) -> Result<BuildOutput, Opt
         .map(|(u, h)| render::unit_header(u, h.as_deref()))
         .collect();
     let indices: Vec<usize> = (0..fragments.len()).collect();
-    let scores: Vec<Option<score::Scored>> = parallel::par_map(&indices, config.threads, |&fi| {
-        let f = &fragments[fi];
-        live[f.unit].then(|| {
-            score::score(
-                &config.weights,
-                &focus,
-                &units,
-                f,
-                &features[fi],
-                outcomes[f.unit],
-                deduped.redundancy[f.unit],
-                &recency,
-            )
-        })
-    });
+    let mut scores: Vec<Option<score::Scored>> =
+        parallel::par_map(&indices, config.threads, |&fi| {
+            let f = &fragments[fi];
+            live[f.unit].then(|| {
+                score::score(
+                    &config.weights,
+                    &focus,
+                    &units,
+                    f,
+                    &features[fi],
+                    outcomes[f.unit],
+                    deduped.redundancy[f.unit],
+                    &recency,
+                )
+            })
+        });
+    let attention = working_set::attention(&units, &features, &live);
+    let leads = working_set::apply(
+        config.weights.working_set,
+        &units,
+        &fragments,
+        &attention,
+        &mut scores,
+    );
     let reverted: Vec<bool> = deduped
         .dropped
         .iter()
@@ -151,6 +161,7 @@ pub fn build(records: &Records, config: &BuildConfig) -> Result<BuildOutput, Opt
                     || f.excerpt
                     || (unit.role == Some(records::Role::User) && s.relevance > 0.0)),
             current_change: current[f.unit],
+            working_set: leads.contains(&fi),
             // What the session read of a file is its working set: what budget is left
             // after everything else goes to it.
             leftover: unit.kind == fragment::Kind::File,

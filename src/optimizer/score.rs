@@ -37,6 +37,9 @@ pub struct Weights {
     pub redundancy: f64,
     /// The caller's priority.
     pub priority: f64,
+    /// The files the session keeps coming back to (see [`crate::optimizer::working_set`]).
+    #[serde(default = "default_working_set")]
+    pub working_set: f64,
     /// Recency half-life in days.
     pub half_life_days: f64,
     /// The lowest recency value of a constraint or decision.
@@ -55,10 +58,16 @@ impl Default for Weights {
             role: 1.0,
             redundancy: -2.0,
             priority: 1.0,
+            working_set: default_working_set(),
             half_life_days: 7.0,
             constraint_recency_floor: 0.7,
         }
     }
+}
+
+/// The default weight of the `working_set` signal.
+fn default_working_set() -> f64 {
+    3.0
 }
 
 /// What the task is about: its terms and identifiers, and the errors it concerns.

@@ -30,6 +30,9 @@ pub struct Candidate {
     /// Whether it is part of the session's current change (the latest live diff of its
     /// path): tried right after the mandatory fragments.
     pub current_change: bool,
+    /// Whether it is the best chunk of a file the session keeps coming back to (see
+    /// [`crate::optimizer::working_set`]): tried right after the current change.
+    pub working_set: bool,
     /// Whether, when not eligible, it still takes what budget is left once every eligible
     /// fragment was tried (a chunk of a file the session read).
     pub leftover: bool,
@@ -288,6 +291,7 @@ pub fn select(
         let (ca, cb) = (&candidates[a], &candidates[b]);
         cb.current_change
             .cmp(&ca.current_change)
+            .then(cb.working_set.cmp(&ca.working_set))
             .then(density[b].total_cmp(&density[a]))
             .then(ca.placed.order.cmp(&cb.placed.order))
             .then(
@@ -354,6 +358,7 @@ pub fn select(
                     let (ca, cb) = (&candidates[a], &candidates[b]);
                     ca.current_change
                         .cmp(&cb.current_change)
+                        .then(ca.working_set.cmp(&cb.working_set))
                         .then(density[a].total_cmp(&density[b]))
                         .then(cb.placed.order.cmp(&ca.placed.order))
                         .then(cb.placed.chunk.cmp(&ca.placed.chunk))
@@ -544,7 +549,7 @@ impl Swap<'_> {
             .copied()
             .filter(|&k| {
                 let c = &candidates[k];
-                !c.mandatory && !c.current_change && !self.swapped_in.contains(&k)
+                !c.mandatory && !c.current_change && !c.working_set && !self.swapped_in.contains(&k)
             })
             .collect();
         pool.sort_by(|&a, &b| {
@@ -667,6 +672,7 @@ mod tests {
                 score: score(i),
                 eligible: true,
                 current_change: false,
+                working_set: false,
                 leftover: false,
             })
             .collect()

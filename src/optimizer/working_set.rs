@@ -1,0 +1,246 @@
+//! The working set: the files the session keeps coming back to.
+//!
+//! A coding agent reads a file, greps it, prints a range of it, edits near it and reads it
+//! again; the file it keeps returning to is the one it is working on, whether or not the
+//! task names it. A file's *attention* is the number of records that touch it: every read
+//! of it (a file record, live or superseded) and every other live record whose text names
+//! its path (a command line, a grep hit, a message). What counts is coming back: its share
+//! is its attention beyond the first touch over the most any file of the session has beyond
+//! its first, `(n − 1) / (max − 1)`, so a file read once and never named again gets none.
+//!
+//! The `working_set` signal goes to the chunks of the files read, the best chunk of a file
+//! first: the file's live chunks are ranked by the score they have without this signal, and
+//! the chunk of rank `r` gets `share × ½ʳ`. So the file the session works on is shown by
+//! its best part before a long output that merely names it, and a second file it returns
+//! to as often gets as much, while no file floods the budget with all of its chunks. The
+//! best chunk of each file the session returns to at least ¾ as often as to its most
+//! visited one *leads*: selection tries it right after the current change, before the
+//! messages and outputs that talk about it, since what the agent works on is the file.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use crate::optimizer::extract::{paths, Features};
+use crate::optimizer::fragment::{Fragment, Kind, Unit};
+use crate::optimizer::output::ScoreComponent;
+use crate::optimizer::score::{round4, Scored};
+
+/// The signal's name in the score components.
+pub const SIGNAL: &str = "working_set";
+
+/// The least share a file needs for its best chunk to *lead*: be tried for the budget right
+/// after the mandatory fragments and the current change (see [`apply`]).
+pub const LEAD_SHARE: f64 = 0.75;
+
+/// Each file the session read, by its normalized lowercase path: how many records touch it.
+pub fn attention(units: &[Unit], features: &[Features], live: &[bool]) -> BTreeMap<String, usize> {
+    let mut reads: BTreeMap<String, usize> = BTreeMap::new();
+    for u in units.iter().filter(|u| u.kind == Kind::File) {
+        if let Some(path) = &u.path {
+            *reads
+                .entry(paths::normalize_path(path).to_lowercase())
+                .or_default() += 1;
+        }
+    }
+    // A bare file name names a file read only when no other file read has that name.
+    let mut by_name: HashMap<&str, Option<&str>> = HashMap::new();
+    for path in reads.keys() {
+        by_name
+            .entry(file_name(path))
+            .and_modify(|only| *only = None)
+            .or_insert(Some(path.as_str()));
+    }
+    let mut named: BTreeMap<String, usize> = BTreeMap::new();
+    for (i, u) in units.iter().enumerate() {
+        if !live[i] || u.kind == Kind::File {
+            continue;
+        }
+        // What it shows, and the command line that made it.
+        let command: Vec<String> = u
+            .tool_key
+            .as_deref()
+            .map(|k| {
+                paths::paths(k)
+                    .into_iter()
+                    .map(|p| p.to_lowercase())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut touched: Vec<&str> = u
+            .fragments
+            .clone()
+            .flat_map(|fi| &features[fi].identifiers)
+            .chain(&command)
+            .filter_map(|id| file_named(id, &by_name))
+            .collect();
+        touched.sort_unstable();
+        touched.dedup();
+        for path in touched {
+            *named.entry(path.to_string()).or_default() += 1;
+        }
+    }
+    for (path, n) in named {
+        *reads.entry(path).or_default() += n;
+    }
+    reads
+}
+
+/// The file read that `id` names: by a path ending in its path (or its path ending in
+/// `id`, on a `/`), or by its bare name when that is unique.
+fn file_named<'a>(id: &str, by_name: &HashMap<&str, Option<&'a str>>) -> Option<&'a str> {
+    let candidate = (*by_name.get(file_name(id))?)?;
+    let same = candidate == id
+        || (!id.contains('/'))
+        || ends_on_segment(candidate, id)
+        || ends_on_segment(id, candidate);
+    same.then_some(candidate)
+}
+
+/// Whether `long` ends with `short` and a `/` comes right before it.
+fn ends_on_segment(long: &str, short: &str) -> bool {
+    long.len() > short.len()
+        && long.ends_with(short)
+        && long.as_bytes()[long.len() - short.len() - 1] == b'/'
+}
+
+fn file_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+/// Adds the `working_set` component (weight `weight`) to every scored fragment: the chunks
+/// of files read get their file's share, halved per rank within the file (see the module
+/// doc); everything else gets 0. It counts as relevance. Returns the fragments that lead:
+/// the best chunk of every file whose share is at least [`LEAD_SHARE`].
+pub fn apply(
+    weight: f64,
+    units: &[Unit],
+    fragments: &[Fragment],
+    attention: &BTreeMap<String, usize>,
+    scores: &mut [Option<Scored>],
+) -> BTreeSet<usize> {
+    let most = attention.values().copied().max().unwrap_or(0);
+    let keys: Vec<Option<String>> = units
+        .iter()
+        .map(|u| match (u.kind, &u.path) {
+            (Kind::File, Some(path)) => Some(paths::normalize_path(path).to_lowercase()),
+            _ => None,
+        })
+        .collect();
+    let mut by_file: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (fi, f) in fragments.iter().enumerate() {
+        if let (Some(path), Some(_)) = (&keys[f.unit], &scores[fi]) {
+            by_file.entry(path).or_default().push(fi);
+        }
+    }
+    let mut values: BTreeMap<usize, f64> = BTreeMap::new();
+    let mut leads = BTreeSet::new();
+    for (path, mut chunks) in by_file {
+        let share = match attention.get(path) {
+            Some(&n) if n > 1 => (n - 1) as f64 / (most - 1) as f64,
+            _ => continue,
+        };
+        let total = |fi: usize| scores[fi].as_ref().map_or(0.0, |s| s.total);
+        chunks.sort_by(|&a, &b| total(b).total_cmp(&total(a)).then(a.cmp(&b)));
+        if share >= LEAD_SHARE {
+            leads.extend(chunks.first());
+        }
+        let mut value = share;
+        for fi in chunks {
+            values.insert(fi, value);
+            value /= 2.0;
+        }
+    }
+    for (fi, scored) in scores.iter_mut().enumerate() {
+        let Some(s) = scored else { continue };
+        let value = values.get(&fi).copied().unwrap_or(0.0);
+        let contribution = round4(value * weight);
+        s.components.push(ScoreComponent {
+            signal: SIGNAL.to_string(),
+            value: round4(value),
+            weight,
+            contribution,
+        });
+        s.total = round4(s.total + contribution);
+        s.relevance = round4(s.relevance + contribution);
+    }
+    leads
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::optimizer::records::Records;
+    use crate::optimizer::{build, BuildConfig};
+
+    fn records(json: &str) -> Records {
+        serde_json::from_str(json).unwrap()
+    }
+
+    fn session() -> Records {
+        // The task names neither file. `b.py` is read twice and grepped; `a.py` is read once.
+        records(
+            r#"{"task": "the totals come out wrong when a discount is applied",
+                "files": [
+                  {"path": "src/a.py", "content": "def helper():\n    return 1\n"},
+                  {"path": "src/b.py", "content": "def total(items):\n    return sum(items)\n"},
+                  {"path": "src/b.py", "content": "def total(items, discount):\n    return sum(items) - discount\n"}
+                ],
+                "toolOutputs": [
+                  {"tool": "bash", "args": {"command": "grep -n total src/b.py"}, "output": "1:def total(items, discount):"}
+                ]}"#,
+        )
+    }
+
+    #[test]
+    fn attention_counts_reads_and_the_records_that_name_a_file() {
+        let records = session();
+        let (units, fragments) = crate::optimizer::normalize::normalize(&records, None).unwrap();
+        let live = vec![true; units.len()];
+        let features = crate::optimizer::extract::extract(&units, &fragments, &live, 1);
+        let att = attention(&units, &features, &live);
+        assert_eq!(att.get("src/a.py"), Some(&1));
+        assert_eq!(att.get("src/b.py"), Some(&3));
+        assert_eq!(
+            att.len(),
+            2,
+            "only files read are in the working set: {att:?}"
+        );
+    }
+
+    #[test]
+    fn a_bare_name_counts_only_when_one_file_read_has_it() {
+        let mut by_name = HashMap::new();
+        by_name.insert("util.py", Some("src/util.py"));
+        by_name.insert("mod.rs", None);
+        assert_eq!(file_named("util.py", &by_name), Some("src/util.py"));
+        assert_eq!(
+            file_named("/repo/src/util.py", &by_name),
+            Some("src/util.py")
+        );
+        assert_eq!(file_named("other/util.py", &by_name), None);
+        assert_eq!(file_named("mod.rs", &by_name), None);
+        assert_eq!(file_named("src/x.py", &by_name), None);
+    }
+
+    #[test]
+    fn the_file_returned_to_gets_the_signal_its_best_chunk_first() {
+        let out = build(&session(), &BuildConfig::default()).unwrap();
+        let value = |path: &str| {
+            out.sources
+                .iter()
+                .filter(|s| s.path.as_deref() == Some(path))
+                .map(|s| {
+                    s.components
+                        .iter()
+                        .find(|c| c.signal == SIGNAL)
+                        .map(|c| c.value)
+                        .unwrap()
+                })
+                .fold(0.0, f64::max)
+        };
+        assert_eq!(value("src/b.py"), 1.0);
+        assert_eq!(value("src/a.py"), 0.0, "read once, never named again");
+        let task = out.sources.iter().find(|s| s.kind == "task").unwrap();
+        let c = task.components.iter().find(|c| c.signal == SIGNAL).unwrap();
+        assert_eq!(c.value, 0.0);
+    }
+}
