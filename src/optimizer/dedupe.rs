@@ -7,8 +7,9 @@
 use std::collections::{BTreeMap, HashMap};
 
 use crate::optimizer::extract::{failing_tests, signatures};
-use crate::optimizer::fragment::{is_later, Dropped, Kind, Unit};
+use crate::optimizer::fragment::{is_later, Dropped, Kind, Unit, UnitIx};
 use crate::optimizer::normalize::one_line;
+use crate::optimizer::output::DropReason;
 
 /// Containment at or above which the earlier record is a near-duplicate of the later.
 pub const NEAR_DUPLICATE: f64 = 0.9;
@@ -85,8 +86,8 @@ fn exact(units: &[Unit], out: &mut Deduped) {
         let dropped: Vec<usize> = group.into_iter().filter(|&i| i != keep).collect();
         for &i in &dropped {
             out.dropped[i] = Some(Dropped {
-                reason: "duplicate",
-                by: Some(keep),
+                reason: DropReason::Duplicate,
+                by: Some(UnitIx(keep)),
                 detail: format!(
                     "exact duplicate of {} ({})",
                     units[keep].id,
@@ -141,8 +142,8 @@ fn repeated_runs(units: &[Unit], out: &mut Deduped) {
                 _ => format!("earlier run of `{key}`; latest run is {}", units[keep].id),
             };
             out.dropped[i] = Some(Dropped {
-                reason: "repeated_run",
-                by: Some(keep),
+                reason: DropReason::RepeatedRun,
+                by: Some(UnitIx(keep)),
                 detail,
             });
         }
@@ -425,8 +426,8 @@ fn near(units: &[Unit], out: &mut Deduped) -> Vec<Vec<u64>> {
             let score = containment(&sets[c], &set);
             if score >= NEAR_DUPLICATE {
                 out.dropped[c] = Some(Dropped {
-                    reason: "near_duplicate",
-                    by: Some(i),
+                    reason: DropReason::NearDuplicate,
+                    by: Some(UnitIx(i)),
                     detail: format!(
                         "{:.0}% of its word trigrams recur in the later {} ({})",
                         score * 100.0,
@@ -503,7 +504,10 @@ mod tests {
         let (units, _) = normalize(&records, None).unwrap();
         let d = dedupe(&units);
         let dropped = d.dropped[0].as_ref().unwrap();
-        assert_eq!((dropped.reason, dropped.by), ("duplicate", Some(2)));
+        assert_eq!(
+            (dropped.reason, dropped.by),
+            (DropReason::Duplicate, Some(UnitIx(2)))
+        );
         assert!(d.dropped[1].is_none() && d.dropped[2].is_none());
         assert_eq!(d.merges.len(), 1);
     }
@@ -520,7 +524,10 @@ mod tests {
         };
         let (units, _) = normalize(&records, None).unwrap();
         let d = dedupe(&units);
-        assert_eq!(d.dropped[1].as_ref().unwrap().reason, "repeated_run");
+        assert_eq!(
+            d.dropped[1].as_ref().unwrap().reason,
+            DropReason::RepeatedRun
+        );
         assert!(d.dropped[0].is_none() && d.dropped[2].is_none());
         assert_eq!(
             d.history[0].as_deref(),
@@ -554,7 +561,7 @@ mod tests {
         };
         let (units, _) = normalize(&records, None).unwrap();
         let d = dedupe(&units);
-        let reasons: Vec<Option<&str>> = d
+        let reasons: Vec<Option<DropReason>> = d
             .dropped
             .iter()
             .map(|x| x.as_ref().map(|x| x.reason))
@@ -563,19 +570,19 @@ mod tests {
             reasons,
             [
                 None,
-                Some("repeated_run"),
-                Some("repeated_run"),
+                Some(DropReason::RepeatedRun),
+                Some(DropReason::RepeatedRun),
                 None,
                 None,
                 // A command line repeats whatever it printed.
-                Some("repeated_run"),
+                Some(DropReason::RepeatedRun),
                 None,
             ]
         );
         // A bare name repeats only with near-identical output (the long log, digits
         // aside) or the same short text with digits masked ("3 passed", "7 passed").
-        assert_eq!(d.dropped[1].as_ref().unwrap().by, Some(3));
-        assert_eq!(d.dropped[2].as_ref().unwrap().by, Some(4));
+        assert_eq!(d.dropped[1].as_ref().unwrap().by, Some(UnitIx(3)));
+        assert_eq!(d.dropped[2].as_ref().unwrap().by, Some(UnitIx(4)));
     }
 
     #[test]
@@ -617,7 +624,10 @@ mod tests {
         let (units, _) = normalize(&records, None).unwrap();
         let d = dedupe(&units);
         let dropped = d.dropped[0].as_ref().unwrap();
-        assert_eq!((dropped.reason, dropped.by), ("repeated_run", Some(1)));
+        assert_eq!(
+            (dropped.reason, dropped.by),
+            (DropReason::RepeatedRun, Some(UnitIx(1)))
+        );
         assert!(
             dropped.detail.contains("other options"),
             "{}",
@@ -643,8 +653,11 @@ mod tests {
         };
         let (units, _) = normalize(&records, None).unwrap();
         let d = dedupe(&units);
-        assert_eq!(d.dropped[0].as_ref().unwrap().reason, "near_duplicate");
-        assert_eq!(d.dropped[0].as_ref().unwrap().by, Some(1));
+        assert_eq!(
+            d.dropped[0].as_ref().unwrap().reason,
+            DropReason::NearDuplicate
+        );
+        assert_eq!(d.dropped[0].as_ref().unwrap().by, Some(UnitIx(1)));
         assert!(d.dropped[2].is_none());
     }
 

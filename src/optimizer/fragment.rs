@@ -7,9 +7,10 @@
 //! (see [`crate::optimizer::chunk`]).
 
 use std::fmt;
-use std::ops::Range;
+use std::ops::{Index, Range};
 use std::str::FromStr;
 
+use crate::optimizer::output::DropReason;
 use crate::optimizer::records::{DecisionStatus, Role, TestStatus};
 
 /// What kind of record a unit came from.
@@ -99,6 +100,16 @@ impl FromStr for Kind {
     }
 }
 
+/// A unit's position in the build's list of units (task first, then the records in list
+/// order).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct UnitIx(pub usize);
+
+/// A fragment's position in the build's list of fragments (units in order, each unit's
+/// chunks in order, its excerpt last).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct FragmentIx(pub usize);
+
 /// One input record, validated and normalized.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Unit {
@@ -163,8 +174,8 @@ impl Unit {
 pub struct Fragment {
     /// `fr_` + the first 12 hex digits of sha256(record id, chunk number, text).
     pub id: String,
-    /// Index of its unit.
-    pub unit: usize,
+    /// Its unit.
+    pub unit: UnitIx,
     /// Its number within the unit (0-based).
     pub chunk: usize,
     /// Its bytes within the unit's text.
@@ -184,6 +195,30 @@ impl Fragment {
         } else {
             &unit.text[self.span.clone()]
         }
+    }
+}
+
+impl Index<UnitIx> for [Unit] {
+    type Output = Unit;
+
+    fn index(&self, ix: UnitIx) -> &Unit {
+        &self[ix.0]
+    }
+}
+
+impl Index<UnitIx> for Vec<Unit> {
+    type Output = Unit;
+
+    fn index(&self, ix: UnitIx) -> &Unit {
+        &self[ix.0]
+    }
+}
+
+impl Index<FragmentIx> for [Fragment] {
+    type Output = Fragment;
+
+    fn index(&self, ix: FragmentIx) -> &Fragment {
+        &self[ix.0]
     }
 }
 
@@ -208,10 +243,10 @@ pub fn is_later(a: &Unit, b: &Unit) -> Option<bool> {
 /// Why a unit left the candidates before scoring.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Dropped {
-    /// The reason code (`duplicate`, `near_duplicate`, `repeated_run`, `superseded`).
-    pub reason: &'static str,
+    /// The reason (`duplicate`, `near_duplicate`, `repeated_run`, `superseded`).
+    pub reason: DropReason,
     /// The unit that absorbed or superseded it.
-    pub by: Option<usize>,
+    pub by: Option<UnitIx>,
     /// A sentence saying what happened.
     pub detail: String,
 }

@@ -13,7 +13,7 @@ use crate::optimizer::records::{
     Common, Decision, DecisionStatus, ErrorRecord, FileRecord, Message, Records, Role, TestResult,
     TestStatus, ToolOutput,
 };
-use crate::optimizer::{build, BuildConfig, BuildOutput};
+use crate::optimizer::{build, BuildConfig, BuildOutput, DropReason, Signal};
 use crate::tokenizer::Tokenizer;
 
 const WORDS: &[&str] = &[
@@ -216,13 +216,18 @@ fn check(records: &Records, out: &BuildOutput, budget: usize) {
         assert!(ids.contains(rec), "{rec} is no input record");
     }
     // Mandatory records keep a fragment unless dedupe or superseding removed them.
-    let dedupe_reasons = ["duplicate", "near_duplicate", "repeated_run", "superseded"];
     for id in ids.iter().filter(|id| is_mandatory_record(records, id)) {
         let kept = out.sources.iter().any(|s| &s.record == id);
-        let deduped = out
-            .omitted
-            .iter()
-            .any(|o| &o.record == id && dedupe_reasons.contains(&o.reason.as_str()));
+        let deduped = out.omitted.iter().any(|o| {
+            &o.record == id
+                && matches!(
+                    o.reason,
+                    DropReason::Duplicate
+                        | DropReason::NearDuplicate
+                        | DropReason::RepeatedRun
+                        | DropReason::Superseded
+                )
+        });
         assert!(kept || deduped, "mandatory {id} was dropped");
     }
     if records
@@ -361,7 +366,7 @@ fn a_huge_single_line_is_cut_and_the_budget_holds() {
         "reduction canary: {}",
         out.stats.reduction
     );
-    assert!(out.omitted.iter().any(|o| o.reason == "budget"));
+    assert!(out.omitted.iter().any(|o| o.reason == DropReason::Budget));
 }
 
 #[test]
@@ -395,7 +400,7 @@ fn crlf_and_windows_paths_work_end_to_end() {
     let out = build(&records, &config).unwrap();
     assert!(!out.context.contains('\r'));
     assert!(out.context.contains("It must not\nchange the API."));
-    let value = |path: &str, signal: &str| {
+    let value = |path: &str, signal: Signal| {
         let source = out
             .sources
             .iter()
@@ -408,11 +413,17 @@ fn crlf_and_windows_paths_work_end_to_end() {
             .unwrap()
             .value
     };
-    assert_eq!(value(r"C:\src\App\Billing.cs", "identifier_match"), 1.0);
-    assert_eq!(value(r"C:\src\App\Other.cs", "identifier_match"), 0.0);
+    assert_eq!(
+        value(r"C:\src\App\Billing.cs", Signal::IdentifierMatch),
+        1.0
+    );
+    assert_eq!(value(r"C:\src\App\Other.cs", Signal::IdentifierMatch), 0.0);
     // `src` and `App` only say where the workspace lives: the task's terms are the rest.
-    assert_eq!(value(r"C:\src\App\Billing.cs", "lexical_overlap"), 0.3333);
-    assert_eq!(value(r"C:\src\App\Other.cs", "lexical_overlap"), 0.0);
+    assert_eq!(
+        value(r"C:\src\App\Billing.cs", Signal::LexicalOverlap),
+        0.3333
+    );
+    assert_eq!(value(r"C:\src\App\Other.cs", Signal::LexicalOverlap), 0.0);
 }
 
 #[test]
@@ -439,7 +450,7 @@ fn report_canaries_merges_omissions_and_conflicts() {
     )
     .unwrap();
     assert_eq!(out.report.merges.len(), 1, "{:?}", out.report.merges);
-    assert_eq!(out.report.omissions, vec![("duplicate".to_string(), 1)]);
+    assert_eq!(out.report.omissions, vec![(DropReason::Duplicate, 1)]);
     assert!(
         out.report.warnings[0].starts_with("BUDGET_CONFLICT"),
         "{:?}",
@@ -477,7 +488,7 @@ fn standing_instructions_never_fill_the_budget() {
     };
     let out = build(&records, &BuildConfig::default()).unwrap();
     let omitted = out.omitted.iter().find(|o| o.record == "sys").unwrap();
-    assert_eq!(omitted.reason, "low_relevance");
+    assert_eq!(omitted.reason, DropReason::LowRelevance);
     assert!(out.sources.iter().any(|s| s.record == "a1"));
 }
 
@@ -590,7 +601,7 @@ fn identifier_match(out: &BuildOutput, record: &str) -> f64 {
         .unwrap_or_else(|| panic!("{record} not kept: {}", choices(out)))
         .components
         .iter()
-        .find(|c| c.signal == "identifier_match")
+        .find(|c| c.signal == Signal::IdentifierMatch)
         .unwrap()
         .value
 }

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::optimizer::parse::parse_records;
 use crate::optimizer::records::Records;
-use crate::optimizer::{build, BuildConfig, BuildOutput};
+use crate::optimizer::{build, BuildConfig, BuildOutput, DropReason, Signal};
 
 fn fixture(name: &str) -> Value {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/losses/");
@@ -27,11 +27,11 @@ fn built(records: &Records, budget: usize) -> BuildOutput {
     build(records, &config).unwrap()
 }
 
-fn omitted_reason<'a>(out: &'a BuildOutput, record: &str) -> Vec<&'a str> {
+fn omitted_reason(out: &BuildOutput, record: &str) -> Vec<DropReason> {
     out.omitted
         .iter()
         .filter(|o| o.record == record)
-        .map(|o| o.reason.as_str())
+        .map(|o| o.reason)
         .collect()
 }
 
@@ -71,12 +71,12 @@ fn the_file_defining_what_the_error_names_is_kept() {
     let identifier = models
         .components
         .iter()
-        .find(|c| c.signal == "identifier_match")
+        .find(|c| c.signal == Signal::IdentifierMatch)
         .unwrap();
     assert_eq!(identifier.value, 1.0, "its own path joins the focus");
     assert!(omitted_reason(&out, "readme")
         .iter()
-        .all(|r| *r != "budget"));
+        .all(|r| *r != DropReason::Budget));
 }
 
 #[test]
@@ -88,7 +88,10 @@ fn different_outputs_of_a_bare_tool_are_different_runs() {
         "{}",
         out.context
     );
-    assert!(out.omitted.iter().all(|o| o.reason != "repeated_run"));
+    assert!(out
+        .omitted
+        .iter()
+        .all(|o| o.reason != DropReason::RepeatedRun));
 }
 
 #[test]
@@ -109,7 +112,7 @@ fn what_is_linked_to_the_task_is_there_while_budget_remains() {
                 omitted_reason(&out, record)
             );
         }
-        assert_eq!(omitted_reason(&out, "m2"), ["low_relevance"]);
+        assert_eq!(omitted_reason(&out, "m2"), [DropReason::LowRelevance]);
     }
 }
 
@@ -178,7 +181,7 @@ fn an_excerpt_that_the_kept_chunks_show_is_left_out_as_covered() {
     );
     let roomy = built(&r, 16_000);
     assert!(
-        omitted_reason(&roomy, "sync-log").contains(&"covered"),
+        omitted_reason(&roomy, "sync-log").contains(&DropReason::Covered),
         "{:?}",
         roomy.omitted
     );

@@ -2,10 +2,13 @@
 //!
 //! Stages run in a fixed order, each a pure function in its own module:
 //! [`normalize`] → [`dedupe`] (and [`supersede`]) → [`extract`] → [`score`] → [`select`]
-//! → [`render`], and [`report`] gathers the figures. Identical input and config give
+//! → [`render`], and [`report`] gathers the figures. What dedupe and superseding find
+//! about a unit is gathered in one [`analysis::UnitAnalysis`] per unit; units and fragments
+//! are addressed by [`fragment::UnitIx`] and [`fragment::FragmentIx`]. Identical input and config give
 //! byte-identical output: nothing reads the clock, draws random numbers or iterates a hash
 //! map into the output.
 
+pub mod analysis;
 pub mod chunk;
 pub mod condense;
 pub mod dedupe;
@@ -31,7 +34,8 @@ pub mod working_set;
 pub mod workspace;
 
 pub use output::{
-    BuildOutput, BuildReport, OmittedFragment, ScoreComponent, SourceFragment, Stats,
+    BuildOutput, BuildReport, DropReason, OmittedFragment, ScoreComponent, Signal, SourceFragment,
+    Stats,
 };
 pub use records::Records;
 pub use score::Weights;
@@ -95,34 +99,30 @@ pub fn build(records: &Records, config: &BuildConfig) -> Result<BuildOutput, Opt
     let mut deduped = dedupe::dedupe(&units);
     let outcomes = extract::outcomes(&units);
     supersede::supersede(&units, &outcomes, &mut deduped);
+    let merges = std::mem::take(&mut deduped.merges);
+    let analyses = analysis::analyse(&units, deduped, &outcomes);
     let counts = tokens::count(&units, &mut fragments, config.tokenizer, config.threads);
-    let live: Vec<bool> = deduped.dropped.iter().map(Option::is_none).collect();
-    let features = extract::extract(&units, &fragments, &live, config.threads);
-    let focus = score::focus(&units, &features, &outcomes, &live);
+    let features = extract::extract(&units, &fragments, &analyses, config.threads);
+    let focus = score::focus(&units, &features, &analyses);
     let recency = score::Recency::new(&units);
-    let headers: Vec<Option<String>> = units
-        .iter()
-        .zip(&deduped.history)
-        .map(|(u, h)| render::unit_header(u, h.as_deref()))
-        .collect();
     let indices: Vec<usize> = (0..fragments.len()).collect();
     let mut scores: Vec<Option<score::Scored>> =
         parallel::par_map(&indices, config.threads, |&fi| {
             let f = &fragments[fi];
-            live[f.unit].then(|| {
+            let analysis = &analyses[f.unit];
+            analysis.is_live().then(|| {
                 score::score(
                     &config.weights,
                     &focus,
                     &units,
                     f,
                     &features[fi],
-                    outcomes[f.unit],
-                    deduped.redundancy[f.unit],
+                    analysis,
                     &recency,
                 )
             })
         });
-    let attention = working_set::attention(&units, &features, &live);
+    let attention = working_set::attention(&units, &features, &analyses);
     let leads = working_set::apply(
         config.weights.working_set,
         &units,
@@ -130,15 +130,6 @@ pub fn build(records: &Records, config: &BuildConfig) -> Result<BuildOutput, Opt
         &attention,
         &mut scores,
     );
-    let reverted: Vec<bool> = deduped
-        .dropped
-        .iter()
-        .zip(&units)
-        .map(|(d, u)| {
-            u.kind == fragment::Kind::Diff && d.as_ref().is_some_and(|d| d.reason == "superseded")
-        })
-        .collect();
-    let current = select::current_diffs(&units, &live, &reverted);
     let mut candidates = Vec::new();
     for (fi, (f, s)) in fragments.iter().zip(&scores).enumerate() {
         let Some(s) = s else { continue };
@@ -148,7 +139,7 @@ pub fn build(records: &Records, config: &BuildConfig) -> Result<BuildOutput, Opt
                 section: render::Section::of(unit, &features[fi]),
                 order: unit.order,
                 chunk: f.chunk,
-                fragment: fi,
+                fragment: fragment::FragmentIx(fi),
             },
             mandatory: report::is_mandatory(unit, &features[fi], &focus, f.unit),
             score: s.total,
@@ -160,7 +151,7 @@ pub fn build(records: &Records, config: &BuildConfig) -> Result<BuildOutput, Opt
                     || features[fi].rare_signature
                     || f.excerpt
                     || (unit.role == Some(records::Role::User) && s.relevance > 0.0)),
-            current_change: current[f.unit],
+            current_change: analyses[f.unit].current_change,
             working_set: leads.contains(&fi),
             // What the session read of a file is its working set: what budget is left
             // after everything else goes to it.
@@ -170,7 +161,7 @@ pub fn build(records: &Records, config: &BuildConfig) -> Result<BuildOutput, Opt
     let selection = select::select(
         &units,
         &fragments,
-        &headers,
+        &analyses,
         &candidates,
         config.budget,
         config.tokenizer,
@@ -179,7 +170,8 @@ pub fn build(records: &Records, config: &BuildConfig) -> Result<BuildOutput, Opt
         config,
         units: &units,
         fragments: &fragments,
-        deduped: &deduped,
+        analyses: &analyses,
+        merges: &merges,
         candidates: &candidates,
         scores: &scores,
         selection,

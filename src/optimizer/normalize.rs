@@ -16,7 +16,7 @@ use sha2::{Digest, Sha256};
 use crate::optimizer::chunk::chunks;
 use crate::optimizer::condense::condense_frames;
 use crate::optimizer::excerpt::excerpt;
-use crate::optimizer::fragment::{hex_prefix, Fragment, Kind, Unit};
+use crate::optimizer::fragment::{hex_prefix, Fragment, Kind, Unit, UnitIx};
 use crate::optimizer::records::{Common, DecisionStatus, Records, Role, TestStatus};
 use crate::optimizer::OptimizerError;
 
@@ -277,7 +277,7 @@ fn finish(drafts: Vec<Draft>) -> (Vec<Unit>, Vec<Fragment>) {
             let hash: [u8; 32] = h.finalize().into();
             fragments.push(Fragment {
                 id: format!("fr_{}", hex_prefix(&hash, 12)),
-                unit: order,
+                unit: UnitIx(order),
                 chunk,
                 span,
                 tokens: 0,

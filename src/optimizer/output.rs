@@ -1,12 +1,149 @@
 //! What a build returns: the context, its sources, what was left out and why, and figures.
 
+use std::fmt;
+
 use serde::{Deserialize, Serialize};
+
+/// Why a fragment was left out of the context.
+///
+/// Serializes to its snake-case name (`near_duplicate`); the variants are declared in the
+/// order of those names, so sorting by reason sorts by name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DropReason {
+    /// It did not fit in the budget.
+    Budget,
+    /// An excerpt whose lines the kept chunks of its record show.
+    Covered,
+    /// An exact duplicate of a later record.
+    Duplicate,
+    /// Not relevant enough to fill the budget with.
+    LowRelevance,
+    /// Its content is almost all in a later record of the same kind.
+    NearDuplicate,
+    /// An earlier run of a command run again later.
+    RepeatedRun,
+    /// A later record replaced it (a newer file snapshot, a fix, a passing run).
+    Superseded,
+}
+
+impl DropReason {
+    /// Every reason, in name order.
+    pub const ALL: [DropReason; 7] = [
+        DropReason::Budget,
+        DropReason::Covered,
+        DropReason::Duplicate,
+        DropReason::LowRelevance,
+        DropReason::NearDuplicate,
+        DropReason::RepeatedRun,
+        DropReason::Superseded,
+    ];
+
+    /// The reason's name in `omitted` and the report's omission counts.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DropReason::Budget => "budget",
+            DropReason::Covered => "covered",
+            DropReason::Duplicate => "duplicate",
+            DropReason::LowRelevance => "low_relevance",
+            DropReason::NearDuplicate => "near_duplicate",
+            DropReason::RepeatedRun => "repeated_run",
+            DropReason::Superseded => "superseded",
+        }
+    }
+}
+
+impl fmt::Display for DropReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A scoring signal (see `docs/scoring.md`). Serializes to its snake-case name
+/// (`lexical_overlap`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Signal {
+    /// Share of the task's terms the fragment contains.
+    LexicalOverlap,
+    /// Identifiers (paths, symbols) shared with the task and the errors it is about.
+    IdentifierMatch,
+    /// The fragment shows an error, above all one the task is about.
+    ErrorRelevance,
+    /// A decision in force or an explicit requirement.
+    ConstraintDecision,
+    /// Evidence of a failed attempt.
+    FailedAttempt,
+    /// Newer is better.
+    Recency,
+    /// Who said it.
+    Role,
+    /// Content that largely recurs in a later record.
+    Redundancy,
+    /// The caller's priority.
+    Priority,
+    /// The files the session keeps coming back to.
+    WorkingSet,
+}
+
+impl Signal {
+    /// Every signal, in the order a score lists its components.
+    pub const ALL: [Signal; 10] = [
+        Signal::LexicalOverlap,
+        Signal::IdentifierMatch,
+        Signal::ErrorRelevance,
+        Signal::ConstraintDecision,
+        Signal::FailedAttempt,
+        Signal::Recency,
+        Signal::Role,
+        Signal::Redundancy,
+        Signal::Priority,
+        Signal::WorkingSet,
+    ];
+
+    /// The signal's name in a score's components.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Signal::LexicalOverlap => "lexical_overlap",
+            Signal::IdentifierMatch => "identifier_match",
+            Signal::ErrorRelevance => "error_relevance",
+            Signal::ConstraintDecision => "constraint_decision",
+            Signal::FailedAttempt => "failed_attempt",
+            Signal::Recency => "recency",
+            Signal::Role => "role",
+            Signal::Redundancy => "redundancy",
+            Signal::Priority => "priority",
+            Signal::WorkingSet => "working_set",
+        }
+    }
+
+    /// Whether the signal is a content signal: part of a fragment's relevance, how much it
+    /// is *about* something that matters (lexical, identifier, error, constraint, failed
+    /// attempt, working set), as opposed to when, from whom and how redundant it is.
+    pub fn is_relevance(self) -> bool {
+        matches!(
+            self,
+            Signal::LexicalOverlap
+                | Signal::IdentifierMatch
+                | Signal::ErrorRelevance
+                | Signal::ConstraintDecision
+                | Signal::FailedAttempt
+                | Signal::WorkingSet
+        )
+    }
+}
+
+impl fmt::Display for Signal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 
 /// One signal's part in a fragment's score.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ScoreComponent {
-    /// The signal's name (`lexical_overlap`, `identifier_match`, …).
-    pub signal: String,
+    /// The signal.
+    pub signal: Signal,
     /// The signal's value for this fragment, usually in 0..=1.
     pub value: f64,
     /// The configured weight.
@@ -48,8 +185,8 @@ pub struct OmittedFragment {
     pub record: String,
     /// The record's kind.
     pub kind: String,
-    /// Why it was left out (`duplicate`, `near_duplicate`, `superseded`, `budget`, …).
-    pub reason: String,
+    /// Why it was left out.
+    pub reason: DropReason,
     /// What superseded or absorbed it, when something did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub superseded_by: Option<String>,
@@ -79,7 +216,7 @@ pub struct BuildReport {
     /// Every merge dedupe made, explained.
     pub merges: Vec<String>,
     /// Omission counts by reason, sorted by reason.
-    pub omissions: Vec<(String, usize)>,
+    pub omissions: Vec<(DropReason, usize)>,
 }
 
 /// Token figures.
@@ -106,4 +243,74 @@ pub struct BuildOutput {
     pub report: BuildReport,
     /// Token figures.
     pub stats: Stats,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn drop_reasons_serialize_to_their_names_and_back() {
+        for reason in DropReason::ALL {
+            let json = serde_json::to_string(&reason).unwrap();
+            assert_eq!(json, format!("\"{}\"", reason.as_str()));
+            assert_eq!(reason.to_string(), reason.as_str());
+            assert_eq!(serde_json::from_str::<DropReason>(&json).unwrap(), reason);
+        }
+        let names: Vec<&str> = DropReason::ALL.iter().map(|r| r.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "budget",
+                "covered",
+                "duplicate",
+                "low_relevance",
+                "near_duplicate",
+                "repeated_run",
+                "superseded"
+            ]
+        );
+        let mut sorted = DropReason::ALL;
+        sorted.sort_by_key(|r| r.as_str());
+        assert_eq!(sorted, DropReason::ALL, "reasons sort by name");
+    }
+
+    #[test]
+    fn signals_serialize_to_their_names_and_back() {
+        for signal in Signal::ALL {
+            let json = serde_json::to_string(&signal).unwrap();
+            assert_eq!(json, format!("\"{}\"", signal.as_str()));
+            assert_eq!(signal.to_string(), signal.as_str());
+            assert_eq!(serde_json::from_str::<Signal>(&json).unwrap(), signal);
+        }
+        let names: Vec<&str> = Signal::ALL.iter().map(|s| s.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "lexical_overlap",
+                "identifier_match",
+                "error_relevance",
+                "constraint_decision",
+                "failed_attempt",
+                "recency",
+                "role",
+                "redundancy",
+                "priority"
+            ]
+        );
+        let relevance: Vec<Signal> = Signal::ALL
+            .into_iter()
+            .filter(|s| s.is_relevance())
+            .collect();
+        assert_eq!(
+            relevance,
+            [
+                Signal::LexicalOverlap,
+                Signal::IdentifierMatch,
+                Signal::ErrorRelevance,
+                Signal::ConstraintDecision,
+                Signal::FailedAttempt
+            ]
+        );
+    }
 }

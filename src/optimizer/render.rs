@@ -2,8 +2,9 @@
 //! source tag `[source: fr_… | record … | path]`. Machine-readable data stays in
 //! `sources`; the text holds only what a model should read.
 
+use crate::optimizer::analysis::UnitAnalysis;
 use crate::optimizer::extract::Features;
-use crate::optimizer::fragment::{Fragment, Kind, Unit};
+use crate::optimizer::fragment::{Fragment, FragmentIx, Kind, Unit, UnitIx};
 use crate::optimizer::records::TestStatus;
 use crate::optimizer::score::is_constraint;
 
@@ -97,8 +98,8 @@ pub struct Placed {
     pub order: usize,
     /// The fragment's number within its unit.
     pub chunk: usize,
-    /// The fragment's index.
-    pub fragment: usize,
+    /// The fragment.
+    pub fragment: FragmentIx,
 }
 
 /// Renders `placed` (sorted here by section, record order and chunk) and returns the text
@@ -106,14 +107,14 @@ pub struct Placed {
 pub fn render(
     units: &[Unit],
     fragments: &[Fragment],
-    headers: &[Option<String>],
+    analyses: &[UnitAnalysis],
     placed: &[Placed],
 ) -> (String, Vec<Placed>) {
     let mut placed = placed.to_vec();
     placed.sort_unstable();
     let mut out = String::new();
     let mut section: Option<Section> = None;
-    let mut last_unit: Option<usize> = None;
+    let mut last_unit: Option<UnitIx> = None;
     for p in &placed {
         let f = &fragments[p.fragment];
         if section != Some(p.section) {
@@ -126,7 +127,7 @@ pub fn render(
         }
         out.push_str(&tag(f, &units[f.unit]));
         if last_unit != Some(f.unit) {
-            if let Some(h) = &headers[f.unit] {
+            if let Some(h) = &analyses[f.unit].header {
                 out.push_str(h);
             }
             last_unit = Some(f.unit);
@@ -164,8 +165,8 @@ mod tests {
             ..Records::default()
         };
         let (units, frags) = normalize(&records, None).unwrap();
-        let feats = extract(&units, &frags, &vec![true; units.len()], 1);
-        let headers: Vec<Option<String>> = units.iter().map(|u| unit_header(u, None)).collect();
+        let analyses = crate::optimizer::analysis::all_live(&units);
+        let feats = extract(&units, &frags, &analyses, 1);
         let placed: Vec<Placed> = frags
             .iter()
             .enumerate()
@@ -174,17 +175,17 @@ mod tests {
                 section: Section::of(&units[f.unit], &feats[i]),
                 order: units[f.unit].order,
                 chunk: f.chunk,
-                fragment: i,
+                fragment: FragmentIx(i),
             })
             .collect();
-        let (text, order) = render(&units, &frags, &headers, &placed);
+        let (text, order) = render(&units, &frags, &analyses, &placed);
         let expected = format!(
             "## Task\n[source: {} | record task]\nFix it\n\n## Constraints & decisions\n[source: {} | record {}]\nuser:\nYou must keep the API\n\n## Files\n[source: {} | record f1 | src/a.ts]\nexport {{}}\n",
             frags[0].id, frags[1].id, units[1].id, frags[2].id
         );
         assert_eq!(text, expected);
         assert_eq!(
-            order.iter().map(|p| p.fragment).collect::<Vec<_>>(),
+            order.iter().map(|p| p.fragment.0).collect::<Vec<_>>(),
             vec![0, 1, 2]
         );
     }

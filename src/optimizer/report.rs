@@ -5,11 +5,13 @@ use std::collections::BTreeMap;
 
 use sha2::{Digest, Sha256};
 
-use crate::optimizer::dedupe::Deduped;
+use crate::optimizer::analysis::UnitAnalysis;
 use crate::optimizer::extract::Features;
-use crate::optimizer::fragment::{Fragment, Kind, Unit};
+use crate::optimizer::fragment::{Fragment, FragmentIx, Kind, Unit, UnitIx};
 use crate::optimizer::normalize::canonical_json;
-use crate::optimizer::output::{BuildOutput, BuildReport, OmittedFragment, SourceFragment, Stats};
+use crate::optimizer::output::{
+    BuildOutput, BuildReport, DropReason, OmittedFragment, SourceFragment, Stats,
+};
 use crate::optimizer::records::{DecisionStatus, Role};
 use crate::optimizer::score::{is_constraint, Focus, Scored};
 use crate::optimizer::select::{Candidate, Selection};
@@ -18,7 +20,7 @@ use crate::optimizer::{BuildConfig, PIPELINE_VERSION};
 /// Whether a live fragment must be kept: the task; decisions accepted; requirements stated
 /// by the user; and the errors and failing tests the task is about (see
 /// [`crate::optimizer::score::focus`]).
-pub fn is_mandatory(unit: &Unit, features: &Features, focus: &Focus, unit_index: usize) -> bool {
+pub fn is_mandatory(unit: &Unit, features: &Features, focus: &Focus, unit_index: UnitIx) -> bool {
     match unit.kind {
         Kind::Task => true,
         Kind::Decision => unit.decision_status == Some(DecisionStatus::Accepted),
@@ -49,8 +51,10 @@ pub struct Parts<'a> {
     pub units: &'a [Unit],
     /// The fragments.
     pub fragments: &'a [Fragment],
-    /// What dedupe and supersede dropped.
-    pub deduped: &'a Deduped,
+    /// Per unit: what dedupe and supersede decided.
+    pub analyses: &'a [UnitAnalysis],
+    /// Every merge dedupe made, explained.
+    pub merges: &'a [String],
     /// The live fragments offered to selection.
     pub candidates: &'a [Candidate],
     /// Per fragment: its score, when it was live.
@@ -67,13 +71,14 @@ pub fn assemble(p: Parts<'_>) -> BuildOutput {
         config,
         units,
         fragments,
-        deduped,
+        analyses,
+        merges,
         candidates,
         scores,
         selection,
         input_tokens,
     } = p;
-    let mandatory: BTreeMap<usize, bool> = candidates
+    let mandatory: BTreeMap<FragmentIx, bool> = candidates
         .iter()
         .map(|c| (c.placed.fragment, c.mandatory))
         .collect();
@@ -83,7 +88,7 @@ pub fn assemble(p: Parts<'_>) -> BuildOutput {
         .map(|pl| {
             let f = &fragments[pl.fragment];
             let u = &units[f.unit];
-            let s = scores[pl.fragment].as_ref();
+            let s = scores[pl.fragment.0].as_ref();
             SourceFragment {
                 id: f.id.clone(),
                 record: u.id.clone(),
@@ -102,10 +107,13 @@ pub fn assemble(p: Parts<'_>) -> BuildOutput {
         })
         .collect();
     let mut omitted = Vec::new();
-    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    let mut counts: BTreeMap<DropReason, usize> = BTreeMap::new();
     for (fi, f) in fragments.iter().enumerate() {
         let u = &units[f.unit];
-        let (reason, by, detail) = match (&deduped.dropped[f.unit], selection.left_out.get(&fi)) {
+        let (reason, by, detail) = match (
+            &analyses[f.unit].dropped,
+            selection.left_out.get(&FragmentIx(fi)),
+        ) {
             (Some(d), _) => (
                 d.reason,
                 d.by.map(|b| units[b].id.clone()),
@@ -114,12 +122,12 @@ pub fn assemble(p: Parts<'_>) -> BuildOutput {
             (None, Some(&reason)) => (reason, None, None),
             (None, None) => continue,
         };
-        *counts.entry(reason.to_string()).or_default() += 1;
+        *counts.entry(reason).or_default() += 1;
         omitted.push(OmittedFragment {
             id: f.id.clone(),
             record: u.id.clone(),
             kind: u.kind.name().to_string(),
-            reason: reason.to_string(),
+            reason,
             superseded_by: by,
             tokens: f.tokens,
             score: scores[fi].as_ref().map(|s| s.total),
@@ -149,7 +157,7 @@ pub fn assemble(p: Parts<'_>) -> BuildOutput {
             tokenizer: config.tokenizer.name().to_string(),
             budget: config.budget,
             warnings,
-            merges: deduped.merges.clone(),
+            merges: merges.to_vec(),
             omissions: counts.into_iter().collect(),
         },
         stats: Stats {

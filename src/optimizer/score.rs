@@ -7,12 +7,13 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use serde::{Deserialize, Serialize};
 
+use crate::optimizer::analysis::UnitAnalysis;
 use crate::optimizer::condense;
 use crate::optimizer::extract::{
     definitions, outcomes, paths, signatures, terms, Features, Outcome,
 };
-use crate::optimizer::fragment::{Fragment, Kind, Unit};
-use crate::optimizer::output::ScoreComponent;
+use crate::optimizer::fragment::{Fragment, Kind, Unit, UnitIx};
+use crate::optimizer::output::{ScoreComponent, Signal};
 use crate::optimizer::records::{DecisionStatus, Role, TestStatus};
 use crate::optimizer::workspace::WorkspaceRoot;
 
@@ -81,7 +82,7 @@ pub struct Focus {
     /// Error signature keys and failing test names of the errors the task is about.
     pub errors: HashSet<String>,
     /// Units (errors and failing test results) the task is about.
-    pub error_units: BTreeSet<usize>,
+    pub error_units: BTreeSet<UnitIx>,
     /// The session's workspace root: its names are left out of `identifiers`, and the
     /// places where a text names it are left out of `terms` and of lexical overlap.
     pub workspace: WorkspaceRoot,
@@ -250,7 +251,9 @@ fn exception_type(unit: &Unit) -> Option<String> {
 /// among the errors of an exception type the task mentions. Of those, the latest with each signature (test name for
 /// tests), at most [`MAX_TASK_ERRORS`] errors and as many tests, are the task's errors: their
 /// identifiers, signatures and test names join the focus.
-pub fn focus(units: &[Unit], features: &[Features], outcomes: &[Outcome], live: &[bool]) -> Focus {
+pub fn focus(units: &[Unit], features: &[Features], analyses: &[UnitAnalysis]) -> Focus {
+    let live: Vec<bool> = analyses.iter().map(UnitAnalysis::is_live).collect();
+    let live = live.as_slice();
     let mut f = Focus {
         workspace: workspace_root(units, features, live),
         ..Focus::default()
@@ -273,7 +276,7 @@ pub fn focus(units: &[Unit], features: &[Features], outcomes: &[Outcome], live: 
     let error_like = |i: usize| {
         live[i]
             && (units[i].kind == Kind::Error
-                || (units[i].kind == Kind::TestResult && outcomes[i] == Outcome::Failed))
+                || (units[i].kind == Kind::TestResult && analyses[i].outcome == Outcome::Failed))
     };
     let task_words: HashSet<String> = word_set(task_text);
     // Named outright, or the best match among the errors of a type the task names.
@@ -337,7 +340,7 @@ pub fn focus(units: &[Unit], features: &[Features], outcomes: &[Outcome], live: 
             .unwrap_or_else(|| u.text.lines().next().unwrap_or("").to_string());
         if per_kind[u.kind as usize] < MAX_TASK_ERRORS && seen.insert((u.kind, signature)) {
             per_kind[u.kind as usize] += 1;
-            f.error_units.insert(i);
+            f.error_units.insert(UnitIx(i));
         }
     }
     // The files the session changes, and what the decisions in force name, are part of
@@ -441,7 +444,7 @@ fn add_frames_showing_task_errors(
                 .iter()
                 .chain(&ft.failing_tests)
                 .any(|s| focus.errors.contains(s));
-            if shows && !focus.error_units.contains(&i) {
+            if shows && !focus.error_units.contains(&UnitIx(i)) {
                 files.extend(
                     ft.frames
                         .iter()
@@ -479,10 +482,10 @@ pub fn score(
     units: &[Unit],
     fragment: &Fragment,
     features: &Features,
-    outcome: Outcome,
-    redundancy: f64,
+    analysis: &UnitAnalysis,
     recency_clock: &Recency,
 ) -> Scored {
+    let (outcome, redundancy) = (analysis.outcome, analysis.redundancy);
     let unit = &units[fragment.unit];
     let text = fragment.text(units);
     let lexical = match &unit.path {
@@ -558,30 +561,38 @@ pub fn score(
         _ => 0.5,
     };
     let signals = [
-        ("lexical_overlap", lexical, weights.lexical_overlap),
-        ("identifier_match", identifier, weights.identifier_match),
-        ("error_relevance", error, weights.error_relevance),
+        (Signal::LexicalOverlap, lexical, weights.lexical_overlap),
         (
-            "constraint_decision",
+            Signal::IdentifierMatch,
+            identifier,
+            weights.identifier_match,
+        ),
+        (Signal::ErrorRelevance, error, weights.error_relevance),
+        (
+            Signal::ConstraintDecision,
             constraint,
             weights.constraint_decision,
         ),
-        ("failed_attempt", failed, weights.failed_attempt),
-        ("recency", recency, weights.recency),
-        ("role", role, weights.role),
-        ("redundancy", redundancy, weights.redundancy),
-        ("priority", unit.priority, weights.priority),
+        (Signal::FailedAttempt, failed, weights.failed_attempt),
+        (Signal::Recency, recency, weights.recency),
+        (Signal::Role, role, weights.role),
+        (Signal::Redundancy, redundancy, weights.redundancy),
+        (Signal::Priority, unit.priority, weights.priority),
     ];
     let components: Vec<ScoreComponent> = signals
         .iter()
         .map(|&(signal, value, weight)| ScoreComponent {
-            signal: signal.to_string(),
+            signal,
             value: round4(value),
             weight,
             contribution: round4(value * weight),
         })
         .collect();
-    let relevance = components[..5].iter().map(|c| c.contribution).sum::<f64>();
+    let relevance = components
+        .iter()
+        .filter(|c| c.signal.is_relevance())
+        .map(|c| c.contribution)
+        .sum::<f64>();
     let total = round4(components.iter().map(|c| c.contribution).sum::<f64>());
     Scored {
         total,
@@ -636,7 +647,7 @@ impl Recency {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::optimizer::extract::{extract, outcomes};
+    use crate::optimizer::extract::extract;
     use crate::optimizer::normalize::normalize;
     use crate::optimizer::records::{
         Common, Decision, ErrorRecord, FileRecord, Message, Records, TestResult, ToolOutput,
@@ -644,21 +655,20 @@ mod tests {
 
     fn scored(records: &Records) -> (Vec<Unit>, Vec<Scored>, Focus) {
         let (units, frags) = normalize(records, None).unwrap();
-        let feats = extract(&units, &frags, &vec![true; units.len()], 1);
-        let outs = outcomes(&units);
-        let live = vec![true; units.len()];
-        let focus = focus(&units, &feats, &outs, &live);
+        let analyses = crate::optimizer::analysis::all_live(&units);
+        let feats = extract(&units, &frags, &analyses, 1);
+        let focus = focus(&units, &feats, &analyses);
         let rec = Recency::new(&units);
         let w = Weights::default();
         let s = frags
             .iter()
             .zip(&feats)
-            .map(|(f, ft)| score(&w, &focus, &units, f, ft, outs[f.unit], 0.0, &rec))
+            .map(|(f, ft)| score(&w, &focus, &units, f, ft, &analyses[f.unit], &rec))
             .collect();
         (units, s, focus)
     }
 
-    fn get(s: &Scored, signal: &str) -> f64 {
+    fn get(s: &Scored, signal: Signal) -> f64 {
         s.components
             .iter()
             .find(|c| c.signal == signal)
@@ -682,8 +692,8 @@ mod tests {
         assert_eq!(m.components.len(), 9);
         let sum: f64 = m.components.iter().map(|c| c.contribution).sum();
         assert!((sum - m.total).abs() < 1e-9);
-        assert_eq!(get(m, "identifier_match"), 0.5);
-        assert!(get(m, "lexical_overlap") > 0.0);
+        assert_eq!(get(m, Signal::IdentifierMatch), 0.5);
+        assert!(get(m, Signal::LexicalOverlap) > 0.0);
         assert_eq!(m.components[1].weight, 4.0);
     }
 
@@ -708,9 +718,9 @@ mod tests {
             ..Records::default()
         };
         let (_, s, focus) = scored(&records);
-        assert!(focus.error_units.contains(&1));
+        assert!(focus.error_units.contains(&UnitIx(1)));
         assert!(focus.identifiers.contains("src/invoice.ts"));
-        assert_eq!(get(&s[1], "error_relevance"), 1.0);
+        assert_eq!(get(&s[1], Signal::ErrorRelevance), 1.0);
     }
 
     #[test]
@@ -746,7 +756,7 @@ mod tests {
             "library frames stay out"
         );
         assert_eq!(
-            get(&s[2], "identifier_match"),
+            get(&s[2], Signal::IdentifierMatch),
             1.0,
             "the file the frame points at"
         );
@@ -781,9 +791,13 @@ mod tests {
         };
         let (_, s, focus) = scored(&records);
         assert!(focus.identifiers.contains("last_seen_at"));
-        assert_eq!(get(&s[1], "identifier_match"), 0.5);
-        assert_eq!(get(&s[3], "constraint_decision"), 0.0, "not about the task");
-        assert_eq!(get(&s[4], "constraint_decision"), 0.5);
+        assert_eq!(get(&s[1], Signal::IdentifierMatch), 0.5);
+        assert_eq!(
+            get(&s[3], Signal::ConstraintDecision),
+            0.0,
+            "not about the task"
+        );
+        assert_eq!(get(&s[4], Signal::ConstraintDecision), 0.5);
     }
 
     #[test]
@@ -809,10 +823,10 @@ mod tests {
             ..Records::default()
         };
         let (_, s, _) = scored(&records);
-        assert_eq!(get(&s[0], "recency"), 0.5, "one week old");
-        assert_eq!(get(&s[2], "recency"), 1.0);
+        assert_eq!(get(&s[0], Signal::Recency), 0.5, "one week old");
+        assert_eq!(get(&s[2], Signal::Recency), 1.0);
         assert_eq!(
-            get(&s[1], "recency"),
+            get(&s[1], Signal::Recency),
             0.7,
             "a constraint never drops below the floor"
         );

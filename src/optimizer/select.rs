@@ -7,8 +7,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::optimizer::analysis::UnitAnalysis;
 use crate::optimizer::excerpt;
-use crate::optimizer::fragment::{is_later, Fragment, Kind, Unit};
+use crate::optimizer::fragment::{is_later, Fragment, FragmentIx, Kind, Unit, UnitIx};
+use crate::optimizer::output::DropReason;
 use crate::optimizer::render::{render, tag, Placed, Section};
 use crate::tokenizer::Tokenizer;
 
@@ -76,11 +78,11 @@ pub struct Selection {
     pub kept: Vec<Placed>,
     /// Candidates left out, with the reason (`budget`, `low_relevance`, or `covered` for an
     /// excerpt whose lines the kept chunks show), by fragment.
-    pub left_out: BTreeMap<usize, &'static str>,
+    pub left_out: BTreeMap<FragmentIx, DropReason>,
     /// Tokens the mandatory content needs when it exceeds the budget.
     pub conflict: Option<usize>,
     /// Per kept fragment: its tokens as rendered (tag, header share and body).
-    pub rendered_tokens: BTreeMap<usize, usize>,
+    pub rendered_tokens: BTreeMap<FragmentIx, usize>,
 }
 
 /// Token costs, counted once each and cached.
@@ -88,10 +90,10 @@ struct Costs<'a> {
     tokenizer: Tokenizer,
     units: &'a [Unit],
     fragments: &'a [Fragment],
-    headers: &'a [Option<String>],
-    header_tokens: BTreeMap<usize, usize>,
+    analyses: &'a [UnitAnalysis],
+    header_tokens: BTreeMap<UnitIx, usize>,
     section_tokens: BTreeMap<Section, usize>,
-    fragment_tokens: BTreeMap<usize, usize>,
+    fragment_tokens: BTreeMap<FragmentIx, usize>,
     newline_tokens: BTreeMap<String, usize>,
 }
 
@@ -99,7 +101,7 @@ impl Costs<'_> {
     /// Tag and body of a fragment, with its newline, counted as rendered: the body's last
     /// characters and the newline often make one token (`}\n`), so the newline is counted
     /// with the body's tail (the body itself was counted once already).
-    fn fragment(&mut self, fi: usize) -> usize {
+    fn fragment(&mut self, fi: FragmentIx) -> usize {
         let (tokenizer, units, fragments) = (self.tokenizer, self.units, self.fragments);
         if let Some(&n) = self.fragment_tokens.get(&fi) {
             return n;
@@ -124,12 +126,14 @@ impl Costs<'_> {
             })
     }
 
-    fn header(&mut self, unit: usize) -> usize {
-        let (tokenizer, headers) = (self.tokenizer, self.headers);
-        *self
-            .header_tokens
-            .entry(unit)
-            .or_insert_with(|| headers[unit].as_deref().map_or(0, |h| tokenizer.count(h)))
+    fn header(&mut self, unit: UnitIx) -> usize {
+        let (tokenizer, analyses) = (self.tokenizer, self.analyses);
+        *self.header_tokens.entry(unit).or_insert_with(|| {
+            analyses[unit]
+                .header
+                .as_deref()
+                .map_or(0, |h| tokenizer.count(h))
+        })
     }
 
     /// A section's heading, with the blank line before it.
@@ -171,7 +175,7 @@ fn tail(text: &str) -> &str {
 /// under them.
 #[derive(Debug, Clone, Default)]
 struct Layout {
-    units: BTreeMap<(Section, usize), usize>,
+    units: BTreeMap<(Section, UnitIx), usize>,
     sections: BTreeMap<Section, usize>,
 }
 
@@ -255,7 +259,7 @@ impl Kept {
 pub fn select(
     units: &[Unit],
     fragments: &[Fragment],
-    headers: &[Option<String>],
+    analyses: &[UnitAnalysis],
     candidates: &[Candidate],
     budget: usize,
     tokenizer: Tokenizer,
@@ -264,7 +268,7 @@ pub fn select(
         tokenizer,
         units,
         fragments,
-        headers,
+        analyses,
         header_tokens: BTreeMap::new(),
         section_tokens: BTreeMap::new(),
         fragment_tokens: BTreeMap::new(),
@@ -281,7 +285,7 @@ pub fn select(
     let mut rest: Vec<usize> = Vec::new();
     for (i, c) in candidates.iter().enumerate().filter(|(_, c)| !c.mandatory) {
         if !c.eligible || c.score <= 0.0 {
-            left_out.insert(c.placed.fragment, "low_relevance");
+            left_out.insert(c.placed.fragment, DropReason::LowRelevance);
         } else {
             density[i] = c.score / fragments[c.placed.fragment].tokens.max(MIN_COST) as f64;
             rest.push(i);
@@ -306,7 +310,7 @@ pub fn select(
         // A cheap bound first: no fragment's tag and newline take fewer tokens than the
         // fewest seen.
         if kept.used + fragments[f].tokens + min_tag.unwrap_or(0) > budget {
-            left_out.insert(f, "budget");
+            left_out.insert(f, DropReason::Budget);
             continue;
         }
         let tag = costs.fragment(f).saturating_sub(fragments[f].tokens);
@@ -314,7 +318,7 @@ pub fn select(
         if kept.used + kept.layout.cost(&mut costs, candidates[i].placed) <= budget {
             kept.insert(&mut costs, candidates, i);
         } else {
-            left_out.insert(f, "budget");
+            left_out.insert(f, DropReason::Budget);
         }
     }
     let mut swap = Swap {
@@ -330,7 +334,7 @@ pub fn select(
     // token (the current change last).
     loop {
         let placed: Vec<Placed> = kept.order.iter().map(|&i| candidates[i].placed).collect();
-        let (context, order) = render(units, fragments, headers, &placed);
+        let (context, order) = render(units, fragments, analyses, &placed);
         let tokens = tokenizer.count(&context);
         if tokens <= budget || kept.order.len() == mandatory {
             let mut layout = Layout::default();
@@ -367,7 +371,7 @@ pub fn select(
             let before = kept.used;
             kept.remove(&mut costs, candidates, k);
             over = over.saturating_sub((before - kept.used).max(1));
-            left_out.insert(candidates[k].placed.fragment, "budget");
+            left_out.insert(candidates[k].placed.fragment, DropReason::Budget);
         }
     }
 }
@@ -379,7 +383,7 @@ fn fill_leftover(
     costs: &mut Costs,
     candidates: &[Candidate],
     kept: &mut Kept,
-    left_out: &mut BTreeMap<usize, &'static str>,
+    left_out: &mut BTreeMap<FragmentIx, DropReason>,
     budget: usize,
 ) {
     let fragments = costs.fragments;
@@ -392,7 +396,7 @@ fn fill_leftover(
             let c = &candidates[i];
             c.leftover
                 && c.score > 0.0
-                && left_out.get(&c.placed.fragment) == Some(&"low_relevance")
+                && left_out.get(&c.placed.fragment) == Some(&DropReason::LowRelevance)
         })
         .collect();
     rest.sort_by(|&a, &b| {
@@ -415,7 +419,7 @@ fn drop_covered_excerpts(
     costs: &mut Costs,
     candidates: &[Candidate],
     kept: &mut Kept,
-    left_out: &mut BTreeMap<usize, &'static str>,
+    left_out: &mut BTreeMap<FragmentIx, DropReason>,
 ) {
     let (units, fragments) = (costs.units, costs.fragments);
     let fragment = |i: usize| &fragments[candidates[i].placed.fragment];
@@ -440,7 +444,7 @@ fn drop_covered_excerpts(
         .collect();
     for i in covered {
         kept.remove(costs, candidates, i);
-        left_out.insert(candidates[i].placed.fragment, "covered");
+        left_out.insert(candidates[i].placed.fragment, DropReason::Covered);
     }
 }
 
@@ -457,15 +461,15 @@ struct Swap<'a> {
 }
 
 impl Swap<'_> {
-    fn is_out(&self, left_out: &BTreeMap<usize, &'static str>, i: usize) -> bool {
-        left_out.get(&self.candidates[i].placed.fragment) == Some(&"budget")
+    fn is_out(&self, left_out: &BTreeMap<FragmentIx, DropReason>, i: usize) -> bool {
+        left_out.get(&self.candidates[i].placed.fragment) == Some(&DropReason::Budget)
     }
 
     fn run(
         &mut self,
         costs: &mut Costs,
         kept: &mut Kept,
-        left_out: &mut BTreeMap<usize, &'static str>,
+        left_out: &mut BTreeMap<FragmentIx, DropReason>,
         rest: &[usize],
     ) {
         let candidates = self.candidates;
@@ -519,7 +523,7 @@ impl Swap<'_> {
             }
             *kept = trial;
             for &v in &drop {
-                left_out.insert(candidates[v].placed.fragment, "budget");
+                left_out.insert(candidates[v].placed.fragment, DropReason::Budget);
             }
             for j in take {
                 left_out.remove(&candidates[j].placed.fragment);
@@ -618,7 +622,7 @@ mod tests {
     use crate::optimizer::normalize::normalize;
     use crate::optimizer::records::{Common, Message, Records, Role};
 
-    fn setup(n: usize) -> (Vec<Unit>, Vec<Fragment>, Vec<Option<String>>) {
+    fn setup(n: usize) -> (Vec<Unit>, Vec<Fragment>, Vec<UnitAnalysis>) {
         setup_with(n, |i| format!("note {i} about the parser and its tokens"))
     }
 
@@ -626,7 +630,7 @@ mod tests {
     fn setup_with(
         n: usize,
         text: impl Fn(usize) -> String,
-    ) -> (Vec<Unit>, Vec<Fragment>, Vec<Option<String>>) {
+    ) -> (Vec<Unit>, Vec<Fragment>, Vec<UnitAnalysis>) {
         let records = Records {
             task: Some("Fix the parser".into()),
             messages: (0..n)
@@ -642,11 +646,8 @@ mod tests {
         for f in &mut frags {
             f.tokens = Tokenizer::O200kBase.count(f.text(&units));
         }
-        let headers = units
-            .iter()
-            .map(|u| crate::optimizer::render::unit_header(u, None))
-            .collect();
-        (units, frags, headers)
+        let analyses = crate::optimizer::analysis::all_live(&units);
+        (units, frags, analyses)
     }
 
     fn candidates(
@@ -666,7 +667,7 @@ mod tests {
                     },
                     order: units[f.unit].order,
                     chunk: f.chunk,
-                    fragment: i,
+                    fragment: FragmentIx(i),
                 },
                 mandatory: i == 0,
                 score: score(i),
@@ -680,26 +681,29 @@ mod tests {
 
     #[test]
     fn fills_by_score_within_budget() {
-        let (units, frags, headers) = setup(20);
+        let (units, frags, analyses) = setup(20);
         let cands = candidates(&units, &frags, |i| i as f64);
-        let s = select(&units, &frags, &headers, &cands, 120, Tokenizer::O200kBase);
+        let s = select(&units, &frags, &analyses, &cands, 120, Tokenizer::O200kBase);
         assert!(s.tokens <= 120, "{}", s.tokens);
         assert_eq!(Tokenizer::O200kBase.count(&s.context), s.tokens);
-        assert!(s.kept.iter().any(|p| p.fragment == 0), "the task is kept");
         assert!(
-            s.kept.iter().any(|p| p.fragment == 20),
+            s.kept.iter().any(|p| p.fragment == FragmentIx(0)),
+            "the task is kept"
+        );
+        assert!(
+            s.kept.iter().any(|p| p.fragment == FragmentIx(20)),
             "the best note is kept"
         );
-        assert_eq!(s.left_out.get(&1), Some(&"budget"));
+        assert_eq!(s.left_out.get(&FragmentIx(1)), Some(&DropReason::Budget));
         assert!(s.conflict.is_none());
     }
 
     #[test]
     fn mandatory_over_budget_is_a_conflict_not_a_drop() {
-        let (units, frags, headers) = setup(3);
+        let (units, frags, analyses) = setup(3);
         let cands = candidates(&units, &frags, |_| 1.0);
-        let s = select(&units, &frags, &headers, &cands, 5, Tokenizer::O200kBase);
-        assert!(s.kept.iter().any(|p| p.fragment == 0));
+        let s = select(&units, &frags, &analyses, &cands, 5, Tokenizer::O200kBase);
+        assert!(s.kept.iter().any(|p| p.fragment == FragmentIx(0)));
         assert_eq!(s.conflict, Some(s.tokens));
         assert_eq!(s.kept.len(), 1);
     }
@@ -713,7 +717,7 @@ mod tests {
     fn swap_pass_trades_cheap_notes_for_a_big_valuable_fragment() {
         // Fragment 1 is about 250 tokens: less score per token than the notes, but more
         // score than the notes that make room for it.
-        let (units, frags, headers) = setup_with(6, |i| {
+        let (units, frags, analyses) = setup_with(6, |i| {
             if i == 0 {
                 words(250)
             } else {
@@ -725,7 +729,7 @@ mod tests {
         let all = select(
             &units,
             &frags,
-            &headers,
+            &analyses,
             &big(8.0),
             100_000,
             Tokenizer::O200kBase,
@@ -735,26 +739,26 @@ mod tests {
         let s = select(
             &units,
             &frags,
-            &headers,
+            &analyses,
             &big(8.0),
             budget,
             Tokenizer::O200kBase,
         );
-        let kept: Vec<usize> = s.kept.iter().map(|p| p.fragment).collect();
+        let kept: Vec<usize> = s.kept.iter().map(|p| p.fragment.0).collect();
         assert!(kept.contains(&1), "{kept:?}");
         assert!(kept.len() < 7, "some notes made room: {kept:?}");
-        assert!((2..7).any(|f| s.left_out.get(&f) == Some(&"budget")));
+        assert!((2..7).any(|f| s.left_out.get(&FragmentIx(f)) == Some(&DropReason::Budget)));
         assert!(s.tokens <= budget);
         // Without the room to gain, nothing is swapped.
         let s = select(
             &units,
             &frags,
-            &headers,
+            &analyses,
             &big(1.5),
             budget,
             Tokenizer::O200kBase,
         );
-        assert!(!s.kept.iter().any(|p| p.fragment == 1));
+        assert!(!s.kept.iter().any(|p| p.fragment == FragmentIx(1)));
     }
 
     #[test]
@@ -763,14 +767,14 @@ mod tests {
         // C and D (1.8 each, least score per token) would free the room but lose 3.6;
         // dropping B alone (100 tokens, 3.0) loses less.
         let texts = [words(250), words(100), "note c".into(), "note d".into()];
-        let (units, frags, headers) = setup_with(4, |i| texts[i].clone());
+        let (units, frags, analyses) = setup_with(4, |i| texts[i].clone());
         assert_eq!(frags.len(), 5, "one fragment per message");
         let scores = [1.0, 4.5, 3.0, 1.8, 1.8];
         let cands = candidates(&units, &frags, |i| scores[i]);
         let all = select(
             &units,
             &frags,
-            &headers,
+            &analyses,
             &cands,
             100_000,
             Tokenizer::O200kBase,
@@ -780,22 +784,22 @@ mod tests {
         let s = select(
             &units,
             &frags,
-            &headers,
+            &analyses,
             &cands,
             budget,
             Tokenizer::O200kBase,
         );
-        let kept: Vec<usize> = s.kept.iter().map(|p| p.fragment).collect();
+        let kept: Vec<usize> = s.kept.iter().map(|p| p.fragment.0).collect();
         assert_eq!(kept, [0, 1, 3, 4], "B made room for A");
-        assert_eq!(s.left_out.get(&2), Some(&"budget"));
+        assert_eq!(s.left_out.get(&FragmentIx(2)), Some(&DropReason::Budget));
         assert!(s.tokens <= budget);
     }
 
     #[test]
     fn rendered_costs_add_up_to_the_context() {
-        let (units, frags, headers) = setup(20);
+        let (units, frags, analyses) = setup(20);
         let cands = candidates(&units, &frags, |i| i as f64);
-        let s = select(&units, &frags, &headers, &cands, 300, Tokenizer::O200kBase);
+        let s = select(&units, &frags, &analyses, &cands, 300, Tokenizer::O200kBase);
         let sum: usize = s.rendered_tokens.values().sum();
         // Pieces are counted as rendered; only a blank line before a heading may merge
         // with the newline before it.
@@ -820,10 +824,10 @@ mod tests {
 
     #[test]
     fn ties_break_by_record_order() {
-        let (units, frags, headers) = setup(4);
+        let (units, frags, analyses) = setup(4);
         let cands = candidates(&units, &frags, |_| 1.0);
-        let one = select(&units, &frags, &headers, &cands, 60, Tokenizer::O200kBase);
-        let kept: Vec<usize> = one.kept.iter().map(|p| p.fragment).collect();
+        let one = select(&units, &frags, &analyses, &cands, 60, Tokenizer::O200kBase);
+        let kept: Vec<usize> = one.kept.iter().map(|p| p.fragment.0).collect();
         assert!(kept.len() >= 2 && kept.len() < 5, "{kept:?}");
         assert_eq!(kept[..2], [0, 1]);
     }

@@ -14,7 +14,8 @@ use crate::optimizer::dedupe::{
 };
 use crate::optimizer::extract::terms::term_set;
 use crate::optimizer::extract::{failing_tests, signatures, Outcome};
-use crate::optimizer::fragment::{is_later, Dropped, Kind, Unit};
+use crate::optimizer::fragment::{is_later, Dropped, Kind, Unit, UnitIx};
+use crate::optimizer::output::DropReason;
 use crate::optimizer::records::{DecisionStatus, Role};
 
 /// Marks superseded units in `deduped.dropped` (units already dropped stay as they are),
@@ -109,8 +110,8 @@ fn runs_showing_an_error(
             continue;
         }
         dropped[i] = Some(Dropped {
-            reason: "superseded",
-            by: Some(e),
+            reason: DropReason::Superseded,
+            by: Some(UnitIx(e)),
             detail: format!(
                 "shows the error {} ({}) again: {:.0}% of its word trigrams are in it",
                 units[e].id,
@@ -148,8 +149,8 @@ fn older_versions(units: &[Unit], live: &[usize], dropped: &mut [Option<Dropped>
                 format!("earlier result of test `{key}`")
             };
             dropped[i] = Some(Dropped {
-                reason: "superseded",
-                by: Some(keep),
+                reason: DropReason::Superseded,
+                by: Some(UnitIx(keep)),
                 detail: format!(
                     "{what}; current: {} ({})",
                     units[keep].id,
@@ -202,8 +203,8 @@ fn reverts(units: &[Unit], live: &[usize], dropped: &mut [Option<Dropped>]) {
         let inverse = (path, removed.clone(), added.clone());
         if let Some(a) = seen.remove(&inverse) {
             dropped[i] = Some(Dropped {
-                reason: "superseded",
-                by: Some(a),
+                reason: DropReason::Superseded,
+                by: Some(UnitIx(a)),
                 detail: format!(
                     "reverts {} ({}): together they change nothing",
                     units[a].id,
@@ -245,7 +246,7 @@ fn decisions(units: &[Unit], live: &[usize], dropped: &mut [Option<Dropped>]) {
         };
         let (by, detail) = match best {
             Some((_, a)) => (
-                Some(a),
+                Some(UnitIx(a)),
                 format!(
                     "decision was {state}; in force: {} ({})",
                     units[a].id,
@@ -255,7 +256,7 @@ fn decisions(units: &[Unit], live: &[usize], dropped: &mut [Option<Dropped>]) {
             None => (None, format!("decision was {state}")),
         };
         dropped[i] = Some(Dropped {
-            reason: "superseded",
+            reason: DropReason::Superseded,
             by,
             detail,
         });
@@ -301,8 +302,8 @@ fn turned_down(units: &[Unit], live: &[usize], dropped: &mut [Option<Dropped>]) 
         });
         if let Some((m, phrase)) = by {
             dropped[d] = Some(Dropped {
-                reason: "superseded",
-                by: Some(m),
+                reason: DropReason::Superseded,
+                by: Some(UnitIx(m)),
                 detail: format!(
                     "proposal turned down by the user (“{phrase}”) in {} ({})",
                     units[m].id,
@@ -370,8 +371,8 @@ fn fixed_errors(
             .find(|&run| is_later(&units[run], u) != Some(false));
         if let Some(run) = by {
             dropped[i] = Some(Dropped {
-                reason: "superseded",
-                by: Some(run),
+                reason: DropReason::Superseded,
+                by: Some(UnitIx(run)),
                 detail: format!(
                     "fixed: a later run of `{}` passed ({}, {})",
                     units[run].tool.as_deref().unwrap_or(""),
@@ -457,7 +458,7 @@ mod tests {
         };
         let (_, dropped) = run_super(&records);
         let d = dropped[0].as_ref().unwrap();
-        assert_eq!((d.reason, d.by), ("superseded", Some(2)));
+        assert_eq!((d.reason, d.by), (DropReason::Superseded, Some(UnitIx(2))));
         assert!(d.detail.starts_with("older snapshot of src/a.ts"));
         assert!(dropped[1].is_none() && dropped[2].is_none());
     }
@@ -473,7 +474,7 @@ mod tests {
             ..Records::default()
         };
         let (_, dropped) = run_super(&records);
-        assert_eq!(dropped[0].as_ref().unwrap().by, Some(2));
+        assert_eq!(dropped[0].as_ref().unwrap().by, Some(UnitIx(2)));
         assert!(dropped[1].is_none() && dropped[2].is_none());
     }
 
@@ -516,7 +517,7 @@ mod tests {
         };
         let (units, dropped) = run_super(&records);
         let d = dropped[2].as_ref().unwrap();
-        assert_eq!((d.reason, d.by), ("superseded", Some(1)));
+        assert_eq!((d.reason, d.by), (DropReason::Superseded, Some(UnitIx(1))));
         assert!(d.detail.contains("not a CronJob"), "{}", d.detail);
         assert!(dropped[3].is_none(), "the user did not name it");
         assert!(dropped[4].is_none(), "proposed after the user spoke");
@@ -549,7 +550,7 @@ mod tests {
         };
         let (_, dropped) = run_super(&records);
         let d = dropped[2].as_ref().unwrap();
-        assert_eq!((d.reason, d.by), ("superseded", Some(1)));
+        assert_eq!((d.reason, d.by), (DropReason::Superseded, Some(UnitIx(1))));
         assert!(dropped[3].is_none(), "an unrelated error stays");
     }
 
@@ -611,7 +612,7 @@ mod tests {
         );
         supersede(&units, &outcomes, &mut deduped);
         let d = deduped.dropped[0].as_ref().unwrap();
-        assert_eq!((d.reason, d.by), ("superseded", Some(3)));
+        assert_eq!((d.reason, d.by), (DropReason::Superseded, Some(UnitIx(3))));
         assert!(
             d.detail
                 .starts_with(&format!("shows the error {} (", units[3].id)),
@@ -680,9 +681,9 @@ mod revert_tests {
         let gone: Vec<usize> = (0..units.len()).filter(|&i| dropped[i].is_some()).collect();
         assert_eq!(gone.len(), 1, "only the same-path inverse is a revert");
         let d = dropped[gone[0]].as_ref().unwrap();
-        assert_eq!(d.reason, "superseded");
+        assert_eq!(d.reason, DropReason::Superseded);
         assert_eq!(by_path(gone[0]), Some("a.go".into()));
-        assert_eq!(by_path(d.by.unwrap()), Some("a.go".into()));
+        assert_eq!(by_path(d.by.unwrap().0), Some("a.go".into()));
         assert!(d.detail.starts_with("reverts "), "{}", d.detail);
     }
 }

@@ -19,20 +19,22 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use crate::optimizer::analysis::UnitAnalysis;
 use crate::optimizer::extract::{paths, Features};
 use crate::optimizer::fragment::{Fragment, Kind, Unit};
-use crate::optimizer::output::ScoreComponent;
+use crate::optimizer::output::{ScoreComponent, Signal};
 use crate::optimizer::score::{round4, Scored};
-
-/// The signal's name in the score components.
-pub const SIGNAL: &str = "working_set";
 
 /// The least share a file needs for its best chunk to *lead*: be tried for the budget right
 /// after the mandatory fragments and the current change (see [`apply`]).
 pub const LEAD_SHARE: f64 = 0.75;
 
 /// Each file the session read, by its normalized lowercase path: how many records touch it.
-pub fn attention(units: &[Unit], features: &[Features], live: &[bool]) -> BTreeMap<String, usize> {
+pub fn attention(
+    units: &[Unit],
+    features: &[Features],
+    analyses: &[UnitAnalysis],
+) -> BTreeMap<String, usize> {
     let mut reads: BTreeMap<String, usize> = BTreeMap::new();
     for u in units.iter().filter(|u| u.kind == Kind::File) {
         if let Some(path) = &u.path {
@@ -51,7 +53,7 @@ pub fn attention(units: &[Unit], features: &[Features], live: &[bool]) -> BTreeM
     }
     let mut named: BTreeMap<String, usize> = BTreeMap::new();
     for (i, u) in units.iter().enumerate() {
-        if !live[i] || u.kind == Kind::File {
+        if !analyses[i].is_live() || u.kind == Kind::File {
             continue;
         }
         // What it shows, and the command line that made it.
@@ -127,7 +129,7 @@ pub fn apply(
         .collect();
     let mut by_file: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
     for (fi, f) in fragments.iter().enumerate() {
-        if let (Some(path), Some(_)) = (&keys[f.unit], &scores[fi]) {
+        if let (Some(path), Some(_)) = (&keys[f.unit.0], &scores[fi]) {
             by_file.entry(path).or_default().push(fi);
         }
     }
@@ -154,7 +156,7 @@ pub fn apply(
         let value = values.get(&fi).copied().unwrap_or(0.0);
         let contribution = round4(value * weight);
         s.components.push(ScoreComponent {
-            signal: SIGNAL.to_string(),
+            signal: Signal::WorkingSet,
             value: round4(value),
             weight,
             contribution,
@@ -194,9 +196,16 @@ mod tests {
     fn attention_counts_reads_and_the_records_that_name_a_file() {
         let records = session();
         let (units, fragments) = crate::optimizer::normalize::normalize(&records, None).unwrap();
-        let live = vec![true; units.len()];
-        let features = crate::optimizer::extract::extract(&units, &fragments, &live, 1);
-        let att = attention(&units, &features, &live);
+        let mut deduped = crate::optimizer::dedupe::dedupe(&units);
+        let outcomes = crate::optimizer::extract::outcomes(&units);
+        crate::optimizer::supersede::supersede(&units, &outcomes, &mut deduped);
+        let analyses = crate::optimizer::analysis::analyse(&units, deduped, &outcomes);
+        assert!(
+            !analyses[1].is_live() || !analyses[2].is_live(),
+            "the older read of b.py is superseded"
+        );
+        let features = crate::optimizer::extract::extract(&units, &fragments, &analyses, 1);
+        let att = attention(&units, &features, &analyses);
         assert_eq!(att.get("src/a.py"), Some(&1));
         assert_eq!(att.get("src/b.py"), Some(&3));
         assert_eq!(
@@ -231,7 +240,7 @@ mod tests {
                 .map(|s| {
                     s.components
                         .iter()
-                        .find(|c| c.signal == SIGNAL)
+                        .find(|c| c.signal == Signal::WorkingSet)
                         .map(|c| c.value)
                         .unwrap()
                 })
@@ -240,7 +249,11 @@ mod tests {
         assert_eq!(value("src/b.py"), 1.0);
         assert_eq!(value("src/a.py"), 0.0, "read once, never named again");
         let task = out.sources.iter().find(|s| s.kind == "task").unwrap();
-        let c = task.components.iter().find(|c| c.signal == SIGNAL).unwrap();
+        let c = task
+            .components
+            .iter()
+            .find(|c| c.signal == Signal::WorkingSet)
+            .unwrap();
         assert_eq!(c.value, 0.0);
     }
 }

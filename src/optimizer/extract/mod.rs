@@ -11,8 +11,11 @@ pub mod signatures;
 pub mod symbols;
 pub mod terms;
 
+use std::ops::Index;
+
+use crate::optimizer::analysis::UnitAnalysis;
 use crate::optimizer::excerpt;
-use crate::optimizer::fragment::{Fragment, Kind, Unit};
+use crate::optimizer::fragment::{Fragment, FragmentIx, Kind, Unit};
 use crate::optimizer::parallel::par_map;
 use crate::optimizer::records::TestStatus;
 
@@ -37,6 +40,14 @@ pub struct Features {
     /// [`RARE_SIGNATURE`] of the record's fragments): a one-off error in a long log, not
     /// the noise that repeats all through it.
     pub rare_signature: bool,
+}
+
+impl Index<FragmentIx> for [Features] {
+    type Output = Features;
+
+    fn index(&self, ix: FragmentIx) -> &Features {
+        &self[ix.0]
+    }
 }
 
 /// The most fragments of one record a signature may appear in and still be rare.
@@ -80,15 +91,16 @@ pub fn features(text: &str) -> Features {
 pub fn extract(
     units: &[Unit],
     fragments: &[Fragment],
-    live: &[bool],
+    analyses: &[UnitAnalysis],
     threads: usize,
 ) -> Vec<Features> {
-    let mut features: Vec<Features> =
-        par_map(fragments, threads, |f| match (live[f.unit], f.excerpt) {
+    let mut features: Vec<Features> = par_map(fragments, threads, |f| {
+        match (analyses[f.unit].is_live(), f.excerpt) {
             (false, _) => Features::default(),
             (true, false) => features(f.text(units)),
             (true, true) => features(&excerpt::plain(f.text(units))),
-        });
+        }
+    });
     mark_rare(units, fragments, &mut features);
     features
 }
