@@ -295,7 +295,8 @@ mod tests {
                 "recency",
                 "role",
                 "redundancy",
-                "priority"
+                "priority",
+                "working_set"
             ]
         );
         let relevance: Vec<Signal> = Signal::ALL
@@ -309,7 +310,8 @@ mod tests {
                 Signal::IdentifierMatch,
                 Signal::ErrorRelevance,
                 Signal::ConstraintDecision,
-                Signal::FailedAttempt
+                Signal::FailedAttempt,
+                Signal::WorkingSet
             ]
         );
     }
