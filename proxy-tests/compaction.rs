@@ -469,6 +469,22 @@ fn hidden_tools_leave_the_listing_and_their_calls_never_reach_the_server() {
     assert_eq!(log.dir(Direction::C2p).len(), 1);
 }
 
+#[test]
+fn hiding_one_of_the_proxys_own_tools_hides_only_a_server_tool_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let cmd = proxy(&[], &dir.path().join("s.db"), dir.path())
+        .option(&["--hide-tools", "get_result,danger"]);
+    let mut s = Session::start(&cmd);
+    // get_result stays: compacted results name it.
+    assert_eq!(listed(&mut s), ["dump", "stats", "get_result"]);
+    let (_, _, stderr) = s.close_with_stderr();
+    assert!(
+        stderr.contains("--hide-tools get_result: ctxopt-proxy's own get_result is not hidden"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("--hide-tools danger"), "{stderr}");
+}
+
 /// A real client (Python `mcp`, TypeScript SDK) reads a 20,000-line log through the proxy in
 /// front of the real server-filesystem: the result arrives compacted and valid (the TypeScript
 /// SDK checks structuredContent against the tool's outputSchema), and get_result finds the
