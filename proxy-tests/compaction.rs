@@ -8,7 +8,7 @@ use sha2::{Digest, Sha256};
 
 use crate::support::log::{read_log, Log};
 use crate::support::proxy::{ProxyCmd, Session};
-use ctxopt::framelog::{Direction, Frame};
+use ctxopt::framelog::{Direction, Frame, LeftWhole, LeftWholeReason};
 use ctxopt::tokenizer::Tokenizer;
 
 const LIMIT: usize = 2000;
@@ -46,6 +46,10 @@ fn parse(line: &[u8]) -> Value {
             String::from_utf8_lossy(&line[..line.len().min(300)])
         )
     })
+}
+
+fn parse_str(line: &str) -> Value {
+    parse(line.as_bytes())
 }
 
 fn text_of(v: &Value, block: usize) -> &str {
@@ -165,6 +169,7 @@ fn an_oversized_result_is_compacted_and_served_back_byte_exact_even_after_a_rest
     let (s2c, p2c) = compacted(&log, "2");
     assert_eq!(p2c.seq, s2c.seq + 1);
     assert_eq!(p2c.tool.as_deref(), Some("dump"));
+    assert_eq!(s2c.left_whole, None, "compacted, not left whole");
     assert!(
         s2c.tokens > 20 * p2c.tokens,
         "{} vs {}",
@@ -186,7 +191,10 @@ fn an_oversized_result_is_compacted_and_served_back_byte_exact_even_after_a_rest
     // The saving ledger counts those two frames; the call is answered once, no anomaly.
     let report = ctxopt::measure::report::collect(&[cmd.log_path().to_path_buf()]).unwrap();
     let row = &report.compaction[0];
-    assert_eq!((row.tool.as_str(), row.results), ("dump", 1));
+    assert_eq!(
+        (row.tool.as_str(), row.results, row.left_whole),
+        ("dump", 1, 0)
+    );
     assert_eq!(
         (row.server_tokens, row.client_tokens),
         (s2c.tokens, p2c.tokens)
@@ -327,6 +335,15 @@ fn a_result_over_the_kept_cap_is_relayed_whole_and_said_so() {
         )),
         "{stderr}"
     );
+    assert_eq!(
+        s2c.left_whole,
+        Some(LeftWhole {
+            reason: LeftWholeReason::OverKeptCap,
+            limit: LIMIT as u64,
+            structured_tokens: None,
+            kept_cap: Some(50_000),
+        })
+    );
 }
 
 #[test]
@@ -394,6 +411,39 @@ fn a_big_structured_result_under_an_output_schema_is_left_whole_and_said_so() {
     let (_, _, stderr) = s.close_with_stderr();
     assert_eq!(got["result"], result, "whole, so it still validates");
     assert!(stderr.contains("stats result left whole"), "{stderr}");
+    // The log says which result was left whole, and why; the report counts it.
+    let log = read_log(cmd.log_path());
+    let s2c = log
+        .dir(Direction::S2c)
+        .into_iter()
+        .find(|f| f.id.as_deref() == Some("2"))
+        .expect("the answer is logged");
+    assert_eq!(
+        s2c.raw.as_deref().map(parse_str),
+        Some(got.clone()),
+        "relayed as it came"
+    );
+    let left = s2c
+        .left_whole
+        .as_ref()
+        .expect("left_whole on the s2c frame");
+    assert_eq!(left.reason, LeftWholeReason::StructuredContent);
+    assert_eq!(left.limit, LIMIT as u64);
+    let structured = Tokenizer::O200kBase.count(&result["structuredContent"].to_string());
+    assert_eq!(left.structured_tokens, Some(structured as u64));
+    assert!(structured > LIMIT / 2, "canary: over half the limit");
+    assert!(log.dir(Direction::P2c).is_empty());
+    let report = ctxopt::measure::report::collect(&[cmd.log_path().to_path_buf()]).unwrap();
+    let row = &report.compaction[0];
+    assert_eq!(
+        (
+            row.tool.as_str(),
+            row.results,
+            row.left_whole,
+            row.saved_tokens
+        ),
+        ("stats", 0, 1, 0)
+    );
 }
 
 #[test]
@@ -417,6 +467,22 @@ fn hidden_tools_leave_the_listing_and_their_calls_never_reach_the_server() {
         .iter()
         .all(|f| f.tool.as_deref() != Some("danger")));
     assert_eq!(log.dir(Direction::C2p).len(), 1);
+}
+
+#[test]
+fn hiding_one_of_the_proxys_own_tools_hides_only_a_server_tool_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let cmd = proxy(&[], &dir.path().join("s.db"), dir.path())
+        .option(&["--hide-tools", "get_result,danger"]);
+    let mut s = Session::start(&cmd);
+    // get_result stays: compacted results name it.
+    assert_eq!(listed(&mut s), ["dump", "stats", "get_result"]);
+    let (_, _, stderr) = s.close_with_stderr();
+    assert!(
+        stderr.contains("--hide-tools get_result: ctxopt-proxy's own get_result is not hidden"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("--hide-tools danger"), "{stderr}");
 }
 
 /// A real client (Python `mcp`, TypeScript SDK) reads a 20,000-line log through the proxy in

@@ -41,11 +41,38 @@ fn proxy_usage_errors_exit_125() {
         &["--no-log"][..],
         &["--grace-period", "100000", "--", "true"][..],
         &["--log", "x.jsonl", "--no-log", "--", "true"][..],
+        // An unknown option before `--` is a usage error, not the server's command.
+        &["--no-such-option"][..],
+        &["--no-log", "--no-such-option", "--", "true"][..],
     ] {
         let (code, stderr) = code_and_stderr(&proxy(args));
         assert_eq!(code, Some(125), "{args:?}: {stderr}");
         assert!(stderr.contains("error:"), "{args:?}: {stderr}");
     }
+}
+
+#[test]
+fn arguments_after_the_command_or_after_dashes_reach_the_server() {
+    // The script exits 7 only when its first argument is `--weird-server-arg`.
+    let script = r#"test "$1" = --weird-server-arg && exit 7; exit 1"#;
+    for args in [
+        &[
+            "--no-log",
+            "--",
+            "sh",
+            "-c",
+            script,
+            "sh",
+            "--weird-server-arg",
+        ][..],
+        &["--no-log", "sh", "-c", script, "sh", "--weird-server-arg"][..],
+    ] {
+        let (code, stderr) = code_and_stderr(&proxy(args));
+        assert_eq!(code, Some(7), "{args:?}: {stderr}");
+    }
+    // After `--`, even a first word that looks like an option is the command.
+    let (code, stderr) = code_and_stderr(&proxy(&["--no-log", "--", "--weird-server-arg"]));
+    assert_eq!(code, Some(127), "spawned, not found: {stderr}");
 }
 
 #[test]
@@ -131,4 +158,15 @@ fn ctxopt_exits_2_on_bad_input_and_usage_errors() {
     assert!(stderr.contains("missing.jsonl"), "{stderr}");
     let (code, stderr) = code_and_stderr(&ctxopt(&["report".as_ref(), "--no-such-flag".as_ref()]));
     assert_eq!(code, Some(2), "{stderr}");
+    // A JSON file that is not a records file (a package manifest) is said so, not built.
+    let manifest = dir.path().join("package.json");
+    std::fs::write(&manifest, r#"{"name": "left-pad", "version": "1.3.0"}"#).unwrap();
+    let out = ctxopt(&["build".as_ref(), "--records".as_ref(), manifest.as_os_str()]);
+    let (code, stderr) = code_and_stderr(&out);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(out.stdout.is_empty());
+    assert!(
+        stderr.contains("package.json: malformed records: (top level): not a records file"),
+        "{stderr}"
+    );
 }

@@ -165,3 +165,119 @@ fn snapshots() {
         insta::assert_snapshot!(format!("gap_table_{name}"), render_table(&report));
     }
 }
+
+/// A Claude Code stream-json output whose assistant called `names` (qualified for
+/// `server`), one `tool_use` block each.
+fn claude_output(server: &str, names: &[&str]) -> String {
+    let mut out = serde_json::json!({"type": "system", "subtype": "init",
+        "claude_code_version": "2.0.14", "tools": [], "mcp_servers": [{"name": server, "status": "connected"}]})
+    .to_string();
+    for (i, name) in names.iter().enumerate() {
+        let event = serde_json::json!({"type": "assistant", "message": {"role": "assistant",
+            "content": [{"type": "tool_use", "id": format!("toolu_{i}"),
+                         "name": format!("mcp__{server}__{name}"), "input": {}}]}});
+        out.push('\n');
+        out.push_str(&event.to_string());
+    }
+    out.push('\n');
+    out
+}
+
+/// A real proxy session with the injected tools (and `get_result`, with compaction) listed:
+/// the client called the server's `echo` and the proxy's `get_file_history` and
+/// `get_result`.
+fn session_with_injected_tools() -> crate::support::proxy::ProxyCmd {
+    use crate::support::proxy::{ProxyCmd, Session};
+    let tools = serde_json::json!({"tools": [
+        {"name": "echo", "inputSchema": {"type": "object"}},
+        {"name": "read_file", "inputSchema": {"type": "object"}}
+    ]});
+    let steps = [
+        format!("method-result:tools/list:{tools}"),
+        r#"method-result:tools/call:{"content":[{"type":"text","text":"hi"}]}"#.to_string(),
+        "respond".to_string(),
+    ];
+    let cmd = ProxyCmd::fixture(&steps).option(&["--compact-results", "1000"]);
+    let request = |id: u64, method: &str, params: serde_json::Value| {
+        let mut line =
+            serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+                .to_string()
+                .into_bytes();
+        line.push(b'\n');
+        line
+    };
+    let call = |id, name: &str, arguments| {
+        request(
+            id,
+            "tools/call",
+            serde_json::json!({"name": name, "arguments": arguments}),
+        )
+    };
+    let mut s = Session::start(&cmd);
+    s.send(&request(1, "tools/list", serde_json::json!({})));
+    let listed = String::from_utf8(s.recv()).unwrap();
+    assert!(listed.contains("\"get_result\"") && listed.contains("\"build_context\""));
+    for (id, name, arguments) in [
+        (2, "echo", serde_json::json!({"text": "hi"})),
+        (3, "get_file_history", serde_json::json!({"path": "a.rs"})),
+        (
+            4,
+            "get_result",
+            serde_json::json!({"handle": "r_0000000000000000"}),
+        ),
+    ] {
+        s.send(&call(id, name, arguments));
+        s.recv();
+    }
+    let (_, status) = s.close();
+    assert!(status.success());
+    cmd
+}
+
+#[test]
+fn the_proxys_own_tools_are_no_gap_and_a_real_gap_still_is() {
+    let cmd = session_with_injected_tools();
+    let wire = read_wire(cmd.log_path()).unwrap();
+    let server = wire.server_name.clone();
+    assert!(wire.injected.iter().any(|t| t == "get_result"));
+    assert!(!wire.injected.iter().any(|t| t == "echo"));
+    let report_for = |names: &[&str]| {
+        let text = claude_output(&server, names);
+        let calls = client::parse(&text, client::ClientFormat::ClaudeStreamJson).unwrap();
+        compare(&wire, &calls, &server)
+    };
+    let report = report_for(&["echo", "get_file_history", "get_result"]);
+    assert_eq!(report.gap, 0, "{}", render_table(&report));
+    assert!(report.strays.is_empty(), "{:?}", report.strays);
+    assert!(report.clean, "{}", render_table(&report));
+    assert_eq!(
+        report.advertised_tools, 2,
+        "echo and read_file are the server's"
+    );
+    assert_eq!((report.wire_calls, report.proxy_calls), (1, 2));
+    let history = row(&report, "get_file_history");
+    assert!(history.injected && history.wire == 1 && history.gap == 0);
+    // The proxy's tools never called are no gap either.
+    assert_eq!(row(&report, "build_context").gap, 0);
+    assert!(render_table(&report).contains("get_result (ctxopt-proxy's)"));
+    // Canaries: a server call and a proxy call the wire never saw are gaps.
+    let report = report_for(&["echo", "echo", "read_file", "get_result", "get_result"]);
+    assert_eq!(report.gap, 3, "{}", render_table(&report));
+    assert_eq!(row(&report, "echo").gap, 1);
+    assert_eq!(row(&report, "read_file").gap, 1);
+    assert_eq!(row(&report, "get_result").gap, 1);
+    assert!(!report.clean);
+}
+
+#[test]
+fn report_never_lists_the_proxys_own_tools_as_never_called() {
+    let cmd = session_with_injected_tools();
+    let report = ctxopt::measure::report::collect(&[cmd.log_path().to_path_buf()]).unwrap();
+    let never: Vec<&str> = report
+        .never_called
+        .iter()
+        .map(|n| n.tool.as_str())
+        .collect();
+    // Canary: the server's read_file was offered and never called.
+    assert_eq!(never, ["read_file"]);
+}

@@ -51,6 +51,7 @@ fn frame(seq: u64, dir: Direction, kind: FrameKind, raw: String, tokens: u64) ->
         raw_b64: None,
         server_raw: None,
         compacts: None,
+        left_whole: None,
         redactions: None,
     }
 }

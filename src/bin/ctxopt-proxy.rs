@@ -99,7 +99,7 @@ struct Args {
     #[arg(long)]
     otlp_capture_content: bool,
     /// The server's command and arguments (after `--`).
-    #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
+    #[arg(required = true, trailing_var_arg = true)]
     command: Vec<OsString>,
 }
 
@@ -198,6 +198,13 @@ fn main() -> ExitCode {
     };
     // Opened beside the relay: a store another process holds locked never delays the
     // server's start.
+    let tool_filter =
+        ToolFilter::from_options(args.hide_tools.as_deref(), args.only_tools.as_deref());
+    for name in tool_filter.injected_names_hidden() {
+        tracing::warn!(
+            "ctxopt-proxy: --hide-tools {name}: ctxopt-proxy's own {name} is not hidden (its tools are chosen with --inject, and get_result comes with --compact-results); only a server tool of that name is"
+        );
+    }
     let store = args.store;
     let store_redactor = redactor.clone();
     let bridge = Bridge::opening(
@@ -205,10 +212,7 @@ fn main() -> ExitCode {
         scope,
     )
     .with_selection(args.inject)
-    .with_tool_filter(ToolFilter::from_options(
-        args.hide_tools.as_deref(),
-        args.only_tools.as_deref(),
-    ));
+    .with_tool_filter(tool_filter);
     let bridge = match compact_results {
         Some(tokens) => bridge
             .with_compaction(compact::Limits {

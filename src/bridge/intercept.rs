@@ -33,7 +33,7 @@ use memchr::memmem::Finder;
 use serde_json::Value;
 
 use super::tool_filter::ToolFilter;
-use super::{inject, Bridge};
+use super::{inject, Bridge, ResultVerdict};
 use crate::framelog::json_scan::{find, object_members, root};
 use crate::framelog::Direction;
 use crate::protocol;
@@ -267,13 +267,18 @@ impl Interceptor {
         let call = lock(&self.calls_out).remove(&id_key(&id));
         if let Some((tool, arguments)) = call {
             self.calls_out_count.fetch_sub(1, Ordering::Relaxed);
-            let compacted = self.bridge.compact_response(text, &tool, &arguments)?;
-            let mut bytes = compacted.frame.into_bytes();
-            bytes.extend_from_slice(ending);
-            return Some(ServerVerdict::Replace {
-                frame: bytes,
-                log: Replaced::Separately,
-            });
+            return match self.bridge.compact_response(text, &tool, &arguments) {
+                ResultVerdict::Relay => None,
+                ResultVerdict::LeftWhole(left) => Some(ServerVerdict::LeftWhole(left)),
+                ResultVerdict::Compacted(compacted) => {
+                    let mut bytes = compacted.frame.into_bytes();
+                    bytes.extend_from_slice(ending);
+                    Some(ServerVerdict::Replace {
+                        frame: bytes,
+                        log: Replaced::Separately,
+                    })
+                }
+            };
         }
         let what = {
             let mut watched = lock(&self.watched);

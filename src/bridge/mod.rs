@@ -28,6 +28,7 @@ use serde_json::Value;
 
 use crate::compact::pages::PageCache;
 use crate::compact::{self, Call, Compacted, Limits, Outcome, Schema};
+use crate::framelog::{LeftWhole, LeftWholeReason};
 use crate::protocol;
 use crate::store::results::{unix_now, DEFAULT_RETENTION, MAX_KEPT_BYTES};
 use crate::store::{InsertOutcome, Scope, Store, StoreError};
@@ -72,6 +73,18 @@ fn report_open(opened: Result<Store, StoreError>) -> Result<Store, StoreError> {
 struct Failures {
     count: u64,
     first: Option<String>,
+}
+
+/// What becomes of a server's `tools/call` result with compaction on
+/// ([`Bridge::compact_response`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ResultVerdict {
+    /// Relay it as it is: compaction is off, or its text is not over the limit.
+    Relay,
+    /// Relay it as it is, although its text is over the limit, for this reason (logged).
+    LeftWhole(LeftWhole),
+    /// Send this instead: the original is kept under the handle its sentence names.
+    Compacted(Compacted),
 }
 
 /// The store, the scope and the injected tools' names, shared by the tap (ingestion) and
@@ -267,15 +280,12 @@ impl Bridge {
 
     /// Compacts a server's response frame (its text without the line ending) to a
     /// `tools/call` of `tool` with `arguments`, keeping the original in the store first.
-    /// `None`: relay the original (under the limit, not compactable, or it could not be
-    /// kept — a line on stderr then says why).
-    pub fn compact_response(
-        &self,
-        frame: &str,
-        tool: &str,
-        arguments: &Value,
-    ) -> Option<Compacted> {
-        let limits = self.compaction?;
+    /// A result over the limit that cannot be cut down is relayed whole, and the log says
+    /// why ([`ResultVerdict::LeftWhole`]; a diagnostic line says it too).
+    pub fn compact_response(&self, frame: &str, tool: &str, arguments: &Value) -> ResultVerdict {
+        let Some(limits) = self.compaction else {
+            return ResultVerdict::Relay;
+        };
         let known = lock(&self.schemas).get(tool).cloned();
         let schema = match &known {
             Some(Some(schema)) => Schema::Declared(schema),
@@ -293,16 +303,21 @@ impl Bridge {
             .offered_name(InjectedTool::GetResult)
             .unwrap_or("get_result")
             .to_string();
+        let left_whole = |reason, structured_tokens: Option<usize>, kept_cap: Option<usize>| {
+            ResultVerdict::LeftWhole(LeftWhole {
+                reason,
+                limit: limits.tokens as u64,
+                structured_tokens: structured_tokens.map(|t| t as u64),
+                kept_cap: kept_cap.map(|c| c as u64),
+            })
+        };
         let compacted = match compact::compact(frame, &call, limits, &handle, &get_result) {
             Outcome::Compacted(c) => c,
-            Outcome::Pass(compact::Pass::StructuredOverLimit) => {
-                tracing::warn!(
-                    "ctxopt-proxy: {tool} result left whole: {}",
-                    compact::Pass::StructuredOverLimit
-                );
-                return None;
+            Outcome::Pass(pass @ compact::Pass::StructuredOverLimit { tokens }) => {
+                tracing::warn!("ctxopt-proxy: {tool} result left whole: {pass}");
+                return left_whole(LeftWholeReason::StructuredContent, Some(tokens), None);
             }
-            Outcome::Pass(_) => return None,
+            Outcome::Pass(_) => return ResultVerdict::Relay,
         };
         if frame.len() > self.kept_cap {
             tracing::warn!(
@@ -310,7 +325,7 @@ impl Bridge {
                 frame.len(),
                 self.kept_cap
             );
-            return None;
+            return left_whole(LeftWholeReason::OverKeptCap, None, Some(self.kept_cap));
         }
         // The exact copy, never redacted: get_result must return what the server sent.
         let kept = self.using_store(|store| match store {
@@ -327,12 +342,12 @@ impl Bridge {
             Err(reason) => Err(reason.to_string()),
         });
         match kept {
-            Ok(()) => Some(compacted),
+            Ok(()) => ResultVerdict::Compacted(compacted),
             Err(reason) => {
                 tracing::warn!(
                     "ctxopt-proxy: {tool} result relayed whole: it could not be kept: {reason}"
                 );
-                None
+                left_whole(LeftWholeReason::NotKept, None, None)
             }
         }
     }

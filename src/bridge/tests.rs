@@ -193,3 +193,85 @@ fn ingested_frames_feed_the_tools() {
     assert_eq!(versions[0]["content"], "fn alpha() {}");
     assert_eq!(versions[0]["seq"], 5);
 }
+
+/// A `tools/call` answer whose text is 3,000 numbered lines, with `structuredContent`.
+fn big_result(structured: Option<Value>) -> String {
+    let text: String = (0..3000).map(|i| format!("line {i}\n")).collect();
+    let mut result = json!({"content": [{"type": "text", "text": text}]});
+    if let Some(s) = structured {
+        result["structuredContent"] = s;
+    }
+    json!({"jsonrpc": "2.0", "id": 1, "result": result}).to_string()
+}
+
+fn compacting(b: Bridge) -> Bridge {
+    b.with_compaction(Limits {
+        tokens: 500,
+        tokenizer: crate::tokenizer::Tokenizer::O200kBase,
+    })
+}
+
+#[test]
+fn each_reason_to_leave_a_result_over_the_limit_whole_is_given() {
+    let args = json!({});
+    let left = |reason, structured_tokens, kept_cap| {
+        ResultVerdict::LeftWhole(LeftWhole {
+            reason,
+            limit: 500,
+            structured_tokens,
+            kept_cap,
+        })
+    };
+    // Canaries: compacted with a store, relayed without a word under the limit.
+    let b = compacting(bridge());
+    assert!(matches!(
+        b.compact_response(&big_result(None), "dump", &args),
+        ResultVerdict::Compacted(_)
+    ));
+    let small = r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"ok"}]}}"#;
+    assert_eq!(
+        b.compact_response(small, "dump", &args),
+        ResultVerdict::Relay
+    );
+    // structuredContent over half the limit, for a tool never listed (its schema unknown).
+    let rows: Vec<String> = (0..400).map(|i| format!("row {i}")).collect();
+    let structured = json!({"rows": rows});
+    let tokens = crate::tokenizer::Tokenizer::O200kBase.count(&structured.to_string()) as u64;
+    assert!(tokens > 250);
+    assert_eq!(
+        b.compact_response(&big_result(Some(structured)), "stats", &args),
+        left(LeftWholeReason::StructuredContent, Some(tokens), None)
+    );
+    // Larger than the store keeps.
+    let capped = compacting(bridge()).with_kept_cap(1000);
+    assert_eq!(
+        capped.compact_response(&big_result(None), "dump", &args),
+        left(LeftWholeReason::OverKeptCap, None, Some(1000))
+    );
+    // No store to keep it in.
+    let unavailable = compacting(Bridge::unavailable(&StoreError::NoDefaultLocation, scope()));
+    assert_eq!(
+        unavailable.compact_response(&big_result(None), "dump", &args),
+        left(LeftWholeReason::NotKept, None, None)
+    );
+}
+
+#[test]
+fn left_whole_reasons_are_stable_strings_in_the_log() {
+    for (reason, text) in [
+        (LeftWholeReason::StructuredContent, "structured_content"),
+        (LeftWholeReason::OverKeptCap, "over_kept_cap"),
+        (LeftWholeReason::NotKept, "not_kept"),
+    ] {
+        assert_eq!(serde_json::to_value(reason).unwrap(), text);
+        assert_eq!(
+            serde_json::from_value::<LeftWholeReason>(json!(text)).unwrap(),
+            reason
+        );
+    }
+    // A later version's reason still reads.
+    assert_eq!(
+        serde_json::from_value::<LeftWholeReason>(json!("cosmic_rays")).unwrap(),
+        LeftWholeReason::Other
+    );
+}

@@ -4,6 +4,8 @@
 
 use std::collections::BTreeSet;
 
+use super::tools::InjectedTool;
+
 /// The server tools taken out of the client's view.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum ToolFilter {
@@ -47,6 +49,19 @@ impl ToolFilter {
         *self != ToolFilter::All
     }
 
+    /// The names given to `--hide-tools` that are also names of ctxopt-proxy's own tools:
+    /// those are never hidden (the proxy's tools are chosen with `--inject`), only a
+    /// server tool of the same name is.
+    pub fn injected_names_hidden(&self) -> Vec<&'static str> {
+        match self {
+            ToolFilter::Hide(hidden) => InjectedTool::every()
+                .map(InjectedTool::name)
+                .filter(|name| hidden.contains(*name))
+                .collect(),
+            ToolFilter::All | ToolFilter::Only(_) => Vec::new(),
+        }
+    }
+
     /// The message of the JSON-RPC error a call to a hidden tool gets.
     pub fn refusal(name: &str) -> String {
         format!("Unknown tool: {name} (hidden by ctxopt-proxy --hide-tools/--only-tools)")
@@ -67,5 +82,14 @@ mod tests {
         assert!(only.is_active());
         let all = ToolFilter::from_options(None, None);
         assert!(all.shows("anything") && !all.is_active());
+        let ours = ToolFilter::from_options(Some("write_file,get_result,build_context"), None);
+        assert_eq!(
+            ours.injected_names_hidden(),
+            ["build_context", "get_result"]
+        );
+        assert!(hide.injected_names_hidden().is_empty());
+        assert!(ToolFilter::from_options(None, Some("build_context"))
+            .injected_names_hidden()
+            .is_empty());
     }
 }

@@ -55,64 +55,125 @@ pub enum Reason {
     More,
 }
 
+/// What a line is, as far as ranking goes: a pure function of its text, so worked out once
+/// per distinct line ([`ranked`]).
+struct Class {
+    /// An error's kind (its signature's key, or the line's shape).
+    error: Option<String>,
+    /// Whether it is a warning (its kind is the line's shape).
+    warning: bool,
+    /// Whether it shares a term with the call's arguments.
+    matches: bool,
+    /// Whether it is a stack frame.
+    frame: bool,
+}
+
+impl Class {
+    fn of(line: &str, shape: &str, arg_terms: &BTreeSet<String>) -> Class {
+        let error = signatures::signature(line).map(|s| s.key()).or_else(|| {
+            (outcomes::failure_lines(line) > 0
+                || BARE_ERROR.is_match(line)
+                || !failing_tests::failing_tests(line).is_empty())
+            .then(|| shape.to_string())
+        });
+        let warning = error.is_none() && WARNING.is_match(line);
+        let matches =
+            error.is_none() && !warning && !arg_terms.is_empty() && shares_term(line, arg_terms);
+        let frame = error.is_none() && !warning && !matches && !frames::frames(line).is_empty();
+        Class {
+            error,
+            warning,
+            matches,
+            frame,
+        }
+    }
+}
+
+/// A distinct line of the output: its shape, and its class once a line that is not an edge
+/// needed it.
+struct Distinct {
+    shape: String,
+    class: Option<Class>,
+}
+
 /// The candidate lines of an output, in the order they are taken: by [`Reason`], then in
 /// line order.
 pub fn ranked(lines: &[&str], arg_terms: &BTreeSet<String>) -> Vec<(usize, Reason)> {
     let n = lines.len();
-    let shapes: Vec<String> = lines.iter().map(|l| shape(l)).collect();
-    let mut counts: HashMap<&str, usize> = HashMap::new();
-    for s in &shapes {
-        *counts.entry(s.as_str()).or_default() += 1;
-    }
-    let rare_count = shapes
+    // Repeated lines (a log's, a listing's) are shaped and classified once.
+    let mut distinct: Vec<Distinct> = Vec::new();
+    let mut index: HashMap<&str, usize> = HashMap::with_capacity(n);
+    let of_line: Vec<usize> = lines
         .iter()
-        .filter(|s| !s.is_empty() && counts[s.as_str()] == 1)
-        .count();
-    let rare_signal = (rare_count as f64) <= RARE_SHARE * n as f64;
-    let mut kinds_seen: BTreeSet<String> = BTreeSet::new();
-    let mut order: Vec<(usize, Reason)> = lines
-        .iter()
-        .enumerate()
-        .map(|(i, line)| {
-            let edge = i < HEAD || i + TAIL >= n;
-            let error = signatures::signature(line).map(|s| s.key()).or_else(|| {
-                (outcomes::failure_lines(line) > 0
-                    || BARE_ERROR.is_match(line)
-                    || !failing_tests::failing_tests(line).is_empty())
-                .then(|| shapes[i].clone())
-            });
-            let warning = || WARNING.is_match(line).then(|| shapes[i].clone());
-            let why = if edge {
-                Reason::Edge
-            } else if let Some(kind) = error {
-                if kinds_seen.insert(kind) {
-                    Reason::Error
-                } else {
-                    Reason::Repeat
-                }
-            } else if let Some(kind) = warning() {
-                if kinds_seen.insert(kind) {
-                    Reason::Warning
-                } else {
-                    Reason::Repeat
-                }
-            } else if !arg_terms.is_empty() && shares_term(line, arg_terms) {
-                Reason::Match
-            } else if !frames::frames(line).is_empty() {
-                Reason::Frame
-            } else if rare_signal && !shapes[i].is_empty() && counts[shapes[i].as_str()] == 1 {
-                Reason::Rare
-            } else {
-                Reason::More
-            };
-            (i, why)
+        .map(|line| {
+            *index.entry(line).or_insert_with(|| {
+                distinct.push(Distinct {
+                    shape: shape(line),
+                    class: None,
+                });
+                distinct.len() - 1
+            })
         })
         .collect();
+    let mut counts: HashMap<&str, usize> = HashMap::new();
+    for &d in &of_line {
+        *counts.entry(distinct[d].shape.as_str()).or_default() += 1;
+    }
+    let once: Vec<bool> = distinct
+        .iter()
+        .map(|d| !d.shape.is_empty() && counts[d.shape.as_str()] == 1)
+        .collect();
+    let rare_count = of_line.iter().filter(|&&d| once[d]).count();
+    let rare_signal = (rare_count as f64) <= RARE_SHARE * n as f64;
+    let mut kinds_seen: BTreeSet<String> = BTreeSet::new();
+    let mut order: Vec<(usize, Reason)> = Vec::with_capacity(n);
+    for (i, (line, &d)) in lines.iter().zip(&of_line).enumerate() {
+        if i < HEAD || i + TAIL >= n {
+            order.push((i, Reason::Edge));
+            continue;
+        }
+        let entry = &mut distinct[d];
+        let class = entry
+            .class
+            .get_or_insert_with(|| Class::of(line, &entry.shape, arg_terms));
+        let kind = match (&class.error, class.warning) {
+            (Some(kind), _) => Some((kind, Reason::Error)),
+            (None, true) => Some((&entry.shape, Reason::Warning)),
+            (None, false) => None,
+        };
+        let why = if let Some((kind, first)) = kind {
+            if kinds_seen.insert(kind.clone()) {
+                first
+            } else {
+                Reason::Repeat
+            }
+        } else if class.matches {
+            Reason::Match
+        } else if class.frame {
+            Reason::Frame
+        } else if rare_signal && once[d] {
+            Reason::Rare
+        } else {
+            Reason::More
+        };
+        order.push((i, why));
+    }
     order.sort_by_key(|&(i, why)| (why, i));
     order
 }
 
 fn shares_term(line: &str, arg_terms: &BTreeSet<String>) -> bool {
+    // A term is a lowercased word or part of one, less a suffix: an ASCII line shares one
+    // only if its lowercased text holds it.
+    if line.is_ascii() {
+        let lower = line.to_ascii_lowercase();
+        if !arg_terms
+            .iter()
+            .any(|t| memchr::memmem::find(lower.as_bytes(), t.as_bytes()).is_some())
+        {
+            return false;
+        }
+    }
     let mut hit = false;
     terms::for_each_term(line, |t| hit = hit || arg_terms.contains(t));
     hit
@@ -120,25 +181,52 @@ fn shares_term(line: &str, arg_terms: &BTreeSet<String>) -> bool {
 
 /// A line with every word holding a digit (numbers, ids, hex) masked as `0`.
 fn shape(line: &str) -> String {
+    let line = line.trim();
+    if line.is_ascii() {
+        return ascii_shape(line);
+    }
     let mut out = String::with_capacity(line.len());
-    let mut word = String::new();
-    let flush = |word: &mut String, out: &mut String| {
-        if word.bytes().any(|b| b.is_ascii_digit()) {
-            out.push('0');
-        } else {
-            out.push_str(word);
-        }
-        word.clear();
+    // The current word: where it starts, and whether it holds a digit.
+    let mut word: Option<(usize, bool)> = None;
+    let flush = |word: Option<(usize, bool)>, end: usize, out: &mut String| match word {
+        Some((_, true)) => out.push('0'),
+        Some((start, false)) => out.push_str(&line[start..end]),
+        None => {}
     };
-    for c in line.trim().chars() {
+    for (i, c) in line.char_indices() {
         if c.is_alphanumeric() {
-            word.push(c);
+            let (start, digit) = word.unwrap_or((i, false));
+            word = Some((start, digit || c.is_ascii_digit()));
         } else {
-            flush(&mut word, &mut out);
+            flush(word.take(), i, &mut out);
             out.push(c);
         }
     }
-    flush(&mut word, &mut out);
+    flush(word, line.len(), &mut out);
+    out
+}
+
+/// [`shape`] of an ASCII line, byte by byte: a word is a run of ASCII letters and digits.
+fn ascii_shape(line: &str) -> String {
+    let bytes = line.as_bytes();
+    let mut out = String::with_capacity(line.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let start = i;
+        while i < bytes.len() && bytes[i].is_ascii_alphanumeric() {
+            i += 1;
+        }
+        let word = &bytes[start..i];
+        if word.iter().any(u8::is_ascii_digit) {
+            out.push('0');
+        } else {
+            out.push_str(&line[start..i]);
+        }
+        if i < bytes.len() {
+            out.push(bytes[i] as char);
+            i += 1;
+        }
+    }
     out
 }
 
@@ -182,10 +270,11 @@ fn shown_line(line: &str, cap: usize) -> (String, bool) {
     }
     let half = cap / 2;
     let head_end = floor_char_boundary(line, line.char_indices().nth(half).map_or(0, |(i, _)| i));
-    let tail_start = line
-        .char_indices()
-        .nth(chars - half)
-        .map_or(line.len(), |(i, _)| i);
+    // The last `half` characters, found from the end (a long line is not walked twice).
+    let tail_start = match half {
+        0 => line.len(),
+        h => line.char_indices().rev().nth(h - 1).map_or(0, |(i, _)| i),
+    };
     let left = chars - 2 * half;
     (
         format!(
@@ -337,6 +426,21 @@ mod tests {
             .text
             .ends_with("500 | 2026-01-01T00:00:20 INFO request 500 served in 3ms\n"));
         assert!(e.shown >= 23 && e.shown < 500);
+    }
+
+    #[test]
+    fn shapes_mask_words_holding_digits_alike_in_ascii_and_not() {
+        for (line, expected) in [
+            ("  00012 INFO req 7f3a took 12ms  ", "0 INFO req 0 took 0"),
+            ("ERROR: x1-y2 failed", "ERROR: 0-0 failed"),
+            ("", ""),
+            ("a", "a"),
+            ("--", "--"),
+        ] {
+            assert_eq!(shape(line), expected, "{line:?}");
+        }
+        // Non-ASCII: letters of any script make words; the ASCII path is not taken.
+        assert_eq!(shape("größe 12é fertig"), "größe 0 fertig");
     }
 
     #[test]

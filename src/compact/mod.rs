@@ -110,7 +110,10 @@ pub enum Pass {
     /// Its `structuredContent` takes more than half the limit apart from the members that
     /// repeat the text, and the tool declares (or may declare) an `outputSchema` it must keep
     /// validating against.
-    StructuredOverLimit,
+    StructuredOverLimit {
+        /// Tokens of that `structuredContent` (the members repeating the text emptied).
+        tokens: usize,
+    },
 }
 
 impl std::fmt::Display for Pass {
@@ -120,7 +123,7 @@ impl std::fmt::Display for Pass {
             Pass::NotAResult => "not a tool result with content",
             Pass::NoText => "no text content",
             Pass::UnderLimit => "under the limit",
-            Pass::StructuredOverLimit => {
+            Pass::StructuredOverLimit { .. } => {
                 "its structuredContent, which must stay valid against the tool's outputSchema, takes more than half the limit: relayed whole"
             }
         })
@@ -212,7 +215,9 @@ pub fn compact(
         match (call.schema, fits) {
             (_, true) => {}
             (Schema::Declared(_) | Schema::Unknown, false) => {
-                return Outcome::Pass(Pass::StructuredOverLimit)
+                return Outcome::Pass(Pass::StructuredOverLimit {
+                    tokens: structured_tokens,
+                })
             }
             (Schema::None, false) => {
                 result_map.remove("structuredContent");

@@ -225,7 +225,9 @@ fn structured_content_is_kept_valid_or_the_result_left_whole() {
     for schema in [Schema::Declared(&declared), Schema::Unknown] {
         assert_eq!(
             compact(&with(&big), &call(schema), limits(1000), "r", "g"),
-            Outcome::Pass(Pass::StructuredOverLimit)
+            Outcome::Pass(Pass::StructuredOverLimit {
+                tokens: T.count(&big.to_string())
+            })
         );
     }
     // Without a schema it is left out, and said so.
@@ -349,7 +351,7 @@ fn structured_content_repeating_the_text_is_compacted_with_it_and_stays_valid() 
     // A schema that constrains the string keeps the result whole.
     let strict =
         json!({"type": "object", "properties": {"content": {"type": "string", "maxLength": 10}}});
-    assert_eq!(
+    assert!(matches!(
         compact(
             &frame,
             &call(Schema::Declared(&strict)),
@@ -357,6 +359,6 @@ fn structured_content_repeating_the_text_is_compacted_with_it_and_stays_valid() 
             "r",
             "g"
         ),
-        Outcome::Pass(Pass::StructuredOverLimit)
-    );
+        Outcome::Pass(Pass::StructuredOverLimit { tokens }) if tokens > 1500
+    ));
 }

@@ -34,19 +34,23 @@ pub fn line_start(text: &str, n: usize) -> usize {
         .map_or(text.len(), |i| i + 1)
 }
 
-/// Whether `text` counts more than `limit` tokens. A long text is first counted by a prefix,
-/// so that a result far over the limit is not counted whole.
+/// Whether `text` counts more than `limit` tokens. A long text is first counted by prefixes
+/// (eight bytes per token of the limit, then four times longer each time), so that a result
+/// far over the limit is not counted whole: text that packs many bytes into a token (a run
+/// of one character) is decided by a longer prefix, never by the whole.
 pub fn exceeds(text: &str, limit: usize, tokenizer: Tokenizer) -> bool {
     // A token is at least one byte.
     if text.len() <= limit {
         return false;
     }
-    let probe = floor_char_boundary(text, limit.saturating_mul(8));
-    if probe < text.len() {
+    let mut probe_len = limit.saturating_mul(8);
+    while probe_len < text.len() {
+        let probe = floor_char_boundary(text, probe_len);
         let cut = text[..probe].rfind('\n').map_or(probe, |i| i + 1);
         if tokenizer.count(&text[..cut]) > limit {
             return true;
         }
+        probe_len = probe_len.saturating_mul(4);
     }
     tokenizer.count(text) > limit
 }
@@ -99,5 +103,13 @@ mod tests {
         // Long enough that the prefix alone decides.
         let long = "alpha beta gamma\n".repeat(10_000);
         assert!(exceeds(&long, 100, t));
+        // One run of a character packs many bytes into a token: a longer prefix decides,
+        // and the answer is the whole count's.
+        let run = "x".repeat(200_000);
+        let n = t.count(&run);
+        assert!(n > 1000, "{n}");
+        assert!(exceeds(&run, n / 4, t));
+        assert!(exceeds(&run, n - 1, t));
+        assert!(!exceeds(&run, n, t));
     }
 }

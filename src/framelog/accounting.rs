@@ -186,6 +186,7 @@ impl Accountant {
             raw_b64: None,
             server_raw: None,
             compacts: None,
+            left_whole: None,
             redactions: None,
         };
         let text = match String::from_utf8(bytes) {

@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 /// The version of the frame-log format written into every header.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 
 /// Which way a frame travelled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -178,11 +178,52 @@ pub struct Frame {
     /// frame's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compacts: Option<u64>,
+    /// Present only on an `s2c` frame answering a `tools/call` whose text counted more
+    /// than the compaction limit (`--compact-results`) and that the proxy relayed whole
+    /// all the same: why, and the figures behind it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub left_whole: Option<LeftWhole>,
     /// How many secrets were replaced by placeholders in `raw`, `raw_b64` and `server_raw`
     /// (absent when none were, or the proxy ran with `--no-redact`). `bytes` and the token
     /// counts are those of the frame as relayed, before redaction.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub redactions: Option<u64>,
+}
+
+/// Why a `tools/call` result over the compaction limit reached the client whole (a
+/// frame's `left_whole`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LeftWhole {
+    /// Why.
+    pub reason: LeftWholeReason,
+    /// The compaction limit, in tokens.
+    pub limit: u64,
+    /// Tokens of the result's `structuredContent` (apart from members repeating the text),
+    /// with [`LeftWholeReason::StructuredContent`] only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured_tokens: Option<u64>,
+    /// The most bytes the store keeps, with [`LeftWholeReason::OverKeptCap`] only (the
+    /// frame's own `bytes` say how far over it was).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kept_cap: Option<u64>,
+}
+
+/// The reasons of [`LeftWhole`], as stable strings in the log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LeftWholeReason {
+    /// `structured_content`: its `structuredContent` must stay valid against the tool's
+    /// `outputSchema` (declared, or unknown because the tool was never listed) and takes
+    /// more than half the limit.
+    StructuredContent,
+    /// `over_kept_cap`: the frame is larger than the store keeps (`--max-kept-bytes`), and
+    /// a result is never cut unless its whole is kept.
+    OverKeptCap,
+    /// `not_kept`: the store was unavailable or could not write the original.
+    NotKept,
+    /// A reason this reader does not know (written by a later version).
+    #[serde(other)]
+    Other,
 }
 
 impl Frame {

@@ -14,7 +14,7 @@
 //! long frame is otherwise written on as it arrives and never reaches the handler (see
 //! [`super::pump`]).
 
-use crate::framelog::Direction;
+use crate::framelog::{Direction, LeftWhole};
 
 /// Work that answers a client frame a handler took, run on one of the relay's answer
 /// workers once the tap has logged every frame relayed before the taken one: the answer
@@ -56,6 +56,9 @@ impl std::fmt::Debug for ClientVerdict {
 pub enum ServerVerdict {
     /// Relay it to the client untouched.
     Pass,
+    /// Relay it to the client untouched, and log why it was not compacted (a `tools/call`
+    /// result over the compaction limit the proxy could not cut down: `left_whole`).
+    LeftWhole(LeftWhole),
     /// Write this frame (line ending included) to the client instead.
     Replace {
         /// The frame the client receives.

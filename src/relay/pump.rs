@@ -36,7 +36,7 @@ use super::handler::{ClientVerdict, FrameHandler, Replaced, ServerVerdict};
 use super::line_reader::{LineReader, READ_CHUNK};
 use super::outlet::{FrameWriter, Outlet};
 use super::stats::{DirStats, RelayStats};
-use super::tap::{TapSender, Ticket};
+use super::tap::{Note, TapSender, Ticket};
 use super::zero_copy::{self, Moved, Peeker};
 use crate::framelog::Direction;
 
@@ -291,10 +291,13 @@ impl Pump {
             },
             Direction::S2c => match intercept.handler.on_server_frame(&frame) {
                 ServerVerdict::Pass => self.write_whole(frame, None),
+                ServerVerdict::LeftWhole(left) => {
+                    self.write_whole(frame, Some(Note::LeftWhole(left)))
+                }
                 ServerVerdict::Replace {
                     frame: replacement,
                     log: Replaced::WithServerRaw(original),
-                } => self.write_whole(replacement, Some(original)),
+                } => self.write_whole(replacement, Some(Note::ServerRaw(original))),
                 ServerVerdict::Replace {
                     frame: replacement,
                     log: Replaced::Separately,
@@ -304,16 +307,15 @@ impl Pump {
         }
     }
 
-    /// Writes a whole frame on and hands it to the tap (with the server's original text
-    /// when the frame replaces it).
-    fn write_whole(&self, frame: Vec<u8>, server_raw: Option<String>) {
+    /// Writes a whole frame on and hands it to the tap (with what its record adds).
+    fn write_whole(&self, frame: Vec<u8>, note: Option<Note>) {
         // The ticket is taken holding the outlet, so the log's order is the order in which
         // frames reach the reader, whoever else writes to this outlet.
         let mut writer = self.outlet.lock();
         let ticket = self.tap.ticket_writing(&writer);
         let written = self.write(&mut writer, &frame);
         drop(writer);
-        self.tap_frame(ticket, frame, written, server_raw);
+        self.tap_frame(ticket, frame, written, note);
     }
 
     /// Writes `replacement` on instead of the server's `frame`: the tap gets the server's
@@ -370,10 +372,10 @@ impl Pump {
 
     /// Counts a frame and hands it to the tap (or gives its ticket back when it could not
     /// be written on).
-    fn tap_frame(&self, ticket: Ticket, frame: Vec<u8>, written: bool, server_raw: Option<String>) {
+    fn tap_frame(&self, ticket: Ticket, frame: Vec<u8>, written: bool, note: Option<Note>) {
         if written {
             self.dir_stats().relayed(frame.len());
-            self.tap.relayed_as(ticket, self.dir, frame, server_raw);
+            self.tap.relayed_as(ticket, self.dir, frame, note);
         } else {
             self.dir_stats().discarded(frame.len());
             self.tap.not_relayed(ticket);

@@ -30,7 +30,7 @@ use super::sink::{FrameSink, LogPlace};
 use super::stats::RelayStats;
 use crate::framelog::accounting::{rfc3339, Accountant, Tapped};
 use crate::framelog::writer::LogWriter;
-use crate::framelog::{Direction, ExitStatus, Frame, Header, LogLine, Trailer};
+use crate::framelog::{Direction, ExitStatus, Frame, Header, LeftWhole, LogLine, Trailer};
 use crate::tokenizer::Tokenizer;
 
 /// Bytes of frames that may wait for accounting before new frames skip the log.
@@ -91,9 +91,19 @@ pub struct Ticket {
     instant: Instant,
 }
 
+/// What the log adds to a relayed frame's record beyond its own accounting.
+#[derive(Debug)]
+pub enum Note {
+    /// The server's original text, when the proxy rewrote the frame (`server_raw`).
+    ServerRaw(String),
+    /// Why a `tools/call` result over the compaction limit was relayed whole
+    /// (`left_whole`).
+    LeftWhole(LeftWhole),
+}
+
 enum Item {
-    /// A frame, and the server's original text when the proxy rewrote it.
-    Frame(Tapped, Option<String>),
+    /// A frame, and what its record adds.
+    Frame(Tapped, Option<Note>),
     /// A server frame (logged as it came) and the frame written in its place (logged right
     /// after it, naming it in `compacts`).
     Replacement(Tapped, Tapped),
@@ -161,18 +171,13 @@ impl TapSender {
         self.relayed_as(ticket, dir, bytes, None);
     }
 
-    /// Hands a frame that was just written on to the accounting thread, with the server's
-    /// original text when the proxy rewrote the frame (logged as `server_raw`).
-    pub fn relayed_as(
-        &self,
-        ticket: Ticket,
-        dir: Direction,
-        bytes: Vec<u8>,
-        server_raw: Option<String>,
-    ) {
+    /// Hands a frame that was just written on to the accounting thread, with what its
+    /// record adds (the server's original text when the proxy rewrote the frame, why a
+    /// result was left whole).
+    pub fn relayed_as(&self, ticket: Ticket, dir: Direction, bytes: Vec<u8>, note: Option<Note>) {
         if self.admit(&ticket, bytes.len()) {
             let tapped = tapped(&ticket, dir, bytes);
-            self.send(ticket.order, Item::Frame(tapped, server_raw));
+            self.send(ticket.order, Item::Frame(tapped, note));
         }
     }
 
@@ -263,8 +268,12 @@ impl TapState {
 
     fn process(&mut self, item: Item) {
         match item {
-            Item::Frame(tapped, server_raw) => {
-                self.record(tapped, |frame| frame.server_raw = server_raw);
+            Item::Frame(tapped, note) => {
+                self.record(tapped, |frame| match note {
+                    Some(Note::ServerRaw(raw)) => frame.server_raw = Some(raw),
+                    Some(Note::LeftWhole(left)) => frame.left_whole = Some(left),
+                    None => {}
+                });
             }
             Item::Replacement(original, replacement) => {
                 let server = self.record(original, |_| {});

@@ -6,8 +6,10 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use ctxopt::optimizer::parse::parse_records;
+use ctxopt::optimizer::records::Records;
 use ctxopt::optimizer::{self, BuildConfig, DEFAULT_BUDGET};
 use ctxopt::tokenizer::Tokenizer;
+use serde_json::Value;
 
 /// Output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -61,6 +63,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     };
     let records = parse_records(&text).with_context(|| format!("{origin}: malformed records"))?;
+    if let Some(problem) = foreign_document(&text, &records) {
+        anyhow::bail!("{origin}: malformed records: {problem}");
+    }
     let config = BuildConfig {
         budget: args.budget,
         task: args.task,
@@ -78,4 +83,70 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     crate::output_file::emit(args.output.as_deref(), &bytes)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// What is wrong with a JSON object none of whose members is a field of the records format:
+/// it reads as an empty session (unknown fields are ignored), but it is another kind of file,
+/// and building from it would print nothing and succeed. `None` for anything else (`{}`
+/// included, the empty session the format allows).
+fn foreign_document(text: &str, records: &Records) -> Option<String> {
+    if *records != Records::default() {
+        return None;
+    }
+    let Ok(Value::Object(top)) = serde_json::from_str::<Value>(text) else {
+        return None;
+    };
+    // The format's fields, as the records type itself writes them.
+    let every = Records {
+        task: Some(String::new()),
+        ..Records::default()
+    };
+    let Ok(Value::Object(fields)) = serde_json::to_value(every) else {
+        return None;
+    };
+    if top.is_empty() || top.keys().any(|k| fields.contains_key(k)) {
+        return None;
+    }
+    let quoted = |keys: Vec<&String>| {
+        keys.iter()
+            .map(|k| format!("{k:?}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let members: Vec<&String> = top.keys().take(5).collect();
+    let more = if top.len() > members.len() {
+        ", …"
+    } else {
+        ""
+    };
+    Some(format!(
+        "(top level): not a records file: none of its members ({}{more}) is a records field ({}; see docs/records.md)",
+        quoted(members),
+        quoted(fields.keys().collect())
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn problem(text: &str) -> Option<String> {
+        foreign_document(text, &parse_records(text).unwrap())
+    }
+
+    #[test]
+    fn a_json_object_with_no_records_field_is_named_not_a_records_file() {
+        let found = problem(r#"{"name": "left-pad", "version": "1.3.0"}"#).unwrap();
+        assert!(
+            found.starts_with(
+                r#"(top level): not a records file: none of its members ("name", "version") is a records field ("#
+            ),
+            "{found}"
+        );
+        assert!(found.contains(r#""toolOutputs""#), "{found}");
+        // Canaries: the empty session, an empty list, a task alone are records files.
+        for text in ["{}", r#"{"messages": []}"#, r#"{"task": "fix it", "x": 1}"#] {
+            assert_eq!(problem(text), None, "{text}");
+        }
+    }
 }

@@ -33,6 +33,44 @@ pub struct WireCalls {
     pub advertised: Vec<String>,
     /// `tools/call` requests relayed to the server, per tool.
     pub calls: BTreeMap<String, u64>,
+    /// The tools of `advertised` that ctxopt-proxy offered itself (`get_result`,
+    /// `build_context`, …): in the listing the client got and not in the server's answer,
+    /// or in a listing the proxy answered alone.
+    pub injected: Vec<String>,
+    /// `tools/call` requests the proxy answered itself (`c2p`), per tool.
+    pub proxy_calls: BTreeMap<String, u64>,
+}
+
+/// The tool names of a `tools/list` answer.
+fn listed_names(message: Option<&Value>) -> Vec<&str> {
+    message
+        .and_then(|m| m.pointer("/result/tools"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t.get("name").and_then(Value::as_str))
+        .collect()
+}
+
+/// The tool a logged `tools/call` request names.
+fn called_tool(frame: &crate::framelog::Frame) -> String {
+    frame
+        .tool
+        .clone()
+        .or_else(|| {
+            frame.json().and_then(|m| {
+                m.pointer("/params/name")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+            })
+        })
+        .unwrap_or_default()
+}
+
+fn push_new(list: &mut Vec<String>, name: &str) {
+    if !list.iter().any(|a| a == name) {
+        list.push(name.to_owned());
+    }
 }
 
 /// Reads the advertised tools and the relayed calls of a frame log.
@@ -49,32 +87,28 @@ pub fn read_wire(path: &Path) -> Result<WireCalls, MeasureError> {
             _ => continue,
         };
         match (frame.dir, frame.kind, frame.method.as_deref()) {
-            (Direction::S2c, FrameKind::Response, Some("tools/list")) => {
+            (Direction::S2c | Direction::P2c, FrameKind::Response, Some("tools/list")) => {
                 listed = true;
-                let message = frame.json();
-                let tools = message
-                    .as_ref()
-                    .and_then(|m| m.pointer("/result/tools"))
-                    .and_then(Value::as_array);
-                for name in tools
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|t| t.get("name").and_then(Value::as_str))
-                {
-                    if !wire.advertised.iter().any(|a| a == name) {
-                        wire.advertised.push(name.to_owned());
+                // What the client got; where the proxy rewrote the server's answer (or
+                // answered alone), the names the server did not list are the proxy's own.
+                let client = frame.json();
+                let server = match frame.dir {
+                    Direction::S2c => frame.server_json(),
+                    _ => None,
+                };
+                let server_names = listed_names(server.as_ref());
+                for name in listed_names(client.as_ref()) {
+                    push_new(&mut wire.advertised, name);
+                    if !server_names.contains(&name) {
+                        push_new(&mut wire.injected, name);
                     }
                 }
             }
             (Direction::C2s, FrameKind::Request, Some("tools/call")) => {
-                let tool = frame.tool.clone().or_else(|| {
-                    frame.json().and_then(|m| {
-                        m.pointer("/params/name")
-                            .and_then(Value::as_str)
-                            .map(str::to_owned)
-                    })
-                });
-                *wire.calls.entry(tool.unwrap_or_default()).or_default() += 1;
+                *wire.calls.entry(called_tool(&frame)).or_default() += 1;
+            }
+            (Direction::C2p, FrameKind::Request, Some("tools/call")) => {
+                *wire.proxy_calls.entry(called_tool(&frame)).or_default() += 1;
             }
             _ => {}
         }
@@ -97,10 +131,12 @@ pub struct GapReport {
     pub client_format: String,
     /// The client's version, when its output says.
     pub client_version: Option<String>,
-    /// Tools the server advertised.
+    /// Tools the server advertised (the proxy's own tools aside).
     pub advertised_tools: usize,
-    /// `tools/call` requests on the wire (all tools).
+    /// `tools/call` requests relayed to the server (all tools).
     pub wire_calls: u64,
+    /// `tools/call` requests of the proxy's own tools, answered by the proxy.
+    pub proxy_calls: u64,
     /// Calls the client reports (all names).
     pub client_calls: u64,
     /// Client calls attributed to advertised tools by a qualified spelling.
@@ -126,7 +162,11 @@ pub struct GapReport {
 pub struct ToolGap {
     /// The advertised name.
     pub tool: String,
-    /// `tools/call` requests on the wire.
+    /// One of ctxopt-proxy's own tools (`get_result`, `build_context`, …), answered by the
+    /// proxy: its `wire` counts the calls the proxy answered (`c2p`), which never reach the
+    /// server.
+    pub injected: bool,
+    /// `tools/call` requests on the wire (to the server; to the proxy for an injected tool).
     pub wire: u64,
     /// Client calls spelled `mcp__<server>__<tool>` (Claude Code).
     pub claude_qualified: u64,
@@ -172,7 +212,14 @@ pub fn compare(wire: &WireCalls, client: &ClientCalls, server: &str) -> GapRepor
         .iter()
         .map(|tool| ToolGap {
             tool: tool.clone(),
-            wire: wire.calls.get(tool).copied().unwrap_or(0),
+            injected: wire.injected.contains(tool),
+            wire: if wire.injected.contains(tool) {
+                wire.proxy_calls.get(tool)
+            } else {
+                wire.calls.get(tool)
+            }
+            .copied()
+            .unwrap_or(0),
             claude_qualified: 0,
             gemini_qualified: 0,
             gemini_legacy_qualified: 0,
@@ -276,8 +323,9 @@ pub fn compare(wire: &WireCalls, client: &ClientCalls, server: &str) -> GapRepor
         server: server.to_owned(),
         client_format: client.format.name().to_owned(),
         client_version: client.version.clone(),
-        advertised_tools: rows.len(),
+        advertised_tools: rows.iter().filter(|r| !r.injected).count(),
         wire_calls,
+        proxy_calls: rows.iter().filter(|r| r.injected).map(|r| r.wire).sum(),
         client_calls: client.by_name.values().sum(),
         attributed_calls: rows.iter().map(|r| r.attributed).sum(),
         gap,
@@ -308,7 +356,11 @@ pub fn render_table(report: &GapReport) -> String {
         .iter()
         .map(|r| {
             vec![
-                r.tool.clone(),
+                if r.injected {
+                    format!("{} (ctxopt-proxy's)", r.tool)
+                } else {
+                    r.tool.clone()
+                },
                 r.wire.to_string(),
                 r.claude_qualified.to_string(),
                 r.gemini_qualified.to_string(),

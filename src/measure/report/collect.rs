@@ -55,10 +55,19 @@ struct Accumulator {
     tools: BTreeMap<ToolKey, ToolAcc>,
     anomalies: Anomalies,
     listed_per_kind: HashMap<&'static str, usize>,
-    /// (log, server, tool) → (results, server tokens, client tokens).
-    compaction: BTreeMap<(String, String, String), (u64, u64, u64)>,
+    /// (log, server, tool) → the ledger's row.
+    compaction: BTreeMap<(String, String, String), LedgerRow>,
     /// (server, tool) → (sessions offered it, its tokens in the last of them, summed).
     offered: BTreeMap<(String, String), (u64, u64, u64)>,
+}
+
+/// One row of the saving ledger, as it is summed.
+#[derive(Default)]
+struct LedgerRow {
+    compacted: u64,
+    left_whole: u64,
+    server_tokens: u64,
+    client_tokens: u64,
 }
 
 /// What is kept of a `tools/call` request until its answer: its tool and measures.
@@ -341,6 +350,14 @@ impl Accumulator {
         }
         if frame.dir == Direction::S2c {
             state.last_s2c = Some((frame.seq, frame.tokens));
+            if frame.left_whole.is_some() {
+                let key = (
+                    state.log.clone(),
+                    session.server_name.clone(),
+                    frame.tool.clone().unwrap_or_default(),
+                );
+                self.compaction.entry(key).or_default().left_whole += 1;
+            }
             if frame.kind == FrameKind::Response && frame.method.as_deref() == Some("tools/list") {
                 offered_tools(frame, self.tokenizer(), &mut state.offered);
             }
@@ -355,9 +372,9 @@ impl Accumulator {
                     frame.tool.clone().unwrap_or_default(),
                 );
                 let row = self.compaction.entry(key).or_default();
-                row.0 += 1;
-                row.1 += server_tokens;
-                row.2 += frame.tokens;
+                row.compacted += 1;
+                row.server_tokens += server_tokens;
+                row.client_tokens += frame.tokens;
             }
             return;
         }
@@ -611,19 +628,16 @@ impl Accumulator {
             compaction: self
                 .compaction
                 .into_iter()
-                .map(
-                    |((log, server_name, tool), (results, server_tokens, client_tokens))| {
-                        Compaction {
-                            log,
-                            server_name,
-                            tool,
-                            results,
-                            server_tokens,
-                            client_tokens,
-                            saved_tokens: server_tokens.saturating_sub(client_tokens),
-                        }
-                    },
-                )
+                .map(|((log, server_name, tool), row)| Compaction {
+                    log,
+                    server_name,
+                    tool,
+                    results: row.compacted,
+                    left_whole: row.left_whole,
+                    server_tokens: row.server_tokens,
+                    client_tokens: row.client_tokens,
+                    saved_tokens: row.server_tokens.saturating_sub(row.client_tokens),
+                })
                 .collect(),
             never_called,
         }

@@ -28,7 +28,7 @@ pub struct Report {
     /// What should not have happened.
     pub anomalies: Anomalies,
     /// The saving ledger of `--compact-results`: per session and tool (absent when no
-    /// result was compacted).
+    /// result was compacted or left whole).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub compaction: Vec<Compaction>,
     /// The server tools the client was offered and no session called, per server by name
@@ -54,8 +54,9 @@ pub struct NeverCalled {
     pub total_tokens: u64,
 }
 
-/// The results of one tool the proxy compacted in one session, counted from the logged
-/// frames: the server's (`s2c`) and the client's (`p2c` with `compacts`).
+/// The results of one tool the proxy compacted (or left whole over the limit) in one
+/// session, counted from the logged frames: the server's (`s2c`, with `left_whole` when it
+/// was relayed as it came) and the client's (`p2c` with `compacts`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Compaction {
     /// The log's file name.
@@ -66,7 +67,10 @@ pub struct Compaction {
     pub tool: String,
     /// Results compacted.
     pub results: u64,
-    /// Tokens of the server's frames.
+    /// Results over the limit relayed whole all the same (their frames' `left_whole`);
+    /// their tokens are in neither sum below.
+    pub left_whole: u64,
+    /// Tokens of the server's frames that were compacted.
     pub server_tokens: u64,
     /// Tokens of the frames the client got instead.
     pub client_tokens: u64,
