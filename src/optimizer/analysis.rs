@@ -89,7 +89,7 @@ pub fn analyse(units: &[Unit], deduped: Deduped, outcomes: &[Outcome]) -> Vec<Un
 /// tests of the stages after dedupe.
 #[cfg(test)]
 pub fn all_live(units: &[Unit]) -> Vec<UnitAnalysis> {
-    let outcomes = crate::optimizer::extract::outcomes(units);
+    let outcomes = crate::optimizer::extract::outcomes(units, 1);
     units
         .iter()
         .zip(outcomes)

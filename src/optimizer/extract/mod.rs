@@ -136,18 +136,15 @@ fn mark_rare(units: &[Unit], fragments: &[Fragment], features: &mut [Features]) 
     }
 }
 
-/// The outcome of every unit: runs from exit codes and markers, test results from their
-/// status; other records have no outcome.
-pub fn outcomes(units: &[Unit]) -> Vec<Outcome> {
-    units
-        .iter()
-        .map(|u| match (u.kind, u.test_status) {
-            (Kind::ToolOutput, _) => outcomes::run_outcome(u.exit_code, &u.text),
-            (Kind::TestResult, Some(TestStatus::Passed)) => Outcome::Passed,
-            (Kind::TestResult, Some(TestStatus::Failed)) => Outcome::Failed,
-            _ => Outcome::Unknown,
-        })
-        .collect()
+/// The outcome of every unit, on `threads` threads: runs from exit codes and markers, test
+/// results from their status; other records have no outcome.
+pub fn outcomes(units: &[Unit], threads: usize) -> Vec<Outcome> {
+    par_map(units, threads, |u| match (u.kind, u.test_status) {
+        (Kind::ToolOutput, _) => outcomes::run_outcome(u.exit_code, &u.text),
+        (Kind::TestResult, Some(TestStatus::Passed)) => Outcome::Passed,
+        (Kind::TestResult, Some(TestStatus::Failed)) => Outcome::Failed,
+        _ => Outcome::Unknown,
+    })
 }
 
 #[cfg(test)]
