@@ -1,11 +1,9 @@
 //! What the pipeline knows about each unit between dedupe and selection, in one struct per
 //! unit instead of one list per fact.
 
-use std::ops::Index;
-
 use crate::optimizer::dedupe::Deduped;
 use crate::optimizer::extract::Outcome;
-use crate::optimizer::fragment::{Dropped, Kind, Unit, UnitIx};
+use crate::optimizer::fragment::{index_by, Dropped, Kind, Unit, UnitIx};
 use crate::optimizer::output::DropReason;
 use crate::optimizer::render::unit_header;
 use crate::optimizer::select::current_diffs;
@@ -34,21 +32,7 @@ impl UnitAnalysis {
     }
 }
 
-impl Index<UnitIx> for [UnitAnalysis] {
-    type Output = UnitAnalysis;
-
-    fn index(&self, ix: UnitIx) -> &UnitAnalysis {
-        &self[ix.0]
-    }
-}
-
-impl Index<UnitIx> for Vec<UnitAnalysis> {
-    type Output = UnitAnalysis;
-
-    fn index(&self, ix: UnitIx) -> &UnitAnalysis {
-        &self[ix.0]
-    }
-}
+index_by!(UnitIx, UnitAnalysis);
 
 /// Gathers, per unit, what dedupe and superseding decided (`deduped`) and its outcome.
 pub fn analyse(units: &[Unit], deduped: Deduped, outcomes: &[Outcome]) -> Vec<UnitAnalysis> {
@@ -89,7 +73,7 @@ pub fn analyse(units: &[Unit], deduped: Deduped, outcomes: &[Outcome]) -> Vec<Un
 /// tests of the stages after dedupe.
 #[cfg(test)]
 pub fn all_live(units: &[Unit]) -> Vec<UnitAnalysis> {
-    let outcomes = crate::optimizer::extract::outcomes(units);
+    let outcomes = crate::optimizer::extract::outcomes(units, 1);
     units
         .iter()
         .zip(outcomes)

@@ -5,11 +5,13 @@
 //! signatures and frames). Every merge is explained.
 
 use std::collections::{BTreeMap, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::optimizer::extract::{failing_tests, signatures};
 use crate::optimizer::fragment::{is_later, Dropped, Kind, Unit, UnitIx};
 use crate::optimizer::normalize::one_line;
 use crate::optimizer::output::DropReason;
+use crate::optimizer::parallel::par_map;
 
 /// Containment at or above which the earlier record is a near-duplicate of the later.
 pub const NEAR_DUPLICATE: f64 = 0.9;
@@ -44,8 +46,9 @@ pub struct Deduped {
     pub shingles: Vec<Vec<u64>>,
 }
 
-/// Runs the three dedupe passes over `units`.
-pub fn dedupe(units: &[Unit]) -> Deduped {
+/// Runs the three dedupe passes over `units`, shingling on `threads` threads (the result
+/// never depends on it).
+pub fn dedupe(units: &[Unit], threads: usize) -> Deduped {
     let mut out = Deduped {
         dropped: vec![None; units.len()],
         history: vec![None; units.len()],
@@ -55,7 +58,7 @@ pub fn dedupe(units: &[Unit]) -> Deduped {
     };
     exact(units, &mut out);
     repeated_runs(units, &mut out);
-    out.shingles = near(units, &mut out);
+    out.shingles = near(units, &mut out, threads);
     out
 }
 
@@ -69,7 +72,7 @@ fn latest(units: &[Unit], a: usize, b: usize) -> usize {
 }
 
 fn exact(units: &[Unit], out: &mut Deduped) {
-    let mut groups: HashMap<[u8; 32], Vec<usize>> = HashMap::new();
+    let mut groups: HashIndex<[u8; 32], Vec<usize>> = HashIndex::default();
     for (i, u) in units.iter().enumerate() {
         if u.kind != Kind::ToolOutput && u.kind != Kind::Task {
             groups.entry(u.hash).or_default().push(i);
@@ -392,24 +395,33 @@ pub fn containment(a: &[u64], b: &[u64]) -> f64 {
 /// its bucket; a later unit sharing one of them is a candidate, and the earlier unit is
 /// dropped when its containment in the later one reaches [`NEAR_DUPLICATE`]. Returns each
 /// unit's shingles (empty when it has no bucket or too few).
-fn near(units: &[Unit], out: &mut Deduped) -> Vec<Vec<u64>> {
+fn near(units: &[Unit], out: &mut Deduped, threads: usize) -> Vec<Vec<u64>> {
     let mut order: Vec<usize> = (0..units.len())
         .filter(|&i| out.dropped[i].is_none())
         .collect();
+    // Each live unit's bucket and shingles, worked out up front (they depend on the unit
+    // alone); units without a bucket or with too few shingles take no part.
+    let mut sets: Vec<Option<(u64, Vec<u64>)>> = vec![None; units.len()];
+    let found = par_map(&order, threads, |&i| {
+        let b = bucket(&units[i])?;
+        let set = shingles(&units[i].text);
+        (set.len() >= MIN_SHINGLES).then_some((b, set))
+    });
+    for (&i, set) in order.iter().zip(found) {
+        sets[i] = set;
+    }
     // Oldest first, so each unit is compared with the earlier ones it may absorb.
     order.sort_by(|&a, &b| match is_later(&units[a], &units[b]) {
         Some(true) => std::cmp::Ordering::Greater,
         Some(false) => std::cmp::Ordering::Less,
         None => a.cmp(&b),
     });
-    let mut index: HashMap<(u64, u64), Vec<usize>> = HashMap::new();
-    let mut sets: Vec<Vec<u64>> = vec![Vec::new(); units.len()];
+    let mut index: HashIndex<(u64, u64), Vec<usize>> = HashIndex::default();
+    let mut done: Vec<Vec<u64>> = vec![Vec::new(); units.len()];
     for &i in &order {
-        let Some(b) = bucket(&units[i]) else { continue };
-        let set = shingles(&units[i].text);
-        if set.len() < MIN_SHINGLES {
+        let Some((b, set)) = sets[i].take() else {
             continue;
-        }
+        };
         let mut candidates: Vec<usize> = set
             .iter()
             .take(SKETCH)
@@ -423,7 +435,7 @@ fn near(units: &[Unit], out: &mut Deduped) -> Vec<Vec<u64>> {
             if out.dropped[c].is_some() {
                 continue;
             }
-            let score = containment(&sets[c], &set);
+            let score = containment(&done[c], &set);
             if score >= NEAR_DUPLICATE {
                 out.dropped[c] = Some(Dropped {
                     reason: DropReason::NearDuplicate,
@@ -455,9 +467,35 @@ fn near(units: &[Unit], out: &mut Deduped) -> Vec<Vec<u64>> {
             }
             posting.push(i);
         }
-        sets[i] = set;
+        done[i] = set;
     }
-    sets
+    done
+}
+
+/// A map keyed by values that are hashes already (shingle hashes, bucket hashes, sha256
+/// digests): it mixes them with one multiplication a word instead of hashing them again.
+pub type HashIndex<K, V> = HashMap<K, V, BuildHasherDefault<HashKeyHasher>>;
+
+/// The hasher of a [`HashIndex`]: for keys made of `u64` hashes.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct HashKeyHasher(u64);
+
+impl Hasher for HashKeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for word in bytes.chunks(8) {
+            let mut w = [0u8; 8];
+            w[..word.len()].copy_from_slice(word);
+            self.write_u64(u64::from_le_bytes(w));
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(26) ^ n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
 }
 
 #[cfg(test)]
@@ -502,7 +540,7 @@ mod tests {
             ..Records::default()
         };
         let (units, _) = normalize(&records, None).unwrap();
-        let d = dedupe(&units);
+        let d = dedupe(&units, 1);
         let dropped = d.dropped[0].as_ref().unwrap();
         assert_eq!(
             (dropped.reason, dropped.by),
@@ -523,7 +561,7 @@ mod tests {
             ..Records::default()
         };
         let (units, _) = normalize(&records, None).unwrap();
-        let d = dedupe(&units);
+        let d = dedupe(&units, 1);
         assert_eq!(
             d.dropped[1].as_ref().unwrap().reason,
             DropReason::RepeatedRun
@@ -560,7 +598,7 @@ mod tests {
             ..Records::default()
         };
         let (units, _) = normalize(&records, None).unwrap();
-        let d = dedupe(&units);
+        let d = dedupe(&units, 1);
         let reasons: Vec<Option<DropReason>> = d
             .dropped
             .iter()
@@ -622,7 +660,7 @@ mod tests {
             ..Records::default()
         };
         let (units, _) = normalize(&records, None).unwrap();
-        let d = dedupe(&units);
+        let d = dedupe(&units, 1);
         let dropped = d.dropped[0].as_ref().unwrap();
         assert_eq!(
             (dropped.reason, dropped.by),
@@ -652,7 +690,7 @@ mod tests {
             ..Records::default()
         };
         let (units, _) = normalize(&records, None).unwrap();
-        let d = dedupe(&units);
+        let d = dedupe(&units, 1);
         assert_eq!(
             d.dropped[0].as_ref().unwrap().reason,
             DropReason::NearDuplicate
@@ -672,7 +710,7 @@ mod tests {
             ..Records::default()
         };
         let (units, _) = normalize(&records, None).unwrap();
-        let d = dedupe(&units);
+        let d = dedupe(&units, 1);
         assert!(d.dropped.iter().all(Option::is_none));
     }
 

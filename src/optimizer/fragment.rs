@@ -7,7 +7,7 @@
 //! (see [`crate::optimizer::chunk`]).
 
 use std::fmt;
-use std::ops::{Index, Range};
+use std::ops::Range;
 use std::str::FromStr;
 
 use crate::optimizer::output::DropReason;
@@ -198,29 +198,30 @@ impl Fragment {
     }
 }
 
-impl Index<UnitIx> for [Unit] {
-    type Output = Unit;
+/// Implements indexing of `[$item]` and `Vec<$item>` by the newtype index `$ix`.
+macro_rules! index_by {
+    ($ix:ty, $item:ty) => {
+        impl std::ops::Index<$ix> for [$item] {
+            type Output = $item;
 
-    fn index(&self, ix: UnitIx) -> &Unit {
-        &self[ix.0]
-    }
+            fn index(&self, ix: $ix) -> &$item {
+                &self[ix.0]
+            }
+        }
+
+        impl std::ops::Index<$ix> for Vec<$item> {
+            type Output = $item;
+
+            fn index(&self, ix: $ix) -> &$item {
+                &self[ix.0]
+            }
+        }
+    };
 }
+pub(crate) use index_by;
 
-impl Index<UnitIx> for Vec<Unit> {
-    type Output = Unit;
-
-    fn index(&self, ix: UnitIx) -> &Unit {
-        &self[ix.0]
-    }
-}
-
-impl Index<FragmentIx> for [Fragment] {
-    type Output = Fragment;
-
-    fn index(&self, ix: FragmentIx) -> &Fragment {
-        &self[ix.0]
-    }
-}
+index_by!(UnitIx, Unit);
+index_by!(FragmentIx, Fragment);
 
 /// The first `n` hex digits of a sha256 digest.
 pub fn hex_prefix(hash: &[u8; 32], n: usize) -> String {

@@ -95,9 +95,10 @@ pub enum OptimizerError {
 /// Builds a context from `records` under `config`. Pure: identical input and config give
 /// byte-identical output.
 pub fn build(records: &Records, config: &BuildConfig) -> Result<BuildOutput, OptimizerError> {
-    let (units, mut fragments) = normalize::normalize(records, config.task.as_deref())?;
-    let mut deduped = dedupe::dedupe(&units);
-    let outcomes = extract::outcomes(&units);
+    let (units, mut fragments) =
+        normalize::normalize_on(records, config.task.as_deref(), config.threads)?;
+    let mut deduped = dedupe::dedupe(&units, config.threads);
+    let outcomes = extract::outcomes(&units, config.threads);
     supersede::supersede(&units, &outcomes, &mut deduped);
     let merges = std::mem::take(&mut deduped.merges);
     let analyses = analysis::analyse(&units, deduped, &outcomes);

@@ -17,6 +17,7 @@ use crate::optimizer::chunk::chunks;
 use crate::optimizer::condense::condense_frames;
 use crate::optimizer::excerpt::excerpt;
 use crate::optimizer::fragment::{hex_prefix, Fragment, Kind, Unit, UnitIx};
+use crate::optimizer::parallel::par_map;
 use crate::optimizer::records::{Common, DecisionStatus, Records, Role, TestStatus};
 use crate::optimizer::OptimizerError;
 
@@ -24,12 +25,31 @@ use crate::optimizer::OptimizerError;
 pub const MIN_COLLAPSE_RUN: usize = 4;
 
 /// Normalizes `records` (with `task` overriding the records' task when given) into units
-/// and their fragments. Fragment token counts are left at 0 for the caller to fill.
+/// and their fragments, on one thread (see [`normalize_on`]).
 pub fn normalize(
     records: &Records,
     task: Option<&str>,
 ) -> Result<(Vec<Unit>, Vec<Fragment>), OptimizerError> {
-    let mut drafts = Vec::new();
+    normalize_on(records, task, 1)
+}
+
+/// Normalizes `records` (with `task` overriding the records' task when given) into units
+/// and their fragments, on `threads` threads (the result never depends on it). Fragment
+/// token counts are left at 0 for the caller to fill.
+pub fn normalize_on(
+    records: &Records,
+    task: Option<&str>,
+    threads: usize,
+) -> Result<(Vec<Unit>, Vec<Fragment>), OptimizerError> {
+    let mut drafts = Vec::with_capacity(
+        1 + records.messages.len()
+            + records.tool_outputs.len()
+            + records.errors.len()
+            + records.files.len()
+            + records.diffs.len()
+            + records.test_results.len()
+            + records.decisions.len(),
+    );
     let task = task.or(records.task.as_deref()).map(str::trim);
     if let Some(task) = task.filter(|t| !t.is_empty()) {
         drafts.push(Draft::new(
@@ -46,12 +66,16 @@ pub fn normalize(
         d.key = role_name(m.role).to_string();
         drafts.push(d);
     }
-    for (i, t) in records.tool_outputs.iter().enumerate() {
+    // A run's text depends on its output alone: worked out on every thread first.
+    let outputs = par_map(&records.tool_outputs, threads, |t| {
         let output = normalize_newlines(&t.output);
         let excerpt = excerpt(output.lines()).unwrap_or_default();
         let condensed = condense_frames(&output);
         let mut collapsed = collapse_repeats(&condensed.text);
         collapsed.removed.push_str(&condensed.removed);
+        (collapsed, excerpt)
+    });
+    for (i, (t, (collapsed, excerpt))) in records.tool_outputs.iter().zip(outputs).enumerate() {
         let mut d = Draft::new(Kind::ToolOutput, i, &t.common, collapsed.text.into())?;
         let args = match &t.args {
             Some(v) if !v.is_null() => Some(canonical_json(v)),
@@ -138,8 +162,8 @@ pub fn normalize(
         d.unit.decision_status = Some(dec.status);
         drafts.push(d);
     }
-    assign_ids(&mut drafts)?;
-    Ok(finish(drafts))
+    assign_ids(&mut drafts, threads)?;
+    Ok(finish(drafts, threads))
 }
 
 /// A unit on its way: everything but the final id and fragments.
@@ -211,7 +235,7 @@ impl Draft {
 
 /// Hashes every draft and gives it its id: the caller's (which must be unique) or
 /// `rec_<hash12>`, made unique with a `-N` suffix.
-fn assign_ids(drafts: &mut [Draft]) -> Result<(), OptimizerError> {
+fn assign_ids(drafts: &mut [Draft], threads: usize) -> Result<(), OptimizerError> {
     let mut taken: HashMap<String, usize> = HashMap::with_capacity(drafts.len());
     for (i, d) in drafts.iter().enumerate() {
         if let Some(id) = &d.id {
@@ -224,14 +248,17 @@ fn assign_ids(drafts: &mut [Draft]) -> Result<(), OptimizerError> {
             }
         }
     }
-    for (i, d) in drafts.iter_mut().enumerate() {
+    let hashes = par_map(drafts, threads, |d| -> [u8; 32] {
         let mut h = Sha256::new();
         h.update(d.unit.kind.name().as_bytes());
         h.update([0]);
         h.update(d.key.as_bytes());
         h.update([0]);
         h.update(d.unit.text.as_bytes());
-        d.unit.hash = h.finalize().into();
+        h.finalize().into()
+    });
+    for (i, (d, hash)) in drafts.iter_mut().zip(hashes).enumerate() {
+        d.unit.hash = hash;
         if d.id.is_none() {
             let base = match d.unit.kind {
                 Kind::Task => "task".to_string(),
@@ -250,40 +277,50 @@ fn assign_ids(drafts: &mut [Draft]) -> Result<(), OptimizerError> {
     Ok(())
 }
 
-/// Turns drafts into units and cuts their fragments.
-fn finish(drafts: Vec<Draft>) -> (Vec<Unit>, Vec<Fragment>) {
-    let mut units = Vec::with_capacity(drafts.len());
-    let mut fragments = Vec::with_capacity(drafts.len());
-    for (order, d) in drafts.into_iter().enumerate() {
-        let mut u = d.unit;
-        u.id = d.id.unwrap_or_default();
-        u.order = order;
+/// Turns drafts into units and cuts their fragments (cut and hashed on `threads` threads).
+fn finish(drafts: Vec<Draft>, threads: usize) -> (Vec<Unit>, Vec<Fragment>) {
+    let cut = par_map(&drafts, threads, |d| {
+        let u = &d.unit;
+        let id = d.id.as_deref().unwrap_or_default();
         let spans: Vec<std::ops::Range<usize>> = if u.kind.is_structured() {
             std::iter::once(0..u.text.trim_end().len()).collect()
         } else {
             chunks(&u.text, matches!(u.kind, Kind::ToolOutput | Kind::File))
         };
-        let start = fragments.len();
         let excerpt = (!u.excerpt.is_empty()).then_some((0..u.excerpt.len(), true));
         let all = spans.into_iter().map(|s| (s, false)).chain(excerpt);
-        for (chunk, (span, excerpt)) in all.enumerate() {
-            let text = if excerpt { &u.excerpt } else { &u.text };
-            let mut h = Sha256::new();
-            h.update(u.id.as_bytes());
-            h.update([0]);
-            h.update(chunk.to_le_bytes());
-            h.update([0]);
-            h.update(text[span.clone()].as_bytes());
-            let hash: [u8; 32] = h.finalize().into();
-            fragments.push(Fragment {
-                id: format!("fr_{}", hex_prefix(&hash, 12)),
-                unit: UnitIx(order),
-                chunk,
-                span,
-                tokens: 0,
-                excerpt,
-            });
-        }
+        all.enumerate()
+            .map(|(chunk, (span, excerpt))| {
+                let text = if excerpt { &u.excerpt } else { &u.text };
+                let mut h = Sha256::new();
+                h.update(id.as_bytes());
+                h.update([0]);
+                h.update(chunk.to_le_bytes());
+                h.update([0]);
+                h.update(text[span.clone()].as_bytes());
+                let hash: [u8; 32] = h.finalize().into();
+                Fragment {
+                    id: format!("fr_{}", hex_prefix(&hash, 12)),
+                    unit: UnitIx(0),
+                    chunk,
+                    span,
+                    tokens: 0,
+                    excerpt,
+                }
+            })
+            .collect::<Vec<Fragment>>()
+    });
+    let mut units = Vec::with_capacity(drafts.len());
+    let mut fragments = Vec::with_capacity(drafts.len());
+    for (order, (d, cut)) in drafts.into_iter().zip(cut).enumerate() {
+        let mut u = d.unit;
+        u.id = d.id.unwrap_or_default();
+        u.order = order;
+        let start = fragments.len();
+        fragments.extend(cut.into_iter().map(|f| Fragment {
+            unit: UnitIx(order),
+            ..f
+        }));
         u.fragments = start..fragments.len();
         units.push(u);
     }

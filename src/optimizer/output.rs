@@ -247,19 +247,31 @@ pub struct BuildOutput {
 
 #[cfg(test)]
 mod tests {
+    use std::fmt::{Debug, Display};
+
+    use serde::de::DeserializeOwned;
+
     use super::*;
+
+    /// Checks that every value serializes to its name (a JSON string) and back, and
+    /// displays as its name; returns the names.
+    fn names<T>(all: &[T], name: fn(T) -> &'static str) -> Vec<&'static str>
+    where
+        T: Copy + Debug + Display + PartialEq + Serialize + DeserializeOwned,
+    {
+        for &value in all {
+            let json = serde_json::to_string(&value).unwrap();
+            assert_eq!(json, format!("\"{}\"", name(value)));
+            assert_eq!(value.to_string(), name(value));
+            assert_eq!(serde_json::from_str::<T>(&json).unwrap(), value);
+        }
+        all.iter().map(|&v| name(v)).collect()
+    }
 
     #[test]
     fn drop_reasons_serialize_to_their_names_and_back() {
-        for reason in DropReason::ALL {
-            let json = serde_json::to_string(&reason).unwrap();
-            assert_eq!(json, format!("\"{}\"", reason.as_str()));
-            assert_eq!(reason.to_string(), reason.as_str());
-            assert_eq!(serde_json::from_str::<DropReason>(&json).unwrap(), reason);
-        }
-        let names: Vec<&str> = DropReason::ALL.iter().map(|r| r.as_str()).collect();
         assert_eq!(
-            names,
+            names(&DropReason::ALL, DropReason::as_str),
             [
                 "budget",
                 "covered",
@@ -277,15 +289,8 @@ mod tests {
 
     #[test]
     fn signals_serialize_to_their_names_and_back() {
-        for signal in Signal::ALL {
-            let json = serde_json::to_string(&signal).unwrap();
-            assert_eq!(json, format!("\"{}\"", signal.as_str()));
-            assert_eq!(signal.to_string(), signal.as_str());
-            assert_eq!(serde_json::from_str::<Signal>(&json).unwrap(), signal);
-        }
-        let names: Vec<&str> = Signal::ALL.iter().map(|s| s.as_str()).collect();
         assert_eq!(
-            names,
+            names(&Signal::ALL, Signal::as_str),
             [
                 "lexical_overlap",
                 "identifier_match",

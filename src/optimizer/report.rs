@@ -12,6 +12,7 @@ use crate::optimizer::normalize::canonical_json;
 use crate::optimizer::output::{
     BuildOutput, BuildReport, DropReason, OmittedFragment, SourceFragment, Stats,
 };
+use crate::optimizer::parallel::par_map;
 use crate::optimizer::records::{DecisionStatus, Role};
 use crate::optimizer::score::{is_constraint, Focus, Scored};
 use crate::optimizer::select::{Candidate, Selection};
@@ -106,9 +107,10 @@ pub fn assemble(p: Parts<'_>) -> BuildOutput {
             }
         })
         .collect();
-    let mut omitted = Vec::new();
-    let mut counts: BTreeMap<DropReason, usize> = BTreeMap::new();
-    for (fi, f) in fragments.iter().enumerate() {
+    // Most fragments of a big session are left out: their entries are made on every thread.
+    let indices: Vec<usize> = (0..fragments.len()).collect();
+    let omitted: Vec<OmittedFragment> = par_map(&indices, config.threads, |&fi| {
+        let f = &fragments[fi];
         let u = &units[f.unit];
         let (reason, by, detail) = match (
             &analyses[f.unit].dropped,
@@ -120,10 +122,9 @@ pub fn assemble(p: Parts<'_>) -> BuildOutput {
                 Some(d.detail.clone()),
             ),
             (None, Some(&reason)) => (reason, None, None),
-            (None, None) => continue,
+            (None, None) => return None,
         };
-        *counts.entry(reason).or_default() += 1;
-        omitted.push(OmittedFragment {
+        Some(OmittedFragment {
             id: f.id.clone(),
             record: u.id.clone(),
             kind: u.kind.name().to_string(),
@@ -132,7 +133,14 @@ pub fn assemble(p: Parts<'_>) -> BuildOutput {
             tokens: f.tokens,
             score: scores[fi].as_ref().map(|s| s.total),
             detail,
-        });
+        })
+    })
+    .into_iter()
+    .flatten()
+    .collect();
+    let mut counts: BTreeMap<DropReason, usize> = BTreeMap::new();
+    for o in &omitted {
+        *counts.entry(o.reason).or_default() += 1;
     }
     let mut warnings = Vec::new();
     if let Some(needed) = selection.conflict {

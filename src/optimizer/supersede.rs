@@ -3,14 +3,14 @@
 //! a log query that only shows an error record's trace again. Superseded units leave the
 //! candidates so they never crowd out the current ones; each names what superseded it.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::LazyLock;
 
 use regex::Regex;
 
 use crate::optimizer::dedupe::{
-    containment, shingles, Deduped, MIN_SHINGLES, NEAR_DUPLICATE, PARTLY_REDUNDANT, POSTING_CAP,
-    SKETCH,
+    containment, shingles, Deduped, HashIndex, MIN_SHINGLES, NEAR_DUPLICATE, PARTLY_REDUNDANT,
+    POSTING_CAP, SKETCH,
 };
 use crate::optimizer::extract::terms::term_set;
 use crate::optimizer::extract::{failing_tests, signatures, Outcome};
@@ -61,7 +61,7 @@ fn runs_showing_an_error(
     dropped: &mut [Option<Dropped>],
     redundancy: &mut [f64],
 ) {
-    let mut index: HashMap<u64, Vec<usize>> = HashMap::new();
+    let mut index: HashIndex<u64, Vec<usize>> = HashIndex::default();
     let mut sets: BTreeMap<usize, Vec<u64>> = BTreeMap::new();
     for &i in live.iter().filter(|&&i| units[i].kind == Kind::Error) {
         let set = if shingled[i].is_empty() {
@@ -409,7 +409,7 @@ mod tests {
 
     fn run_super(records: &Records) -> (Vec<Unit>, Vec<Option<Dropped>>) {
         let (units, _) = normalize(records, None).unwrap();
-        let outcomes = compute_outcomes(&units);
+        let outcomes = compute_outcomes(&units, 1);
         let mut deduped = Deduped {
             dropped: vec![None; units.len()],
             redundancy: vec![0.0; units.len()],
@@ -604,8 +604,8 @@ mod tests {
             ..Records::default()
         };
         let (units, _) = normalize(&records, None).unwrap();
-        let outcomes = compute_outcomes(&units);
-        let mut deduped = dedupe(&units);
+        let outcomes = compute_outcomes(&units, 1);
+        let mut deduped = dedupe(&units, 1);
         assert!(
             deduped.dropped.iter().all(Option::is_none),
             "not a near-duplicate"

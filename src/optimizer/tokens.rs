@@ -1,8 +1,7 @@
 //! Counting tokens once per fragment, on several threads; exact duplicates are counted
 //! once. The counts never depend on the thread count.
 
-use std::collections::HashMap;
-
+use crate::optimizer::dedupe::HashIndex;
 use crate::optimizer::fragment::{Fragment, Unit};
 use crate::optimizer::parallel::par_map;
 use crate::tokenizer::Tokenizer;
@@ -23,7 +22,7 @@ pub fn count(
     threads: usize,
 ) -> Counts {
     // The first unit with each hash does the counting; copies reuse its figures.
-    let mut first: HashMap<[u8; 32], usize> = HashMap::new();
+    let mut first: HashIndex<[u8; 32], usize> = HashIndex::default();
     let mut source: Vec<usize> = Vec::with_capacity(units.len());
     for (i, u) in units.iter().enumerate() {
         source.push(*first.entry(u.hash).or_insert(i));

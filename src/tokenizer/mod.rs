@@ -19,11 +19,14 @@ mod table;
 mod valid_pair;
 mod vocab;
 
+use std::cell::RefCell;
 use std::fmt;
 use std::str::FromStr;
 use std::sync::LazyLock;
+use std::thread::LocalKey;
 
 use pretokenize::Pretokenizer;
+use regex_automata::meta::Cache;
 use vocab::Vocab;
 
 /// Which tokenizer counts tokens.
@@ -84,32 +87,61 @@ impl Tokenizer {
     }
 }
 
-/// A byte-pair encoding: a vocabulary and its pre-tokenizer.
+/// A byte-pair encoding: a vocabulary, its pre-tokenizer, and each thread's scratch space
+/// for it.
 struct Encoding {
     vocab: &'static Vocab,
     pretokenizer: LazyLock<Pretokenizer>,
+    scratch: &'static LocalKey<RefCell<Scratch>>,
+}
+
+/// What counting reuses from one call to the next on a thread: the pre-tokenizer's search
+/// cache and the merge's parts.
+#[derive(Default)]
+struct Scratch {
+    cache: Option<Cache>,
+    parts: Vec<(usize, u32)>,
+}
+
+thread_local! {
+    static O200K_SCRATCH: RefCell<Scratch> = RefCell::default();
+    static CL100K_SCRATCH: RefCell<Scratch> = RefCell::default();
 }
 
 /// OpenAI `o200k_base`: its vocabulary and split patterns.
 static O200K_BASE: Encoding = Encoding {
     vocab: &vocab::O200K_BASE,
     pretokenizer: LazyLock::new(Pretokenizer::o200k_base),
+    scratch: &O200K_SCRATCH,
 };
 
 /// OpenAI `cl100k_base`: its vocabulary and split patterns.
 static CL100K_BASE: Encoding = Encoding {
     vocab: &vocab::CL100K_BASE,
     pretokenizer: LazyLock::new(Pretokenizer::cl100k_base),
+    scratch: &CL100K_SCRATCH,
 };
 
 impl Encoding {
     /// Counts the tokens of `text`: split it, then merge each piece.
     fn count(&self, text: &str) -> usize {
-        let mut parts = Vec::new();
-        self.pretokenizer
-            .split(text)
-            .map(|piece| merge::count(self.vocab, piece.as_bytes(), &mut parts))
-            .sum()
+        let pretokenizer = &*self.pretokenizer;
+        let count = |scratch: &mut Scratch| {
+            let Scratch { cache, parts } = scratch;
+            let cache = cache.get_or_insert_with(|| pretokenizer.create_cache());
+            pretokenizer
+                .split_with(cache, text)
+                .map(|piece| merge::count(self.vocab, piece.as_bytes(), parts))
+                .sum()
+        };
+        // Where the thread's scratch space is not at hand (a thread being torn down), fresh
+        // scratch space does.
+        self.scratch
+            .try_with(|scratch| match scratch.try_borrow_mut() {
+                Ok(mut scratch) => count(&mut scratch),
+                Err(_) => count(&mut Scratch::default()),
+            })
+            .unwrap_or_else(|_| count(&mut Scratch::default()))
     }
 }
 

@@ -7,7 +7,7 @@
 //! pattern whose last character is a pseudo look-ahead dropped from the match, plus `\s+$` for
 //! the end of the text; a plain `\s+` comes last.
 
-use regex_automata::meta::Regex;
+use regex_automata::meta::{Cache, Regex};
 use regex_automata::{Anchored, Input};
 
 /// `o200k_base`'s pattern up to (not including) its look-ahead alternative.
@@ -57,12 +57,32 @@ impl Pretokenizer {
         Self { regex }
     }
 
+    /// A search cache for [`Pretokenizer::split_with`]: one per thread, kept across calls,
+    /// spares every search the regex's shared pool of caches.
+    pub(crate) fn create_cache(&self) -> Cache {
+        self.regex.create_cache()
+    }
+
     /// The pieces of `text`, in order; together they are exactly `text`.
+    #[cfg(test)]
     pub(crate) fn split<'t>(&'t self, text: &'t str) -> impl Iterator<Item = &'t str> + 't {
+        let mut cache = self.create_cache();
+        let pieces: Vec<&'t str> = self.split_with(&mut cache, text).collect();
+        pieces.into_iter()
+    }
+
+    /// The pieces of `text`, in order, searched with `cache` (made by
+    /// [`Pretokenizer::create_cache`] for this pre-tokenizer); together they are exactly
+    /// `text`.
+    pub(crate) fn split_with<'a, 't: 'a>(
+        &'a self,
+        cache: &'a mut Cache,
+        text: &'t str,
+    ) -> impl Iterator<Item = &'t str> + 'a {
         let mut at = 0;
         std::iter::from_fn(move || {
             let input = Input::new(text).range(at..).anchored(Anchored::Yes);
-            let found = self.regex.find(input)?;
+            let found = self.regex.search_with(cache, &input)?;
             let start = at;
             let mut end = found.end();
             if found.pattern().as_usize() == 1 {

@@ -11,11 +11,9 @@ pub mod signatures;
 pub mod symbols;
 pub mod terms;
 
-use std::ops::Index;
-
 use crate::optimizer::analysis::UnitAnalysis;
 use crate::optimizer::excerpt;
-use crate::optimizer::fragment::{Fragment, FragmentIx, Kind, Unit};
+use crate::optimizer::fragment::{index_by, Fragment, FragmentIx, Kind, Unit};
 use crate::optimizer::parallel::par_map;
 use crate::optimizer::records::TestStatus;
 
@@ -42,13 +40,7 @@ pub struct Features {
     pub rare_signature: bool,
 }
 
-impl Index<FragmentIx> for [Features] {
-    type Output = Features;
-
-    fn index(&self, ix: FragmentIx) -> &Features {
-        &self[ix.0]
-    }
-}
+index_by!(FragmentIx, Features);
 
 /// The most fragments of one record a signature may appear in and still be rare.
 pub const RARE_SIGNATURE: usize = 2;
@@ -136,18 +128,15 @@ fn mark_rare(units: &[Unit], fragments: &[Fragment], features: &mut [Features]) 
     }
 }
 
-/// The outcome of every unit: runs from exit codes and markers, test results from their
-/// status; other records have no outcome.
-pub fn outcomes(units: &[Unit]) -> Vec<Outcome> {
-    units
-        .iter()
-        .map(|u| match (u.kind, u.test_status) {
-            (Kind::ToolOutput, _) => outcomes::run_outcome(u.exit_code, &u.text),
-            (Kind::TestResult, Some(TestStatus::Passed)) => Outcome::Passed,
-            (Kind::TestResult, Some(TestStatus::Failed)) => Outcome::Failed,
-            _ => Outcome::Unknown,
-        })
-        .collect()
+/// The outcome of every unit, on `threads` threads: runs from exit codes and markers, test
+/// results from their status; other records have no outcome.
+pub fn outcomes(units: &[Unit], threads: usize) -> Vec<Outcome> {
+    par_map(units, threads, |u| match (u.kind, u.test_status) {
+        (Kind::ToolOutput, _) => outcomes::run_outcome(u.exit_code, &u.text),
+        (Kind::TestResult, Some(TestStatus::Passed)) => Outcome::Passed,
+        (Kind::TestResult, Some(TestStatus::Failed)) => Outcome::Failed,
+        _ => Outcome::Unknown,
+    })
 }
 
 #[cfg(test)]

@@ -13,10 +13,36 @@ const KNOWN_EXTENSIONS: &[&str] = &[
 /// The paths in `text`, in order of appearance, normalized by [`normalize_path`]
 /// (duplicates kept; the caller dedupes).
 pub fn paths(text: &str) -> Vec<Cow<'_, str>> {
-    text.split(|c: char| c.is_whitespace() || "\"'`()[]{}<>,;|=".contains(c))
+    text.split(is_separator)
         .filter_map(path_in_token)
         .map(normalize_path)
         .collect()
+}
+
+/// The characters that end a token: whitespace and `"'`()[]{}<>,;|=` (ASCII by a match, the
+/// rest by [`char::is_whitespace`]).
+fn is_separator(c: char) -> bool {
+    match c {
+        '\t'..='\r'
+        | ' '
+        | '"'
+        | '\''
+        | '`'
+        | '('
+        | ')'
+        | '['
+        | ']'
+        | '{'
+        | '}'
+        | '<'
+        | '>'
+        | ','
+        | ';'
+        | '|'
+        | '=' => true,
+        c if c.is_ascii() => false,
+        c => c.is_whitespace(),
+    }
 }
 
 /// The path in one whitespace-free token, with `:line:col` and trailing punctuation cut.
@@ -95,6 +121,14 @@ pub fn basename(path: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn separators_are_whitespace_and_the_listed_punctuation() {
+        for c in (0..=0x10FFFF).filter_map(char::from_u32) {
+            let expected = c.is_whitespace() || "\"'`()[]{}<>,;|=".contains(c);
+            assert_eq!(is_separator(c), expected, "{c:?}");
+        }
+    }
 
     fn found(text: &str) -> Vec<String> {
         paths(text).into_iter().map(Cow::into_owned).collect()
