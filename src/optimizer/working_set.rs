@@ -196,8 +196,8 @@ mod tests {
     fn attention_counts_reads_and_the_records_that_name_a_file() {
         let records = session();
         let (units, fragments) = crate::optimizer::normalize::normalize(&records, None).unwrap();
-        let mut deduped = crate::optimizer::dedupe::dedupe(&units);
-        let outcomes = crate::optimizer::extract::outcomes(&units);
+        let mut deduped = crate::optimizer::dedupe::dedupe(&units, 1);
+        let outcomes = crate::optimizer::extract::outcomes(&units, 1);
         crate::optimizer::supersede::supersede(&units, &outcomes, &mut deduped);
         let analyses = crate::optimizer::analysis::analyse(&units, deduped, &outcomes);
         assert!(
