@@ -133,7 +133,7 @@ pub fn apply(
             by_file.entry(path).or_default().push(fi);
         }
     }
-    let mut values: BTreeMap<usize, f64> = BTreeMap::new();
+    let mut values = vec![0.0; scores.len()];
     let mut leads = BTreeSet::new();
     for (path, mut chunks) in by_file {
         let share = match attention.get(path) {
@@ -147,13 +147,13 @@ pub fn apply(
         }
         let mut value = share;
         for fi in chunks {
-            values.insert(fi, value);
+            values[fi] = value;
             value /= 2.0;
         }
     }
     for (fi, scored) in scores.iter_mut().enumerate() {
         let Some(s) = scored else { continue };
-        let value = values.get(&fi).copied().unwrap_or(0.0);
+        let value = values[fi];
         let contribution = round4(value * weight);
         s.components.push(ScoreComponent {
             signal: Signal::WorkingSet,

@@ -80,6 +80,15 @@ impl Shared {
         first.get_or_insert_with(reason);
     }
 
+    /// Keeps the first reason a metrics export failed.
+    fn fail_metrics(&self, reason: impl FnOnce() -> String) {
+        let mut failed = self
+            .metrics_failed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        failed.get_or_insert_with(reason);
+    }
+
     fn report(&self) -> ExportReport {
         let offered = self.offered.load(Ordering::Relaxed);
         let sent = self.sent.load(Ordering::Relaxed);
@@ -186,24 +195,16 @@ impl Exporter {
             return;
         }
         if self.tx.try_send(Job::Metrics(metrics)).is_err() {
-            let mut failed = self
-                .shared
-                .metrics_failed
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
-            failed.get_or_insert_with(|| "the export queue was full".into());
+            self.shared
+                .fail_metrics(|| "the export queue was full".into());
         }
     }
 
     /// Queues metrics, waiting for room.
     pub fn send_metrics(&self, metrics: Vec<Metric>) {
         if !metrics.is_empty() && self.tx.send(Job::Metrics(metrics)).is_err() {
-            let mut failed = self
-                .shared
-                .metrics_failed
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
-            failed.get_or_insert_with(|| "the exporter thread had stopped".into());
+            self.shared
+                .fail_metrics(|| "the exporter thread had stopped".into());
         }
     }
 
@@ -276,12 +277,7 @@ impl Worker {
     fn export_metrics(&self, agent: &ureq::Agent, metrics: Vec<Metric>) {
         let Some(target) = &self.metrics else { return };
         if let Err(reason) = post(agent, target, encode::metrics_body(&self.resource, metrics)) {
-            let mut failed = self
-                .shared
-                .metrics_failed
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
-            failed.get_or_insert(reason);
+            self.shared.fail_metrics(|| reason);
         }
     }
 }
