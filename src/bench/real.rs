@@ -755,7 +755,22 @@ mod tests {
                 _ => {}
             }
         }
-        assert_eq!(listed, 23);
+        let dir = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/fixtures/real-world/swe-agent-trajectories"
+        );
+        let on_disk = std::fs::read_dir(dir)
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .ends_with(".traj.json")
+            })
+            .count();
+        assert_eq!(listed, on_disk, "SPLIT.md must list every trajectory");
+        assert!(on_disk >= 48);
     }
 
     #[test]
@@ -869,7 +884,7 @@ mod tests {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("fixtures/real-world/swe-agent-trajectories");
         let cuts = load_cuts(&dir).unwrap();
-        assert_eq!(cuts.len(), 23 * CUTS.len());
+        assert_eq!(cuts.len(), 48 * CUTS.len());
         let labelled = cuts.iter().filter(|c| !c.files.is_empty()).count();
         assert!(labelled >= 30, "{labelled} labelled cuts");
         assert!(cuts
