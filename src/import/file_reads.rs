@@ -31,6 +31,46 @@ pub fn file_read(command: &str, output: &str, exit_code: Option<i64>) -> Option<
     if exit_code.is_some_and(|c| c != 0) || output.trim().is_empty() {
         return None;
     }
+    let (path, reader) = read_command(command)?;
+    let body = output.strip_suffix('\n').unwrap_or(output);
+    let lines = reader.lines(body)?;
+    Some(FileRead { path, lines })
+}
+
+/// [`file_read`] of an output the agent cut short, of which it kept the first characters
+/// (`head`) and the last ones (`tail`). Only whole lines count: the head's last line and
+/// the tail's first one may be cut. The head is placed as a whole read would be; the tail
+/// only when the output numbers its lines (`cat -n`, `nl`), since otherwise its first line
+/// is not known.
+pub fn file_read_elided(
+    command: &str,
+    head: &str,
+    tail: &str,
+    exit_code: Option<i64>,
+) -> Option<FileRead> {
+    if exit_code.is_some_and(|c| c != 0) {
+        return None;
+    }
+    let (path, reader) = read_command(command)?;
+    let head = &head[..head.rfind('\n')?];
+    let mut lines = if head.trim().is_empty() {
+        Vec::new()
+    } else {
+        reader.lines(head)?
+    };
+    if reader.numbered {
+        let tail = tail.split_once('\n').map_or("", |(_, rest)| rest);
+        let tail = tail.strip_suffix('\n').unwrap_or(tail);
+        if !tail.trim().is_empty() {
+            let after = lines.last().map_or(0, |&(n, _)| n);
+            lines.extend(reader.lines(tail)?.into_iter().filter(|&(n, _)| n > after));
+        }
+    }
+    (!lines.is_empty()).then_some(FileRead { path, lines })
+}
+
+/// The path a file-reading `command` reads and how its output is laid out.
+fn read_command(command: &str) -> Option<(String, Reader)> {
     let mut command = command.trim();
     while let Some(rest) = command.strip_prefix("cd ") {
         let (_, after) = rest.split_once("&&")?;
@@ -44,51 +84,25 @@ pub fn file_read(command: &str, output: &str, exit_code: Option<i64>) -> Option<
     if rest.len() > 1 || command.contains("||") {
         return None;
     }
-    let (path, reader) = reader(first)?;
-    let numbered = reader.numbered;
-    let mut start = reader.start;
+    let (path, mut reader) = reader(first)?;
     if let Some(filter) = rest.first() {
         let words = shell_words(filter)?;
         match words.first().map(String::as_str) {
             // A filter over numbered output keeps the numbers; over plain output only a
             // `sed -n` range or a `head` keeps the place known.
-            Some("sed") if numbered => {}
-            Some("head") | Some("tail") if numbered => {}
-            Some("sed") => start = start.zip(sed_range(&words[1..])).map(|(s, r)| s + r - 1),
+            Some("sed") if reader.numbered => {}
+            Some("head") | Some("tail") if reader.numbered => {}
+            Some("sed") => {
+                reader.start = reader
+                    .start
+                    .zip(sed_range(&words[1..]))
+                    .map(|(s, r)| s + r - 1)
+            }
             Some("head") => {}
             _ => return None,
         }
     }
-    let mut lines = Vec::new();
-    let body = output.strip_suffix('\n').unwrap_or(output);
-    if numbered {
-        for line in body.split('\n') {
-            let trimmed = line.trim_start();
-            let digits = trimmed.len()
-                - trimmed
-                    .trim_start_matches(|c: char| c.is_ascii_digit())
-                    .len();
-            if digits == 0 {
-                // `nl` leaves blank lines unnumbered: they belong to the previous line's run.
-                if line.trim().is_empty() {
-                    continue;
-                }
-                return None;
-            }
-            let number: usize = trimmed[..digits].parse().ok()?;
-            let text = &trimmed[digits..];
-            let text = text.strip_prefix('\t').or_else(|| text.strip_prefix(' '))?;
-            lines.push((number, text.to_string()));
-        }
-    } else {
-        let start = start?;
-        lines.extend(
-            body.split('\n')
-                .enumerate()
-                .map(|(i, l)| (start + i, l.to_string())),
-        );
-    }
-    Some(FileRead { path, lines })
+    Some((path, reader))
 }
 
 /// The first stage of a read: its path, whether its output is numbered, and its first
@@ -96,6 +110,42 @@ pub fn file_read(command: &str, output: &str, exit_code: Option<i64>) -> Option<
 struct Reader {
     numbered: bool,
     start: Option<usize>,
+}
+
+impl Reader {
+    /// The numbered lines of `body` (no trailing newline); `None` when numbered output has
+    /// a line without its number, or plain output has no known first line.
+    fn lines(&self, body: &str) -> Option<Vec<(usize, String)>> {
+        let mut lines = Vec::new();
+        if self.numbered {
+            for line in body.split('\n') {
+                let trimmed = line.trim_start();
+                let digits = trimmed.len()
+                    - trimmed
+                        .trim_start_matches(|c: char| c.is_ascii_digit())
+                        .len();
+                if digits == 0 {
+                    // `nl` leaves blank lines unnumbered: they belong to the previous line's run.
+                    if line.trim().is_empty() {
+                        continue;
+                    }
+                    return None;
+                }
+                let number: usize = trimmed[..digits].parse().ok()?;
+                let text = &trimmed[digits..];
+                let text = text.strip_prefix('\t').or_else(|| text.strip_prefix(' '))?;
+                lines.push((number, text.to_string()));
+            }
+        } else {
+            let start = self.start?;
+            lines.extend(
+                body.split('\n')
+                    .enumerate()
+                    .map(|(i, l)| (start + i, l.to_string())),
+            );
+        }
+        Some(lines)
+    }
 }
 
 fn reader(stage: &str) -> Option<(String, Reader)> {
@@ -290,6 +340,37 @@ mod tests {
         }
         assert_eq!(file_read("cat a.py", "No such file", Some(1)), None);
         assert_eq!(read("cat a.py", ""), None);
+    }
+
+    #[test]
+    fn reads_cut_short_keep_their_whole_lines() {
+        let r = file_read_elided(
+            "cat -n a.py",
+            "     1\tx\n     2\ty",
+            "z\n     9\tw\n",
+            Some(0),
+        );
+        assert_eq!(r.unwrap().lines, [(1, "x".into()), (9, "w".into())]);
+        // Plain output: the tail cannot be placed.
+        let r = file_read_elided("cat a.py", "x\ny\nz", "q\nw\n", Some(0)).unwrap();
+        assert_eq!(r.lines, [(1, "x".into()), (2, "y".into())]);
+        // A tail overlapping the head (a short elision) adds no line twice.
+        let r = file_read_elided(
+            "nl -ba a.py",
+            "     1\tx\n     2\ty\n",
+            "\ty\n     2\ty\n     3\tz",
+            None,
+        );
+        assert_eq!(
+            r.unwrap().lines,
+            [(1, "x".into()), (2, "y".into()), (3, "z".into())]
+        );
+        assert_eq!(
+            file_read_elided("cat a.py", "no newline", "x", Some(0)),
+            None
+        );
+        assert_eq!(file_read_elided("cat a.py", "x\ny", "z", Some(2)), None);
+        assert_eq!(file_read_elided("grep x a.py", "x\ny", "z", Some(0)), None);
     }
 
     #[test]

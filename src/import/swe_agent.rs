@@ -214,8 +214,14 @@ pub fn import_with(text: &str, options: &ImportOptions) -> Result<Imported, Impo
                         stack: Some(stack),
                     });
                 }
-                let read =
-                    file_reads::file_read(&command, &observation.output, observation.exit_code);
+                let read = match &observation.elided {
+                    Some((head, tail)) => {
+                        file_reads::file_read_elided(&command, head, tail, observation.exit_code)
+                    }
+                    None => {
+                        file_reads::file_read(&command, &observation.output, observation.exit_code)
+                    }
+                };
                 if let Some(read) = read {
                     records.files.push(FileRecord {
                         common: common("file"),
@@ -325,25 +331,48 @@ fn assistant_commands(message: &Value) -> Vec<(String, String)> {
 
 /// A tool observation, taken apart.
 struct Observation {
+    /// The output as the agent saw it; when the agent cut it short, its head and tail with
+    /// a line saying how much was left out between them.
     output: String,
     exit_code: Option<i64>,
+    /// The head and the tail of an output the agent cut short.
+    elided: Option<(String, String)>,
 }
 
-/// Reads `<exception>…</exception><returncode>N</returncode><output>…</output>`.
+/// Reads `<exception>…</exception><returncode>N</returncode><output>…</output>`, or, for an
+/// output too long for the agent, `<warning>…</warning><output_head>…</output_head>`
+/// `<elided_chars>N characters elided</elided_chars><output_tail>…</output_tail>` (the
+/// warning is the agent's advice to itself, not output, and is left out).
 fn parse_observation(content: &str) -> Observation {
     let exception = between(content, "<exception>", "</exception>");
     let exit_code = between(content, "<returncode>", "</returncode>")
         .and_then(|code| code.trim().parse::<i64>().ok());
-    let output = between(content, "<output>", "</output>")
-        .map(|o| o.strip_prefix('\n').unwrap_or(o))
-        .map(str::to_string)
-        .unwrap_or_else(|| content.to_string());
+    let strip = |o: &str| o.strip_prefix('\n').unwrap_or(o).to_string();
+    let head = between(content, "<output_head>", "</output_head>").map(strip);
+    let tail = between(content, "<output_tail>", "</output_tail>").map(strip);
+    let (output, elided) = match (between(content, "<output>", "</output>"), head, tail) {
+        (Some(output), _, _) => (strip(output), None),
+        (None, Some(head), Some(tail)) => {
+            let elided = between(content, "<elided_chars>", "</elided_chars>")
+                .map_or("some characters elided", str::trim);
+            let joint = if head.ends_with('\n') { "" } else { "\n" };
+            (
+                format!("{head}{joint}[… {elided} …]\n{tail}"),
+                Some((head, tail)),
+            )
+        }
+        _ => (content.to_string(), None),
+    };
     let output = match exception {
         Some(exception) if output.trim().is_empty() => exception.to_string(),
         Some(exception) => format!("{exception}\n{output}"),
         None => output,
     };
-    Observation { output, exit_code }
+    Observation {
+        output,
+        exit_code,
+        elided,
+    }
 }
 
 /// The text between the first `open` and the last `close` after it.
@@ -557,6 +586,56 @@ mod tests {
         );
         assert_eq!(records.tool_outputs.len(), 1);
         assert_eq!(records.tool_outputs[0].tool, "grep -n b pkg/a.py");
+    }
+
+    #[test]
+    fn outputs_the_agent_cut_short_keep_their_head_and_tail_without_the_warning() {
+        let cut_short = |head: &str, elided: usize, tail: &str| {
+            format!(
+                "<returncode>0</returncode>\n<warning>\nThe output of your last command was too long.\n\
+                 Please try a different command that produces less output.\n</warning><output_head>\n{head}\
+                 </output_head>\n<elided_chars>\n{elided} characters elided\n</elided_chars>\n\
+                 <output_tail>\n{tail}</output_tail>"
+            )
+        };
+        let text = trajectory(serde_json::json!([
+            {"role": "user", "content": "<pr_description>\nfix it\n</pr_description>"},
+            {"role": "assistant", "content": "read",
+             "extra": {"actions": [{"command": "cat -n pkg/a.py", "tool_call_id": "c1"}]}},
+            {"role": "tool", "tool_call_id": "c1",
+             "content": cut_short("     1\tone\n     2\ttw", 900, "o hundred\n   201\tlast\n")},
+            {"role": "assistant", "content": "plain",
+             "extra": {"actions": [{"command": "cat pkg/b.py", "tool_call_id": "c2"}]}},
+            {"role": "tool", "tool_call_id": "c2",
+             "content": cut_short("first\nsecond\nthi", 500, "rd from the end\nend\n")},
+            {"role": "assistant", "content": "search",
+             "extra": {"actions": [{"command": "grep -rn x .", "tool_call_id": "c3"}]}},
+            {"role": "tool", "tool_call_id": "c3",
+             "content": cut_short("a.py:1:x\nb.py:2:", 70, "x\nz.py:9:x\n")}
+        ]));
+        let records = import_trajectory(&text).unwrap();
+        let files: Vec<(&str, &str)> = records
+            .files
+            .iter()
+            .map(|f| (f.path.as_str(), f.content.as_str()))
+            .collect();
+        assert_eq!(
+            files,
+            [
+                // Numbered: both ends are placed, the cut lines at the seams are not kept.
+                ("pkg/a.py", "one\n[ctxopt: lines 2-200 not seen]\nlast\n"),
+                // Plain: the tail's place in the file is not known.
+                ("pkg/b.py", "first\nsecond\n"),
+            ]
+        );
+        let [search] = &records.tool_outputs[..] else {
+            panic!("{:?}", records.tool_outputs)
+        };
+        assert_eq!(
+            search.output,
+            "a.py:1:x\nb.py:2:\n[… 70 characters elided …]\nx\nz.py:9:x\n"
+        );
+        assert!(!search.output.contains("too long"));
     }
 
     #[test]
