@@ -770,7 +770,7 @@ mod tests {
             })
             .count();
         assert_eq!(listed, on_disk, "SPLIT.md must list every trajectory");
-        assert!(on_disk >= 48);
+        assert!(on_disk >= 73);
     }
 
     #[test]
@@ -884,7 +884,7 @@ mod tests {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("fixtures/real-world/swe-agent-trajectories");
         let cuts = load_cuts(&dir).unwrap();
-        assert_eq!(cuts.len(), 48 * CUTS.len());
+        assert_eq!(cuts.len(), 73 * CUTS.len());
         let labelled = cuts.iter().filter(|c| !c.files.is_empty()).count();
         assert!(labelled >= 30, "{labelled} labelled cuts");
         assert!(cuts
