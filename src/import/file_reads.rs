@@ -21,6 +21,8 @@ use std::collections::BTreeMap;
 pub struct FileRead {
     /// The path as the command named it (`./` removed).
     pub path: String,
+    /// The directory the command changed to first (`cd DIR && …`), when it did.
+    pub dir: Option<String>,
     /// (line number, text) in order.
     pub lines: Vec<(usize, String)>,
 }
@@ -34,7 +36,11 @@ pub fn file_read(command: &str, output: &str, exit_code: Option<i64>) -> Option<
     let (path, reader) = read_command(command)?;
     let body = output.strip_suffix('\n').unwrap_or(output);
     let lines = reader.lines(body)?;
-    Some(FileRead { path, lines })
+    Some(FileRead {
+        path,
+        dir: reader.dir,
+        lines,
+    })
 }
 
 /// [`file_read`] of an output the agent cut short, of which it kept the first characters
@@ -66,16 +72,16 @@ pub fn file_read_elided(
             lines.extend(reader.lines(tail)?.into_iter().filter(|&(n, _)| n > after));
         }
     }
-    (!lines.is_empty()).then_some(FileRead { path, lines })
+    (!lines.is_empty()).then_some(FileRead {
+        path,
+        dir: reader.dir,
+        lines,
+    })
 }
 
 /// The path a file-reading `command` reads and how its output is laid out.
 fn read_command(command: &str) -> Option<(String, Reader)> {
-    let mut command = command.trim();
-    while let Some(rest) = command.strip_prefix("cd ") {
-        let (_, after) = rest.split_once("&&")?;
-        command = after.trim();
-    }
+    let (dir, command) = leading_cd(command)?;
     if command.contains(['>', '<', ';', '`', '$', '*', '?', '\n']) || command.contains("&&") {
         return None;
     }
@@ -85,6 +91,7 @@ fn read_command(command: &str) -> Option<(String, Reader)> {
         return None;
     }
     let (path, mut reader) = reader(first)?;
+    reader.dir = dir;
     if let Some(filter) = rest.first() {
         let words = shell_words(filter)?;
         match words.first().map(String::as_str) {
@@ -110,6 +117,7 @@ fn read_command(command: &str) -> Option<(String, Reader)> {
 struct Reader {
     numbered: bool,
     start: Option<usize>,
+    dir: Option<String>,
 }
 
 impl Reader {
@@ -207,7 +215,42 @@ fn reader(stage: &str) -> Option<(String, Reader)> {
     if path.is_empty() || path.starts_with('-') {
         return None;
     }
-    Some((path.to_string(), Reader { numbered, start }))
+    Some((
+        path.to_string(),
+        Reader {
+            numbered,
+            start,
+            dir: None,
+        },
+    ))
+}
+
+/// The directory a command's leading `cd DIR && …` steps go to (a relative step joined to
+/// the one before it) and the rest of the command; `None` when a `cd` is not followed by
+/// `&&`.
+fn leading_cd(command: &str) -> Option<(Option<String>, &str)> {
+    let mut command = command.trim();
+    let mut dir: Option<String> = None;
+    while let Some(rest) = command.strip_prefix("cd ") {
+        let (step, after) = rest.split_once("&&")?;
+        let step = step.trim().trim_matches(['"', '\'']);
+        dir = Some(match dir {
+            Some(dir) if !step.starts_with('/') => join(&dir, step),
+            _ => step.to_string(),
+        });
+        command = after.trim();
+    }
+    Some((dir, command))
+}
+
+/// `path` under `dir`, with `./` steps and a trailing `/` removed.
+fn join(dir: &str, path: &str) -> String {
+    let mut out = dir.trim_end_matches('/').to_string();
+    for part in path.split('/').filter(|p| !p.is_empty() && *p != ".") {
+        out.push('/');
+        out.push_str(part);
+    }
+    out
 }
 
 /// The first line of a `sed -n` script that prints one range (`'A,Bp'`, `'Ap'`, `'A,$p'`).
@@ -247,18 +290,66 @@ fn shell_words(text: &str) -> Option<Vec<String>> {
     Some(words)
 }
 
-/// Everything seen so far of each file, merged over reads.
+/// Everything seen so far of each file, merged over reads, and the directory the session
+/// works in.
+///
+/// A session names one file in several ways: `/testbed/pkg/a.py`, `pkg/a.py`, or `a.py`
+/// after `cd /testbed/pkg &&`. Paths are resolved against the command's own `cd` and then
+/// made relative to the session's working directory — the absolute directory its commands
+/// most often `cd` to so far (the first of them on a tie) — so that every read of a file
+/// lands on one path, as the final patch names it.
 #[derive(Debug, Default)]
 pub struct FileViews {
     seen: BTreeMap<String, BTreeMap<usize, String>>,
+    /// Absolute `cd` directories: (commands naming it, order first named).
+    work_dirs: BTreeMap<String, (usize, usize)>,
 }
 
 impl FileViews {
-    /// Adds a read and returns the file's content as seen so far: the known lines in order,
-    /// a gap of unseen lines shown as `[ctxopt: lines A-B not seen]` (and, before a first
-    /// known line above 1, `[ctxopt: lines 1-B not seen]`).
-    pub fn add(&mut self, read: &FileRead) -> String {
-        let lines = self.seen.entry(read.path.clone()).or_default();
+    /// Counts the absolute directory `command` first changes to, if any.
+    pub fn note_command(&mut self, command: &str) {
+        let first = command
+            .trim()
+            .strip_prefix("cd ")
+            .and_then(|rest| rest.split_once("&&"))
+            .map(|(dir, _)| dir.trim().trim_matches(['"', '\'']));
+        // `/` itself would make every absolute path relative: not a working directory.
+        let dir = first.filter(|d| d.starts_with('/')).map(|d| join(d, ""));
+        if let Some(dir) = dir.filter(|d| !d.is_empty()) {
+            let order = self.work_dirs.len();
+            self.work_dirs.entry(dir).or_insert((0, order)).0 += 1;
+        }
+    }
+
+    /// The session's working directory so far.
+    fn work_dir(&self) -> Option<&str> {
+        self.work_dirs
+            .iter()
+            .max_by_key(|(_, &(count, order))| (count, std::cmp::Reverse(order)))
+            .map(|(dir, _)| dir.as_str())
+    }
+
+    /// The path `read` is kept under: resolved against its `cd`, relative to the working
+    /// directory when it lies under it.
+    pub fn path_of(&self, read: &FileRead) -> String {
+        let full = match &read.dir {
+            Some(dir) if !read.path.starts_with('/') => join(dir, &read.path),
+            _ => read.path.clone(),
+        };
+        self.work_dir()
+            .and_then(|root| full.strip_prefix(root))
+            .and_then(|rest| rest.strip_prefix('/'))
+            .filter(|rest| !rest.is_empty())
+            .map_or(full.clone(), str::to_string)
+    }
+
+    /// Adds a read and returns its path ([`FileViews::path_of`]) and the file's content as
+    /// seen so far: the known lines in order, a gap of unseen lines shown as
+    /// `[ctxopt: lines A-B not seen]` (and, before a first known line above 1,
+    /// `[ctxopt: lines 1-B not seen]`).
+    pub fn add(&mut self, read: &FileRead) -> (String, String) {
+        let path = self.path_of(read);
+        let lines = self.seen.entry(path.clone()).or_default();
         for (n, text) in &read.lines {
             lines.insert(*n, text.clone());
         }
@@ -272,7 +363,7 @@ impl FileViews {
             content.push('\n');
             next = n + 1;
         }
-        content
+        (path, content)
     }
 
     /// Forgets what was seen of every path that `command` may write: a path named after
@@ -374,17 +465,52 @@ mod tests {
     }
 
     #[test]
+    fn one_file_named_three_ways_is_one_path_under_the_working_directory() {
+        let mut views = FileViews::default();
+        let mut add = |command: &str, output: &str| {
+            views.note_command(command);
+            views.add(&read(command, output).unwrap())
+        };
+        // No working directory seen yet: the path stays as named.
+        assert_eq!(add("cat /srv/app/pkg/a.py", "1\n").0, "/srv/app/pkg/a.py");
+        assert_eq!(add("cd /srv/app && cat pkg/a.py", "1\n").0, "pkg/a.py");
+        // Now absolute, relative and `cd`-relative names meet, and the views merge.
+        let (path, content) = add("sed -n '2,2p' /srv/app/pkg/a.py", "2\n");
+        assert_eq!((path.as_str(), content.as_str()), ("pkg/a.py", "1\n2\n"));
+        assert_eq!(
+            add("cd /srv/app/pkg && cat -n ./a.py", "     1\t1\n").0,
+            "pkg/a.py"
+        );
+        assert_eq!(
+            add("cd /srv/app && cd pkg && head -1 a.py", "1\n").0,
+            "pkg/a.py"
+        );
+        // A file outside the working directory keeps its absolute path.
+        assert_eq!(add("cat /etc/hosts", "x\n").0, "/etc/hosts");
+        // The directory named most often wins; the first one on a tie.
+        let mut other = FileViews::default();
+        for command in ["cd /a && ls", "cd /b && ls", "cd /b && ls"] {
+            other.note_command(command);
+        }
+        assert_eq!(other.path_of(&read("cat /b/x.py", "x\n").unwrap()), "x.py");
+        assert_eq!(
+            other.path_of(&read("cat /a/x.py", "x\n").unwrap()),
+            "/a/x.py"
+        );
+    }
+
+    #[test]
     fn views_merge_and_writes_forget() {
         let mut views = FileViews::default();
         let first = read("sed -n '3,4p' a.py", "c\nd\n").unwrap();
-        assert_eq!(views.add(&first), "[ctxopt: lines 1-2 not seen]\nc\nd\n");
+        assert_eq!(views.add(&first).1, "[ctxopt: lines 1-2 not seen]\nc\nd\n");
         let second = read("sed -n '7,7p' a.py", "g\n").unwrap();
         assert_eq!(
-            views.add(&second),
+            views.add(&second).1,
             "[ctxopt: lines 1-2 not seen]\nc\nd\n[ctxopt: lines 5-6 not seen]\ng\n"
         );
         views.forget_written("grep -n x a.py");
         views.forget_written("sed -i 's/g/G/' a.py");
-        assert_eq!(views.add(&second), "[ctxopt: lines 1-6 not seen]\ng\n");
+        assert_eq!(views.add(&second).1, "[ctxopt: lines 1-6 not seen]\ng\n");
     }
 }

@@ -222,11 +222,13 @@ pub fn import_with(text: &str, options: &ImportOptions) -> Result<Imported, Impo
                         file_reads::file_read(&command, &observation.output, observation.exit_code)
                     }
                 };
+                views.note_command(&command);
                 if let Some(read) = read {
+                    let (path, content) = views.add(&read);
                     records.files.push(FileRecord {
                         common: common("file"),
-                        content: views.add(&read),
-                        path: read.path,
+                        content,
+                        path,
                     });
                     continue;
                 }
