@@ -295,9 +295,9 @@ fn shell_words(text: &str) -> Option<Vec<String>> {
 ///
 /// A session names one file in several ways: `/testbed/pkg/a.py`, `pkg/a.py`, or `a.py`
 /// after `cd /testbed/pkg &&`. Paths are resolved against the command's own `cd` and then
-/// made relative to the session's working directory — the absolute directory its commands
-/// most often `cd` to so far (the first of them on a tie) — so that every read of a file
-/// lands on one path, as the final patch names it.
+/// made relative to the session's working directory — the absolute directory the commands
+/// noted with [`FileViews::note_command`] most often `cd` to (the first of them on a tie) —
+/// so that every read of a file lands on one path, as the final patch names it.
 #[derive(Debug, Default)]
 pub struct FileViews {
     seen: BTreeMap<String, BTreeMap<usize, String>>,

@@ -131,6 +131,17 @@ pub fn import_with(text: &str, options: &ImportOptions) -> Result<Imported, Impo
     let mut seen_task = false;
     let mut step = 0usize;
     let mut views = FileViews::default();
+    // The working directory is the one the kept steps' commands `cd` to most, so that a
+    // file read before the first `cd` gets the same path as the reads after it.
+    for message in messages
+        .iter()
+        .filter(|m| m.get("role").and_then(Value::as_str) == Some("assistant"))
+        .take(kept_steps)
+    {
+        for (_, command) in assistant_commands(message) {
+            views.note_command(&command);
+        }
+    }
 
     for (index, message) in messages.iter().enumerate() {
         let place = format!("messages[{index}]");
@@ -222,7 +233,6 @@ pub fn import_with(text: &str, options: &ImportOptions) -> Result<Imported, Impo
                         file_reads::file_read(&command, &observation.output, observation.exit_code)
                     }
                 };
-                views.note_command(&command);
                 if let Some(read) = read {
                     let (path, content) = views.add(&read);
                     records.files.push(FileRecord {
@@ -588,6 +598,42 @@ mod tests {
         );
         assert_eq!(records.tool_outputs.len(), 1);
         assert_eq!(records.tool_outputs[0].tool, "grep -n b pkg/a.py");
+    }
+
+    #[test]
+    fn a_file_read_before_the_first_cd_gets_the_same_path_as_later_reads() {
+        let text = trajectory(serde_json::json!([
+            {"role": "user", "content": "<pr_description>\nfix it\n</pr_description>"},
+            {"role": "assistant", "content": "read",
+             "extra": {"actions": [{"command": "sed -n '1,1p' /repo/pkg/a.py", "tool_call_id": "c1"}]}},
+            {"role": "tool", "tool_call_id": "c1", "content": "<returncode>0</returncode>\n<output>\none\n</output>"},
+            {"role": "assistant", "content": "again",
+             "extra": {"actions": [{"command": "cd /repo && sed -n '2,2p' pkg/a.py", "tool_call_id": "c2"}]}},
+            {"role": "tool", "tool_call_id": "c2", "content": "<returncode>0</returncode>\n<output>\ntwo\n</output>"},
+            {"role": "assistant", "content": "later, beyond a cut",
+             "extra": {"actions": [{"command": "cd /elsewhere && ls", "tool_call_id": "c3"}]}},
+            {"role": "tool", "tool_call_id": "c3", "content": "<returncode>0</returncode>\n<output>\nx\n</output>"},
+            {"role": "assistant", "content": "later, beyond a cut",
+             "extra": {"actions": [{"command": "cd /elsewhere && ls", "tool_call_id": "c4"}]}}
+        ]));
+        let cut = import_with(
+            &text,
+            &ImportOptions {
+                cut: Some(Cut::UntilStep(2)),
+            },
+        )
+        .unwrap();
+        let files: Vec<(&str, &str)> = cut
+            .records
+            .files
+            .iter()
+            .map(|f| (f.path.as_str(), f.content.as_str()))
+            .collect();
+        assert_eq!(files, [("pkg/a.py", "one\n"), ("pkg/a.py", "one\ntwo\n")]);
+        // The whole run cds elsewhere more often: the steps after the cut decide nothing
+        // above, and here `/elsewhere` is the working directory.
+        let whole = import_trajectory(&text).unwrap();
+        assert_eq!(whole.files[0].path, "/repo/pkg/a.py");
     }
 
     #[test]
