@@ -130,6 +130,7 @@ pub fn build(records: &Records, config: &BuildConfig) -> Result<BuildOutput, Opt
         &fragments,
         &attention,
         &mut scores,
+        config.budget,
     );
     let mut candidates = Vec::new();
     for (fi, (f, s)) in fragments.iter().zip(&scores).enumerate() {

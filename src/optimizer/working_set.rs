@@ -15,7 +15,11 @@
 //! to as often gets as much, while no file floods the budget with all of its chunks. The
 //! best chunk of each file the session returns to at least ¾ as often as to its most
 //! visited one *leads*: selection tries it right after the current change, before the
-//! messages and outputs that talk about it, since what the agent works on is the file.
+//! messages and outputs that talk about it, since what the agent works on is the file. The
+//! best chunks of the other files it returned to lead as well, most visited first, as long
+//! as all the leads fit in a quarter of the budget: short messages that talk about the
+//! task outscore a file's chunk per token, and without this a file the agent keeps reading,
+//! though less than its most visited one, loses its place to the agent's narration about it.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -25,9 +29,13 @@ use crate::optimizer::fragment::{Fragment, Kind, Unit};
 use crate::optimizer::output::{ScoreComponent, Signal};
 use crate::optimizer::score::{round4, Scored};
 
-/// The least share a file needs for its best chunk to *lead*: be tried for the budget right
-/// after the mandatory fragments and the current change (see [`apply`]).
+/// The least share a file needs for its best chunk to *lead* in any case: be tried for the
+/// budget right after the mandatory fragments and the current change (see [`apply`]).
 pub const LEAD_SHARE: f64 = 0.75;
+
+/// The share of the budget the leads may take: the best chunks of the other files the session
+/// returned to lead too, most visited first, while all the leads' tokens fit in it.
+pub const LEAD_BUDGET_SHARE: f64 = 0.25;
 
 /// Each file the session read, by its normalized lowercase path: how many records touch it.
 pub fn attention(
@@ -111,13 +119,16 @@ fn file_name(path: &str) -> &str {
 /// Adds the `working_set` component (weight `weight`) to every scored fragment: the chunks
 /// of files read get their file's share, halved per rank within the file (see the module
 /// doc); everything else gets 0. It counts as relevance. Returns the fragments that lead:
-/// the best chunk of every file whose share is at least [`LEAD_SHARE`].
+/// the best chunk of every file whose share is at least [`LEAD_SHARE`], then the best chunks
+/// of the other files returned to, most visited first, while the leads' tokens fit in
+/// [`LEAD_BUDGET_SHARE`] of `budget`.
 pub fn apply(
     weight: f64,
     units: &[Unit],
     fragments: &[Fragment],
     attention: &BTreeMap<String, usize>,
     scores: &mut [Option<Scored>],
+    budget: usize,
 ) -> BTreeSet<usize> {
     let most = attention.values().copied().max().unwrap_or(0);
     let keys: Vec<Option<String>> = units
@@ -135,6 +146,8 @@ pub fn apply(
     }
     let mut values = vec![0.0; scores.len()];
     let mut leads = BTreeSet::new();
+    // The best chunks of the other files returned to: (share, fragment).
+    let mut returned_to: Vec<(f64, usize)> = Vec::new();
     for (path, mut chunks) in by_file {
         let share = match attention.get(path) {
             Some(&n) if n > 1 => (n - 1) as f64 / (most - 1) as f64,
@@ -144,11 +157,23 @@ pub fn apply(
         chunks.sort_by(|&a, &b| total(b).total_cmp(&total(a)).then(a.cmp(&b)));
         if share >= LEAD_SHARE {
             leads.extend(chunks.first());
+        } else {
+            returned_to.extend(chunks.first().map(|&c| (share, c)));
         }
         let mut value = share;
         for fi in chunks {
             values[fi] = value;
             value /= 2.0;
+        }
+    }
+    // Most visited first; each leads while the leads fit in their share of the budget.
+    returned_to.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    let mut used: usize = leads.iter().map(|&fi: &usize| fragments[fi].tokens).sum();
+    let cap = (LEAD_BUDGET_SHARE * budget as f64) as usize;
+    for (_, fi) in returned_to {
+        if used + fragments[fi].tokens <= cap {
+            used += fragments[fi].tokens;
+            leads.insert(fi);
         }
     }
     for (fi, scored) in scores.iter_mut().enumerate() {
@@ -192,19 +217,31 @@ mod tests {
         )
     }
 
+    /// The build's stages up to the features, on one thread.
+    fn analysed(records: &Records) -> (Vec<Unit>, Vec<Fragment>, Vec<UnitAnalysis>, Vec<Features>) {
+        use crate::optimizer::{analysis, dedupe, extract, normalize, supersede, tokens};
+        let (units, mut fragments) = normalize::normalize(records, None).unwrap();
+        let mut deduped = dedupe::dedupe(&units, 1);
+        let outcomes = extract::outcomes(&units, 1);
+        supersede::supersede(&units, &outcomes, &mut deduped);
+        let analyses = analysis::analyse(&units, deduped, &outcomes);
+        tokens::count(
+            &units,
+            &mut fragments,
+            crate::tokenizer::Tokenizer::O200kBase,
+            1,
+        );
+        let features = extract::extract(&units, &fragments, &analyses, 1);
+        (units, fragments, analyses, features)
+    }
+
     #[test]
     fn attention_counts_reads_and_the_records_that_name_a_file() {
-        let records = session();
-        let (units, fragments) = crate::optimizer::normalize::normalize(&records, None).unwrap();
-        let mut deduped = crate::optimizer::dedupe::dedupe(&units, 1);
-        let outcomes = crate::optimizer::extract::outcomes(&units, 1);
-        crate::optimizer::supersede::supersede(&units, &outcomes, &mut deduped);
-        let analyses = crate::optimizer::analysis::analyse(&units, deduped, &outcomes);
+        let (units, _, analyses, features) = analysed(&session());
         assert!(
             !analyses[3].is_live(),
             "the older read of b.py is superseded"
         );
-        let features = crate::optimizer::extract::extract(&units, &fragments, &analyses, 1);
         let att = attention(&units, &features, &analyses);
         assert_eq!(att.get("src/a.py"), Some(&1));
         assert_eq!(att.get("src/b.py"), Some(&3));
@@ -213,6 +250,52 @@ mod tests {
             2,
             "only files read are in the working set: {att:?}"
         );
+    }
+
+    /// The leads of `records` under `budget`, as the paths of their files.
+    fn leads(records: &Records, budget: usize) -> Vec<String> {
+        use crate::optimizer::score;
+        let (units, fragments, analyses, features) = analysed(records);
+        let focus = score::focus(&units, &features, &analyses);
+        let recency = score::Recency::new(&units);
+        let weights = crate::optimizer::Weights::default();
+        let mut scores: Vec<Option<Scored>> = fragments
+            .iter()
+            .enumerate()
+            .map(|(fi, f)| {
+                let a = &analyses[f.unit];
+                a.is_live()
+                    .then(|| score::score(&weights, &focus, &units, f, &features[fi], a, &recency))
+            })
+            .collect();
+        let att = attention(&units, &features, &analyses);
+        let leads = apply(1.0, &units, &fragments, &att, &mut scores, budget);
+        let mut paths: Vec<String> = leads
+            .into_iter()
+            .map(|fi| units[fragments[fi].unit].path.clone().unwrap())
+            .collect();
+        paths.sort();
+        paths
+    }
+
+    #[test]
+    fn the_other_files_returned_to_lead_while_a_quarter_of_the_budget_holds_them() {
+        // `a.py` is read four times, `b.py` twice (share ⅓), `c.py` once (no share).
+        let read = |path: &str, n: usize| {
+            format!(r#"{{"path": "{path}", "content": "def f{n}():\n    return {n}  # {path}\n"}}"#)
+        };
+        let files: Vec<String> = (0..4)
+            .map(|n| read("src/a.py", n))
+            .chain((0..2).map(|n| read("src/b.py", n)))
+            .chain([read("src/c.py", 0)])
+            .collect();
+        let records = records(&format!(
+            r#"{{"task": "the totals are wrong", "files": [{}]}}"#,
+            files.join(",")
+        ));
+        assert_eq!(leads(&records, 4000), ["src/a.py", "src/b.py"]);
+        // A quarter of 60 tokens holds `a.py`'s chunk (it leads in any case), not `b.py`'s.
+        assert_eq!(leads(&records, 60), ["src/a.py"]);
     }
 
     #[test]
