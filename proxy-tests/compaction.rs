@@ -789,6 +789,74 @@ fn typescript_client_gets_a_gzipped_resource_from_server_everything_left_whole()
     assert_eq!(rows, [("gzip-file-as-resource", 0, 1, 0)]);
 }
 
+/// `fixtures/frame-logs/everything-compaction.jsonl`, recorded through the proxy by
+/// `fixtures/frame-logs/record-compaction.sh` (the TypeScript SDK client, server-everything,
+/// `--compact-results 500`), is a log of the current format: it validates against the
+/// schema, and its compacted result, its `get_result` call and its result left whole read as
+/// the proxy writes them today.
+#[test]
+fn the_recorded_compaction_log_is_of_the_current_format() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/frame-logs/everything-compaction.jsonl");
+    let log = read_log(&path);
+    assert_eq!(log.header.format_version, ctxopt::framelog::FORMAT_VERSION);
+    log.assert_paired();
+    log.assert_token_counts();
+    let (s2c, p2c) = compacted(&log, "2");
+    // The trailer counts the bytes written: the compacted frame in place of the server's.
+    let s2c_bytes: u64 = log.dir(Direction::S2c).iter().map(|f| f.bytes).sum();
+    assert_eq!(log.trailer.bytes.s2c, s2c_bytes - s2c.bytes + p2c.bytes);
+    assert_eq!(
+        log.trailer.frames_relayed.s2c,
+        log.dir(Direction::S2c).len() as u64
+    );
+    assert_eq!(log.trailer.frames_logged, log.frames.len() as u64);
+    assert!(log.trailer.errors.is_empty());
+    assert_eq!(
+        (s2c.tool.as_deref(), p2c.tool.as_deref()),
+        (Some("echo"), Some("echo"))
+    );
+    assert!(s2c.tokens > 500, "canary: over the limit");
+    let compacted_text = parse_str(p2c.raw.as_deref().unwrap());
+    assert!(Tokenizer::O200kBase.count(text_of(&compacted_text, 0)) <= 500);
+    let asked = log
+        .dir(Direction::C2p)
+        .into_iter()
+        .find(|f| f.tool.as_deref() == Some("get_result"))
+        .and_then(|f| f.json())
+        .expect("the get_result call");
+    assert!(text_of(&compacted_text, 0)
+        .contains(asked["params"]["arguments"]["handle"].as_str().unwrap()));
+    let whole = log
+        .dir(Direction::S2c)
+        .into_iter()
+        .find(|f| f.left_whole.is_some())
+        .expect("a result left whole");
+    assert_eq!(whole.tool.as_deref(), Some("gzip-file-as-resource"));
+    assert_eq!(
+        whole.left_whole,
+        Some(LeftWhole {
+            reason: LeftWholeReason::NoText,
+            limit: 500,
+            structured_tokens: None,
+            kept_cap: None,
+        })
+    );
+    let report = ctxopt::measure::report::collect(&[path]).unwrap();
+    let rows: Vec<_> = report
+        .compaction
+        .iter()
+        .map(|r| (r.tool.as_str(), r.results, r.left_whole, r.saved_tokens))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("echo", 1, 0, s2c.tokens - p2c.tokens),
+            ("gzip-file-as-resource", 0, 1, 0)
+        ]
+    );
+}
+
 /// `CTXOPT_COMPACT_RESULTS` means what `--compact-results` means; a value it cannot take
 /// stops the proxy before it starts the server, saying why.
 #[test]
