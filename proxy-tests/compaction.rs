@@ -98,14 +98,18 @@ fn all_pages(s: &mut Session, handle: &str, raw: bool) -> String {
     joined
 }
 
+/// The server's answer to the call `id` (`s2c`, as received).
+fn answer<'a>(log: &'a Log, id: &str) -> &'a Frame {
+    log.dir(Direction::S2c)
+        .into_iter()
+        .find(|f| f.id.as_deref() == Some(id))
+        .expect("the server's answer is logged")
+}
+
 /// The server's answer to the call `id` (`s2c`, as received) and the compacted frame the
 /// client got instead (`p2c`, naming it in `compacts`).
 fn compacted<'a>(log: &'a Log, id: &str) -> (&'a Frame, &'a Frame) {
-    let s2c = log
-        .dir(Direction::S2c)
-        .into_iter()
-        .find(|f| f.id.as_deref() == Some(id))
-        .expect("the server's answer is logged");
+    let s2c = answer(log, id);
     let p2c = log
         .dir(Direction::P2c)
         .into_iter()
@@ -413,11 +417,7 @@ fn a_big_structured_result_under_an_output_schema_is_left_whole_and_said_so() {
     assert!(stderr.contains("stats result left whole"), "{stderr}");
     // The log says which result was left whole, and why; the report counts it.
     let log = read_log(cmd.log_path());
-    let s2c = log
-        .dir(Direction::S2c)
-        .into_iter()
-        .find(|f| f.id.as_deref() == Some("2"))
-        .expect("the answer is logged");
+    let s2c = answer(&log, "2");
     assert_eq!(
         s2c.raw.as_deref().map(parse_str),
         Some(got.clone()),
@@ -480,11 +480,7 @@ fn a_result_without_text_over_the_limit_is_left_whole_and_counted_in_the_report(
         "canary: compacted"
     );
     let log = read_log(cmd.log_path());
-    let s2c = log
-        .dir(Direction::S2c)
-        .into_iter()
-        .find(|f| f.id.as_deref() == Some("1"))
-        .expect("the answer is logged");
+    let s2c = answer(&log, "1");
     assert!(s2c.tokens as usize > LIMIT, "canary: over the limit");
     assert_eq!(
         got.strip_suffix(b"\n").unwrap(),
@@ -790,7 +786,7 @@ fn typescript_client_gets_a_gzipped_resource_from_server_everything_left_whole()
 }
 
 /// `fixtures/frame-logs/everything-compaction.jsonl`, recorded through the proxy by
-/// `fixtures/frame-logs/record-compaction.sh` (the TypeScript SDK client, server-everything,
+/// `proxy-tests/peers/record-frame-logs.sh everything-compaction` (the TypeScript SDK client, server-everything,
 /// `--compact-results 500`), is a log of the current format: it validates against the
 /// schema, and its compacted result, its `get_result` call and its result left whole read as
 /// the proxy writes them today.
