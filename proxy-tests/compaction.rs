@@ -98,14 +98,18 @@ fn all_pages(s: &mut Session, handle: &str, raw: bool) -> String {
     joined
 }
 
+/// The server's answer to the call `id` (`s2c`, as received).
+fn answer<'a>(log: &'a Log, id: &str) -> &'a Frame {
+    log.dir(Direction::S2c)
+        .into_iter()
+        .find(|f| f.id.as_deref() == Some(id))
+        .expect("the server's answer is logged")
+}
+
 /// The server's answer to the call `id` (`s2c`, as received) and the compacted frame the
 /// client got instead (`p2c`, naming it in `compacts`).
 fn compacted<'a>(log: &'a Log, id: &str) -> (&'a Frame, &'a Frame) {
-    let s2c = log
-        .dir(Direction::S2c)
-        .into_iter()
-        .find(|f| f.id.as_deref() == Some(id))
-        .expect("the server's answer is logged");
+    let s2c = answer(log, id);
     let p2c = log
         .dir(Direction::P2c)
         .into_iter()
@@ -413,11 +417,7 @@ fn a_big_structured_result_under_an_output_schema_is_left_whole_and_said_so() {
     assert!(stderr.contains("stats result left whole"), "{stderr}");
     // The log says which result was left whole, and why; the report counts it.
     let log = read_log(cmd.log_path());
-    let s2c = log
-        .dir(Direction::S2c)
-        .into_iter()
-        .find(|f| f.id.as_deref() == Some("2"))
-        .expect("the answer is logged");
+    let s2c = answer(&log, "2");
     assert_eq!(
         s2c.raw.as_deref().map(parse_str),
         Some(got.clone()),
@@ -444,6 +444,82 @@ fn a_big_structured_result_under_an_output_schema_is_left_whole_and_said_so() {
         ),
         ("stats", 0, 1, 0)
     );
+}
+
+/// A real file (a server's recorded `tools/list`, `fixtures/real-world`), base64: data that
+/// packs few bytes into a token, as images and blobs do.
+fn real_file_base64() -> String {
+    use base64::Engine as _;
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fixtures/real-world/tier1-tools-list/sentry-wire.jsonl"
+    );
+    base64::engine::general_purpose::STANDARD.encode(std::fs::read(file).unwrap())
+}
+
+#[test]
+fn a_result_without_text_over_the_limit_is_left_whole_and_counted_in_the_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let image = json!({"content": [{"type": "image", "data": real_file_base64(), "mimeType": "image/png"}]});
+    let cmd = proxy(
+        &[
+            &format!("method-result:tools/call#1:{image}"),
+            "text-result:tools/call#2:2000:60",
+        ],
+        &dir.path().join("s.db"),
+        dir.path(),
+    );
+    let mut s = Session::start(&cmd);
+    s.send(&call(1, "screenshot", json!({})));
+    let got = s.recv();
+    s.send(&call(2, "dump", json!({})));
+    let text = parse(&s.recv());
+    let (_, _, stderr) = s.close_with_stderr();
+    assert!(
+        text_of(&text, 0).contains("of 2,000 lines left out"),
+        "canary: compacted"
+    );
+    let log = read_log(cmd.log_path());
+    let s2c = answer(&log, "1");
+    assert!(s2c.tokens as usize > LIMIT, "canary: over the limit");
+    assert_eq!(
+        got.strip_suffix(b"\n").unwrap(),
+        s2c.raw.as_deref().unwrap().as_bytes(),
+        "relayed byte for byte"
+    );
+    assert_eq!(parse(&got)["result"], image);
+    assert_eq!(
+        s2c.left_whole,
+        Some(LeftWhole {
+            reason: LeftWholeReason::NoText,
+            limit: LIMIT as u64,
+            structured_tokens: None,
+            kept_cap: None,
+        })
+    );
+    assert!(
+        stderr.contains("screenshot result left whole: it has no text content to compact"),
+        "{stderr}"
+    );
+    assert!(log
+        .dir(Direction::P2c)
+        .iter()
+        .all(|f| f.compacts != Some(s2c.seq)));
+    let report = ctxopt::measure::report::collect(&[cmd.log_path().to_path_buf()]).unwrap();
+    let dump = report.compaction.iter().find(|r| r.tool == "dump").unwrap();
+    assert!(
+        dump.saved_tokens > 0,
+        "canary: the text result saved tokens"
+    );
+    let mut table = String::new();
+    ctxopt::measure::report::text::compaction_table(&report)
+        .render(ctxopt::measure::report::text::Style::Markdown, &mut table);
+    // The compacted text names a handle over the (temporary) workspace: its tokens vary.
+    insta::with_settings!({filters => vec![
+        (r"\| dump \| 1 \| 0 \| (\d+) \| \d+ \| \d+ \|", "| dump | 1 | 0 | $1 | [client] | [saved] |"),
+    ]}, {
+        insta::assert_snapshot!("report_compaction_left_whole_no_text", table);
+    });
 }
 
 #[test]
@@ -580,13 +656,36 @@ fn typescript_client_reads_a_big_file_compacted() {
 /// A real client (Python `mcp`, TypeScript SDK) through the proxy in front of the real
 /// server-everything: its `echo` returns a 2,500-line message, which arrives compacted with
 /// the error line kept, and get_result (in a second session: a restart) finds the error.
-fn real_client_gets_a_big_echo(client: &str) {
-    let Some(server) = crate::support::peers::peer(
+/// `ctxopt-proxy --compact-results LIMIT` (logging to `dir/frames.jsonl`) in front of the
+/// real server-everything; `None` when the peer is missing and may be skipped.
+fn proxy_before_everything(dir: &std::path::Path, limit: usize) -> Option<Vec<std::ffi::OsString>> {
+    let server = crate::support::peers::peer(
         "node_modules/@modelcontextprotocol/server-everything/dist/index.js",
-    ) else {
+    )?;
+    let mut command: Vec<std::ffi::OsString> = vec![
+        env!("CARGO_BIN_EXE_ctxopt-proxy").into(),
+        "--log".into(),
+        dir.join("frames.jsonl").into(),
+        "--store".into(),
+        dir.join("store.sqlite3").into(),
+        "--workspace".into(),
+        dir.into(),
+        "--inject".into(),
+        "none".into(),
+        "--compact-results".into(),
+        limit.to_string().into(),
+        "--".into(),
+        "node".into(),
+    ];
+    command.extend([server.into_os_string(), "stdio".into()]);
+    Some(command)
+}
+
+fn real_client_gets_a_big_echo(client: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(command) = proxy_before_everything(dir.path(), 2000) else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
     // The calls go to the client as one argument: it stays under the kernel's 128 KiB.
     let message: String = (0..2_500)
         .map(|i| {
@@ -597,22 +696,6 @@ fn real_client_gets_a_big_echo(client: &str) {
             }
         })
         .collect();
-    let mut command: Vec<std::ffi::OsString> = vec![
-        env!("CARGO_BIN_EXE_ctxopt-proxy").into(),
-        "--log".into(),
-        dir.path().join("frames.jsonl").into(),
-        "--store".into(),
-        dir.path().join("store.sqlite3").into(),
-        "--workspace".into(),
-        dir.path().into(),
-        "--inject".into(),
-        "none".into(),
-        "--compact-results".into(),
-        "2000".into(),
-        "--".into(),
-        "node".into(),
-    ];
-    command.extend([server.into_os_string(), "stdio".into()]);
     let command: Vec<&std::ffi::OsStr> = command.iter().map(|a| a.as_os_str()).collect();
     let run = |calls: Value| match client {
         "python" => crate::bridge::serve::python()
@@ -657,6 +740,117 @@ fn python_client_gets_a_big_echo_from_server_everything_compacted() {
 #[test]
 fn typescript_client_gets_a_big_echo_from_server_everything_compacted() {
     real_client_gets_a_big_echo("typescript");
+}
+
+/// The real server-everything's `gzip-file-as-resource` (a `data:` URI, no network) answers
+/// with one `resource` block holding a base64 blob and no text: over the limit, it reaches the
+/// real TypeScript client whole, and the log and the report say it was left whole.
+#[test]
+fn typescript_client_gets_a_gzipped_resource_from_server_everything_left_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let limit = 1000;
+    let Some(command) = proxy_before_everything(dir.path(), limit) else {
+        return;
+    };
+    let command: Vec<&std::ffi::OsStr> = command.iter().map(|a| a.as_os_str()).collect();
+    let data = format!("data:application/json;base64,{}", real_file_base64());
+    let calls = json!([["gzip-file-as-resource",
+                        {"name": "sentry.jsonl.gz", "data": data, "outputType": "resource"}]]);
+    let Some(seen) = crate::bridge::filesystem::run_ts_calls(calls, &command) else {
+        return;
+    };
+    assert_eq!(seen[0]["isError"], false, "{seen:?}");
+    assert_eq!(seen[0]["text"], "", "no text block");
+    let log = read_log(&dir.path().join("frames.jsonl"));
+    let s2c = log
+        .dir(Direction::S2c)
+        .into_iter()
+        .find(|f| f.tool.as_deref() == Some("gzip-file-as-resource"))
+        .expect("the answer is logged");
+    let content = &s2c.json().unwrap()["result"]["content"];
+    assert_eq!(content[0]["type"], "resource", "{content}");
+    assert_eq!(content.as_array().map(Vec::len), Some(1));
+    assert!(s2c.tokens as usize > limit, "canary: over the limit");
+    assert_eq!(
+        s2c.left_whole.as_ref().map(|l| (l.reason, l.limit)),
+        Some((LeftWholeReason::NoText, limit as u64))
+    );
+    assert!(log.dir(Direction::P2c).is_empty(), "nothing compacted");
+    let report = ctxopt::measure::report::collect(&[dir.path().join("frames.jsonl")]).unwrap();
+    let rows: Vec<_> = report
+        .compaction
+        .iter()
+        .map(|r| (r.tool.as_str(), r.results, r.left_whole, r.saved_tokens))
+        .collect();
+    assert_eq!(rows, [("gzip-file-as-resource", 0, 1, 0)]);
+}
+
+/// `fixtures/frame-logs/everything-compaction.jsonl`, recorded through the proxy by
+/// `proxy-tests/peers/record-frame-logs.sh everything-compaction` (the TypeScript SDK client, server-everything,
+/// `--compact-results 500`), is a log of the current format: it validates against the
+/// schema, and its compacted result, its `get_result` call and its result left whole read as
+/// the proxy writes them today.
+#[test]
+fn the_recorded_compaction_log_is_of_the_current_format() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/frame-logs/everything-compaction.jsonl");
+    let log = read_log(&path);
+    assert_eq!(log.header.format_version, ctxopt::framelog::FORMAT_VERSION);
+    log.assert_paired();
+    log.assert_token_counts();
+    let (s2c, p2c) = compacted(&log, "2");
+    // The trailer counts the bytes written: the compacted frame in place of the server's.
+    let s2c_bytes: u64 = log.dir(Direction::S2c).iter().map(|f| f.bytes).sum();
+    assert_eq!(log.trailer.bytes.s2c, s2c_bytes - s2c.bytes + p2c.bytes);
+    assert_eq!(
+        log.trailer.frames_relayed.s2c,
+        log.dir(Direction::S2c).len() as u64
+    );
+    assert_eq!(log.trailer.frames_logged, log.frames.len() as u64);
+    assert!(log.trailer.errors.is_empty());
+    assert_eq!(
+        (s2c.tool.as_deref(), p2c.tool.as_deref()),
+        (Some("echo"), Some("echo"))
+    );
+    assert!(s2c.tokens > 500, "canary: over the limit");
+    let compacted_text = parse_str(p2c.raw.as_deref().unwrap());
+    assert!(Tokenizer::O200kBase.count(text_of(&compacted_text, 0)) <= 500);
+    let asked = log
+        .dir(Direction::C2p)
+        .into_iter()
+        .find(|f| f.tool.as_deref() == Some("get_result"))
+        .and_then(|f| f.json())
+        .expect("the get_result call");
+    assert!(text_of(&compacted_text, 0)
+        .contains(asked["params"]["arguments"]["handle"].as_str().unwrap()));
+    let whole = log
+        .dir(Direction::S2c)
+        .into_iter()
+        .find(|f| f.left_whole.is_some())
+        .expect("a result left whole");
+    assert_eq!(whole.tool.as_deref(), Some("gzip-file-as-resource"));
+    assert_eq!(
+        whole.left_whole,
+        Some(LeftWhole {
+            reason: LeftWholeReason::NoText,
+            limit: 500,
+            structured_tokens: None,
+            kept_cap: None,
+        })
+    );
+    let report = ctxopt::measure::report::collect(&[path]).unwrap();
+    let rows: Vec<_> = report
+        .compaction
+        .iter()
+        .map(|r| (r.tool.as_str(), r.results, r.left_whole, r.saved_tokens))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("echo", 1, 0, s2c.tokens - p2c.tokens),
+            ("gzip-file-as-resource", 0, 1, 0)
+        ]
+    );
 }
 
 /// `CTXOPT_COMPACT_RESULTS` means what `--compact-results` means; a value it cannot take

@@ -4,6 +4,7 @@ mod bridge;
 mod cli_output;
 mod compaction;
 mod compaction_surface;
+mod compaction_watch;
 mod dependencies;
 mod diagnostics;
 mod exit_codes;

@@ -7,7 +7,7 @@ use std::process::Command;
 use crate::support::command::run_ok;
 use ctxopt::framelog::json_scan::root;
 use ctxopt::framelog::meta_strip::strip_meta;
-use ctxopt::framelog::LogLine;
+use ctxopt::framelog::{LogLine, FORMAT_VERSION};
 use ctxopt::measure::report::{self, html, text, Report, ToolReport};
 use ctxopt::tokenizer::Tokenizer;
 use serde_json::Value;
@@ -36,6 +36,9 @@ fn tool<'a>(r: &'a Report, server: &str, name: &str) -> &'a ToolReport {
         .unwrap_or_else(|| panic!("{server}/{name} missing"))
 }
 
+/// The hand-made logs are version 1 (kept as backward-compatible input: a version-1 log is a
+/// version-3 log without the later members); the recorded `everything-compaction.jsonl` is of
+/// the current version. Both read and re-serialize exactly.
 #[test]
 fn fixture_logs_follow_the_record_types_and_count_true_tokens() {
     let dir = repo().join("fixtures/frame-logs");
@@ -49,6 +52,11 @@ fn fixture_logs_follow_the_record_types_and_count_true_tokens() {
         for (i, line) in std::fs::read_to_string(&path).unwrap().lines().enumerate() {
             let record: LogLine = serde_json::from_str(line)
                 .unwrap_or_else(|e| panic!("{}:{}: {e}", path.display(), i + 1));
+            if let LogLine::Header(h) = &record {
+                let recorded = path.ends_with("everything-compaction.jsonl");
+                let expected = if recorded { FORMAT_VERSION } else { 1 };
+                assert_eq!(h.format_version, expected, "{}", path.display());
+            }
             // Same members, same order: the line is exactly what the types write.
             assert_eq!(
                 serde_json::to_string(&record).unwrap(),

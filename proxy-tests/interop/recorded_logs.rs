@@ -1,6 +1,9 @@
-//! The recorded logs in `frame-logs/` (see its README) are what the proxy writes: each
-//! validates against the schema, agrees with its trailer and pairs every response; the
-//! stateless one carries 2026-07-28 and costs `_meta` tokens.
+//! The recorded logs in `frame-logs/` (see its README) are what the proxy wrote when they
+//! were recorded (frame-log version 1 so far), read today as backward-compatible input: each
+//! validates against the current schema, agrees with its trailer and pairs every response;
+//! the stateless one carries 2026-07-28 and costs `_meta` tokens. (A log of the current
+//! version, with compaction: `fixtures/frame-logs/everything-compaction.jsonl`, checked in
+//! `compaction.rs`.)
 
 use std::path::Path;
 

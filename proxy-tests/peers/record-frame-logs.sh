@@ -10,6 +10,10 @@
 #   py-client-stateless.jsonl Python high-level Client -> py_server.py (stateless 2026-07-28,
 #                             server/discover, no initialize, _meta server identity with an icon)
 #
+# and fixtures/frame-logs/everything-compaction.jsonl: TypeScript SDK client (record_compaction.mjs)
+# -> server-everything through --compact-results 500 (see that folder's README). With log names
+# as arguments (`record-frame-logs.sh everything-compaction`), only those are recorded.
+#
 # The sessions run in a scratch directory ($TMPDIR/ctxopt-frame-logs, default /tmp) that holds a
 # copy of fixtures/trees/interop-project as `project/` and links to the installed peers, and the
 # servers are started with paths relative to it. So the logs name only that scratch directory
@@ -35,9 +39,12 @@ cp "$peers/py_server.py" "$work/py_server.py"
 cd "$work"
 
 servers=node_modules/@modelcontextprotocol
+only=" $* "
+wanted() { [[ "$only" == "  " || "$only" == *" $1 "* ]]; }
 record() {
   local name="$1"
   shift
+  wanted "$name" || return 0
   rm -f "$out/$name.jsonl"
   # "$@" is the client command; the proxy and server follow `--` inside it.
   "$@" > "$work/$name.transcript.json"
@@ -54,7 +61,17 @@ record py-session-memory "$peers/.venv/bin/python" "$peers/py_client.py" session
 record py-client-stateless "$peers/.venv/bin/python" "$peers/py_client.py" client pyserver -- \
   "$proxy" --inject none --store :memory: --name py-server --log "$out/py-client-stateless.jsonl" -- .venv/bin/python py_server.py
 
-if grep -l "$repo" "$out"/*.jsonl; then
+compaction="$repo/fixtures/frame-logs/everything-compaction.jsonl"
+if wanted everything-compaction; then
+  rm -f "$compaction"
+  node "$peers/record_compaction.mjs" \
+    "$repo/fixtures/real-world/swe-agent-trajectories/pydicom__pydicom-901.traj.json" \
+    "$repo/fixtures/real-world/tier1-tools-list/cloudflare-wire.jsonl" -- \
+    "$proxy" --inject none --store :memory: --name everything --compact-results 500 --log "$compaction" -- node "$servers/server-everything/dist/index.js" stdio
+  echo "recorded fixtures/frame-logs/everything-compaction.jsonl ($(wc -l < "$compaction") lines)" >&2
+fi
+
+if grep -l "$repo" "$out"/*.jsonl "$compaction"; then
   echo "record-frame-logs: the logs above name the repository's path" >&2
   exit 1
 fi

@@ -48,6 +48,19 @@ enum Watched {
     Handshake,
 }
 
+/// What a response ends the watch of.
+enum Awaited {
+    /// The result of a forwarded `tools/call`, which may be compacted.
+    Result {
+        /// The tool called.
+        tool: String,
+        /// The call's arguments.
+        arguments: Value,
+    },
+    /// The answer to a watched request, which may be rewritten.
+    Answer(Watched),
+}
+
 /// How many answered injected-call ids are remembered, so that a cancellation arriving
 /// after the answer is still recognised as ours (and not forwarded to the server).
 const ANSWERED_KEPT: usize = 256;
@@ -224,18 +237,43 @@ impl Interceptor {
         }
     }
 
-    /// Takes a `notifications/cancelled` for an injected call; `false` for any other.
+    /// Takes a `notifications/cancelled` for an injected call; `false` for any other. A
+    /// cancellation of a forwarded call whose result is watched ends that watch (and is
+    /// forwarded, since the server runs the call): a late answer passes as it comes.
     fn cancel(&self, msg: &Value) -> bool {
         let Some(id) = msg.get("params").and_then(|p| p.get("requestId")) else {
             return false;
         };
         let key = id_key(id);
-        let calls = lock(&self.calls);
-        if let Some(flag) = calls.in_flight.get(&key) {
-            flag.store(true, Ordering::Relaxed);
-            return true;
+        {
+            let calls = lock(&self.calls);
+            if let Some(flag) = calls.in_flight.get(&key) {
+                flag.store(true, Ordering::Relaxed);
+                return true;
+            }
+            if calls.answered.contains(&key) {
+                return true;
+            }
         }
-        calls.answered.contains(&key)
+        self.unwatch_call(&key);
+        false
+    }
+
+    /// Forgets the forwarded call `key`: its tool and arguments, when it was watched.
+    fn unwatch_call(&self, key: &str) -> Option<(String, Value)> {
+        let call = lock(&self.calls_out).remove(key)?;
+        self.calls_out_count.fetch_sub(1, Ordering::Release);
+        Some(call)
+    }
+
+    /// Ends the watch of the request `key` a response answers: what was awaited, if anything.
+    fn end_watch(&self, key: &str) -> Option<Awaited> {
+        if let Some((tool, arguments)) = self.unwatch_call(key) {
+            return Some(Awaited::Result { tool, arguments });
+        }
+        let what = lock(&self.watched).remove(key)?;
+        self.watched_count.fetch_sub(1, Ordering::Release);
+        Some(Awaited::Answer(what))
     }
 
     /// Whether a server frame may be one the proxy rewrites: a response to a `tools/list`
@@ -247,46 +285,50 @@ impl Interceptor {
             || self.calls_out_count.load(Ordering::Acquire) > 0
     }
 
+    /// The verdict on the result of a watched call: compacted, left whole, or relayed.
+    fn compacted(
+        &self,
+        text: &str,
+        ending: &[u8],
+        tool: &str,
+        arguments: &Value,
+    ) -> Option<ServerVerdict> {
+        match self.bridge.compact_response(text, tool, arguments) {
+            ResultVerdict::Relay => None,
+            ResultVerdict::LeftWhole(left) => Some(ServerVerdict::LeftWhole(left)),
+            ResultVerdict::Compacted(compacted) => {
+                let mut bytes = compacted.frame.into_bytes();
+                bytes.extend_from_slice(ending);
+                Some(ServerVerdict::Replace {
+                    frame: bytes,
+                    log: Replaced::Separately,
+                })
+            }
+        }
+    }
+
     /// What to write instead of a server frame, when the proxy rewrites or compacts it.
+    ///
+    /// A response to a watched id ends the watch whatever its bytes: one that is not UTF-8
+    /// is looked at through a lossy copy, only to find its id, and relayed as it came.
     fn rewrite(&self, frame: &[u8]) -> Option<ServerVerdict> {
         if !self.awaits_server_answer() {
             return None;
         }
         let (body, ending) = split_ending(frame);
-        let text = std::str::from_utf8(body).ok()?;
-        let span = root(text);
-        if !text[span.clone()].starts_with('{') {
+        let Ok(text) = std::str::from_utf8(body) else {
+            // Nothing to rewrite or compact in it: the watch ends, the frame passes.
+            self.end_watch(&response_id(&String::from_utf8_lossy(body))?);
             return None;
-        }
-        let members = object_members(text, span);
-        // A server request may reuse an id the client is waiting on: only responses count.
-        if find(text, &members, "method").is_some() {
-            return None;
-        }
-        let id: Value = serde_json::from_str(&text[find(text, &members, "id")?]).ok()?;
-        let call = lock(&self.calls_out).remove(&id_key(&id));
-        if let Some((tool, arguments)) = call {
-            self.calls_out_count.fetch_sub(1, Ordering::Relaxed);
-            return match self.bridge.compact_response(text, &tool, &arguments) {
-                ResultVerdict::Relay => None,
-                ResultVerdict::LeftWhole(left) => Some(ServerVerdict::LeftWhole(left)),
-                ResultVerdict::Compacted(compacted) => {
-                    let mut bytes = compacted.frame.into_bytes();
-                    bytes.extend_from_slice(ending);
-                    Some(ServerVerdict::Replace {
-                        frame: bytes,
-                        log: Replaced::Separately,
-                    })
-                }
-            };
-        }
-        let what = {
-            let mut watched = lock(&self.watched);
-            let what = watched.remove(&id_key(&id))?;
-            self.watched_count.fetch_sub(1, Ordering::Relaxed);
-            what
         };
-        let result = &text[find(text, &members, "result")?];
+        let what = match self.end_watch(&response_id(text)?)? {
+            Awaited::Result { tool, arguments } => {
+                return self.compacted(text, ending, &tool, &arguments)
+            }
+            Awaited::Answer(what) => what,
+        };
+        let span = root(text);
+        let result = &text[find(text, &object_members(text, span), "result")?];
         let new_result = match what {
             Watched::ToolsList => {
                 let ext = self.bridge.extend_tools_list(result)?;
@@ -308,6 +350,22 @@ impl Interceptor {
             log: Replaced::WithServerRaw(text.to_string()),
         })
     }
+}
+
+/// The id (as a map key) of a response frame's text; `None` for anything else (a request
+/// or notification, which has a `method`, a batch, or a frame with no id to read).
+fn response_id(text: &str) -> Option<String> {
+    let span = root(text);
+    if !text[span.clone()].starts_with('{') {
+        return None;
+    }
+    let members = object_members(text, span);
+    // A server request may reuse an id the client is waiting on: only responses count.
+    if find(text, &members, "method").is_some() {
+        return None;
+    }
+    let id: Value = serde_json::from_str(&text[find(text, &members, "id")?]).ok()?;
+    Some(id_key(&id))
 }
 
 /// Answers a call (on a worker): the response, or `None` when it was cancelled.
@@ -353,7 +411,8 @@ impl FrameHandler for Interceptor {
     fn on_client_frame(&self, frame: &[u8]) -> ClientVerdict {
         let (body, _) = split_ending(frame);
         let watched = WATCHED_METHODS.iter().any(|m| contains(body, m));
-        let cancel = contains(body, b"notifications/cancelled") && self.has_calls();
+        let cancel = contains(body, b"notifications/cancelled")
+            && (self.has_calls() || self.calls_out_count.load(Ordering::Acquire) > 0);
         let call = (self.sees_calls && contains(body, b"\"tools/call\""))
             || self.tool_names.iter().any(|f| f.find(body).is_some());
         if !(watched || cancel || call) {
@@ -399,15 +458,19 @@ mod tests {
     use crate::bridge::tools::Selection;
     use crate::store::{Scope, Store};
 
-    /// An interceptor over an in-memory store.
-    fn interceptor(selection: Selection) -> Interceptor {
+    /// A bridge over an in-memory store.
+    fn bridge(selection: Selection) -> Bridge {
         let scope = Scope {
             workspace: "/w".into(),
             server: "s".into(),
             session: "t".into(),
         };
-        let bridge = Bridge::new(Store::open_in_memory().unwrap(), scope).with_selection(selection);
-        Interceptor::new(Arc::new(bridge))
+        Bridge::new(Store::open_in_memory().unwrap(), scope).with_selection(selection)
+    }
+
+    /// An interceptor over an in-memory store.
+    fn interceptor(selection: Selection) -> Interceptor {
+        Interceptor::new(Arc::new(bridge(selection)))
     }
 
     /// The frame a verdict writes instead, and the server's text it keeps.
@@ -480,6 +543,105 @@ mod tests {
             matches!(i.on_client_frame(cancel), ClientVerdict::Take),
             "a late cancellation of an answered call is still ours"
         );
+    }
+
+    /// An interceptor compacting results over 500 tokens, forwarding every other call.
+    fn compacting() -> Interceptor {
+        let bridge = bridge(Selection::None).with_compaction(crate::compact::Limits {
+            tokens: 500,
+            tokenizer: crate::tokenizer::Tokenizer::O200kBase,
+        });
+        Interceptor::new(Arc::new(bridge))
+    }
+
+    /// Forwards a `tools/call` of the server's `dump` with `id` (its JSON text).
+    fn forward_call(i: &Interceptor, id: &str) {
+        let call = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"dump","arguments":{{}}}}}}"#
+        );
+        assert!(passes(&i.on_client_frame(call.as_bytes())), "forwarded");
+    }
+
+    /// Forwarded calls still waiting for their answer (the count that keeps server frames
+    /// gathered whole).
+    fn watched_calls(i: &Interceptor) -> usize {
+        i.calls_out_count.load(Ordering::Acquire)
+    }
+
+    #[test]
+    fn a_response_to_a_watched_call_ends_the_watch_whatever_its_bytes() {
+        let i = compacting();
+        forward_call(&i, "1");
+        forward_call(&i, "\"two\"");
+        assert_eq!(watched_calls(&i), 2);
+        assert!(
+            i.sees_whole(Direction::S2c),
+            "canary: its answer is awaited"
+        );
+        // A server request reusing the id does not answer it.
+        let request = br#"{"jsonrpc":"2.0","id":1,"method":"roots/list"}"#;
+        assert_eq!(i.on_server_frame(request), ServerVerdict::Pass);
+        assert_eq!(watched_calls(&i), 2);
+        // Not UTF-8 (a Latin-1 byte in the text): relayed as it came, the watch ended.
+        let mut latin1 =
+            br#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"caf"#.to_vec();
+        latin1.push(0xE9);
+        latin1.extend_from_slice(b"\"}]}}\n");
+        assert!(std::str::from_utf8(&latin1).is_err());
+        assert_eq!(i.on_server_frame(&latin1), ServerVerdict::Pass);
+        assert_eq!(watched_calls(&i), 1);
+        // A JSON-RPC error answers it too.
+        let error = br#"{"jsonrpc":"2.0","id":"two","error":{"code":-32603,"message":"boom"}}"#;
+        assert_eq!(i.on_server_frame(error), ServerVerdict::Pass);
+        assert_eq!(watched_calls(&i), 0);
+        assert!(
+            !i.sees_whole(Direction::S2c),
+            "later server frames are relayed as they arrive"
+        );
+    }
+
+    #[test]
+    fn a_cancelled_watched_call_is_no_longer_awaited_and_its_cancellation_is_forwarded() {
+        let i = compacting();
+        forward_call(&i, "3");
+        forward_call(&i, "4");
+        let cancel = |id: u64| {
+            format!(
+                r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{id},"reason":"timeout"}}}}"#
+            )
+        };
+        // A cancellation of a call nobody watches changes nothing.
+        assert!(passes(&i.on_client_frame(cancel(9).as_bytes())));
+        assert_eq!(watched_calls(&i), 2);
+        assert!(
+            passes(&i.on_client_frame(cancel(3).as_bytes())),
+            "the server must hear of it"
+        );
+        assert_eq!(watched_calls(&i), 1);
+        // A late answer to the cancelled call is relayed as it came.
+        let late = br#"{"jsonrpc":"2.0","id":3,"result":{"content":[]}}"#;
+        assert_eq!(i.on_server_frame(late), ServerVerdict::Pass);
+        assert_eq!(watched_calls(&i), 1, "the other call is still awaited");
+        assert!(passes(&i.on_client_frame(cancel(4).as_bytes())));
+        assert_eq!(watched_calls(&i), 0);
+        assert!(!i.sees_whole(Direction::S2c));
+    }
+
+    #[test]
+    fn a_tools_list_answer_that_is_not_utf8_ends_its_watch_and_passes() {
+        let i = interceptor(Selection::BuildContext);
+        let list = b"{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/list\"}\n";
+        assert!(passes(&i.on_client_frame(list)));
+        assert!(
+            i.sees_whole(Direction::S2c),
+            "canary: its answer is awaited"
+        );
+        let mut answer =
+            br#"{"jsonrpc":"2.0","id":5,"result":{"tools":[{"name":"x","description":""#.to_vec();
+        answer.extend_from_slice(&[0xFF, 0xFE]);
+        answer.extend_from_slice(b"\"}]}}\r\n");
+        assert_eq!(i.on_server_frame(&answer), ServerVerdict::Pass);
+        assert!(!i.sees_whole(Direction::S2c));
     }
 
     #[test]

@@ -313,11 +313,17 @@ impl Bridge {
         };
         let compacted = match compact::compact(frame, &call, limits, &handle, &get_result) {
             Outcome::Compacted(c) => c,
-            Outcome::Pass(pass @ compact::Pass::StructuredOverLimit { tokens }) => {
+            Outcome::Pass(pass) => {
+                let (reason, structured_tokens) = match pass {
+                    compact::Pass::StructuredOverLimit { tokens } => {
+                        (LeftWholeReason::StructuredContent, Some(tokens))
+                    }
+                    compact::Pass::NoText => (LeftWholeReason::NoText, None),
+                    _ => return ResultVerdict::Relay,
+                };
                 tracing::warn!("ctxopt-proxy: {tool} result left whole: {pass}");
-                return left_whole(LeftWholeReason::StructuredContent, Some(tokens), None);
+                return left_whole(reason, structured_tokens, None);
             }
-            Outcome::Pass(_) => return ResultVerdict::Relay,
         };
         if frame.len() > self.kept_cap {
             tracing::warn!(

@@ -248,6 +248,17 @@ fn each_reason_to_leave_a_result_over_the_limit_whole_is_given() {
         capped.compact_response(&big_result(None), "dump", &args),
         left(LeftWholeReason::OverKeptCap, None, Some(1000))
     );
+    // No text to compact: an image (its data packs few bytes into a token).
+    let data: String = (0..20_000)
+        .map(|i| char::from(b'A' + (i * 7 % 26) as u8))
+        .collect();
+    let image = json!({"jsonrpc": "2.0", "id": 1, "result": {"content": [
+        {"type": "image", "data": data, "mimeType": "image/png"}]}})
+    .to_string();
+    assert_eq!(
+        b.compact_response(&image, "snapshot", &args),
+        left(LeftWholeReason::NoText, None, None)
+    );
     // No store to keep it in.
     let unavailable = compacting(Bridge::unavailable(&StoreError::NoDefaultLocation, scope()));
     assert_eq!(
@@ -262,6 +273,7 @@ fn left_whole_reasons_are_stable_strings_in_the_log() {
         (LeftWholeReason::StructuredContent, "structured_content"),
         (LeftWholeReason::OverKeptCap, "over_kept_cap"),
         (LeftWholeReason::NotKept, "not_kept"),
+        (LeftWholeReason::NoText, "no_text"),
     ] {
         assert_eq!(serde_json::to_value(reason).unwrap(), text);
         assert_eq!(

@@ -103,7 +103,9 @@ pub enum Pass {
     Small,
     /// Not a `tools/call` result with a `content` array (an error response, say).
     NotAResult,
-    /// The result has no text block.
+    /// The result has no text block to compact (only images, audio, resources), and the
+    /// frame counts more than the limit. (One that counts at most the limit is
+    /// [`Pass::UnderLimit`].)
     NoText,
     /// Its text counts at most the limit.
     UnderLimit,
@@ -121,7 +123,7 @@ impl std::fmt::Display for Pass {
         f.write_str(match self {
             Pass::Small => "under the limit",
             Pass::NotAResult => "not a tool result with content",
-            Pass::NoText => "no text content",
+            Pass::NoText => "it has no text content to compact: relayed whole",
             Pass::UnderLimit => "under the limit",
             Pass::StructuredOverLimit { .. } => {
                 "its structuredContent, which must stay valid against the tool's outputSchema, takes more than half the limit: relayed whole"
@@ -185,7 +187,11 @@ pub fn compact(
         return Outcome::Pass(Pass::NotAResult);
     }
     let Some(text) = text::result_text(result) else {
-        return Outcome::Pass(Pass::NoText);
+        return Outcome::Pass(if text::exceeds(frame, limit, tokenizer) {
+            Pass::NoText
+        } else {
+            Pass::UnderLimit
+        });
     };
     if !text::exceeds(&text, limit, tokenizer) {
         return Outcome::Pass(Pass::UnderLimit);

@@ -159,13 +159,42 @@ fn results_under_the_limit_and_other_frames_pass() {
         compact(&error, &call(Schema::None), limits(500), "r", "g"),
         Outcome::Pass(Pass::NotAResult)
     );
-    let image = response(
-        json!(1),
-        json!({"content": [{"type": "image", "data": long, "mimeType": "image/png"}]}),
-    );
+}
+
+/// Base64-like data of `bytes` bytes that packs few bytes into a token.
+fn blob(bytes: usize) -> String {
+    (0..bytes)
+        .map(|i| b"QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo0NTY3ODkrLw"[(i * 7 + i / 46) % 46] as char)
+        .collect()
+}
+
+#[test]
+fn a_result_without_text_passes_and_says_so_only_over_the_limit() {
+    let image = |data: String| {
+        response(
+            json!(1),
+            json!({"content": [{"type": "image", "data": data, "mimeType": "image/png"}]}),
+        )
+    };
+    let resource = |blob: String| {
+        response(
+            json!(1),
+            json!({"content": [{"type": "resource", "resource": {"uri": "file:///a.gz", "blob": blob}}]}),
+        )
+    };
+    for frame in [image(blob(20_000)), resource(blob(20_000))] {
+        assert!(T.count(&frame) > 500, "canary: over the limit");
+        assert_eq!(
+            compact(&frame, &call(Schema::None), limits(500), "r", "g"),
+            Outcome::Pass(Pass::NoText)
+        );
+    }
+    // More bytes than the limit has tokens, fewer tokens: under the limit like any result.
+    let small = image("A".repeat(1000));
+    assert!(small.len() > 500 && T.count(&small) <= 500);
     assert_eq!(
-        compact(&image, &call(Schema::None), limits(500), "r", "g"),
-        Outcome::Pass(Pass::NoText)
+        compact(&small, &call(Schema::None), limits(500), "r", "g"),
+        Outcome::Pass(Pass::UnderLimit)
     );
 }
 

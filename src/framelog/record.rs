@@ -179,8 +179,9 @@ pub struct Frame {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compacts: Option<u64>,
     /// Present only on an `s2c` frame answering a `tools/call` whose text counted more
-    /// than the compaction limit (`--compact-results`) and that the proxy relayed whole
-    /// all the same: why, and the figures behind it.
+    /// than the compaction limit (`--compact-results`), or whose result has no text and
+    /// whose frame counted more, and that the proxy relayed whole all the same: why, and
+    /// the figures behind it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub left_whole: Option<LeftWhole>,
     /// How many secrets were replaced by placeholders in `raw`, `raw_b64` and `server_raw`
@@ -221,6 +222,9 @@ pub enum LeftWholeReason {
     OverKeptCap,
     /// `not_kept`: the store was unavailable or could not write the original.
     NotKept,
+    /// `no_text`: the result has no `text` block to compact (only `image`, `audio`,
+    /// `resource` or `resource_link` blocks), and the frame counts more than the limit.
+    NoText,
     /// A reason this reader does not know (written by a later version).
     #[serde(other)]
     Other,

@@ -12,9 +12,10 @@
 //! - without a handler: always;
 //! - with one: when [`FrameHandler::sees_whole`] says it need not see this frame (the
 //!   injected tools: server → client while no `tools/list` or handshake request
-//!   forwarded by the proxy awaits its answer, since only those answers are ever
-//!   rewritten; client → server never, since any client frame may be a call the proxy
-//!   answers itself, which takes the whole frame to tell).
+//!   forwarded by the proxy awaits its answer, nor, with `--compact-results`, a forwarded
+//!   `tools/call`, since only those answers are ever rewritten; client → server never,
+//!   since any client frame may be a call the proxy answers itself, which takes the whole
+//!   frame to tell).
 //!
 //! Either way the frame's bytes are gathered once, for the tap, which gets them when the
 //! frame ends; its `ts` is when its first byte was written on.
