@@ -625,7 +625,7 @@ impl RealReport {
         out.push_str(&self.verdict());
         if let Some(before) = before {
             out.push_str(&format!(
-                "\n#### ctxopt before and after the rule changes\n\nBefore: `benchmarks/{BEFORE_JSON}`, the run recorded before any rule was changed against this corpus.\n\n"
+                "\n#### ctxopt before and after the rule changes\n\nBefore: `benchmarks/{BEFORE_JSON}`, the run recorded when the corpus was last extended, before any rule was changed against it (see the notes below).\n\n"
             ));
             out.push_str(&self.comparison(before));
         }
