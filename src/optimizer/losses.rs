@@ -1,7 +1,7 @@
 //! The four classes of loss of issue 11, one test each on a fixture of its own in
 //! `fixtures/losses/`: a needle in a big output (and the exceptional lines of big outputs),
-//! the definition the error points at, tool names that say nothing, and starvation under
-//! budget.
+//! the definition the error points at (and the files it imports), tool names that say
+//! nothing, and starvation under budget.
 
 use serde_json::Value;
 
@@ -77,6 +77,37 @@ fn the_file_defining_what_the_error_names_is_kept() {
     assert!(omitted_reason(&out, "readme")
         .iter()
         .all(|r| *r != DropReason::Budget));
+}
+
+#[test]
+fn a_file_the_defining_file_imports_is_linked_to_the_task() {
+    let f = fixture("imports-link-files");
+    let identifier_match = |out: &BuildOutput, record: &str| {
+        out.sources
+            .iter()
+            .filter(|s| s.record == record)
+            .flat_map(|s| &s.components)
+            .filter(|c| c.signal == Signal::IdentifierMatch)
+            .map(|c| c.value)
+            .fold(0.0, f64::max)
+    };
+    let out = built(&records(&f), 4000);
+    // `models` defines `total_cents` (the task names it) and imports `shop.pricing`.
+    assert!(identifier_match(&out, "pricing") > 0.0, "{:?}", out.sources);
+    assert_eq!(
+        identifier_match(&out, "cli"),
+        0.0,
+        "imported by nothing of the focus"
+    );
+    // The canary: without the import line, nothing links `pricing`.
+    let mut unlinked = f.clone();
+    let models = unlinked["files"][2]["content"].as_str().unwrap();
+    unlinked["files"][2]["content"] =
+        Value::String(models.replace("from shop.pricing import discounted\n", ""));
+    assert_eq!(
+        identifier_match(&built(&records(&unlinked), 4000), "pricing"),
+        0.0
+    );
 }
 
 #[test]

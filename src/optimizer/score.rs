@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::optimizer::analysis::UnitAnalysis;
 use crate::optimizer::condense;
 use crate::optimizer::extract::{
-    definitions, outcomes, paths, signatures, terms, Features, Outcome,
+    definitions, imports, outcomes, paths, signatures, terms, Features, Outcome,
 };
 use crate::optimizer::fragment::{Fragment, Kind, Unit, UnitIx};
 use crate::optimizer::output::{ScoreComponent, Signal};
@@ -381,7 +381,9 @@ pub fn focus(units: &[Unit], features: &[Features], analyses: &[UnitAnalysis]) -
 /// The definition index: every live file (a file record, or a file-reading command's output
 /// imported as one) that defines a symbol of the focus — a name the task, an error it is
 /// about or a failing test names — joins the focus by its path, so the file the error
-/// points at is scored as what the session is about.
+/// points at is scored as what the session is about. Then imports link files: a live file
+/// that a file of the focus (one just added, or one the task, an error or a change names)
+/// imports joins it too — one step, not the imports of those.
 fn add_defining_files(f: &mut Focus, units: &[Unit], live: &[bool]) {
     let symbols: HashSet<&str> = f
         .identifiers
@@ -402,6 +404,25 @@ fn add_defining_files(f: &mut Focus, units: &[Unit], live: &[bool]) {
         })
         .collect();
     add_identifiers(&mut f.identifiers, &defining);
+    let files: Vec<(String, &Unit)> = units
+        .iter()
+        .zip(live)
+        .filter(|(u, &live)| live && u.kind == Kind::File)
+        .filter_map(|(u, _)| Some((paths::normalize_path(u.path.as_deref()?).to_lowercase(), u)))
+        .collect();
+    let read: Vec<String> = files.iter().map(|(p, _)| p.clone()).collect();
+    let resolver = imports::Resolver::new(&read);
+    let mut imported: Vec<String> = files
+        .iter()
+        .filter(|(path, _)| f.identifiers.contains(path))
+        .flat_map(|(path, u)| imports::imports(path, &u.text))
+        .flat_map(|suffix| resolver.files(&suffix))
+        .filter(|path| !f.identifiers.contains(*path))
+        .map(str::to_string)
+        .collect();
+    imported.sort_unstable();
+    imported.dedup();
+    add_identifiers(&mut f.identifiers, &imported);
 }
 
 /// The session's workspace root (see [`WorkspaceRoot`]), found from every live fragment's

@@ -4,6 +4,7 @@
 pub mod definitions;
 pub mod failing_tests;
 pub mod frames;
+pub mod imports;
 pub mod outcomes;
 pub mod paths;
 pub mod requirements;
