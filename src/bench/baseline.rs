@@ -5,12 +5,16 @@
 //! - **head + tail**: the first half of the budget from the transcript's start, the second
 //!   half from its end;
 //! - **BM25**: the task, then messages and 1,200-character chunks of every other record
-//!   ranked by Okapi BM25 against the task ([`bm25`](mod@super::bm25)), taken best first while
-//!   they fit (chunks that share no term with the task are not retrieved).
+//!   ranked by Okapi BM25 against the task, taken best first while they fit (chunks that
+//!   share no term with the task are not retrieved). The scores come from the `bm25` crate, a
+//!   standard implementation: its English tokenizer (Unicode word segmentation, lowercasing,
+//!   NLTK stop words, Snowball stemming), `k1` = 1.2, `b` = 0.75, the mean length fit to the
+//!   chunks.
 //!
 //! The transcript is strategy A's: every record rendered as a block, in time order.
 
-use super::bm25;
+use bm25::{Embedder, EmbedderBuilder, Language, Scorer};
+
 use super::strategy::{self, Block, SEPARATOR};
 use crate::optimizer::records::Records;
 use crate::tokenizer::Tokenizer;
@@ -60,7 +64,7 @@ pub fn bm25(records: &Records, budget: usize, tokenizer: Tokenizer) -> String {
         }
     }
     let query = task.first().map(|b| b.body.as_str()).unwrap_or_default();
-    let scores = bm25::Index::new(&chunks).scores(query);
+    let scores = bm25_scores(&chunks, query);
     let mut order: Vec<usize> = (0..chunks.len()).collect();
     order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(a.cmp(&b)));
     let mut out = task.first().map(|b| b.text()).unwrap_or_default();
@@ -80,6 +84,21 @@ pub fn bm25(records: &Records, budget: usize, tokenizer: Tokenizer) -> String {
         out.pop();
     }
     out
+}
+
+/// The Okapi BM25 score of each of `chunks` for `query` (see the module doc).
+fn bm25_scores(chunks: &[String], query: &str) -> Vec<f32> {
+    let corpus: Vec<&str> = chunks.iter().map(String::as_str).collect();
+    let embedder: Embedder =
+        EmbedderBuilder::with_fit_to_corpus(Language::English, &corpus).build();
+    let mut scorer = Scorer::<usize>::new();
+    for (i, chunk) in corpus.iter().enumerate() {
+        scorer.upsert(&i, embedder.embed(chunk));
+    }
+    let query = embedder.embed(query);
+    (0..corpus.len())
+        .map(|i| scorer.score(&i, &query).unwrap_or(0.0))
+        .collect()
 }
 
 /// `text` cut into pieces of at most `size` characters, at line ends where a line allows.

@@ -9,10 +9,9 @@
 //! - [`report`]: all scenarios × strategies, as a table, JSON and Markdown;
 //! - [`speed`]: synthetic sessions and build timings;
 //! - [`real`]: real trajectories cut mid-work, ctxopt against [`baseline`]s (tail,
-//!   head + tail, dedupe + truncation, [`bm25`] retrieval).
+//!   head + tail, dedupe + truncation, BM25 retrieval).
 
 pub mod baseline;
-pub mod bm25;
 pub mod generate;
 pub mod metrics;
 pub mod real;

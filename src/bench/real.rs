@@ -615,7 +615,8 @@ impl RealReport {
              session saw before the cut (tests and reproduction scripts aside); a file is kept when the context \
              holds its path and a line the session read of it (`docs/records.md`). Baselines in the same run: \
              the transcript's last N tokens (tail), its first and last N/2 (head+tail), exact dedupe + head \
-             truncation, BM25 top-k of messages and 1,200-character chunks by the task. Raw figures: \
+             truncation, BM25 top-k of messages and 1,200-character chunks by the task (the `bm25` \
+             crate's Okapi BM25, English tokenizer with stemming and stop words). Raw figures: \
              `benchmarks/optimizer-real.json`.\n\n![per-file recall against budget]({CHART_FILE})\n\n",
             count(Half::Tuning),
             count(Half::HeldOut)
