@@ -1,5 +1,11 @@
 //! `ctxopt`: build contexts from session records and measure what MCP costs.
 
+/// The allocator of this binary: the optimizer allocates many small strings, and mimalloc
+/// serves them faster than the system allocator (see docs/benchmarks.md, "Speed"). The proxy
+/// binary keeps the system allocator.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod audit;
 mod bench;
 mod build;
