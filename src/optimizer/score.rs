@@ -521,6 +521,10 @@ pub fn score(
     });
     let hits = identifier_hits(&focus.identifiers, features) + if own_path { 2 } else { 0 };
     let identifier = (hits as f64 / 2.0).min(1.0);
+    let failure = features.rare_signature
+        || !features.frames.is_empty()
+        || !features.failing_tests.is_empty()
+        || unit.test_status == Some(TestStatus::Failed);
     let error = if focus.error_units.contains(&fragment.unit)
         || features
             .signatures
@@ -529,14 +533,12 @@ pub fn score(
             .any(|s| focus.errors.contains(s))
     {
         1.0
-    } else if features.rare_signature
-        || !features.frames.is_empty()
-        || !features.failing_tests.is_empty()
-        || unit.test_status == Some(TestStatus::Failed)
-    {
+    } else if failure && (lexical > 0.0 || hits > 0) {
         0.3
-    } else if !features.signatures.is_empty() {
-        // Only errors that repeat all through the record: noise.
+    } else if failure || !features.signatures.is_empty() {
+        // A failure that shares no term and no name with the focus (another service's
+        // crash, a nightly job's timeout), or an error that repeats all through the record:
+        // noise here.
         0.1
     } else {
         0.0
@@ -742,6 +744,35 @@ mod tests {
         assert!(focus.error_units.contains(&UnitIx(1)));
         assert!(focus.identifiers.contains("src/invoice.ts"));
         assert_eq!(get(&s[1], Signal::ErrorRelevance), 1.0);
+    }
+
+    #[test]
+    fn a_failure_that_shares_nothing_with_the_focus_is_noise() {
+        let error = |message: &str, frame: &str| ErrorRecord {
+            common: Common::default(),
+            message: message.into(),
+            stack: Some(format!("    at {frame}")),
+        };
+        let records = Records {
+            task: Some("Checkout returns 502 since the ledger deploy; find the cause.".into()),
+            errors: vec![
+                error(
+                    "IOError: ledger write failed",
+                    "LedgerWriter.apply (Ledger.java:88)",
+                ),
+                error(
+                    "SocketTimeoutException: read timed out",
+                    "NightlyJob.run (Nightly.java:64)",
+                ),
+                error("ValueError: bad checkout total", "cart.total (cart.py:9)"),
+            ],
+            ..Records::default()
+        };
+        let (_, s, focus) = scored(&records);
+        // The latest error is the one the task is about when it names none.
+        assert!(focus.error_units.contains(&UnitIx(3)));
+        assert_eq!(get(&s[1], Signal::ErrorRelevance), 0.3, "shares `ledger`");
+        assert_eq!(get(&s[2], Signal::ErrorRelevance), 0.1, "shares nothing");
     }
 
     #[test]
