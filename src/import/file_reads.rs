@@ -231,9 +231,8 @@ fn reader(stage: &str) -> Option<(String, Reader)> {
 fn leading_cd(command: &str) -> Option<(Option<String>, &str)> {
     let mut command = command.trim();
     let mut dir: Option<String> = None;
-    while let Some(rest) = command.strip_prefix("cd ") {
-        let (step, after) = rest.split_once("&&")?;
-        let step = step.trim().trim_matches(['"', '\'']);
+    while command.starts_with("cd ") {
+        let (step, after) = cd_step(command)?;
         dir = Some(match dir {
             Some(dir) if !step.starts_with('/') => join(&dir, step),
             _ => step.to_string(),
@@ -241,6 +240,13 @@ fn leading_cd(command: &str) -> Option<(Option<String>, &str)> {
         command = after.trim();
     }
     Some((dir, command))
+}
+
+/// The directory of the `cd DIR &&` that `command` starts with (quotes removed) and what
+/// follows the `&&`.
+fn cd_step(command: &str) -> Option<(&str, &str)> {
+    let (step, after) = command.trim().strip_prefix("cd ")?.split_once("&&")?;
+    Some((step.trim().trim_matches(['"', '\'']), after))
 }
 
 /// `path` under `dir`, with `./` steps and a trailing `/` removed.
@@ -308,11 +314,7 @@ pub struct FileViews {
 impl FileViews {
     /// Counts the absolute directory `command` first changes to, if any.
     pub fn note_command(&mut self, command: &str) {
-        let first = command
-            .trim()
-            .strip_prefix("cd ")
-            .and_then(|rest| rest.split_once("&&"))
-            .map(|(dir, _)| dir.trim().trim_matches(['"', '\'']));
+        let first = cd_step(command).map(|(dir, _)| dir);
         // `/` itself would make every absolute path relative: not a working directory.
         let dir = first.filter(|d| d.starts_with('/')).map(|d| join(d, ""));
         if let Some(dir) = dir.filter(|d| !d.is_empty()) {

@@ -391,25 +391,22 @@ fn add_defining_files(f: &mut Focus, units: &[Unit], live: &[bool]) {
         .filter(|id| !id.contains(['/', '.', ':']))
         .map(String::as_str)
         .collect();
-    let defining: Vec<String> = units
-        .iter()
-        .zip(live)
-        .filter(|(u, &live)| live && u.kind == Kind::File)
-        .filter_map(|(u, _)| {
-            let path = u.path.as_deref()?;
-            definitions::definitions(&u.text)
-                .iter()
-                .any(|d| symbols.contains(d.as_str()))
-                .then(|| paths::normalize_path(path).to_lowercase())
-        })
-        .collect();
-    add_identifiers(&mut f.identifiers, &defining);
     let files: Vec<(String, &Unit)> = units
         .iter()
         .zip(live)
         .filter(|(u, &live)| live && u.kind == Kind::File)
         .filter_map(|(u, _)| Some((paths::normalize_path(u.path.as_deref()?).to_lowercase(), u)))
         .collect();
+    let defining: Vec<String> = files
+        .iter()
+        .filter(|(_, u)| {
+            definitions::definitions(&u.text)
+                .iter()
+                .any(|d| symbols.contains(d.as_str()))
+        })
+        .map(|(path, _)| path.clone())
+        .collect();
+    add_identifiers(&mut f.identifiers, &defining);
     let read: Vec<String> = files.iter().map(|(p, _)| p.clone()).collect();
     let resolver = imports::Resolver::new(&read);
     let mut imported: Vec<String> = files

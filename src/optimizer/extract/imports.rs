@@ -240,9 +240,7 @@ fn jvm_or_go(line: &str, out: &mut Vec<String>) {
         return;
     }
     let rest = rest.strip_prefix("static ").unwrap_or(rest);
-    let Some(class) = rest.strip_suffix(';').or(Some(rest)).map(str::trim) else {
-        return;
-    };
+    let class = rest.strip_suffix(';').unwrap_or(rest).trim();
     if class.contains('.') && is_dotted(class) && !class.ends_with('*') {
         let file = class.replace('.', "/").to_lowercase();
         for ext in ["java", "kt", "scala"] {
