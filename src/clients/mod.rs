@@ -20,7 +20,7 @@ pub mod config_file;
 pub mod diff;
 pub mod edit;
 pub mod entries;
-pub mod hooks;
+pub mod hook_entries;
 pub mod json_edit;
 pub mod jsonc;
 pub mod wrap;

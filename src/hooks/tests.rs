@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::*;
 use crate::import::claude_code::import_transcript;
 use crate::import::gemini_cli::import_chat;
-use crate::store::SessionRecord;
+use crate::records::SessionRecord;
 
 fn real(sub: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -83,7 +83,7 @@ fn scope_of(s: &Setup) -> Scope {
     }
 }
 
-fn ids_of(records: crate::optimizer::records::Records) -> BTreeSet<String> {
+fn ids_of(records: crate::records::Records) -> BTreeSet<String> {
     SessionRecord::all_of(records)
         .into_iter()
         .filter_map(|r| r.common().id.clone())

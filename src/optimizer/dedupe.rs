@@ -502,7 +502,7 @@ impl Hasher for HashKeyHasher {
 mod tests {
     use super::*;
     use crate::optimizer::normalize::normalize;
-    use crate::optimizer::records::{Common, ErrorRecord, Message, Records, Role, ToolOutput};
+    use crate::records::{Common, ErrorRecord, Message, Records, Role, ToolOutput};
 
     fn run(tool: &str, out: &str, exit: i64, ts: &str) -> ToolOutput {
         ToolOutput {

@@ -11,7 +11,7 @@ use std::ops::Range;
 use std::str::FromStr;
 
 use crate::optimizer::output::DropReason;
-use crate::optimizer::records::{DecisionStatus, Role, TestStatus};
+use crate::records::{DecisionStatus, Role, TestStatus};
 
 /// What kind of record a unit came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -620,7 +620,7 @@ impl Swap<'_> {
 mod tests {
     use super::*;
     use crate::optimizer::normalize::normalize;
-    use crate::optimizer::records::{Common, Message, Records, Role};
+    use crate::records::{Common, Message, Records, Role};
 
     fn setup(n: usize) -> (Vec<Unit>, Vec<Fragment>, Vec<UnitAnalysis>) {
         setup_with(n, |i| format!("note {i} about the parser and its tokens"))

@@ -195,8 +195,8 @@ pub fn apply(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::optimizer::records::Records;
     use crate::optimizer::{build, BuildConfig};
+    use crate::records::Records;
 
     fn records(json: &str) -> Records {
         serde_json::from_str(json).unwrap()

@@ -21,8 +21,8 @@ pub mod config;
 pub mod encode;
 pub mod exporter;
 pub mod live;
+pub mod log_spans;
 pub mod metrics;
-pub mod replay;
 pub mod spans;
 pub mod trace_context;
 

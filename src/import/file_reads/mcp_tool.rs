@@ -19,7 +19,7 @@
 
 use serde_json::{Map, Value};
 
-use super::content;
+use crate::import::mcp::content;
 
 /// The tools whose results are file contents (matched case-insensitively).
 pub const FILE_READ_TOOLS: &[&str] = &[

@@ -13,10 +13,10 @@ use crate::optimizer::output::{
     BuildOutput, BuildReport, DropReason, OmittedFragment, SourceFragment, Stats,
 };
 use crate::optimizer::parallel::par_map;
-use crate::optimizer::records::{DecisionStatus, Role};
 use crate::optimizer::score::{is_constraint, Focus, Scored};
 use crate::optimizer::select::{Candidate, Selection};
 use crate::optimizer::{BuildConfig, PIPELINE_VERSION};
+use crate::records::{DecisionStatus, Role};
 
 /// Whether a live fragment must be kept: the task; decisions accepted; requirements stated
 /// by the user; and the errors and failing tests the task is about (see

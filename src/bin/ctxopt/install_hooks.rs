@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use ctxopt::clients::catalog::{Client, Scope};
 use ctxopt::clients::change_file;
 use ctxopt::clients::config_file::ConfigFile;
-use ctxopt::clients::hooks::{self, HookClient};
+use ctxopt::clients::hook_entries::{self, HookClient};
 
 use crate::client_select::roots;
 
@@ -53,7 +53,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let path = client.settings(&roots()?, target.scope);
     let plan = |file: &ConfigFile| {
         if installing {
-            let (new, events) = hooks::install(file.text.as_deref(), client, &path)?;
+            let (new, events) = hook_entries::install(file.text.as_deref(), client, &path)?;
             Ok(Some((
                 Some(new),
                 events.iter().map(|e| e.to_string()).collect(),
@@ -62,7 +62,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             match file.text.as_deref() {
                 None => Ok(None),
                 Some(text) => {
-                    hooks::uninstall(text, client, &path, file.created_by_ctxopt()).map(Some)
+                    hook_entries::uninstall(text, client, &path, file.created_by_ctxopt()).map(Some)
                 }
             }
         }
