@@ -10,7 +10,7 @@
 //! - [`json_edit`]: members and elements added and removed as exact inverses.
 //! - [`entries`]: a file's server entries (JSON or TOML), classified.
 //! - [`wrap`](mod@wrap): `wrap` / `unwrap` as edits.
-//! - [`hooks`]: hook entries in Claude Code's and Gemini CLI's settings.
+//! - [`hook_entries`]: hook entries in Claude Code's and Gemini CLI's settings.
 //! - [`catalog`]: the clients, their files per scope and their dialects.
 //! - [`config_file`]: reading, backups, atomic writes.
 //! - [`diff`]: the unified diff `--dry-run` prints.

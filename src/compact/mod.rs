@@ -6,7 +6,7 @@
 //!
 //! # Layout
 //! - [`text`]: a result's text (its `text` blocks joined) and its lines; the exact limit check.
-//! - [`excerpt`]: which lines are shown (the optimizer's extraction, line by line) and how.
+//! - [`shown_lines`]: which lines are shown (the optimizer's extraction, line by line) and how.
 //! - [`pages`]: the whole text served back a page, a line range or a pattern at a time.
 //!
 //! [`compact`] is the one entry point for a response frame; it never fails: anything it

@@ -16,10 +16,9 @@ use super::tools::InjectedTool;
 use crate::compact::pages::PageCache;
 use crate::compact::Limits;
 use crate::optimizer::extract::terms::term_set;
-use crate::optimizer::fragment::Kind;
 use crate::optimizer::parse::{parse_records, RecordsError};
 use crate::optimizer::{self, BuildConfig, OptimizerError, DEFAULT_BUDGET};
-use crate::records::{DecisionStatus, SessionRecord, TestStatus};
+use crate::records::{DecisionStatus, Kind, SessionRecord, TestStatus};
 use crate::store::{
     self, Filter, NewRecord, Provenance, Scope, Store, StoreError, StoredRecord, DEFAULT_LOAD_LIMIT,
 };

@@ -1,12 +1,9 @@
-//! The bridge between the wire and the optimizer: tool results flow into the store
-//! ([`ingest`]), and the injected tools (`build_context` and friends) answer from it
-//! ([`handlers`]). [`Bridge`] holds both behind an API that needs no transport. The proxy
-//! plugs it into the relay through the relay's two traits: [`ingest_sink::IngestSink`] (a
-//! [`FrameSink`](crate::relay::FrameSink): the tap hands it every frame, it stores tool
-//! results) and [`intercept::Interceptor`] (a [`FrameHandler`](crate::relay::FrameHandler):
-//! it extends `tools/list` results and answers calls to injected tools); `ctxopt serve`
-//! ([`server`]) uses it as a plain MCP server. How the proxy wires it in is in
-//! `docs/injected-tools.md`.
+//! The injected tools (`build_context` and friends) over the store: [`Bridge`] holds the
+//! store, the scope and the tools offered behind an API that needs no transport. Tool results
+//! flow into the store ([`Bridge::on_frame_pair`], converted by [`crate::import::mcp`]), and
+//! the tools answer from it ([`handlers`]). The proxy plugs it into the relay through the
+//! adapters in [`crate::proxy`]; `ctxopt serve` ([`server`]) uses it as a plain MCP server.
+//! How the proxy wires it in is in `docs/injected-tools.md`.
 
 pub mod handlers;
 pub mod server;

@@ -8,10 +8,11 @@ use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::optimizer::extract::{failing_tests, signatures};
-use crate::optimizer::fragment::{is_later, Dropped, Kind, Unit, UnitIx};
+use crate::optimizer::fragment::{is_later, Dropped, Unit, UnitIx};
 use crate::optimizer::normalize::one_line;
 use crate::optimizer::output::DropReason;
 use crate::optimizer::parallel::par_map;
+use crate::records::Kind;
 
 /// Containment at or above which the earlier record is a near-duplicate of the later.
 pub const NEAR_DUPLICATE: f64 = 0.9;

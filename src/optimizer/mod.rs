@@ -20,6 +20,7 @@ pub mod fragment;
 mod invariants;
 #[cfg(test)]
 mod losses;
+pub mod mandatory;
 pub mod normalize;
 pub mod output;
 pub mod parallel;
@@ -142,7 +143,7 @@ pub fn build(records: &Records, config: &BuildConfig) -> Result<BuildOutput, Opt
                 chunk: f.chunk,
                 fragment: fragment::FragmentIx(fi),
             },
-            mandatory: assemble::is_mandatory(unit, &features[fi], &focus, f.unit),
+            mandatory: mandatory::is_mandatory(unit, &features[fi], &focus, f.unit),
             score: s.total,
             // System messages are the agent's standing instructions, which it already has:
             // they never fill the budget.
@@ -156,7 +157,7 @@ pub fn build(records: &Records, config: &BuildConfig) -> Result<BuildOutput, Opt
             working_set: leads.contains(&fi),
             // What the session read of a file is its working set: what budget is left
             // after everything else goes to it.
-            leftover: unit.kind == fragment::Kind::File,
+            leftover: unit.kind == crate::records::Kind::File,
         });
     }
     let selection = select::select(

@@ -16,9 +16,10 @@ use sha2::{Digest, Sha256};
 use crate::optimizer::chunk::chunks;
 use crate::optimizer::condense::condense_frames;
 use crate::optimizer::excerpt::excerpt;
-use crate::optimizer::fragment::{hex_prefix, Fragment, Kind, Unit, UnitIx};
+use crate::optimizer::fragment::{hex_prefix, Fragment, Unit, UnitIx};
 use crate::optimizer::parallel::par_map;
 use crate::optimizer::OptimizerError;
+use crate::records::Kind;
 use crate::records::{Common, DecisionStatus, Records, Role, TestStatus};
 
 /// The shortest run of same-shaped lines that collapsing shortens.

@@ -4,8 +4,9 @@
 
 use crate::optimizer::analysis::UnitAnalysis;
 use crate::optimizer::extract::Features;
-use crate::optimizer::fragment::{Fragment, FragmentIx, Kind, Unit, UnitIx};
+use crate::optimizer::fragment::{Fragment, FragmentIx, Unit, UnitIx};
 use crate::optimizer::score::is_constraint;
+use crate::records::Kind;
 use crate::records::TestStatus;
 
 /// The context's sections, in render order.

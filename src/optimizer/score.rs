@@ -12,9 +12,10 @@ use crate::optimizer::condense;
 use crate::optimizer::extract::{
     definitions, imports, outcomes, paths, signatures, terms, Features, Outcome,
 };
-use crate::optimizer::fragment::{Fragment, Kind, Unit, UnitIx};
+use crate::optimizer::fragment::{Fragment, Unit, UnitIx};
 use crate::optimizer::output::{ScoreComponent, Signal};
 use crate::optimizer::workspace::WorkspaceRoot;
+use crate::records::Kind;
 use crate::records::{DecisionStatus, Role, TestStatus};
 
 /// The weight of each signal, and the recency curve.

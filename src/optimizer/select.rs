@@ -9,9 +9,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::optimizer::analysis::UnitAnalysis;
 use crate::optimizer::excerpt;
-use crate::optimizer::fragment::{is_later, Fragment, FragmentIx, Kind, Unit, UnitIx};
+use crate::optimizer::fragment::{is_later, Fragment, FragmentIx, Unit, UnitIx};
 use crate::optimizer::output::DropReason;
 use crate::optimizer::render::{render, tag, Placed, Section};
+use crate::records::Kind;
 use crate::tokenizer::Tokenizer;
 
 /// The fewest tokens a fragment counts as in score per token: below this, size stops

@@ -14,8 +14,9 @@ use crate::optimizer::dedupe::{
 };
 use crate::optimizer::extract::terms::term_set;
 use crate::optimizer::extract::{failing_tests, signatures, Outcome};
-use crate::optimizer::fragment::{is_later, Dropped, Kind, Unit, UnitIx};
+use crate::optimizer::fragment::{is_later, Dropped, Unit, UnitIx};
 use crate::optimizer::output::DropReason;
+use crate::records::Kind;
 use crate::records::{DecisionStatus, Role};
 
 /// Marks superseded units in `deduped.dropped` (units already dropped stay as they are),

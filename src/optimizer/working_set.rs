@@ -25,9 +25,10 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::optimizer::analysis::UnitAnalysis;
 use crate::optimizer::extract::{paths, Features};
-use crate::optimizer::fragment::{Fragment, Kind, Unit};
+use crate::optimizer::fragment::{Fragment, Unit};
 use crate::optimizer::output::{ScoreComponent, Signal};
 use crate::optimizer::score::{round4, Scored};
+use crate::records::Kind;
 
 /// The least share a file needs for its best chunk to *lead* in any case: be tried for the
 /// budget right after the mandatory fragments and the current change (see [`apply`]).

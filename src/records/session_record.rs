@@ -2,7 +2,7 @@
 //! format (`src/records/mod.rs`), so a workspace's rows load straight into
 //! [`Records`].
 
-use crate::optimizer::fragment::Kind;
+use crate::records::Kind;
 use crate::records::{
     Common, Decision, DiffRecord, ErrorRecord, FileRecord, Message, Records, TestResult, ToolOutput,
 };

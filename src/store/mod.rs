@@ -25,7 +25,7 @@ use rusqlite::{params, Connection, ErrorCode, OptionalExtension, TransactionBeha
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::optimizer::fragment::Kind;
+use crate::records::Kind;
 use crate::records::{Records, SessionRecord};
 use crate::redact::Redactor;
 

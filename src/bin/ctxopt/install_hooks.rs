@@ -4,10 +4,10 @@
 
 use std::process::ExitCode;
 
-use ctxopt::clients::catalog::{Client, Scope};
+use ctxopt::clients::catalog::{Client, ConfigScope, HookClient};
 use ctxopt::clients::change_file;
 use ctxopt::clients::config_file::ConfigFile;
-use ctxopt::clients::hook_entries::{self, HookClient};
+use ctxopt::clients::hook_entries;
 
 use crate::client_select::roots;
 
@@ -33,7 +33,7 @@ struct Target {
     /// user (~/.claude/settings.json, ~/.gemini/settings.json) or project
     /// (.claude/settings.json, .gemini/settings.json in the current directory).
     #[arg(long, default_value = "user")]
-    scope: Scope,
+    scope: ConfigScope,
     /// Print the unified diff and write nothing.
     #[arg(long)]
     dry_run: bool,
@@ -47,7 +47,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let client = HookClient::try_from(target.client).map_err(anyhow::Error::msg)?;
     anyhow::ensure!(
-        target.scope != Scope::Local,
+        target.scope != ConfigScope::Local,
         "hooks have user and project scopes"
     );
     let path = client.settings(&roots()?, target.scope);

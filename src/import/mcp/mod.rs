@@ -17,7 +17,7 @@ use serde_json::Value;
 pub mod content;
 pub mod stored_text;
 
-use crate::import::file_reads::mcp_tool::{self as file_reads, FileRead};
+use crate::import::file_reads::mcp_tool::{self as file_reads, FileOutcome};
 use crate::optimizer::extract::failing_tests::failing_tests;
 use crate::records::SessionRecord;
 use crate::records::{Common, ErrorRecord, FileRecord, TestResult, TestStatus, ToolOutput};
@@ -226,9 +226,9 @@ impl Made<'_> {
         )
     }
 
-    fn file_read(&self, read: FileRead, part: u32) -> NewRecord {
+    fn file_read(&self, read: FileOutcome, part: u32) -> NewRecord {
         match read {
-            FileRead::Snapshot { path, content } => self.record(
+            FileOutcome::Snapshot { path, content } => self.record(
                 SessionRecord::File(FileRecord {
                     common: self.common(),
                     path,
@@ -236,7 +236,7 @@ impl Made<'_> {
                 }),
                 part,
             ),
-            FileRead::Failed { path, message } => {
+            FileOutcome::Failed { path, message } => {
                 self.error(format!("{}: {path}: {message}", self.tool), None, part)
             }
         }
@@ -248,7 +248,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::optimizer::fragment::Kind;
+    use crate::records::Kind;
 
     fn pair<'a>(request: &'a str, response: &'a str) -> FramePair<'a> {
         FramePair {
