@@ -16,10 +16,11 @@ use serde::{Deserialize, Serialize};
 use super::baseline;
 use super::real::Half;
 use super::session_cut::{Session, SessionClient, SessionCut};
-use crate::hooks::{self, answer, Client, HookConfig, HookError, DEFAULT_HOOK_BUDGET};
+use crate::clients::catalog::HookClient;
+use crate::hooks::{self, answer, HookConfig, HookError, DEFAULT_HOOK_BUDGET};
 use crate::import::{self, ImportError, ImportOptions};
-use crate::optimizer::records::Records;
 use crate::optimizer::{self, BuildConfig, OptimizerError};
+use crate::records::Records;
 use crate::tokenizer::Tokenizer;
 
 /// What the interactive benchmark compares.
@@ -233,8 +234,8 @@ pub fn replay_compaction(
 ) -> Result<Replay, InteractiveError> {
     let name = session.name.clone();
     let (client, before_event, file) = match session.client {
-        SessionClient::ClaudeCode => (Client::ClaudeCode, "PreCompact", "transcript.jsonl"),
-        SessionClient::GeminiCli => (Client::GeminiCli, "PreCompress", "session.json"),
+        SessionClient::ClaudeCode => (HookClient::ClaudeCode, "PreCompact", "transcript.jsonl"),
+        SessionClient::GeminiCli => (HookClient::GeminiCli, "PreCompress", "session.json"),
         SessionClient::Codex => return build_codex(session, cut, budget, tokenizer),
     };
     let scratch = Scratch::new().map_err(|source| InteractiveError::Io {
@@ -608,20 +609,26 @@ impl InteractiveReport {
              | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n",
         );
         for r in &self.rows {
+            let (all, recall) = if r.labelled_cuts == 0 {
+                ("–".to_string(), "–".to_string())
+            } else {
+                (
+                    format!("{}/{}", r.all_files, r.labelled_cuts),
+                    format!("{:.1} % ({}/{})", r.recall() * 100.0, r.files_kept, r.files),
+                )
+            };
+            let code = if r.code_cuts == 0 {
+                "–".to_string()
+            } else {
+                format!("{}/{}", r.code_kept, r.code_cuts)
+            };
             out.push_str(&format!(
-                "| {} | {} | {} | {} ({}) | {}/{} | {:.1} % ({}/{}) | {}/{} | {:.0} | {:.1} / {:.1} |\n",
+                "| {} | {} | {} | {} ({}) | {all} | {recall} | {code} | {:.0} | {:.1} / {:.1} |\n",
                 r.half.name(),
                 r.client.map_or("all", SessionClient::name),
                 r.strategy.name(),
                 r.cuts,
                 r.labelled_cuts,
-                r.all_files,
-                r.labelled_cuts,
-                r.recall() * 100.0,
-                r.files_kept,
-                r.files,
-                r.code_kept,
-                r.code_cuts,
                 r.mean_tokens,
                 r.mean_millis,
                 r.max_millis,
@@ -715,5 +722,74 @@ mod tests {
             Some(NotASession::Unknown.to_string().as_str())
         );
         assert_eq!((infos[1].tool_calls, infos[1].cuts), (6, 3));
+    }
+
+    #[test]
+    fn the_report_renders_rows_and_the_corpus_snapshot() {
+        let score = |files_kept, code_kept, tokens| CutScore {
+            files_kept,
+            code_kept,
+            tokens,
+            millis: 2.0,
+        };
+        let cut = |session: &str, client, half, files, code: Option<bool>, ours: usize| CutResult {
+            session: session.into(),
+            client,
+            half,
+            share: 0.5,
+            files,
+            has_code: code.is_some(),
+            scores: vec![
+                (Strategy::Ctxopt, score(ours, code, 900)),
+                (Strategy::Tail, score(files, code.map(|_| true), 880)),
+                (Strategy::HeadTail, score(0, code.map(|_| false), 880)),
+                (Strategy::Bm25, score(1.min(files), code, 700)),
+            ],
+            before_millis: 1.0,
+        };
+        let results = [
+            cut(
+                "a",
+                SessionClient::ClaudeCode,
+                Half::Tuning,
+                2,
+                Some(false),
+                1,
+            ),
+            cut("b", SessionClient::Codex, Half::Tuning, 0, None, 0),
+            cut(
+                "c",
+                SessionClient::GeminiCli,
+                Half::HeldOut,
+                1,
+                Some(true),
+                1,
+            ),
+        ];
+        let info = |name: &str, client, half, cuts| SessionInfo {
+            name: name.into(),
+            repository: name.into(),
+            half,
+            client,
+            tool_calls: 9,
+            cuts,
+            left_out: client.is_none().then(|| NotASession::Unknown.to_string()),
+        };
+        let report = InteractiveReport {
+            hook_budget: DEFAULT_HOOK_BUDGET,
+            sessions: vec![
+                info("a", Some(SessionClient::ClaudeCode), Half::Tuning, 1),
+                info("b", Some(SessionClient::Codex), Half::Tuning, 1),
+                info("c", Some(SessionClient::GeminiCli), Half::HeldOut, 1),
+                info("d", None, Half::HeldOut, 0),
+            ],
+            rows: rows(&results),
+            tuning_cuts: Vec::new(),
+        };
+        insta::assert_snapshot!(format!(
+            "{}\n\n{}",
+            report.corpus_line(),
+            report.markdown_table()
+        ));
     }
 }
