@@ -458,11 +458,7 @@ pub struct InteractiveRow {
 impl InteractiveRow {
     /// Named labelled files over labelled files (1 when there are none).
     pub fn recall(&self) -> f64 {
-        if self.files == 0 {
-            1.0
-        } else {
-            self.files_kept as f64 / self.files as f64
-        }
+        super::real::recall(self.files_kept, self.files)
     }
 }
 

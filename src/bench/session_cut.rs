@@ -214,7 +214,7 @@ impl Session {
 
     fn read_claude(&mut self, values: &[Option<Value>]) {
         let mut results: HashMap<&str, usize> = HashMap::new();
-        let mut uses: Vec<(usize, &str, &Value)> = Vec::new();
+        let mut uses: Vec<(usize, &str, Vec<Edit>)> = Vec::new();
         for (i, v) in values.iter().enumerate() {
             let Some(v) = v else { continue };
             if self.session_id.is_empty() {
@@ -235,7 +235,7 @@ impl Session {
                     Some("tool_use") => uses.push((
                         i,
                         block.get("id").and_then(Value::as_str).unwrap_or_default(),
-                        block,
+                        claude_edits(block),
                     )),
                     Some("tool_result") => {
                         if let Some(id) = block.get("tool_use_id").and_then(Value::as_str) {
@@ -246,14 +246,7 @@ impl Session {
                 }
             }
         }
-        self.calls = uses
-            .into_iter()
-            .map(|(start, id, block)| Call {
-                start,
-                end: results.get(id).copied().unwrap_or(start).max(start),
-                edits: claude_edits(block),
-            })
-            .collect();
+        self.calls = calls(uses, &results);
     }
 
     fn read_codex(&mut self, values: &[Option<Value>]) {
@@ -287,14 +280,7 @@ impl Session {
                 _ => {}
             }
         }
-        self.calls = uses
-            .into_iter()
-            .map(|(start, id, edits)| Call {
-                start,
-                end: results.get(id).copied().unwrap_or(start).max(start),
-                edits,
-            })
-            .collect();
+        self.calls = calls(uses, &results);
     }
 
     fn read_chat(mut self, root: Value) -> Result<Session, NotASession> {
@@ -418,6 +404,17 @@ impl Session {
         }
         (files, code)
     }
+}
+
+/// The calls made at (unit, call id, edits), each ending at the unit of its result.
+fn calls(uses: Vec<(usize, &str, Vec<Edit>)>, results: &HashMap<&str, usize>) -> Vec<Call> {
+    uses.into_iter()
+        .map(|(start, id, edits)| Call {
+            start,
+            end: results.get(id).copied().unwrap_or(start).max(start),
+            edits,
+        })
+        .collect()
 }
 
 /// `s` as it appears inside a JSON string.
