@@ -13,12 +13,16 @@
 //!   `tool_use` blocks are held until their `tool_result` arrives (in a later line);
 //! - a `tool_result`, with the call it answers: `Bash` → a tool output (`tool` = the command,
 //!   `exitCode` 0, or N from `Exit code N` on a failure) plus a test result per test its
-//!   output names; a whole-file `Read` → a file; `Write` → a file; `Edit`/`MultiEdit` → a
-//!   diff (from `toolUseResult.structuredPatch`, else from the old and new strings); any
-//!   other tool → a tool output (`tool` = its name, `args` = its input); `is_error: true` →
-//!   an error record as well (`<tool>: <first line>`);
+//!   output names; a whole-file `Read` → a file; a `Read` of a region (`offset`/`limit`) →
+//!   a file holding every line seen so far of it, with `[ctxopt: lines A-B not seen]` gaps
+//!   (see [`FileViews`]); `Write` → a file; `Edit`/`MultiEdit` → a diff (from
+//!   `toolUseResult.structuredPatch`, else from the old and new strings), forgetting the
+//!   lines seen of the file; `TodoWrite` → the plan, a tool output `plan-…` listing the
+//!   items with their status; any other tool → a tool output (`tool` = its name, `args` =
+//!   its input); `is_error: true` → an error record as well (`<tool>: <first line>`);
+//! - a `system` `compact_boundary` entry → its line in [`ImportSummary::boundaries`];
 //! - sidechain entries (`isSidechain`, a subagent's turns) get ids starting with `side-`;
-//! - everything else (`progress`, `system`, `summary` titles, `file-history-snapshot`,
+//! - everything else (`progress`, other `system` entries, `summary` titles, `file-history-snapshot`,
 //!   `queue-operation`, `attachment`, thinking blocks, images, unknown fields) is skipped
 //!   and counted in the [`ImportSummary`]; a line that is not a JSON object is an error
 //!   naming the line, and the rest still imports.
@@ -31,6 +35,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::file_reads::shell::{FileRead, FileViews};
 use super::test_runs::test_outcomes;
 use super::{content_text, first_line, record_id, rfc3339, ImportSummary, INJECTED_MARKER};
 use crate::records::SessionRecord;
@@ -111,6 +116,10 @@ pub struct ClaudeImporter {
     pub task: Option<String>,
     /// The latest real prompt seen.
     pub last_prompt: Option<String>,
+    /// The lines of each file seen so far (whole and ranged `Read`s, `Write`s), forgotten
+    /// on an edit of the file.
+    #[serde(default)]
+    views: FileViews,
 }
 
 /// One entry being read: where it is and what it shares with its records.
@@ -220,8 +229,10 @@ impl ClaudeImporter {
         match kind {
             "user" | "assistant" => {}
             "system" => {
-                let subtype = obj.get("subtype").and_then(Value::as_str).unwrap_or("-");
-                summary.skip(format!("system:{subtype}"));
+                match obj.get("subtype").and_then(Value::as_str).unwrap_or("-") {
+                    "compact_boundary" => summary.boundaries.push(line),
+                    subtype => summary.skip(format!("system:{subtype}")),
+                }
                 return;
             }
             "attachment" => {
@@ -413,29 +424,61 @@ impl ClaudeImporter {
                     }),
                 );
             }
-            "Read" if !is_error => match whole_file(&text, result, &call.input) {
-                Some(content) => records.push(SessionRecord::File(FileRecord {
-                    common: common("file"),
-                    path: entry.path(input("file_path").unwrap_or_default()),
-                    content,
-                })),
-                None => records.push(tool_output(common("out"), &call, text)),
-            },
+            "Read" if !is_error => {
+                let path = entry.path(input("file_path").unwrap_or_default());
+                match whole_file(&text, result, &call.input) {
+                    Some(content) => {
+                        self.views.forget(&path);
+                        self.views.add(&numbered(&path, 1, &content));
+                        records.push(SessionRecord::File(FileRecord {
+                            common: common("file"),
+                            path,
+                            content,
+                        }));
+                    }
+                    None => match file_region(&path, &text, result) {
+                        Some(read) => {
+                            let (path, content) = self.views.add(&read);
+                            records.push(SessionRecord::File(FileRecord {
+                                common: common("file"),
+                                path,
+                                content,
+                            }));
+                        }
+                        None => records.push(tool_output(common("out"), &call, text)),
+                    },
+                }
+            }
             "Write" if !is_error && input("file_path").is_some() => {
+                let path = entry.path(input("file_path").unwrap_or_default());
+                let content = input("content").unwrap_or_default().to_string();
+                self.views.forget(&path);
+                self.views.add(&numbered(&path, 1, &content));
                 records.push(SessionRecord::File(FileRecord {
                     common: common("file"),
-                    path: entry.path(input("file_path").unwrap_or_default()),
-                    content: input("content").unwrap_or_default().to_string(),
+                    path,
+                    content,
                 }));
             }
             "Edit" | "MultiEdit" if !is_error && input("file_path").is_some() => {
                 let path = entry.path(input("file_path").unwrap_or_default());
+                self.views.forget(&path);
                 records.push(SessionRecord::Diff(DiffRecord {
                     common: common("diff"),
                     diff: edit_diff(&path, result, &call.input),
                     path,
                 }));
             }
+            "TodoWrite" if !is_error => match plan_text(&call.input) {
+                Some(plan) => records.push(SessionRecord::ToolOutput(ToolOutput {
+                    common: common("plan"),
+                    tool: call.name.clone(),
+                    args: Some(call.input.clone()),
+                    output: plan,
+                    exit_code: None,
+                })),
+                None => records.push(tool_output(common("out"), &call, text)),
+            },
             _ if is_error => {}
             _ => records.push(tool_output(common("out"), &call, text)),
         }
@@ -512,6 +555,57 @@ fn bash_output(text: &str, result: Option<&Value>, is_error: bool) -> (String, O
         }
         _ => (text.to_string(), code),
     }
+}
+
+/// The lines of `content` numbered from `first`, as a read of `path`.
+fn numbered(path: &str, first: usize, content: &str) -> FileRead {
+    FileRead {
+        path: path.to_string(),
+        dir: None,
+        lines: content
+            .lines()
+            .enumerate()
+            .map(|(i, l)| (first + i, l.to_string()))
+            .collect(),
+    }
+}
+
+/// The lines a ranged `Read` (`offset`/`limit`) showed of `path`, with their numbers: from
+/// `toolUseResult.file` (`content` from `startLine`) when there, else from the result
+/// text's `cat -n` prefixes (`    12→text`). `None` when neither gives numbered lines.
+fn file_region(path: &str, text: &str, result: Option<&Value>) -> Option<FileRead> {
+    if let Some(file) = result.and_then(|r| r.get("file")) {
+        let start = file.get("startLine").and_then(Value::as_u64)?;
+        let content = file.get("content").and_then(Value::as_str)?;
+        let start = usize::try_from(start).ok()?.max(1);
+        let read = numbered(path, start, content);
+        return (!read.lines.is_empty()).then_some(read);
+    }
+    let body = text.split("\n\n<system-reminder>").next().unwrap_or(text);
+    let mut lines = Vec::new();
+    for line in body.lines() {
+        let (n, rest) = line.trim_start().split_once('→')?;
+        lines.push((n.parse::<usize>().ok()?, rest.to_string()));
+    }
+    (!lines.is_empty()).then(|| FileRead {
+        path: path.to_string(),
+        dir: None,
+        lines,
+    })
+}
+
+/// The session's plan as a `TodoWrite` call sets it: one line per item, `- [status]
+/// content`; `None` when the call has no `todos` list.
+fn plan_text(input: &Value) -> Option<String> {
+    let todos = input.get("todos").and_then(Value::as_array)?;
+    let lines: Vec<String> = todos
+        .iter()
+        .map(|t| {
+            let s = |k: &str| t.get(k).and_then(Value::as_str).unwrap_or("");
+            format!("- [{}] {}", s("status"), s("content"))
+        })
+        .collect();
+    Some(format!("Plan (TodoWrite):\n{}", lines.join("\n")))
 }
 
 /// The content of a whole-file read: from `toolUseResult.file` when it covers every line,

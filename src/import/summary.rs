@@ -36,6 +36,10 @@ pub struct ImportSummary {
     pub skipped: BTreeMap<String, usize>,
     /// The lines that could not be read.
     pub errors: Vec<LineError>,
+    /// The lines where the client compacted the conversation (Claude Code's `system`
+    /// `compact_boundary` entries, Codex's `compacted` items), in order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub boundaries: Vec<usize>,
 }
 
 impl ImportSummary {
@@ -86,7 +90,8 @@ impl ImportSummary {
 }
 
 impl fmt::Display for ImportSummary {
-    /// `12 lines; records: messages 4, toolOutputs 3; skipped: type:progress 2; 1 unreadable line`,
+    /// `12 lines; records: messages 4, toolOutputs 3; skipped: type:progress 2; 1 compaction
+    /// boundary; 1 unreadable line`,
     /// then one line per unreadable line.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let list = |m: &BTreeMap<String, usize>| {
@@ -103,6 +108,11 @@ impl fmt::Display for ImportSummary {
         }
         if !self.skipped.is_empty() {
             write!(f, "; skipped: {}", list(&self.skipped))?;
+        }
+        match self.boundaries.len() {
+            0 => {}
+            1 => f.write_str("; 1 compaction boundary")?,
+            n => write!(f, "; {n} compaction boundaries")?,
         }
         match self.errors.len() {
             0 => {}

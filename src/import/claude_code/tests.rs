@@ -96,3 +96,182 @@ fn resuming_between_a_call_and_its_result_loses_nothing() {
     assert_eq!((out[0].line, out[0].part), (2, 0));
     assert!(matches!(&out[0].record, SessionRecord::File(f) if f.content == "hi"));
 }
+
+/// A session file of the real corpus.
+fn real(name: &str) -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/real-world/agent-transcripts/claude-code")
+        .join(name);
+    std::fs::read_to_string(path).unwrap()
+}
+
+/// The lines of a real transcript that answer a call of `tool` whose input satisfies
+/// `pick`, with the answer's `toolUseResult`.
+fn answers(text: &str, tool: &str, pick: impl Fn(&Value) -> bool) -> Vec<(usize, Value)> {
+    let mut calls = std::collections::BTreeSet::new();
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let Ok(v) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        for b in v
+            .pointer("/message/content")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if b["type"] == "tool_use" && b["name"] == tool && pick(&b["input"]) {
+                calls.insert(b["id"].as_str().unwrap_or_default().to_string());
+            }
+            let answered = b["tool_use_id"]
+                .as_str()
+                .is_some_and(|id| calls.contains(id));
+            if b["type"] == "tool_result" && answered && b["is_error"] != true {
+                out.push((i + 1, v["toolUseResult"].clone()));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn ranged_reads_of_a_real_session_are_file_regions_with_their_lines() {
+    let text = real("marot__spotter__4d5611e5-241a-462a-8d15-5122611a9569.jsonl");
+    let ranged = answers(&text, "Read", |i| i.get("offset").is_some());
+    assert!(ranged.len() >= 10, "{}", ranged.len());
+    let (records, _) = import_transcript(&text);
+    for (line, result) in &ranged {
+        let id = format!("file-L{line}-");
+        let file = records
+            .files
+            .iter()
+            .find(|f| f.common.id.as_deref().is_some_and(|i| i.starts_with(&id)))
+            .unwrap_or_else(|| panic!("no file record for the ranged read on line {line}"));
+        let start = result["file"]["startLine"].as_u64().unwrap();
+        let full = result["file"]["filePath"].as_str().unwrap();
+        assert!(
+            !file.path.starts_with('/') && full.ends_with(&format!("/{}", file.path)),
+            "line {line}: {} for {full}",
+            file.path
+        );
+        if start > 1 {
+            // The region says where it starts: the lines before it were not seen (or an
+            // earlier read of the same file showed them).
+            assert!(
+                file.content.contains("not seen]") || file.content.lines().count() > start as usize,
+                "line {line}"
+            );
+        }
+        for l in result["file"]["content"].as_str().unwrap().lines() {
+            assert!(file.content.contains(l), "line {line}: {l}");
+        }
+    }
+}
+
+#[test]
+fn a_ranged_read_merges_with_the_whole_read_and_an_edit_forgets_both() {
+    let read = |id: &str, input: Value| {
+        serde_json::json!({"type": "assistant", "cwd": "/w", "message": {"role": "assistant",
+            "content": [{"type": "tool_use", "id": id, "name": "Read", "input": input}]}})
+    };
+    let answer = |id: &str, text: &str| {
+        serde_json::json!({"type": "user", "cwd": "/w", "message": {"role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": id, "content": text}]}})
+    };
+    let (records, _) = import(&[
+        serde_json::json!({"type": "user", "message": {"role": "user", "content": "go"}}),
+        read(
+            "r1",
+            serde_json::json!({"file_path": "/w/a.rs", "offset": 3, "limit": 2}),
+        ),
+        answer("r1", "     3\u{2192}c\n     4\u{2192}d"),
+        read(
+            "r2",
+            serde_json::json!({"file_path": "/w/a.rs", "offset": 6, "limit": 1}),
+        ),
+        answer("r2", "     6\u{2192}f"),
+        serde_json::json!({"type": "assistant", "cwd": "/w", "message": {"role": "assistant",
+            "content": [{"type": "tool_use", "id": "e1", "name": "Edit",
+              "input": {"file_path": "/w/a.rs", "old_string": "f", "new_string": "g"}}]}}),
+        answer("e1", "ok"),
+        read(
+            "r3",
+            serde_json::json!({"file_path": "/w/a.rs", "offset": 6, "limit": 1}),
+        ),
+        answer("r3", "     6\u{2192}g"),
+    ]);
+    let contents: Vec<&str> = records.files.iter().map(|f| f.content.as_str()).collect();
+    assert_eq!(
+        contents,
+        [
+            "[ctxopt: lines 1-2 not seen]\nc\nd\n",
+            "[ctxopt: lines 1-2 not seen]\nc\nd\n[ctxopt: lines 5-5 not seen]\nf\n",
+            "[ctxopt: lines 1-5 not seen]\ng\n",
+        ]
+    );
+    assert!(records.files.iter().all(|f| f.path == "a.rs"));
+    assert!(records.tool_outputs.is_empty());
+}
+
+#[test]
+fn todo_writes_of_a_real_session_are_its_plan() {
+    let text = real("d-kimuson__claude-code-viewer__fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl");
+    let todos = answers(&text, "TodoWrite", |_| true);
+    assert!(todos.len() >= 10, "{}", todos.len());
+    let (records, _) = import_transcript(&text);
+    let plans: Vec<_> = records
+        .tool_outputs
+        .iter()
+        // A subagent's plan too (`side-plan-L…`).
+        .filter(|o| o.common.id.as_deref().is_some_and(|i| i.contains("plan-L")))
+        .collect();
+    assert_eq!(plans.len(), todos.len());
+    let (_, last) = todos.last().unwrap();
+    let plan = &plans.last().unwrap().output;
+    assert!(plan.starts_with("Plan (TodoWrite):\n- ["), "{plan}");
+    for item in last["newTodos"].as_array().unwrap() {
+        let line = format!(
+            "- [{}] {}",
+            item["status"].as_str().unwrap(),
+            item["content"].as_str().unwrap()
+        );
+        assert!(plan.contains(&line), "{line} not in {plan}");
+    }
+}
+
+#[test]
+fn compaction_boundaries_of_real_sessions_are_recognised_with_their_summaries() {
+    let mut seen = 0;
+    for name in [
+        "marot__spotter__258c7280-ae70-4798-800f-63464d01a85d.jsonl",
+        "marot__spotter__4d5611e5-241a-462a-8d15-5122611a9569.jsonl",
+        "marot__spotter__8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl",
+        "marot__spotter__ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl",
+        "marot__spotter__fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl",
+    ] {
+        let text = real(name);
+        let expected: Vec<usize> = text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| l.contains("\"subtype\":\"compact_boundary\""))
+            .map(|(i, _)| i + 1)
+            .collect();
+        let (records, summary) = import_transcript(&text);
+        assert_eq!(summary.boundaries, expected, "{name}");
+        assert!(!summary.skipped.contains_key("system:compact_boundary"));
+        for b in &expected {
+            // The summary Claude Code wrote comes right after its boundary.
+            let after = records.messages.iter().find_map(|m| {
+                let id = m.common.id.as_deref()?.strip_prefix("summary-L")?;
+                let line: usize = id.split('-').next()?.parse().ok()?;
+                (line > *b).then_some(line)
+            });
+            assert!(
+                after.is_some_and(|l| l <= b + 3),
+                "{name}: {after:?} after {b}"
+            );
+            seen += 1;
+        }
+    }
+    assert_eq!(seen, 5);
+}

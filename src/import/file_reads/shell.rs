@@ -304,7 +304,7 @@ fn shell_words(text: &str) -> Option<Vec<String>> {
 /// made relative to the session's working directory — the absolute directory the commands
 /// noted with [`FileViews::note_command`] most often `cd` to (the first of them on a tie) —
 /// so that every read of a file lands on one path, as the final patch names it.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct FileViews {
     seen: BTreeMap<String, BTreeMap<usize, String>>,
     /// Absolute `cd` directories: (commands naming it, order first named).
@@ -366,6 +366,11 @@ impl FileViews {
             next = n + 1;
         }
         (path, content)
+    }
+
+    /// Forgets what was seen of `path` (a change the caller knows of, such as an edit).
+    pub fn forget(&mut self, path: &str) {
+        self.seen.remove(path);
     }
 
     /// Forgets what was seen of every path that `command` may write: a path named after
