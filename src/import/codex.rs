@@ -8,8 +8,11 @@
 //! (`input_text`/`output_text` parts; the first user text that is not an
 //! `<environment_context>` block is the task); a call and its output (matched by `call_id`):
 //! `shell` → a tool output with the command (`bash -lc X` shown as `X`) and the exit code
-//! from the output's `metadata.exit_code`, an error record when the code is not 0, and a test
-//! result per test its output names; `apply_patch` (a shell command or a custom tool call) →
+//! from the output's `metadata.exit_code` (`shell_command`/`exec_command`: the command string
+//! and the output's `Exit code: N` header), an error record when the code is not 0, and a
+//! test result per test its output names; a command that reads a file
+//! ([`file_read`]) → a file record with every line seen so far of it; a `compacted` item →
+//! a boundary in [`ImportSummary::boundaries`] and its message a `summary-…` system message; `apply_patch` (a shell command or a custom tool call) →
 //! one diff per `*** Update|Add|Delete File:` section; any other call → a tool output. Ids
 //! carry the line: `out-L12`. Reasoning, `event_msg`, `turn_context`, `session_meta` and
 //! unknown types are skipped and counted; a line that is not JSON is an error naming the
@@ -19,10 +22,11 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use super::file_reads::shell::{file_read, FileViews};
 use super::test_runs::{run_records, Run};
 use super::{first_line, gather, parts, rfc3339, ImportSummary, INJECTED_MARKER};
 use crate::records::SessionRecord;
-use crate::records::{Common, DiffRecord, ErrorRecord, Message, Records, Role};
+use crate::records::{Common, DiffRecord, ErrorRecord, FileRecord, Message, Records, Role};
 
 /// Converts the text of a rollout file into records.
 pub fn import_rollout(text: &str) -> (Records, ImportSummary) {
@@ -30,6 +34,7 @@ pub fn import_rollout(text: &str) -> (Records, ImportSummary) {
     let mut out: Vec<SessionRecord> = Vec::new();
     let mut calls: BTreeMap<String, (String, Value)> = BTreeMap::new();
     let mut task: Option<String> = None;
+    let mut views = FileViews::default();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
@@ -51,6 +56,19 @@ pub fn import_rollout(text: &str) -> (Records, ImportSummary) {
             continue;
         };
         let ptype = payload.get("type").and_then(Value::as_str).unwrap_or("-");
+        if kind == "compacted" {
+            summary.boundaries.push(n);
+            let message = payload.get("message").and_then(Value::as_str);
+            if let Some(text) = message.filter(|t| !t.trim().is_empty()) {
+                let mut common = parts(n, None, rfc3339(entry.get("timestamp")));
+                out.push(SessionRecord::Message(Message {
+                    common: common("summary"),
+                    role: Role::System,
+                    text: text.to_string(),
+                }));
+            }
+            continue;
+        }
         if kind != "response_item" {
             summary.skip(format!("{kind}:{ptype}"));
             continue;
@@ -105,7 +123,7 @@ pub fn import_rollout(text: &str) -> (Records, ImportSummary) {
                     .remove(text("call_id"))
                     .unwrap_or_else(|| ("tool".to_string(), Value::Null));
                 let raw = payload.get("output");
-                call_records(&name, &args, raw, &mut common, &mut out);
+                call_records(&name, &args, raw, &mut common, &mut views, &mut out);
             }
             other => summary.skip(format!("response_item:{other}")),
         }
@@ -120,9 +138,11 @@ fn call_records(
     args: &Value,
     raw: Option<&Value>,
     common: &mut impl FnMut(&str) -> Common,
+    views: &mut FileViews,
     out: &mut Vec<SessionRecord>,
 ) {
-    // The output is a string, often JSON `{"output": …, "metadata": {"exit_code": N}}`.
+    // The output is a string, often JSON `{"output": …, "metadata": {"exit_code": N}}`, or
+    // (`shell_command`, `exec_command`) text under an `Exit code: N` … `Output:` header.
     let raw_text = match raw {
         Some(Value::String(s)) => s.clone(),
         Some(v) => v.to_string(),
@@ -134,12 +154,27 @@ fn call_records(
         .and_then(|p| p.get("output"))
         .and_then(Value::as_str)
         .map_or_else(|| raw_text.clone(), str::to_string);
-    let exit_code = parsed
+    let mut exit_code = parsed
         .as_ref()
         .and_then(|p| p.pointer("/metadata/exit_code"))
         .and_then(Value::as_i64);
+    let (output, headed_code) = headed_output(output);
+    exit_code = exit_code.or(headed_code);
     let argv = argv_of(args);
-    let tool = command_line(name, &argv);
+    let tool = match script_of(args) {
+        Some(script) => script.to_string(),
+        None => command_line(name, &argv),
+    };
+    if let Some(read) = file_read(&tool, &output, exit_code) {
+        let (path, content) = views.add(&read);
+        out.push(SessionRecord::File(FileRecord {
+            common: common("file"),
+            path,
+            content,
+        }));
+        return;
+    }
+    views.forget_written(&tool);
     let patch = patch_in(name, &argv, args, &tool);
     if let Some(patch) = patch {
         for (path, diff) in patch_sections(patch) {
@@ -174,6 +209,31 @@ fn call_records(
         exit_code,
     };
     run_records(run, common, out);
+}
+
+/// The script of a `shell_command` or `exec_command` call: its `command` (or `cmd`) when that
+/// is one string rather than an argument list.
+fn script_of(args: &Value) -> Option<&str> {
+    ["command", "cmd"]
+        .iter()
+        .find_map(|k| args.get(k).and_then(Value::as_str))
+}
+
+/// The output of a `shell_command`/`exec_command` result without its header (`Exit code:
+/// N`, `Wall time: …`, … up to `Output:`), and the exit code it states; the text as it is
+/// when it has no such header.
+fn headed_output(text: String) -> (String, Option<i64>) {
+    let Some(rest) = text.strip_prefix("Exit code: ") else {
+        return (text, None);
+    };
+    let code = rest
+        .lines()
+        .next()
+        .and_then(|c| c.trim().parse::<i64>().ok());
+    match rest.split_once("\nOutput:\n") {
+        Some((_, output)) if code.is_some() => (output.to_string(), code),
+        _ => (text, None),
+    }
 }
 
 /// The arguments of a `function_call` (its `arguments`, a JSON string, parsed) or a
@@ -243,3 +303,6 @@ pub(crate) fn patch_sections(patch: &str) -> Vec<(String, String)> {
     }
     sections
 }
+
+#[cfg(test)]
+mod tests;

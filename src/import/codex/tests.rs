@@ -1,0 +1,70 @@
+use super::*;
+
+/// A rollout file of the real corpus.
+fn real(name: &str) -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/real-world/agent-transcripts/codex-cli")
+        .join(name);
+    std::fs::read_to_string(path).unwrap()
+}
+
+#[test]
+fn file_reading_commands_of_a_real_rollout_are_file_reads() {
+    let text = real("AcidicSoil__codex-session-view__rollout-2025-11-17T15-30-28-019a93b9-f380-7600-98ff-940e6b99603c.jsonl");
+    let (records, _) = import_rollout(&text);
+    assert_eq!(records.files.len(), 18);
+    let file = records
+        .files
+        .iter()
+        .find(|f| f.path == "components/chat/chat-helpers/index.ts")
+        .expect("the sed -n '1,220p' read");
+    assert!(!file.content.contains("Exit code"), "{}", file.content);
+    // No read is left as a tool output too.
+    assert!(records
+        .tool_outputs
+        .iter()
+        .all(|o| !o.tool.starts_with("sed -n") && !o.tool.starts_with("cat ")));
+}
+
+#[test]
+fn shell_command_results_keep_their_command_and_exit_code() {
+    let text = real("dfinson__traceforge__demo_issue_tracker_get_endpoint.jsonl");
+    let (records, _) = import_rollout(&text);
+    let sed = records
+        .tool_outputs
+        .iter()
+        .find(|o| o.tool == "sed -n '1,200p' app/repository.py")
+        .expect("the command, not the tool's name");
+    assert_eq!(sed.exit_code, Some(1));
+    assert!(!sed.output.starts_with("Exit code:"), "{}", sed.output);
+    assert!(records.errors.iter().any(|e| e
+        .message
+        .starts_with("sed -n '1,200p' app/repository.py: exit code 1")));
+    assert!(records
+        .tool_outputs
+        .iter()
+        .all(|o| o.tool != "shell_command"));
+}
+
+#[test]
+fn a_compacted_item_is_a_boundary_with_its_summary() {
+    let lines = [
+        r#"{"timestamp":"2026-01-01T00:00:00Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"fix it"}]}}"#,
+        r#"{"timestamp":"2026-01-01T00:01:00Z","type":"compacted","payload":{"message":"Working on a.py; tests fail in test_x."}}"#,
+        r#"{"timestamp":"2026-01-01T00:02:00Z","type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{\"command\":[\"bash\",\"-lc\",\"sed -n '3,4p' a.py\"]}","call_id":"c1"}}"#,
+        r#"{"timestamp":"2026-01-01T00:02:01Z","type":"response_item","payload":{"type":"function_call_output","call_id":"c1","output":"{\"output\":\"c\\nd\\n\",\"metadata\":{\"exit_code\":0}}"}}"#,
+    ];
+    let (records, summary) = import_rollout(&lines.join("\n"));
+    assert_eq!(summary.boundaries, [2]);
+    assert!(!summary.skipped.keys().any(|k| k.starts_with("compacted")));
+    let m = &records.messages[1];
+    assert_eq!(m.common.id.as_deref(), Some("summary-L2"));
+    assert_eq!(
+        (m.role, m.text.as_str()),
+        (Role::System, "Working on a.py; tests fail in test_x.")
+    );
+    assert_eq!(
+        records.files[0].content,
+        "[ctxopt: lines 1-2 not seen]\nc\nd\n"
+    );
+}
