@@ -3,7 +3,8 @@
 //! `timestamp`, `type` (`user`, `gemini`, `info`, `error`, …) and `content` (a string, or in
 //! newer versions a list of `{text}` parts); `gemini` messages carry `thoughts` and
 //! `toolCalls[]` (`name`, `args`, `status`, `result[].functionResponse.response.output|error`,
-//! `resultDisplay`).
+//! `resultDisplay`). The JSON Lines chat of 2026 (a header line, then one message a line,
+//! a repeated `id` being a newer version, `$set` lines) is read too ([`import_chat`]).
 //!
 //! What becomes what (documented in `docs/import.md`): `user` → a `user` message (the first
 //! is the task); `gemini` content → an `assistant` message; `error` → an error record; each
@@ -23,9 +24,13 @@ use super::{
 use crate::records::SessionRecord;
 use crate::records::{Common, DiffRecord, ErrorRecord, FileRecord, Message, Records, Role};
 
-/// Converts the text of a saved chat into records.
+/// Converts the text of a saved chat into records: one JSON object, or the JSON Lines chat
+/// Gemini CLI writes since 2026 (a header line, then one message a line; see `docs/import.md`).
 pub fn import_chat(text: &str) -> Result<(Records, ImportSummary), ImportError> {
-    let root: Value = serde_json::from_str(text)?;
+    let root: Value = match serde_json::from_str(text) {
+        Ok(root) => root,
+        Err(e) => return chat_lines(text).ok_or(ImportError::Json(e)),
+    };
     let messages = root
         .get("messages")
         .and_then(Value::as_array)
@@ -33,7 +38,71 @@ pub fn import_chat(text: &str) -> Result<(Records, ImportSummary), ImportError> 
             path: "messages".into(),
             message: "expected an array (a Gemini CLI chat has sessionId and messages)".into(),
         })?;
+    Ok(import_messages(messages, ImportSummary::default()))
+}
+
+/// A JSON Lines chat: a header line (`sessionId`, `projectHash`, `startTime`, no `type`),
+/// then one message a line — the shape of a saved chat's `messages[]` — where a line
+/// repeating an earlier message's `id` is a newer version of it (it replaces it in place),
+/// and `{"$set": …}` lines update the header. `None` when the first line is not a JSON
+/// object (the text is then no chat at all); a later line that is not one is an error
+/// naming it, and the rest imports.
+fn chat_lines(text: &str) -> Option<(Records, ImportSummary)> {
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty());
+    let (_, first) = lines.next()?;
+    serde_json::from_str::<Value>(first).ok()?.as_object()?;
     let mut summary = ImportSummary::default();
+    let mut messages: Vec<Value> = Vec::new();
+    for (i, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        summary.lines += 1;
+        let value = match serde_json::from_str::<Value>(line) {
+            Ok(v) if v.is_object() => v,
+            Ok(_) => {
+                summary.error(i + 1, "expected a JSON object");
+                continue;
+            }
+            Err(e) => {
+                summary.error(i + 1, format!("not JSON: {e}"));
+                continue;
+            }
+        };
+        if value.get("$set").is_some() {
+            summary.skip("$set");
+            continue;
+        }
+        if value.get("type").is_none() && value.get("sessionId").is_some() {
+            summary.skip("header");
+            continue;
+        }
+        let id = value.get("id").and_then(Value::as_str).map(str::to_string);
+        let earlier = id.as_deref().and_then(|id| {
+            messages
+                .iter()
+                .position(|m| m.get("id").and_then(Value::as_str) == Some(id))
+        });
+        match earlier {
+            Some(at) => {
+                summary.skip("message update");
+                messages[at] = value;
+            }
+            None => messages.push(value),
+        }
+    }
+    let read = summary.lines;
+    let (records, mut summary) = import_messages(&messages, summary);
+    summary.lines = read;
+    Some((records, summary))
+}
+
+/// The records of a chat's messages, counted in `summary` (each message a line).
+fn import_messages(messages: &[Value], mut summary: ImportSummary) -> (Records, ImportSummary) {
     let mut out: Vec<SessionRecord> = Vec::new();
     let mut task: Option<String> = None;
     for (i, message) in messages.iter().enumerate() {
@@ -77,7 +146,7 @@ pub fn import_chat(text: &str) -> Result<(Records, ImportSummary), ImportError> 
         }
     }
     let records = gather(task, out, &mut summary);
-    Ok((records, summary))
+    (records, summary)
 }
 
 fn message_record(common: Common, role: Role, text: String) -> SessionRecord {
@@ -167,3 +236,6 @@ fn exit_code(output: &str) -> Option<i64> {
         v => v.parse().ok(),
     }
 }
+
+#[cfg(test)]
+mod tests;

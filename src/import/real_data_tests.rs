@@ -30,6 +30,7 @@ fn every_real_transcript_imports_snapshot() {
         (SourceFormat::ClaudeCode, files("claude-code", ".jsonl")),
         (SourceFormat::ClaudeCode, files("claude-hooks", "chat.json")),
         (SourceFormat::GeminiCli, files("gemini-cli", ".json")),
+        (SourceFormat::GeminiCli, files("gemini-cli", ".jsonl")),
         (SourceFormat::Codex, files("codex-cli", ".jsonl")),
     ];
     for (format, paths) in sets {
