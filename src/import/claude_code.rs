@@ -18,7 +18,8 @@
 //!   (see [`FileViews`]); `Write` → a file; `Edit`/`MultiEdit` → a diff (from
 //!   `toolUseResult.structuredPatch`, else from the old and new strings), forgetting the
 //!   lines seen of the file; `TodoWrite` → the plan, a tool output `plan-…` listing the
-//!   items with their status; any other tool → a tool output (`tool` = its name, `args` =
+//!   items with their status; `Grep`/`Glob` → a tool output `hits-…`, its path (and line)
+//!   hits relative to the working directory; any other tool → a tool output (`tool` = its name, `args` =
 //!   its input); `is_error: true` → an error record as well (`<tool>: <first line>`);
 //! - a `system` `compact_boundary` entry → its line in [`ImportSummary::boundaries`];
 //! - sidechain entries (`isSidechain`, a subagent's turns) get ids starting with `side-`;
@@ -467,6 +468,17 @@ impl ClaudeImporter {
                     common: common("diff"),
                     diff: edit_diff(&path, result, &call.input),
                     path,
+                }));
+            }
+            "Grep" | "Glob" if !is_error => {
+                // Path (and line) hits, each made relative to the working directory.
+                let hits: Vec<String> = text.lines().map(|l| entry.path(l)).collect();
+                records.push(SessionRecord::ToolOutput(ToolOutput {
+                    common: common("hits"),
+                    tool: call.name.clone(),
+                    args: (!call.input.is_null()).then(|| call.input.clone()),
+                    output: hits.join("\n"),
+                    exit_code: None,
                 }));
             }
             "TodoWrite" if !is_error => match plan_text(&call.input) {

@@ -275,3 +275,26 @@ fn compaction_boundaries_of_real_sessions_are_recognised_with_their_summaries() 
     }
     assert_eq!(seen, 5);
 }
+
+#[test]
+fn grep_and_glob_results_of_a_real_session_are_relative_path_hits() {
+    let text = real("marot__spotter__8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl");
+    let answered = answers(&text, "Glob", |_| true).len() + answers(&text, "Grep", |_| true).len();
+    assert!(answered >= 20, "{answered}");
+    let (records, _) = import_transcript(&text);
+    let hits: Vec<_> = records
+        .tool_outputs
+        .iter()
+        .filter(|o| o.common.id.as_deref().is_some_and(|i| i.contains("hits-L")))
+        .collect();
+    assert_eq!(hits.len(), answered);
+    let cwd = "/home/USER/projects/spotter-worktrees/spotter-fum/";
+    assert!(text.contains(&format!(
+        "\"filenames\":[\"{cwd}test/spotter/services/transcript_renderer_test.exs\""
+    )));
+    assert!(hits.iter().all(|h| !h.output.contains(cwd)));
+    assert!(hits.iter().any(|h| h
+        .output
+        .lines()
+        .any(|l| l == "test/spotter/services/transcript_renderer_test.exs")));
+}
