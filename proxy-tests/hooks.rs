@@ -107,3 +107,82 @@ fn a_50_mb_transcript_answers_within_the_timeout() {
     assert_harmless(code, &stdout);
     assert!(log.contains("lines before the last"), "{log}");
 }
+
+#[test]
+fn a_fifo_transcript_is_refused_at_once() {
+    // Nobody ever writes to it: a hook that opened it to read would wait for good.
+    let dir = tempfile::tempdir().unwrap();
+    let transcript = dir.path().join("session.jsonl");
+    let path = std::ffi::CString::new(transcript.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
+    let (code, stdout, log) = hook(dir.path(), &payload(&transcript, dir.path()));
+    assert_eq!((code, stdout.as_str()), (0, ""));
+    assert!(log.contains("not a regular file (a FIFO)"), "{log}");
+}
+
+/// The peak resident memory of a child once it has exited (`wait4`), in KiB.
+fn wait_peak_kib(child: &std::process::Child) -> (i32, u64) {
+    let mut status = 0;
+    // SAFETY: rusage is plain data the call fills; the pid is our unwaited child.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = child.id() as libc::pid_t;
+    assert_eq!(unsafe { libc::wait4(pid, &mut status, 0, &mut usage) }, pid);
+    let max = usage.ru_maxrss as u64;
+    // Linux counts KiB, macOS bytes.
+    let kib = if cfg!(target_os = "macos") {
+        max / 1024
+    } else {
+        max
+    };
+    (libc::WEXITSTATUS(status), kib)
+}
+
+/// The bound on a hook's peak memory on a transcript of any size: the 8 MiB window it
+/// imports, what it builds from it, the binary. A hook that read the skipped prefix would
+/// need the prefix's size on top (2 GiB here).
+const HOOK_PEAK_KIB: u64 = 256 * 1024;
+
+#[test]
+fn a_sparse_2_gb_transcript_is_imported_in_bounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let transcript = dir.path().join("session.jsonl");
+    {
+        // 2 GiB of holes, then a real session's lines: only the end is on disk.
+        let file = std::fs::File::create(&transcript).unwrap();
+        file.set_len(2 << 30).unwrap();
+    }
+    let real = std::fs::read(real_transcript()).unwrap();
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&transcript)
+        .unwrap();
+    std::io::Write::write_all(&mut file, b"\n").unwrap();
+    std::io::Write::write_all(&mut file, &real).unwrap();
+    drop(file);
+    let (mut child, writer) =
+        hook_run::spawn(CTXOPT, dir.path(), &payload(&transcript, dir.path()));
+    let mut out = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        out.read_to_string(&mut s).unwrap();
+        s
+    });
+    let (code, peak_kib) = wait_peak_kib(&child);
+    writer.join().unwrap();
+    let stdout = reader.join().unwrap();
+    let log = std::fs::read_to_string(dir.path().join("state/hook.log")).unwrap();
+    assert_eq!(code, 0);
+    assert_harmless(code, &stdout);
+    // The canary: the session's lines at the end were imported and answered from.
+    assert!(
+        stdout.contains("generate is not a function"),
+        "{stdout}\n{log}"
+    );
+    assert!(log.contains("uncounted lines before the last"), "{log}");
+    eprintln!("hook peak RSS on a 2 GiB sparse transcript: {peak_kib} KiB");
+    assert!(
+        peak_kib < HOOK_PEAK_KIB,
+        "peak RSS {peak_kib} KiB, over {HOOK_PEAK_KIB} KiB"
+    );
+}

@@ -31,7 +31,7 @@ use crate::compact::{self, Call, Compacted, Limits, Outcome, Schema};
 use crate::framelog::{LeftWhole, LeftWholeReason};
 use crate::protocol;
 use crate::store::results::{unix_now, DEFAULT_RETENTION, MAX_KEPT_BYTES};
-use crate::store::{InsertOutcome, Scope, Store, StoreError};
+use crate::store::{InsertOutcome, Scope, Store, StoreError, BUSY_TIMEOUT};
 use handlers::ToolError;
 use ingest::{FramePair, IngestError};
 use inject::Extended;
@@ -73,6 +73,8 @@ fn report_open(opened: Result<Store, StoreError>) -> Result<Store, StoreError> {
 struct Failures {
     count: u64,
     first: Option<String>,
+    /// The store file was found deleted or replaced (said once).
+    gone: bool,
 }
 
 /// What becomes of a server's `tools/call` result with compaction on
@@ -91,7 +93,10 @@ pub enum ResultVerdict {
 /// the relay (answers). Every method takes `&self`; the store sits behind a mutex.
 #[derive(Debug)]
 pub struct Bridge {
-    store: Mutex<Slot>,
+    /// The store, or why there is none (while it is being opened: a placeholder reason).
+    store: Mutex<Result<Store, String>>,
+    /// The store still being opened, until someone has taken it in.
+    opening: Mutex<Option<Opening>>,
     scope: Scope,
     selection: Selection,
     /// The tools offered: the selection's, and `get_result` with compaction.
@@ -117,13 +122,13 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// The store, or why there is none, or the store still being opened on a thread of its
-/// own ([`Bridge::opening`]).
-#[derive(Debug)]
-enum Slot {
-    Opening(mpsc::Receiver<Result<Store, StoreError>>),
-    Ready(Result<Store, String>),
-}
+/// A store being opened on a thread of its own ([`Bridge::opening`]).
+type Opening = mpsc::Receiver<Result<Store, StoreError>>;
+
+/// How long the relay waits for the proxy's own threads to let go of the store (a short
+/// write, a read for a tool's answer) before it relays a result whole: never for the
+/// store's lock, which another process may hold.
+const RELAY_STORE_WAIT: std::time::Duration = std::time::Duration::from_millis(100);
 
 impl Bridge {
     /// A bridge over an open store, offering all six tools.
@@ -134,7 +139,7 @@ impl Bridge {
     /// A bridge whose store could not be opened: ingestion reports [`BridgeError::NoStore`]
     /// and the injected tools answer with the reason, as `isError` results.
     pub fn unavailable(error: &StoreError, scope: Scope) -> Bridge {
-        let bridge = Bridge::with_slot(Slot::Ready(Err(error.to_string())), scope);
+        let bridge = Bridge::with_store(Err(error.to_string()), scope);
         lock(&bridge.failures).first = Some(error.to_string());
         bridge
     }
@@ -163,7 +168,9 @@ impl Bridge {
                 return Bridge::from_open(report_open(open()), scope);
             }
         }
-        Bridge::with_slot(Slot::Opening(rx), scope)
+        let bridge = Bridge::with_store(Err("the store is being opened".into()), scope);
+        *lock(&bridge.opening) = Some(rx);
+        bridge
     }
 
     fn from_open(opened: Result<Store, StoreError>, scope: Scope) -> Bridge {
@@ -174,12 +181,9 @@ impl Bridge {
     }
 
     fn with_store(store: Result<Store, String>, scope: Scope) -> Bridge {
-        Bridge::with_slot(Slot::Ready(store), scope)
-    }
-
-    fn with_slot(store: Slot, scope: Scope) -> Bridge {
         Bridge {
             store: Mutex::new(store),
+            opening: Mutex::new(None),
             scope,
             selection: Selection::All,
             offered: Selection::All.tools().to_vec(),
@@ -194,31 +198,92 @@ impl Bridge {
         }
     }
 
-    /// The store (waiting for it while it is being opened), or why there is none.
-    fn store(&self) -> MutexGuard<'_, Slot> {
-        let mut slot = lock(&self.store);
-        if let Slot::Opening(rx) = &*slot {
-            let ready = match rx.recv() {
-                Ok(Ok(store)) => Ok(store),
-                Ok(Err(err)) => Err(err.to_string()),
-                Err(_) => Err("the store could not be opened (its thread ended)".to_string()),
-            };
-            if let Err(reason) = &ready {
-                lock(&self.failures).first = Some(reason.clone());
-            }
-            *slot = Slot::Ready(ready);
+    /// Takes in the opened store, or why it could not be opened.
+    fn take_in(&self, opened: Result<Result<Store, StoreError>, mpsc::RecvError>) {
+        let ready = match opened {
+            Ok(Ok(store)) => Ok(store),
+            Ok(Err(err)) => Err(err.to_string()),
+            Err(_) => Err("the store could not be opened (its thread ended)".to_string()),
+        };
+        if let Err(reason) = &ready {
+            lock(&self.failures).first = Some(reason.clone());
         }
-        slot
+        *lock(&self.store) = ready;
+    }
+
+    /// Waits for the store while it is being opened.
+    fn wait_opened(&self) {
+        let mut opening = lock(&self.opening);
+        if let Some(rx) = opening.take() {
+            self.take_in(rx.recv());
+        }
+    }
+
+    /// Whether the store is open (or known to be unavailable) now, without waiting.
+    fn opened_now(&self) -> bool {
+        let mut opening = match self.opening.try_lock() {
+            Ok(guard) => guard,
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return false,
+        };
+        let Some(rx) = opening.as_ref() else {
+            return true;
+        };
+        let opened = match rx.try_recv() {
+            Ok(opened) => Ok(opened),
+            Err(mpsc::TryRecvError::Empty) => return false,
+            Err(mpsc::TryRecvError::Disconnected) => Err(mpsc::RecvError),
+        };
+        opening.take();
+        self.take_in(opened);
+        true
     }
 
     /// Runs `f` on the store (waiting for it while it is being opened), or on why there is
     /// none.
     fn using_store<R>(&self, f: impl FnOnce(Result<&mut Store, &str>) -> R) -> R {
-        let mut slot = self.store();
-        let Slot::Ready(store) = &mut *slot else {
-            unreachable!("the store was waited for")
-        };
+        self.wait_opened();
+        let mut store = lock(&self.store);
         f(store.as_mut().map_err(|reason| reason.as_str()))
+    }
+
+    /// Keeps a compacted result's original for the relay, which must not wait: `Ok(false)`
+    /// when the store is being opened, held by another of the proxy's threads for longer
+    /// than [`RELAY_STORE_WAIT`], or locked by another process.
+    fn keep_without_waiting(&self, handle: &str, tool: &str, frame: &str) -> Result<bool, String> {
+        if !self.opened_now() {
+            return Ok(false);
+        }
+        let started = std::time::Instant::now();
+        let mut store = loop {
+            match self.store.try_lock() {
+                Ok(guard) => break guard,
+                Err(std::sync::TryLockError::Poisoned(p)) => break p.into_inner(),
+                Err(std::sync::TryLockError::WouldBlock)
+                    if started.elapsed() < RELAY_STORE_WAIT =>
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+                Err(std::sync::TryLockError::WouldBlock) => return Ok(false),
+            }
+        };
+        let store = store.as_mut().map_err(|reason| reason.clone())?;
+        // The exact copy, never redacted: get_result must return what the server sent.
+        let kept = store.without_waiting(|store| {
+            store.keep_result(
+                &self.scope,
+                handle,
+                Some(tool),
+                frame,
+                unix_now(),
+                DEFAULT_RETENTION,
+            )
+        });
+        match kept {
+            Ok(()) => Ok(true),
+            Err(StoreError::Locked { .. }) => Ok(false),
+            Err(err) => Err(err.to_string()),
+        }
     }
 
     /// Offers only the `selection` of tools (`--inject`).
@@ -333,22 +398,14 @@ impl Bridge {
             );
             return left_whole(LeftWholeReason::OverKeptCap, None, Some(self.kept_cap));
         }
-        // The exact copy, never redacted: get_result must return what the server sent.
-        let kept = self.using_store(|store| match store {
-            Ok(store) => store
-                .keep_result(
-                    &self.scope,
-                    &handle,
-                    Some(tool),
-                    frame,
-                    unix_now(),
-                    DEFAULT_RETENTION,
-                )
-                .map_err(|e| e.to_string()),
-            Err(reason) => Err(reason.to_string()),
-        });
-        match kept {
-            Ok(()) => ResultVerdict::Compacted(compacted),
+        match self.keep_without_waiting(&handle, tool, frame) {
+            Ok(true) => ResultVerdict::Compacted(compacted),
+            Ok(false) => {
+                tracing::warn!(
+                    "ctxopt-proxy: {tool} result relayed whole: the store is busy (locked by another process, or still being opened), and the relay does not wait for it"
+                );
+                left_whole(LeftWholeReason::StoreBusy, None, None)
+            }
             Err(reason) => {
                 tracing::warn!(
                     "ctxopt-proxy: {tool} result relayed whole: it could not be kept: {reason}"
@@ -378,15 +435,27 @@ impl Bridge {
     pub fn on_frame_pair(&self, pair: &FramePair<'_>) -> Result<InsertOutcome, BridgeError> {
         let names = self.names();
         let records = ingest::ingest(pair, &|name| names.is_injected(name))?;
-        let mut slot = self.store();
-        let Slot::Ready(store) = &mut *slot else {
-            unreachable!("the store was waited for")
+        self.wait_opened();
+        // A locked store is waited for up to its busy timeout, but never while holding it:
+        // the relay may need it in between, to keep a result it compacts.
+        let started = std::time::Instant::now();
+        let inserted = loop {
+            let mut guard = lock(&self.store);
+            let store = guard.as_mut().map_err(|reason| {
+                lock(&self.failures).count += 1;
+                BridgeError::NoStore(reason.clone())
+            })?;
+            match store.without_waiting(|store| store.insert(&self.scope, &records)) {
+                Err(StoreError::Locked { .. }) if started.elapsed() < BUSY_TIMEOUT => {}
+                done => {
+                    self.note_gone(store);
+                    break done;
+                }
+            }
+            drop(guard);
+            std::thread::sleep(std::time::Duration::from_millis(10));
         };
-        let store = store.as_mut().map_err(|reason| {
-            lock(&self.failures).count += 1;
-            BridgeError::NoStore(reason.clone())
-        })?;
-        store.insert(&self.scope, &records).map_err(|error| {
+        inserted.map_err(|error| {
             let mut failures = lock(&self.failures);
             failures.count += 1;
             let first = failures.first.is_none();
@@ -395,6 +464,22 @@ impl Bridge {
             }
             BridgeError::Store { error, first }
         })
+    }
+
+    /// Says once (stderr, and the log trailer's store line) that the store file was deleted
+    /// or replaced while the proxy ran.
+    fn note_gone(&self, store: &Store) {
+        let Some(reason) = store.file_gone() else {
+            return;
+        };
+        let mut failures = lock(&self.failures);
+        failures.count += 1;
+        if failures.gone {
+            return;
+        }
+        failures.gone = true;
+        tracing::warn!("ctxopt-proxy: store: {reason}");
+        failures.first.get_or_insert(reason);
     }
 
     /// Extends a server's `tools/list` result (the `result` object's JSON text) with the

@@ -267,6 +267,15 @@ pub struct Store {
     conn: Connection,
     location: String,
     redactor: Option<Arc<Redactor>>,
+    /// The store file and its identity (device, inode) once open: a file deleted or
+    /// replaced under a running process is noticed ([`Store::file_gone`]).
+    file: Option<(std::path::PathBuf, (u64, u64))>,
+}
+
+/// The device and inode of `path`, when it exists.
+fn file_id(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
 }
 
 /// The redactor for texts of the store at `location`: keyed by the key file beside a store
@@ -296,6 +305,7 @@ impl Store {
             conn,
             location: name,
             redactor: Some(Arc::new(redactor)),
+            file: None,
         };
         let on_disk = matches!(location, StoreLocation::File(_));
         // Switching a fresh file to WAL and migrating it take locks that SQLite's busy
@@ -307,8 +317,30 @@ impl Store {
                 Err(StoreError::Locked { .. }) if start.elapsed() < BUSY_TIMEOUT => {
                     std::thread::sleep(Duration::from_millis(10));
                 }
-                result => return result.map(|()| store),
+                result => {
+                    if let StoreLocation::File(path) = location {
+                        store.file = file_id(path).map(|id| (path.clone(), id));
+                    }
+                    return result.map(|()| store);
+                }
             }
+        }
+    }
+
+    /// Why the store file is no longer the one this store writes (deleted, or replaced by
+    /// another file), when it is not: what is written after goes nowhere anyone will read.
+    pub fn file_gone(&self) -> Option<String> {
+        let (path, id) = self.file.as_ref()?;
+        match file_id(path) {
+            Some(now) if now == *id => None,
+            Some(_) => Some(format!(
+                "{}: the store file was replaced while this process ran; what it writes now is lost",
+                path.display()
+            )),
+            None => Some(format!(
+                "{}: the store file was deleted while this process ran; what it writes now is lost",
+                path.display()
+            )),
         }
     }
 
@@ -337,6 +369,31 @@ impl Store {
     pub fn redacting(mut self, redactor: Option<Arc<Redactor>>) -> Store {
         self.redactor = redactor;
         self
+    }
+
+    /// Runs `f` with SQLite's busy timeout at zero: a store another connection holds
+    /// locked fails at once with [`StoreError::Locked`] instead of waiting for it.
+    pub fn without_waiting<R>(
+        &mut self,
+        f: impl FnOnce(&mut Store) -> Result<R, StoreError>,
+    ) -> Result<R, StoreError> {
+        self.conn
+            .busy_timeout(Duration::ZERO)
+            .map_err(|e| self.err(e))?;
+        let result = f(self);
+        let restored = self
+            .conn
+            .busy_timeout(BUSY_TIMEOUT)
+            .map_err(|e| self.err(e));
+        let value = result?;
+        restored?;
+        Ok(value)
+    }
+
+    /// The redactor of every text this store writes (`None`: raw copies, `--no-redact`);
+    /// other files that hold the same texts (the hooks' state) use it too.
+    pub fn redactor(&self) -> Option<&Redactor> {
+        self.redactor.as_deref()
     }
 
     fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
