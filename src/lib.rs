@@ -37,6 +37,7 @@ pub mod import;
 pub mod measure;
 pub mod optimizer;
 pub mod otel;
+mod private_file;
 pub mod protocol;
 pub mod redact;
 pub mod relay;

@@ -146,7 +146,8 @@ impl Bridge {
 
     /// A bridge whose store `open` opens on a thread of its own, so that a store another
     /// process holds locked delays nothing but the first use of the store (ingestion on
-    /// the tap thread, an injected tool's answer), which waits for it. A store that cannot
+    /// the tap thread, an injected tool's answer), which waits for it; a result to compact
+    /// meanwhile does not wait (it is relayed whole, `store_busy`). A store that cannot
     /// be opened is reported once on stderr, as it fails, and the bridge is then
     /// [`unavailable`](Bridge::unavailable).
     pub fn opening(

@@ -5,8 +5,6 @@
 //! mode 0600 in a 0700 folder, replaced whole. A file wrapped by a ctxopt that kept no
 //! record is judged by its backup (see [`serve_is_ours`]).
 
-use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -77,30 +75,12 @@ impl WrapRecords {
     /// Records the origin of the `ctxopt` entry of `target`.
     pub fn set_serve(&self, target: &Path, serve: ServeOrigin) -> Result<(), ConfigError> {
         let path = self.path(target);
-        let io = |e| ConfigError::io(&path, e);
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(&self.dir)
-            .map_err(io)?;
         let record = Record {
             file: target.to_string_lossy().into_owned(),
             serve,
         };
         let json = serde_json::to_vec(&record).expect("a record serializes");
-        let temp = path.with_extension(format!("tmp-{}", std::process::id()));
-        let written = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&temp)
-            .and_then(|mut f| f.write_all(&json))
-            .and_then(|()| std::fs::rename(&temp, &path));
-        if written.is_err() {
-            let _ = std::fs::remove_file(&temp);
-        }
-        written.map_err(io)
+        crate::private_file::replace(&path, &json).map_err(|e| ConfigError::io(&path, e))
     }
 
     /// Forgets the record of `target` (its `ctxopt` entry is gone).

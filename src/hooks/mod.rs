@@ -142,12 +142,7 @@ pub fn run(client: Client, input: &[u8], config: &HookConfig) -> Result<HookRun,
         (Event::SessionStart, Some("compact" | "resume")) => true,
         (Event::PreCompact | Event::PreCompress, _) => false,
         _ => {
-            state::save_if(
-                &config.state_dir,
-                &state,
-                transcript.is_some(),
-                store.redactor(),
-            )?;
+            state::save_if(&config.state_dir, &state, transcript.is_some(), &store)?;
             note.push_str(&laps.note());
             return Ok(HookRun { stdout: None, note });
         }
@@ -205,12 +200,7 @@ pub fn run(client: Client, input: &[u8], config: &HookConfig) -> Result<HookRun,
             None => note.push_str("; nothing to inject"),
         }
     }
-    state::save_if(
-        &config.state_dir,
-        &state,
-        transcript.is_some(),
-        store.redactor(),
-    )?;
+    state::save_if(&config.state_dir, &state, transcript.is_some(), &store)?;
     note.push_str(&laps.note());
     Ok(HookRun { stdout, note })
 }
