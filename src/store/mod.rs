@@ -12,7 +12,6 @@
 //! its path.
 
 pub mod location;
-pub mod record;
 pub mod results;
 pub mod schema;
 
@@ -26,12 +25,11 @@ use rusqlite::{params, Connection, ErrorCode, OptionalExtension, TransactionBeha
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::optimizer::fragment::Kind;
-use crate::optimizer::records::Records;
+use crate::records::Kind;
+use crate::records::{Records, SessionRecord};
 use crate::redact::Redactor;
 
 pub use location::StoreLocation;
-pub use record::SessionRecord;
 
 /// How long a write waits for another process's lock before giving up.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -291,6 +289,18 @@ impl Store {
     /// Opens (creating if needed) the store at `location`, in WAL mode, migrated to the
     /// current schema.
     pub fn open(location: &StoreLocation) -> Result<Store, StoreError> {
+        Store::open_waiting(location, BUSY_TIMEOUT)
+    }
+
+    /// [`Store::open`], without waiting for a lock: a store that must be created or
+    /// migrated while another process holds it locked fails at once with
+    /// [`StoreError::Locked`] (an existing store opens without taking a lock).
+    pub fn open_without_waiting(location: &StoreLocation) -> Result<Store, StoreError> {
+        Store::open_waiting(location, Duration::ZERO)
+    }
+
+    /// Opens the store, waiting for a lock at most `patience`.
+    fn open_waiting(location: &StoreLocation, patience: Duration) -> Result<Store, StoreError> {
         let name = location.to_string();
         let conn = match location {
             StoreLocation::Memory => Connection::open_in_memory(),
@@ -313,8 +323,15 @@ impl Store {
         // retry those steps until the busy timeout.
         let start = Instant::now();
         loop {
-            match store.configure(on_disk).and_then(|()| store.migrate()) {
-                Err(StoreError::Locked { .. }) if start.elapsed() < BUSY_TIMEOUT => {
+            let configured = store
+                .configure(on_disk, patience)
+                .and_then(|()| store.migrate())
+                .and_then(|()| {
+                    let busy = store.conn.busy_timeout(BUSY_TIMEOUT);
+                    busy.map_err(|e| store.err(e))
+                });
+            match configured {
+                Err(StoreError::Locked { .. }) if start.elapsed() < patience => {
                     std::thread::sleep(Duration::from_millis(10));
                 }
                 result => {
@@ -347,11 +364,15 @@ impl Store {
     /// Opens the store a `--store` argument names (`:memory:` or a path), or the default
     /// file when there is none.
     pub fn open_arg(arg: Option<&str>) -> Result<Store, StoreError> {
-        let location = match arg {
-            Some(arg) => StoreLocation::parse(arg),
-            None => StoreLocation::default_file().ok_or(StoreError::NoDefaultLocation)?,
-        };
-        Store::open(&location)
+        Store::open(&Store::location_arg(arg)?)
+    }
+
+    /// The location a `--store` argument names, or the default file when there is none.
+    pub fn location_arg(arg: Option<&str>) -> Result<StoreLocation, StoreError> {
+        match arg {
+            Some(arg) => Ok(StoreLocation::parse(arg)),
+            None => StoreLocation::default_file().ok_or(StoreError::NoDefaultLocation),
+        }
     }
 
     /// Opens the store file at `path`.
@@ -412,10 +433,8 @@ impl Store {
         StoreError::from_sqlite(&self.location, e)
     }
 
-    fn configure(&mut self, on_disk: bool) -> Result<(), StoreError> {
-        self.conn
-            .busy_timeout(BUSY_TIMEOUT)
-            .map_err(|e| self.err(e))?;
+    fn configure(&mut self, on_disk: bool, patience: Duration) -> Result<(), StoreError> {
+        self.conn.busy_timeout(patience).map_err(|e| self.err(e))?;
         if on_disk {
             let mode: String = self
                 .conn
@@ -726,7 +745,7 @@ fn record_key(scope: &Scope, new: &NewRecord, json: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::optimizer::records::{Common, ErrorRecord, FileRecord};
+    use crate::records::{Common, ErrorRecord, FileRecord};
 
     fn scope() -> Scope {
         Scope {
@@ -881,7 +900,7 @@ mod file_tests {
     use std::os::unix::fs::PermissionsExt;
 
     use super::*;
-    use crate::optimizer::records::{Common, Message, Role};
+    use crate::records::{Common, Message, Role};
 
     fn note(text: &str) -> NewRecord {
         NewRecord {

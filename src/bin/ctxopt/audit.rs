@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context;
-use ctxopt::bridge::tool_filter::ToolFilter;
+use ctxopt::injected::tool_filter::ToolFilter;
 use ctxopt::measure::audit::{audit, render_table};
 use ctxopt::measure::toollist::Hidden;
 use ctxopt::measure::{probe, toollist};

@@ -1,27 +1,18 @@
-//! The bridge between the wire and the optimizer: tool results flow into the store
-//! ([`ingest`]), and the injected tools (`build_context` and friends) answer from it
-//! ([`handlers`]). [`Bridge`] holds both behind an API that needs no transport. The proxy
-//! plugs it into the relay through the relay's two traits: [`ingest_sink::IngestSink`] (a
-//! [`FrameSink`](crate::relay::FrameSink): the tap hands it every frame, it stores tool
-//! results) and [`intercept::Interceptor`] (a [`FrameHandler`](crate::relay::FrameHandler):
-//! it extends `tools/list` results and answers calls to injected tools); `ctxopt serve`
-//! ([`server`]) uses it as a plain MCP server. How the proxy wires it in is in
-//! `docs/injected-tools.md`.
+//! The injected tools (`build_context` and friends) over the store: [`Bridge`] holds the
+//! store, the scope and the tools offered behind an API that needs no transport. Tool results
+//! flow into the store ([`Bridge::on_frame_pair`], converted by [`crate::import::mcp`]), and
+//! the tools answer from it ([`handlers`]). The proxy plugs it into the relay through the
+//! adapters in [`crate::proxy`]; `ctxopt serve` ([`server`]) uses it as a plain MCP server.
+//! How the proxy wires it in is in `docs/injected-tools.md`.
 
-pub mod content;
-pub mod file_reads;
 pub mod handlers;
-pub mod ingest;
-pub mod ingest_sink;
-pub mod inject;
-pub mod intercept;
-pub mod replay;
 pub mod server;
-pub mod stored_text;
 pub mod tool_filter;
 pub mod tools;
+pub mod tools_list;
 
 use std::collections::{BTreeSet, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Mutex, MutexGuard, PoisonError};
 
 use serde_json::Value;
@@ -29,14 +20,14 @@ use serde_json::Value;
 use crate::compact::pages::PageCache;
 use crate::compact::{self, Call, Compacted, Limits, Outcome, Schema};
 use crate::framelog::{LeftWhole, LeftWholeReason};
+use crate::import::mcp::{self as ingest, FramePair, IngestError};
 use crate::protocol;
 use crate::store::results::{unix_now, DEFAULT_RETENTION, MAX_KEPT_BYTES};
 use crate::store::{InsertOutcome, Scope, Store, StoreError, BUSY_TIMEOUT};
 use handlers::ToolError;
-use ingest::{FramePair, IngestError};
-use inject::Extended;
 use tool_filter::ToolFilter;
 use tools::{InjectedTool, Selection, ToolNames};
+use tools_list::Extended;
 
 /// Why a frame pair was not stored.
 #[derive(Debug, thiserror::Error)]
@@ -97,6 +88,9 @@ pub struct Bridge {
     store: Mutex<Result<Store, String>>,
     /// The store still being opened, until someone has taken it in.
     opening: Mutex<Option<Opening>>,
+    /// The store's opening waits for a lock another process holds (the relay then does
+    /// not wait for it).
+    open_blocked: std::sync::Arc<AtomicBool>,
     scope: Scope,
     selection: Selection,
     /// The tools offered: the selection's, and `get_result` with compaction.
@@ -125,11 +119,6 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// A store being opened on a thread of its own ([`Bridge::opening`]).
 type Opening = mpsc::Receiver<Result<Store, StoreError>>;
 
-/// How long the relay waits for the proxy's own threads to let go of the store (a short
-/// write, a read for a tool's answer) before it relays a result whole: never for the
-/// store's lock, which another process may hold.
-const RELAY_STORE_WAIT: std::time::Duration = std::time::Duration::from_millis(100);
-
 impl Bridge {
     /// A bridge over an open store, offering all six tools.
     pub fn new(store: Store, scope: Scope) -> Bridge {
@@ -147,30 +136,48 @@ impl Bridge {
     /// A bridge whose store `open` opens on a thread of its own, so that a store another
     /// process holds locked delays nothing but the first use of the store (ingestion on
     /// the tap thread, an injected tool's answer), which waits for it; a result to compact
-    /// meanwhile does not wait (it is relayed whole, `store_busy`). A store that cannot
-    /// be opened is reported once on stderr, as it fails, and the bridge is then
-    /// [`unavailable`](Bridge::unavailable).
+    /// meanwhile does not wait for a lock (it is relayed whole, `store_busy`). `open` must
+    /// not wait for a lock itself ([`Store::open_without_waiting`]): it is tried again every
+    /// 10 ms, up to the busy timeout. A store that cannot be opened is reported once on
+    /// stderr, as it fails, and the bridge is then [`unavailable`](Bridge::unavailable).
     pub fn opening(
-        open: impl FnOnce() -> Result<Store, StoreError> + Send + 'static,
+        open: impl Fn() -> Result<Store, StoreError> + Send + 'static,
         scope: Scope,
     ) -> Bridge {
         let (tx, rx) = mpsc::channel();
-        let open = std::sync::Arc::new(Mutex::new(Some(open)));
-        let opener = std::sync::Arc::clone(&open);
+        let blocked = std::sync::Arc::new(AtomicBool::new(false));
+        let waiting = std::sync::Arc::clone(&blocked);
         let started = std::thread::Builder::new()
             .name("store-open".into())
             .spawn(move || {
-                if let Some(open) = lock(&opener).take() {
-                    let _ = tx.send(report_open(open()));
-                }
+                let since = std::time::Instant::now();
+                let opened = loop {
+                    match open() {
+                        Err(StoreError::Locked { .. }) if since.elapsed() < BUSY_TIMEOUT => {
+                            waiting.store(true, Ordering::Release);
+                            std::thread::sleep(std::time::Duration::from_millis(10));
+                        }
+                        opened => break opened,
+                    }
+                };
+                let _ = tx.send(report_open(opened));
             });
-        if started.is_err() {
-            if let Some(open) = lock(&open).take() {
-                return Bridge::from_open(report_open(open()), scope);
+        let mut bridge = Bridge::with_store(Err("the store is being opened".into()), scope);
+        match started {
+            Ok(_) => {
+                *lock(&bridge.opening) = Some(rx);
+                bridge.open_blocked = blocked;
+            }
+            Err(_) => {
+                bridge = Bridge::from_open(
+                    report_open(Err(StoreError::Io {
+                        location: "the store".into(),
+                        source: std::io::Error::other("no thread to open it on"),
+                    })),
+                    bridge.scope,
+                )
             }
         }
-        let bridge = Bridge::with_store(Err("the store is being opened".into()), scope);
-        *lock(&bridge.opening) = Some(rx);
         bridge
     }
 
@@ -185,6 +192,7 @@ impl Bridge {
         Bridge {
             store: Mutex::new(store),
             opening: Mutex::new(None),
+            open_blocked: std::sync::Arc::new(AtomicBool::new(false)),
             scope,
             selection: Selection::All,
             offered: Selection::All.tools().to_vec(),
@@ -220,8 +228,9 @@ impl Bridge {
         }
     }
 
-    /// Whether the store is open (or known to be unavailable) now, without waiting.
-    fn opened_now(&self) -> bool {
+    /// Whether the store is open (or known to be unavailable), waiting for its opening
+    /// only while that is work, not a wait for a lock another process holds.
+    fn opened_soon(&self) -> bool {
         let mut opening = match self.opening.try_lock() {
             Ok(guard) => guard,
             Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
@@ -230,10 +239,16 @@ impl Bridge {
         let Some(rx) = opening.as_ref() else {
             return true;
         };
-        let opened = match rx.try_recv() {
-            Ok(opened) => Ok(opened),
-            Err(mpsc::TryRecvError::Empty) => return false,
-            Err(mpsc::TryRecvError::Disconnected) => Err(mpsc::RecvError),
+        let opened = loop {
+            match rx.recv_timeout(std::time::Duration::from_millis(5)) {
+                Ok(opened) => break Ok(opened),
+                Err(mpsc::RecvTimeoutError::Disconnected) => break Err(mpsc::RecvError),
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    if self.open_blocked.load(Ordering::Acquire) {
+                        return false;
+                    }
+                }
+            }
         };
         opening.take();
         self.take_in(opened);
@@ -248,26 +263,15 @@ impl Bridge {
         f(store.as_mut().map_err(|reason| reason.as_str()))
     }
 
-    /// Keeps a compacted result's original for the relay, which must not wait: `Ok(false)`
-    /// when the store is being opened, held by another of the proxy's threads for longer
-    /// than [`RELAY_STORE_WAIT`], or locked by another process.
+    /// Keeps a compacted result's original for the relay, which must not wait for the
+    /// store's lock: `Ok(false)` when another process holds the store locked or it is still
+    /// being opened. The proxy's own threads hold the store only while they work, never
+    /// while they wait for its lock, so waiting for them is waiting for that work.
     fn keep_without_waiting(&self, handle: &str, tool: &str, frame: &str) -> Result<bool, String> {
-        if !self.opened_now() {
+        if !self.opened_soon() {
             return Ok(false);
         }
-        let started = std::time::Instant::now();
-        let mut store = loop {
-            match self.store.try_lock() {
-                Ok(guard) => break guard,
-                Err(std::sync::TryLockError::Poisoned(p)) => break p.into_inner(),
-                Err(std::sync::TryLockError::WouldBlock)
-                    if started.elapsed() < RELAY_STORE_WAIT =>
-                {
-                    std::thread::sleep(std::time::Duration::from_millis(1));
-                }
-                Err(std::sync::TryLockError::WouldBlock) => return Ok(false),
-            }
-        };
+        let mut store = lock(&self.store);
         let store = store.as_mut().map_err(|reason| reason.clone())?;
         // The exact copy, never redacted: get_result must return what the server sent.
         let kept = store.without_waiting(|store| {
@@ -502,9 +506,10 @@ impl Bridge {
         }
         drop(schemas);
         let mut earlier = lock(&self.earlier_pages);
-        let extended = inject::extend_tools_list(raw_result, &self.offered, &earlier, &self.filter);
-        if inject::has_next_page(&value) {
-            earlier.extend(inject::listed_names(&value));
+        let extended =
+            tools_list::extend_tools_list(raw_result, &self.offered, &earlier, &self.filter);
+        if tools_list::has_next_page(&value) {
+            earlier.extend(tools_list::listed_names(&value));
         } else {
             earlier.clear();
             if let Some(names) = extended.as_ref().and_then(|e| e.names.clone()) {
@@ -527,13 +532,37 @@ impl Bridge {
 
     /// Runs an injected tool: a `CallToolResult`, with `isError: true` when it failed.
     pub fn call(&self, tool: InjectedTool, arguments: &Value) -> Value {
-        let result = self.using_store(|store| match (store, tool, self.compaction) {
-            (Ok(store), InjectedTool::GetResult, Some(limits)) => {
-                handlers::handle_get_result(arguments, store, &self.scope, limits, &self.pages)
+        // A locked store is waited for up to its busy timeout, but never while holding it
+        // (the relay may need it meanwhile): each try fails at once, the next comes later.
+        let started = std::time::Instant::now();
+        let result = loop {
+            let result = self.using_store(|store| match (store, tool, self.compaction) {
+                (Ok(store), InjectedTool::GetResult, Some(limits)) => {
+                    store.without_waiting(|store| {
+                        Ok(handlers::handle_get_result(
+                            arguments,
+                            store,
+                            &self.scope,
+                            limits,
+                            &self.pages,
+                        ))
+                    })
+                }
+                (Ok(store), _, _) => store.without_waiting(|store| {
+                    Ok(handlers::handle_call(tool, arguments, store, &self.scope))
+                }),
+                (Err(reason), _, _) => Ok(Err(ToolError::NoStore(reason.to_string()))),
+            });
+            match result {
+                Ok(Err(ToolError::Store(StoreError::Locked { .. })))
+                    if started.elapsed() < BUSY_TIMEOUT =>
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+                Ok(answer) => break answer,
+                Err(err) => break Err(ToolError::Store(err)),
             }
-            (Ok(store), _, _) => handlers::handle_call(tool, arguments, store, &self.scope),
-            (Err(reason), _, _) => Err(ToolError::NoStore(reason.to_string())),
-        });
+        };
         result.unwrap_or_else(|e| e.to_call_result())
     }
 
