@@ -30,6 +30,7 @@ pub mod bridge;
 pub mod clients;
 pub mod compact;
 pub mod diagnostics;
+pub mod evidence;
 pub mod framelog;
 pub mod fuzz_checks;
 pub mod hooks;

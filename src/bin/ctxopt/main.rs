@@ -10,6 +10,7 @@ mod audit;
 mod bench;
 mod build;
 mod client_select;
+mod evidence_args;
 mod export;
 mod gap;
 mod hook;
@@ -18,6 +19,7 @@ mod import;
 mod import_swe;
 mod ingest;
 mod output_file;
+mod replay;
 mod report;
 mod serve;
 mod status;
@@ -66,6 +68,8 @@ enum Command {
     Wrap(wrap::WrapArgs),
     /// Take the servers from behind ctxopt-proxy again, exactly as they were.
     Unwrap(wrap::UnwrapArgs),
+    /// Serve a frame log back as a stdio MCP server (answers from the recorded session).
+    Replay(replay::Args),
     /// Per client config: which servers are wrapped, their latest log and last session.
     Status(status::Args),
     /// Install or remove ctxopt's hooks in Claude Code's or Gemini CLI's settings.
@@ -89,6 +93,7 @@ fn main() -> ExitCode {
         Command::Hook(args) => hook::run(args),
         Command::Wrap(args) => wrap::run_wrap(args),
         Command::Unwrap(args) => wrap::run_unwrap(args),
+        Command::Replay(args) => replay::run(args),
         Command::Status(args) => status::run(args),
         Command::Hooks(args) => hooks::run(args),
     };
