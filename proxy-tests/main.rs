@@ -22,6 +22,7 @@ mod redaction;
 mod relay_defects;
 mod relay_faults;
 mod relay_stream;
+mod replay_cli;
 mod scenarios;
 mod support;
 mod wrap;

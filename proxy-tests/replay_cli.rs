@@ -1,0 +1,153 @@
+//! `ctxopt replay` as a process: the log it serves is only read, bad logs are refused with
+//! line and reason (exit 2), a redacted log says so, `--strict` sets the exit status.
+//! The replay against a real client is in `interop::replay`.
+
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn recorded(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("frame-logs")
+        .join(name)
+}
+
+/// Runs `ctxopt replay ARGS` with `input` on stdin.
+fn replay(args: &[&std::ffi::OsStr], input: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ctxopt"))
+        .arg("replay")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start ctxopt replay");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+const HANDSHAKE: &str = concat!(
+    r#"{"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{"listChanged":true},"sampling":{},"elicitation":{}},"clientInfo":{"name":"x","version":"1"}},"jsonrpc":"2.0","id":0}"#,
+    "\n"
+);
+
+#[test]
+fn the_replayed_log_is_only_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("session.jsonl");
+    std::fs::copy(recorded("ts-everything.jsonl"), &log).unwrap();
+    std::fs::set_permissions(&log, std::fs::Permissions::from_mode(0o400)).unwrap();
+    let before = (
+        std::fs::read(&log).unwrap(),
+        std::fs::metadata(&log).unwrap().modified().unwrap(),
+    );
+    let out = replay(&[log.as_os_str()], HANDSHAKE);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        stdout.starts_with(r#"{"result":{"protocolVersion":"2025-11-25""#),
+        "{stdout}"
+    );
+    let after = (
+        std::fs::read(&log).unwrap(),
+        std::fs::metadata(&log).unwrap().modified().unwrap(),
+    );
+    assert!(before == after, "the log changed");
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "nothing written beside it"
+    );
+}
+
+#[test]
+fn bad_logs_are_refused_with_line_and_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(recorded("ts-everything.jsonl")).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let cases = [
+        (
+            "foreign.jsonl",
+            "{\"type\":\"user\",\"message\":{}}\n".to_owned(),
+            "line 1: not a frame log",
+        ),
+        (
+            "corrupt.jsonl",
+            format!(
+                "{}\n{{\"type\":\"frame\",\"seq\"\n{}\n",
+                lines[..5].join("\n"),
+                lines[5..].join("\n")
+            ),
+            "line 6: not a frame-log record",
+        ),
+        (
+            "cut.jsonl",
+            format!("{}\n{}", lines[..9].join("\n"), &lines[9][..40]),
+            "line 10: the log ends in a partial line",
+        ),
+    ];
+    for (name, content, reason) in cases {
+        let path = dir.path().join(name);
+        std::fs::write(&path, content).unwrap();
+        let out = replay(&[path.as_os_str()], HANDSHAKE);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}: {stderr}");
+        assert!(stderr.contains(reason), "{name}: {stderr}");
+        assert!(out.stdout.is_empty(), "{name}: nothing served");
+    }
+}
+
+#[test]
+fn a_redacted_log_replays_its_placeholders_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("redacted.jsonl");
+    let text = std::fs::read_to_string(recorded("ts-everything.jsonl")).unwrap();
+    let placeholder = "[REDACTED:generic-api-key:7:0a1b2c3d]";
+    let redacted: Vec<String> = text
+        .lines()
+        .map(|l| {
+            if l.contains(r#""seq":1,"#) {
+                l.replace("Reference Server\\\"", &format!("{placeholder}\\\""))
+                    .replacen(r#""raw":"#, r#""redactions":1,"raw":"#, 1)
+            } else {
+                l.to_owned()
+            }
+        })
+        .collect();
+    assert!(
+        redacted[2].contains(placeholder),
+        "the test redacts the initialize answer"
+    );
+    std::fs::write(&log, redacted.join("\n") + "\n").unwrap();
+    let out = replay(&[log.as_os_str()], HANDSHAKE);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("1 frames of this log had secrets replaced by placeholders"),
+        "{stderr}"
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains(placeholder));
+}
+
+#[test]
+fn strict_exits_1_when_the_client_did_not_follow_the_recording() {
+    let log = recorded("ts-everything.jsonl");
+    let lenient = replay(&[log.as_os_str()], HANDSHAKE);
+    assert_eq!(lenient.status.code(), Some(0));
+    let strict = replay(&["--strict".as_ref(), log.as_os_str()], HANDSHAKE);
+    let stderr = String::from_utf8_lossy(&strict.stderr);
+    assert_eq!(strict.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("recorded client messages never sent"),
+        "{stderr}"
+    );
+}
