@@ -60,6 +60,25 @@ pub fn matches(recorded: &Value, now: &Value) -> bool {
     differences(recorded, now, 1).is_empty()
 }
 
+/// `value` with every object's keys sorted, at every depth (a canonical form for hashing
+/// and lookup: member order carries no meaning in JSON).
+pub fn sorted(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            Value::Object(
+                entries
+                    .into_iter()
+                    .map(|(k, v)| (k.clone(), sorted(v)))
+                    .collect(),
+            )
+        }
+        Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+        other => other.clone(),
+    }
+}
+
 /// Whether the value holds a redaction placeholder anywhere.
 pub fn has_placeholder(value: &Value) -> bool {
     match value {

@@ -7,10 +7,16 @@
 //! - [`volatile`]: the fields left out when messages are compared.
 //! - [`json_diff`]: where two JSON values differ (redaction placeholders matched by length).
 //! - [`replay_server`]: the replaying stdio server.
+//! - [`verify`], [`live_server`]: the recorded client's requests re-sent to a live server,
+//!   its answers compared with the recorded ones.
+//! - [`catalog`]: the digest of a tool catalog, and what changed between two.
 
+pub mod catalog;
 pub mod json_diff;
+pub mod live_server;
 pub mod recording;
 pub mod replay_server;
+pub mod verify;
 pub mod volatile;
 
 /// What can go wrong with a recorded session.

@@ -48,6 +48,8 @@ pub struct Recorded {
     pub line: u64,
     /// Who sent it.
     pub side: Side,
+    /// Which way the frame went (`c2p`/`p2c`: the proxy answered in the server's place).
+    pub dir: Direction,
     /// Its JSON-RPC kind.
     pub kind: FrameKind,
     /// Its method (for an answer: the method of its request).
@@ -290,6 +292,7 @@ fn build(
                 seq: frame.seq,
                 line,
                 side,
+                dir: frame.dir,
                 kind,
                 method: method
                     .or_else(|| answers.and_then(|r: usize| recording.messages[r].method.clone())),

@@ -18,7 +18,7 @@ use std::io::{BufRead, Write};
 
 use serde_json::{json, Value};
 
-use super::json_diff::{differences, has_placeholder, matches};
+use super::json_diff::{differences, has_placeholder, matches, sorted};
 use super::recording::{Recorded, Recording, Side};
 use super::volatile::Volatile;
 use super::EvidenceError;
@@ -565,23 +565,6 @@ fn key(method: Option<&str>, masked: &Value) -> (String, String) {
     )
 }
 
-fn sorted(value: &Value) -> Value {
-    match value {
-        Value::Object(map) => {
-            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-            entries.sort_by(|a, b| a.0.cmp(b.0));
-            Value::Object(
-                entries
-                    .into_iter()
-                    .map(|(k, v)| (k.clone(), sorted(v)))
-                    .collect(),
-            )
-        }
-        Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
-        other => other.clone(),
-    }
-}
-
 /// The recorded message with the value at `path` replaced by the JSON text `with`, every
 /// other byte as recorded.
 fn splice(m: &Recorded, path: &[&str], with: &str) -> Vec<u8> {
@@ -891,6 +874,7 @@ mod tests {
                     seq: 0,
                     line: 2,
                     side: Side::Client,
+                    dir: crate::framelog::Direction::C2s,
                     kind: FrameKind::Request,
                     method: Some("tools/call".into()),
                     id: Some("1".into()),
@@ -902,6 +886,7 @@ mod tests {
                     seq: 1,
                     line: 3,
                     side: Side::Server,
+                    dir: crate::framelog::Direction::S2c,
                     kind: FrameKind::Response,
                     method: Some("tools/call".into()),
                     id: Some("1".into()),

@@ -23,6 +23,7 @@ mod replay;
 mod report;
 mod serve;
 mod status;
+mod verify;
 mod wrap;
 
 use std::process::ExitCode;
@@ -70,6 +71,8 @@ enum Command {
     Unwrap(wrap::UnwrapArgs),
     /// Serve a frame log back as a stdio MCP server (answers from the recorded session).
     Replay(replay::Args),
+    /// Re-send a frame log's requests to a live server and report what drifted (exit 1).
+    Verify(verify::Args),
     /// Per client config: which servers are wrapped, their latest log and last session.
     Status(status::Args),
     /// Install or remove ctxopt's hooks in Claude Code's or Gemini CLI's settings.
@@ -94,6 +97,7 @@ fn main() -> ExitCode {
         Command::Wrap(args) => wrap::run_wrap(args),
         Command::Unwrap(args) => wrap::run_unwrap(args),
         Command::Replay(args) => replay::run(args),
+        Command::Verify(args) => verify::run(args),
         Command::Status(args) => status::run(args),
         Command::Hooks(args) => hooks::run(args),
     };
