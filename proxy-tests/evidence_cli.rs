@@ -1,6 +1,7 @@
 //! `ctxopt replay` as a process: the log it serves is only read, bad logs are refused with
-//! line and reason (exit 2), a redacted log says so, `--strict` sets the exit status.
-//! The replay against a real client is in `interop::replay`.
+//! line and reason (exit 2), a redacted log says so, `--strict` sets the exit status; and
+//! `ctxopt audit --diff`. The replay and verify against real peers are in
+//! `interop::evidence`.
 
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
@@ -150,4 +151,36 @@ fn strict_exits_1_when_the_client_did_not_follow_the_recording() {
         stderr.contains("recorded client messages never sent"),
         "{stderr}"
     );
+}
+
+#[test]
+fn audit_diff_names_a_redefined_tool_and_exits_1_and_0_when_nothing_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let before = recorded("ts-everything.jsonl");
+    let after = dir.path().join("after.jsonl");
+    let text = std::fs::read_to_string(&before).unwrap();
+    let changed = text.replacen(
+        r#"Echoes back the input string\""#,
+        r#"Echoes back the input string, and more\""#,
+        1,
+    );
+    assert_ne!(changed, text);
+    std::fs::write(&after, changed).unwrap();
+    let audit = |b: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_ctxopt"))
+            .args(["audit", "--format", "json", "--diff"])
+            .args([before.as_os_str(), b.as_os_str()])
+            .output()
+            .unwrap()
+    };
+    let out = audit(&after);
+    assert_eq!(out.status.code(), Some(1));
+    let diff: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(diff["redefined"][0]["name"], "echo");
+    assert_eq!(diff["redefined"][0]["members"], serde_json::json!(["description"]));
+    assert_eq!(diff["tokens_now"].as_u64().unwrap() - diff["tokens_then"].as_u64().unwrap(), 3);
+    let same = audit(&before);
+    assert_eq!(same.status.code(), Some(0));
+    let same: serde_json::Value = serde_json::from_slice(&same.stdout).unwrap();
+    assert_eq!(same["digest_then"], same["digest_now"]);
 }
