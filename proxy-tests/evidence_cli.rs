@@ -177,10 +177,92 @@ fn audit_diff_names_a_redefined_tool_and_exits_1_and_0_when_nothing_changed() {
     assert_eq!(out.status.code(), Some(1));
     let diff: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(diff["redefined"][0]["name"], "echo");
-    assert_eq!(diff["redefined"][0]["members"], serde_json::json!(["description"]));
-    assert_eq!(diff["tokens_now"].as_u64().unwrap() - diff["tokens_then"].as_u64().unwrap(), 3);
+    assert_eq!(
+        diff["redefined"][0]["members"],
+        serde_json::json!(["description"])
+    );
+    assert_eq!(
+        diff["tokens_now"].as_u64().unwrap() - diff["tokens_then"].as_u64().unwrap(),
+        3
+    );
     let same = audit(&before);
     assert_eq!(same.status.code(), Some(0));
     let same: serde_json::Value = serde_json::from_slice(&same.stdout).unwrap();
     assert_eq!(same["digest_then"], same["digest_now"]);
+}
+
+/// `ctxopt report --format json LOGS…`.
+fn report(logs: &[&Path]) -> serde_json::Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_ctxopt"))
+        .args(["report", "--format", "json"])
+        .args(logs)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn report_pins_each_session_and_lists_catalog_changes_across_and_within_sessions() {
+    let dir = tempfile::tempdir().unwrap();
+    let before = recorded("ts-everything.jsonl");
+    let text = std::fs::read_to_string(&before).unwrap();
+    let rewrite = |s: &str| {
+        s.replacen(
+            r#"Echoes back the input string\""#,
+            r#"Echoes back the input string, and more\""#,
+            1,
+        )
+    };
+    // Another session of the same server whose echo description changed.
+    let after = dir.path().join("after.jsonl");
+    std::fs::write(&after, rewrite(&text)).unwrap();
+    // One session that lists its tools again at the end, the second time changed.
+    let lines: Vec<&str> = text.lines().collect();
+    let relisted: Vec<String> = [lines[10], lines[12]]
+        .iter()
+        .zip([50, 51])
+        .map(|(l, seq)| {
+            let mut frame: serde_json::Value = serde_json::from_str(l).unwrap();
+            frame["seq"] = seq.into();
+            rewrite(&frame.to_string())
+        })
+        .collect();
+    assert!(
+        relisted[1].contains("and more"),
+        "line 13 is the tools/list answer"
+    );
+    let within = dir.path().join("within.jsonl");
+    let mut all: Vec<String> = lines[..lines.len() - 1]
+        .iter()
+        .map(|l| (*l).to_owned())
+        .collect();
+    all.extend(relisted);
+    all.push(lines[lines.len() - 1].to_owned());
+    std::fs::write(&within, all.join("\n") + "\n").unwrap();
+
+    let r = report(&[&before, &after]);
+    let sessions = r["sessions"].as_array().unwrap();
+    assert_eq!(sessions[0]["ctxopt_version"], "0.1.0");
+    assert_ne!(
+        sessions[0]["catalog_digests"],
+        sessions[1]["catalog_digests"]
+    );
+    let changes = r["catalog_changes"].as_array().unwrap();
+    assert_eq!(changes.len(), 1, "{changes:#?}");
+    assert_eq!(changes[0]["log_then"], "ts-everything.jsonl");
+    assert_eq!(changes[0]["diff"]["redefined"][0]["name"], "echo");
+    assert_eq!(sessions[1]["changed_mid_run"], serde_json::json!([]));
+
+    let r = report(&[&within]);
+    let session = &r["sessions"][0];
+    assert_eq!(session["changed_mid_run"], serde_json::json!(["catalog"]));
+    assert_eq!(session["catalog_digests"].as_array().unwrap().len(), 2);
+    assert_eq!(r["catalog_changes"][0]["log_now"], "within.jsonl");
+    // The canary's other side: one session, one catalog, nothing changed.
+    assert!(report(&[&before]).get("catalog_changes").is_none());
 }

@@ -31,6 +31,35 @@ fn name(tool: &Value) -> &str {
     tool.get("name").and_then(Value::as_str).unwrap_or_default()
 }
 
+/// The catalogs one session listed, in order, pages assembled: a `tools/list` answer to a
+/// request without a cursor starts a catalog, one to a request with a cursor extends it.
+#[derive(Debug, Clone, Default)]
+pub struct CatalogSequence {
+    catalogs: Vec<Vec<Value>>,
+}
+
+impl CatalogSequence {
+    /// Adds the tools of one `tools/list` answer (as the server sent it).
+    pub fn push_page(&mut self, tools: Vec<Value>, continues: bool) {
+        match self.catalogs.last_mut() {
+            Some(last) if continues => last.extend(tools),
+            _ => self.catalogs.push(tools),
+        }
+    }
+
+    /// Each catalog with its digest, a catalog equal to the one before it left out.
+    pub fn distinct(&self) -> Vec<(String, &[Value])> {
+        let mut out: Vec<(String, &[Value])> = Vec::new();
+        for tools in &self.catalogs {
+            let d = digest(tools);
+            if out.last().is_none_or(|(last, _)| *last != d) {
+                out.push((d, tools));
+            }
+        }
+        out
+    }
+}
+
 /// One tool whose definition changed.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Redefined {
