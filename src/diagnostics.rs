@@ -3,7 +3,7 @@
 //! By default the messages a user must see (a store or log that is unavailable, records that
 //! could not be read, a command's summary) go to standard error as bare lines, exactly as
 //! they read; nothing at `debug` or `trace` is even formatted. [`LOG_ENV`] (`CTXOPT_LOG`)
-//! takes a filter (`debug`, `ctxopt=trace`, `warn,ctxopt::bridge=debug`) and switches to
+//! takes a filter (`debug`, `ctxopt=trace`, `warn,ctxopt::injected=debug`) and switches to
 //! the full format (time, level, module); [`LOG_FILE_ENV`] (`CTXOPT_LOG_FILE`) sends
 //! everything to that file instead (appended, created with mode 0600: diagnostics may
 //! quote frames).

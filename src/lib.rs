@@ -8,16 +8,20 @@
 //! - [`relay`]: the byte-exact stdio relay between an MCP client and a server, and its tap;
 //!   it defines the traits the rest plugs into it by ([`relay::FrameSink`],
 //!   [`relay::FrameHandler`]) and knows nothing of the store or the optimizer.
+//! - [`records`]: the records format (the optimizer's input, a public interface) and the
+//!   session record the store keeps.
 //! - [`optimizer`]: records in, a budgeted, provenance-tagged context out.
 //! - [`fuzz_checks`]: the properties the fuzz targets (`fuzz/`) check, shared with the
 //!   test that replays their corpus.
-//! - [`import`]: other tools' session formats converted into records.
+//! - [`import`]: other tools' session formats converted into records, MCP tool results
+//!   among them ([`import::mcp`]), and the `tools/call` pairs of a frame log.
 //! - [`hooks`]: Claude Code and Gemini CLI hooks that inject a budgeted context.
 //! - [`clients`]: MCP clients' config files edited in place (`wrap`, `unwrap`, `hooks`).
 //! - [`redact`]: secrets replaced by keyed placeholders in what is written to disk.
 //! - [`store`]: the persistent SQLite store of session records, scoped by workspace.
-//! - [`bridge`]: tool results into the store, and the injected tools (`build_context`, …);
-//!   implements the relay's traits for the proxy.
+//! - [`injected`]: the injected tools (`build_context`, …) over the store, and `ctxopt serve`.
+//! - [`proxy`]: the relay's traits implemented for the proxy (tool results into the store,
+//!   the injected tools answered on the wire).
 //! - [`compact`]: oversized tool results compacted on the wire, and served back whole.
 //! - [`bench`](mod@bench): the optimizer benchmark (scenarios × strategies, and speed).
 //! - [`diagnostics`]: the binaries' own diagnostics (`tracing`, `CTXOPT_LOG`).
@@ -26,7 +30,6 @@
 //! - [`otel`]: frame pairs as OpenTelemetry spans and metrics, exported over OTLP/HTTP.
 
 pub mod bench;
-pub mod bridge;
 pub mod clients;
 pub mod compact;
 pub mod diagnostics;
@@ -35,10 +38,13 @@ pub mod framelog;
 pub mod fuzz_checks;
 pub mod hooks;
 pub mod import;
+pub mod injected;
 pub mod measure;
 pub mod optimizer;
 pub mod otel;
 pub mod protocol;
+pub mod proxy;
+pub mod records;
 pub mod redact;
 pub mod relay;
 pub mod store;

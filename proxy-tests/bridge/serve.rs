@@ -81,7 +81,7 @@ fn run(mode: &str, expected_protocol: &str) {
         "search_context",
     ];
     assert_eq!(seen["tools"], serde_json::json!(six));
-    // Output schemas are not listed (they cost tokens in every session; see src/bridge/tools.rs).
+    // Output schemas are not listed (they cost tokens in every session; see src/injected/tools.rs).
     assert_eq!(seen["withOutputSchema"], serde_json::json!([]));
     assert_eq!(seen["ingest"]["inserted"], 1);
     assert_eq!(seen["isError"], false);

@@ -16,7 +16,7 @@
 use bm25::{Embedder, EmbedderBuilder, Language, Scorer};
 
 use super::strategy::{self, Block, SEPARATOR};
-use crate::optimizer::records::Records;
+use crate::records::Records;
 use crate::tokenizer::Tokenizer;
 
 /// The size of the chunks BM25 ranks (messages are ranked whole).

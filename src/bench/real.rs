@@ -22,8 +22,8 @@ use sha2::{Digest, Sha256};
 
 use super::{baseline, strategy};
 use crate::import::swe_agent::{self, Cut, ImportOptions};
-use crate::optimizer::records::Records;
 use crate::optimizer::{self, BuildConfig};
+use crate::records::Records;
 use crate::tokenizer::Tokenizer;
 
 /// The shares of each trajectory's steps it is cut at.

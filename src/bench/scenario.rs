@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::generate::{self, Generate};
 use crate::optimizer::parse::parse_records;
-use crate::optimizer::records::Records;
+use crate::records::Records;
 
 /// Where a scenario's records came from, when they were imported.
 #[derive(Debug, Clone, PartialEq, Deserialize)]

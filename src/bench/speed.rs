@@ -12,11 +12,11 @@ use serde::{Deserialize, Serialize};
 
 use super::generate::SplitMix64;
 use super::strategy::raw_context;
-use crate::optimizer::records::{
+use crate::optimizer::{self, BuildConfig, OptimizerError};
+use crate::records::{
     Common, Decision, DecisionStatus, DiffRecord, ErrorRecord, FileRecord, Message, Records, Role,
     TestResult, TestStatus, ToolOutput,
 };
-use crate::optimizer::{self, BuildConfig, OptimizerError};
 use crate::tokenizer::Tokenizer;
 
 const WORDS: [&str; 48] = [

@@ -11,8 +11,8 @@
 use std::collections::BTreeSet;
 use std::time::Instant;
 
-use crate::optimizer::records::Records;
 use crate::optimizer::{self, BuildConfig, OptimizerError};
+use crate::records::Records;
 use crate::tokenizer::Tokenizer;
 
 /// Which strategy.

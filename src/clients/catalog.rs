@@ -76,9 +76,49 @@ impl FromStr for Client {
     }
 }
 
+/// A client that ctxopt has hooks for: the one `ctxopt hook` runs for, and whose settings
+/// `ctxopt hooks install` edits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum HookClient {
+    /// Claude Code: UserPromptSubmit, SessionStart, PreCompact (and any other event to import).
+    ClaudeCode,
+    /// Gemini CLI: BeforeAgent, SessionStart, PreCompress.
+    GeminiCli,
+}
+
+impl HookClient {
+    /// The client.
+    pub fn client(self) -> Client {
+        match self {
+            HookClient::ClaudeCode => Client::ClaudeCode,
+            HookClient::GeminiCli => Client::GeminiCli,
+        }
+    }
+
+    /// The client's name (`claude-code`, `gemini-cli`), also the store's server name for
+    /// what its hooks import.
+    pub fn name(self) -> &'static str {
+        self.client().name()
+    }
+}
+
+impl TryFrom<Client> for HookClient {
+    type Error = String;
+
+    fn try_from(client: Client) -> Result<Self, Self::Error> {
+        match client {
+            Client::ClaudeCode => Ok(HookClient::ClaudeCode),
+            Client::GeminiCli => Ok(HookClient::GeminiCli),
+            other => Err(format!(
+                "ctxopt has no hooks for {other} (claude-code or gemini-cli)"
+            )),
+        }
+    }
+}
+
 /// A config scope.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Scope {
+pub enum ConfigScope {
     /// The user's own files, for every project.
     User,
     /// Files in the project folder.
@@ -87,25 +127,25 @@ pub enum Scope {
     Local,
 }
 
-impl Scope {
+impl ConfigScope {
     /// The name used on the command line.
     pub fn name(self) -> &'static str {
         match self {
-            Scope::User => "user",
-            Scope::Project => "project",
-            Scope::Local => "local",
+            ConfigScope::User => "user",
+            ConfigScope::Project => "project",
+            ConfigScope::Local => "local",
         }
     }
 }
 
-impl FromStr for Scope {
+impl FromStr for ConfigScope {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
-            "user" => Ok(Scope::User),
-            "project" => Ok(Scope::Project),
-            "local" => Ok(Scope::Local),
+            "user" => Ok(ConfigScope::User),
+            "project" => Ok(ConfigScope::Project),
+            "local" => Ok(ConfigScope::Local),
             other => Err(format!("unknown scope {other:?} (user, project or local)")),
         }
     }
@@ -117,7 +157,7 @@ pub struct Location {
     /// The client.
     pub client: Client,
     /// The scope.
-    pub scope: Scope,
+    pub scope: ConfigScope,
     /// The file.
     pub path: PathBuf,
     /// Where in it the servers are.
@@ -174,7 +214,7 @@ impl Client {
 /// Every config location of every client, whether the file exists or not.
 pub fn locations(roots: &Roots) -> Vec<Location> {
     use Client::*;
-    use Scope::*;
+    use ConfigScope::*;
     let home = |p: &str| roots.home.join(p);
     let project = |p: &str| roots.project.join(p);
     let config = |p: &str| roots.config.join(p);
@@ -240,7 +280,7 @@ pub fn explicit(path: &Path, client: Option<Client>) -> Location {
     let servers = client.servers_at();
     Location {
         client,
-        scope: Scope::User,
+        scope: ConfigScope::User,
         path: path.to_path_buf(),
         servers,
     }

@@ -10,7 +10,7 @@
 //! - [`json_edit`]: members and elements added and removed as exact inverses.
 //! - [`entries`]: a file's server entries (JSON or TOML), classified.
 //! - [`wrap`](mod@wrap): `wrap` / `unwrap` as edits.
-//! - [`hooks`]: hook entries in Claude Code's and Gemini CLI's settings.
+//! - [`hook_entries`]: hook entries in Claude Code's and Gemini CLI's settings.
 //! - [`catalog`]: the clients, their files per scope and their dialects.
 //! - [`config_file`]: reading, backups, atomic writes.
 //! - [`diff`]: the unified diff `--dry-run` prints.
@@ -20,7 +20,7 @@ pub mod config_file;
 pub mod diff;
 pub mod edit;
 pub mod entries;
-pub mod hooks;
+pub mod hook_entries;
 pub mod json_edit;
 pub mod jsonc;
 pub mod wrap;

@@ -6,15 +6,15 @@
 //!
 //! # Layout
 //! - [`text`]: a result's text (its `text` blocks joined) and its lines; the exact limit check.
-//! - [`excerpt`]: which lines are shown (the optimizer's extraction, line by line) and how.
+//! - [`shown_lines`]: which lines are shown (the optimizer's extraction, line by line) and how.
 //! - [`pages`]: the whole text served back a page, a line range or a pattern at a time.
 //!
 //! [`compact`] is the one entry point for a response frame; it never fails: anything it
 //! cannot compact while keeping the result valid for the client is passed whole, with the
 //! reason ([`Pass`]).
 
-pub mod excerpt;
 pub mod pages;
+pub mod shown_lines;
 pub mod text;
 
 use serde_json::{Map, Value};
@@ -237,12 +237,12 @@ pub fn compact(
         }
     }
     let lines = text::lines(&text);
-    let order = excerpt::ranked(&lines, &excerpt::argument_terms(call.arguments));
+    let order = shown_lines::ranked(&lines, &shown_lines::argument_terms(call.arguments));
     // Each mirrored member holds the compacted text again.
     let available = (limit - structured_tokens) / (1 + mirrored.len());
     let mut estimate = available;
     let (body, shown) = loop {
-        let ex = excerpt::excerpt(&lines, &order, estimate, tokenizer);
+        let ex = shown_lines::excerpt(&lines, &order, estimate, tokenizer);
         let body = format!(
             "{}{}",
             ex.text,
@@ -295,7 +295,7 @@ fn compacted_content(result: &Map<String, Value>, body: String) -> Vec<Value> {
 /// The sentence that ends a compacted text.
 fn sentence(
     total: usize,
-    ex: &excerpt::Excerpt,
+    ex: &shown_lines::Excerpt,
     notes: &[String],
     limit: usize,
     handle: &str,

@@ -13,11 +13,9 @@ use std::collections::BTreeSet;
 
 use super::ingest::id_line;
 use super::HookError;
-use crate::optimizer::records::{Common, Message, Role};
 use crate::optimizer::{self, BuildConfig};
-use crate::store::{
-    self, Filter, NewRecord, Provenance, Scope, SessionRecord, Store, StoredRecord,
-};
+use crate::records::{Common, Message, Role, SessionRecord};
+use crate::store::{self, Filter, NewRecord, Provenance, Scope, Store, StoredRecord};
 
 /// How many of the workspace's newest records a hook builds from: the recent window a hook
 /// can read and build over within its time budget (loading and building take time in

@@ -12,8 +12,9 @@ use std::path::Path;
 use super::state::TranscriptState;
 use super::HookError;
 use crate::import::{gemini_cli, ImportSummary};
-use crate::optimizer::records::Role;
-use crate::store::{NewRecord, Provenance, Scope, SessionRecord, Store};
+use crate::records::Role;
+use crate::records::SessionRecord;
+use crate::store::{NewRecord, Provenance, Scope, Store};
 
 /// The most bytes of transcript one run imports.
 pub const MAX_BACKLOG: u64 = 8 * 1024 * 1024;

@@ -24,31 +24,12 @@ pub mod state;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use crate::clients::catalog::HookClient;
 use crate::store::{Scope, Store, StoreError};
 use payload::Event;
 
 /// The default token budget of an injected context.
 pub const DEFAULT_HOOK_BUDGET: usize = 1500;
-
-/// The clients with hooks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Client {
-    /// Claude Code (`~/.claude/settings.json` hooks).
-    ClaudeCode,
-    /// Gemini CLI (`~/.gemini/settings.json` hooks).
-    GeminiCli,
-}
-
-impl Client {
-    /// The client's name (`claude-code`, `gemini-cli`), also the store's server name for
-    /// what its hooks import.
-    pub fn name(self) -> &'static str {
-        match self {
-            Client::ClaudeCode => "claude-code",
-            Client::GeminiCli => "gemini-cli",
-        }
-    }
-}
 
 /// Why a hook run produced no context.
 #[derive(Debug, thiserror::Error)]
@@ -92,7 +73,7 @@ pub struct HookRun {
 }
 
 /// Runs a hook of `client` on the payload `input`.
-pub fn run(client: Client, input: &[u8], config: &HookConfig) -> Result<HookRun, HookError> {
+pub fn run(client: HookClient, input: &[u8], config: &HookConfig) -> Result<HookRun, HookError> {
     let payload = payload::parse_payload(input)?;
     let workspace = Path::new(&payload.cwd)
         .canonicalize()
@@ -121,8 +102,8 @@ pub fn run(client: Client, input: &[u8], config: &HookConfig) -> Result<HookRun,
     if let Some(t) = &transcript {
         let path = Path::new(t);
         let summary = match client {
-            Client::ClaudeCode => ingest::import_claude(path, &mut state, &mut store, &scope)?,
-            Client::GeminiCli => ingest::import_gemini(path, &mut state, &mut store, &scope)?,
+            HookClient::ClaudeCode => ingest::import_claude(path, &mut state, &mut store, &scope)?,
+            HookClient::GeminiCli => ingest::import_gemini(path, &mut state, &mut store, &scope)?,
         };
         note.push_str(&format!("; imported {summary}"));
         laps.lap("import");

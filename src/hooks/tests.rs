@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::*;
 use crate::import::claude_code::import_transcript;
 use crate::import::gemini_cli::import_chat;
-use crate::store::SessionRecord;
+use crate::records::SessionRecord;
 
 fn real(sub: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -83,7 +83,7 @@ fn scope_of(s: &Setup) -> Scope {
     }
 }
 
-fn ids_of(records: crate::optimizer::records::Records) -> BTreeSet<String> {
+fn ids_of(records: crate::records::Records) -> BTreeSet<String> {
     SessionRecord::all_of(records)
         .into_iter()
         .filter_map(|r| r.common().id.clone())
@@ -133,7 +133,7 @@ fn real_prompt_and_session_start_payloads_get_context_citing_the_transcript() {
     for (file, event, source) in cases {
         let s = setup(TRANSCRIPT);
         let input = payload(file, |p| source.is_none_or(|src| p["source"] == src), &s);
-        let run = run(Client::ClaudeCode, &input, &s.config).unwrap();
+        let run = run(HookClient::ClaudeCode, &input, &s.config).unwrap();
         let context = context_of(&run, event);
         let cites = cited(&context);
         assert!(!cites.is_empty(), "{file} {source:?}: {context}");
@@ -170,7 +170,7 @@ fn other_real_payloads_import_and_stay_silent() {
     for (file, source) in cases {
         let s = setup(TRANSCRIPT);
         let input = payload(file, |p| source.is_none_or(|src| p["source"] == src), &s);
-        let run = run(Client::ClaudeCode, &input, &s.config).unwrap();
+        let run = run(HookClient::ClaudeCode, &input, &s.config).unwrap();
         assert_eq!(run.stdout, None, "{file} {source:?}");
         let store = Store::open_arg(s.config.store.as_deref()).unwrap();
         let workspace = s.workspace.canonicalize().unwrap().display().to_string();
@@ -192,7 +192,7 @@ fn pre_compact_snapshots_what_the_session_start_after_it_restores_even_from_a_cu
         |_| true,
         &s,
     );
-    let snapshot = run(Client::ClaudeCode, &pre, &s.config).unwrap();
+    let snapshot = run(HookClient::ClaudeCode, &pre, &s.config).unwrap();
     assert_eq!(snapshot.stdout, None);
     assert!(
         snapshot.note.contains("; snapshot of "),
@@ -227,7 +227,7 @@ fn pre_compact_snapshots_what_the_session_start_after_it_restores_even_from_a_cu
         |p| p["source"] == "compact",
         &s,
     );
-    let restored = run(Client::ClaudeCode, &start, &s.config).unwrap();
+    let restored = run(HookClient::ClaudeCode, &start, &s.config).unwrap();
     let context = context_of(&restored, "SessionStart");
     assert!(context.contains(TASK), "{context}");
     let cites = cited(&context);
@@ -261,13 +261,13 @@ fn importing_in_pieces_stores_what_one_import_stores() {
     let text = std::fs::read(real(TRANSCRIPT)).unwrap();
     let whole = setup(TRANSCRIPT);
     let prompt = |s: &Setup| payload("kesslerio__attio-mcp-server__stop.json", |_| true, s);
-    run(Client::ClaudeCode, &prompt(&whole), &whole.config).unwrap();
+    run(HookClient::ClaudeCode, &prompt(&whole), &whole.config).unwrap();
     let pieces = setup(TRANSCRIPT);
     // Cut in the middle of a line: the first run imports only the complete lines.
     let cut = text.len() / 2 + 7;
     assert_ne!(text[cut - 1], b'\n');
     std::fs::write(&pieces.transcript, &text[..cut]).unwrap();
-    run(Client::ClaudeCode, &prompt(&pieces), &pieces.config).unwrap();
+    run(HookClient::ClaudeCode, &prompt(&pieces), &pieces.config).unwrap();
     let state = state::load(
         &pieces.config.state_dir,
         &pieces.transcript.display().to_string(),
@@ -275,7 +275,7 @@ fn importing_in_pieces_stores_what_one_import_stores() {
     .unwrap();
     assert!(state.offset < cut as u64 && text[state.offset as usize - 1] == b'\n');
     std::fs::write(&pieces.transcript, &text).unwrap();
-    run(Client::ClaudeCode, &prompt(&pieces), &pieces.config).unwrap();
+    run(HookClient::ClaudeCode, &prompt(&pieces), &pieces.config).unwrap();
     let stored = |s: &Setup| -> BTreeSet<String> {
         let store = Store::open_arg(s.config.store.as_deref()).unwrap();
         let workspace = s.workspace.canonicalize().unwrap().display().to_string();
@@ -302,7 +302,7 @@ fn an_injected_context_is_never_imported_back_nor_repeated() {
         |_| true,
         &s,
     );
-    let first = run(Client::ClaudeCode, &input, &s.config).unwrap();
+    let first = run(HookClient::ClaudeCode, &input, &s.config).unwrap();
     let context = context_of(&first, "UserPromptSubmit");
     // Claude Code writes the hook's context into the transcript; so does an older version
     // as a user message.
@@ -312,7 +312,7 @@ fn an_injected_context_is_never_imported_back_nor_repeated() {
     let mut text = std::fs::read_to_string(&s.transcript).unwrap();
     text.push_str(&format!("{attachment}\n{message}\n"));
     std::fs::write(&s.transcript, text).unwrap();
-    let second = run(Client::ClaudeCode, &input, &s.config).unwrap();
+    let second = run(HookClient::ClaudeCode, &input, &s.config).unwrap();
     assert!(second.note.contains("ctxopt-context 2"), "{}", second.note);
     let store = Store::open_arg(s.config.store.as_deref()).unwrap();
     let workspace = s.workspace.canonicalize().unwrap().display().to_string();
@@ -339,14 +339,14 @@ fn bad_payloads_and_missing_transcripts_are_errors() {
         br#"{"hook_event_name":"UserPromptSubmit"}"#,
     ] {
         assert!(matches!(
-            run(Client::ClaudeCode, input, &s.config),
+            run(HookClient::ClaudeCode, input, &s.config),
             Err(HookError::Payload(_))
         ));
     }
     let missing = serde_json::json!({"hook_event_name": "UserPromptSubmit", "cwd": s.workspace,
         "prompt": "x", "transcript_path": s.workspace.join("none.jsonl")});
     let err = run(
-        Client::ClaudeCode,
+        HookClient::ClaudeCode,
         missing.to_string().as_bytes(),
         &s.config,
     )
@@ -374,7 +374,7 @@ fn gemini_session_start_cites_the_chat_and_before_agent_repeats_nothing_of_the_l
         p.to_string().into_bytes()
     };
     let resumed = run(
-        Client::GeminiCli,
+        HookClient::GeminiCli,
         &input("SessionStart", ("source", "resume")),
         &s.config,
     )
@@ -386,6 +386,11 @@ fn gemini_session_start_cites_the_chat_and_before_agent_repeats_nothing_of_the_l
         "prompt",
         "also move the build steps of README.md into CONTRIBUTING.md",
     );
-    let next = run(Client::GeminiCli, &input("BeforeAgent", prompt), &s.config).unwrap();
+    let next = run(
+        HookClient::GeminiCli,
+        &input("BeforeAgent", prompt),
+        &s.config,
+    )
+    .unwrap();
     assert_eq!(next.stdout, None, "{}", next.note);
 }

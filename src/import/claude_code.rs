@@ -33,10 +33,10 @@ use serde_json::Value;
 
 use super::test_runs::test_outcomes;
 use super::{content_text, first_line, record_id, rfc3339, ImportSummary, INJECTED_MARKER};
-use crate::optimizer::records::{
+use crate::records::SessionRecord;
+use crate::records::{
     Common, DiffRecord, ErrorRecord, FileRecord, Message, Records, Role, TestResult, ToolOutput,
 };
-use crate::store::SessionRecord;
 
 /// Top-level fields of `user`/`assistant` entries this importer knows (read or deliberately
 /// ignored); any other is counted as `field:<name>`.

@@ -21,8 +21,8 @@ use serde_json::Value;
 
 use super::test_runs::{run_records, Run};
 use super::{first_line, gather, parts, rfc3339, ImportSummary, INJECTED_MARKER};
-use crate::optimizer::records::{Common, DiffRecord, ErrorRecord, Message, Records, Role};
-use crate::store::SessionRecord;
+use crate::records::SessionRecord;
+use crate::records::{Common, DiffRecord, ErrorRecord, Message, Records, Role};
 
 /// Converts the text of a rollout file into records.
 pub fn import_rollout(text: &str) -> (Records, ImportSummary) {

@@ -20,10 +20,8 @@ use super::test_runs::{run_records, Run};
 use super::{
     content_text, first_line, gather, parts, rfc3339, ImportError, ImportSummary, INJECTED_MARKER,
 };
-use crate::optimizer::records::{
-    Common, DiffRecord, ErrorRecord, FileRecord, Message, Records, Role,
-};
-use crate::store::SessionRecord;
+use crate::records::SessionRecord;
+use crate::records::{Common, DiffRecord, ErrorRecord, FileRecord, Message, Records, Role};
 
 /// Converts the text of a saved chat into records.
 pub fn import_chat(text: &str) -> Result<(Records, ImportSummary), ImportError> {

@@ -16,15 +16,17 @@
 pub mod claude_code;
 pub mod codex;
 pub mod file_reads;
+pub mod frame_log;
 pub mod gemini_cli;
+pub mod mcp;
 pub mod summary;
 pub mod swe_agent;
 pub mod test_runs;
 
 use std::fmt;
 
-use crate::optimizer::records::{Common, Records};
-use crate::store::SessionRecord;
+use crate::records::SessionRecord;
+use crate::records::{Common, Records};
 pub use summary::{ImportSummary, LineError};
 
 /// The marker every context a ctxopt hook injects starts with. Importers skip any text

@@ -7,8 +7,8 @@ use std::fmt;
 
 use serde::Serialize;
 
-use crate::optimizer::records::Records;
-use crate::store::SessionRecord;
+use crate::records::Records;
+use crate::records::SessionRecord;
 
 /// A line (or entry) of a session file that could not be read; the rest still imports.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

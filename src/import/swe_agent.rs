@@ -34,10 +34,8 @@
 
 use serde_json::Value;
 
-use super::file_reads::{self, FileViews};
-use crate::optimizer::records::{
-    Common, ErrorRecord, FileRecord, Message, Records, Role, ToolOutput,
-};
+use super::file_reads::shell::{self as file_reads, FileViews};
+use crate::records::{Common, ErrorRecord, FileRecord, Message, Records, Role, ToolOutput};
 
 /// The trajectory format this importer reads.
 pub const FORMAT: &str = "mini-swe-agent-1.1";

@@ -9,8 +9,8 @@ use regex::Regex;
 use serde_json::Value;
 
 use crate::optimizer::extract::failing_tests::failing_tests;
-use crate::optimizer::records::{Common, TestResult, TestStatus, ToolOutput};
-use crate::store::SessionRecord;
+use crate::records::SessionRecord;
+use crate::records::{Common, TestResult, TestStatus, ToolOutput};
 
 static PASSING: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?m)^(?:(\S+::\S+)\s+PASSED|test\s+(\S+)\s+\.\.\.\s+ok$|\s*--- PASS:\s+(\S+))")

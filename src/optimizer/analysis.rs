@@ -3,10 +3,11 @@
 
 use crate::optimizer::dedupe::Deduped;
 use crate::optimizer::extract::Outcome;
-use crate::optimizer::fragment::{index_by, Dropped, Kind, Unit, UnitIx};
+use crate::optimizer::fragment::{index_by, Dropped, Unit, UnitIx};
 use crate::optimizer::output::DropReason;
 use crate::optimizer::render::unit_header;
 use crate::optimizer::select::current_diffs;
+use crate::records::Kind;
 
 /// What dedupe, superseding and outcome detection found about one unit.
 #[derive(Debug, Clone, PartialEq)]

@@ -8,10 +8,11 @@ use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::optimizer::extract::{failing_tests, signatures};
-use crate::optimizer::fragment::{is_later, Dropped, Kind, Unit, UnitIx};
+use crate::optimizer::fragment::{is_later, Dropped, Unit, UnitIx};
 use crate::optimizer::normalize::one_line;
 use crate::optimizer::output::DropReason;
 use crate::optimizer::parallel::par_map;
+use crate::records::Kind;
 
 /// Containment at or above which the earlier record is a near-duplicate of the later.
 pub const NEAR_DUPLICATE: f64 = 0.9;
@@ -502,7 +503,7 @@ impl Hasher for HashKeyHasher {
 mod tests {
     use super::*;
     use crate::optimizer::normalize::normalize;
-    use crate::optimizer::records::{Common, ErrorRecord, Message, Records, Role, ToolOutput};
+    use crate::records::{Common, ErrorRecord, Message, Records, Role, ToolOutput};
 
     fn run(tool: &str, out: &str, exit: i64, ts: &str) -> ToolOutput {
         ToolOutput {

@@ -9,11 +9,11 @@ use std::collections::BTreeSet;
 
 use proptest::prelude::*;
 
-use crate::optimizer::records::{
+use crate::optimizer::{build, BuildConfig, BuildOutput, DropReason, Signal};
+use crate::records::{
     Common, Decision, DecisionStatus, ErrorRecord, FileRecord, Message, Records, Role, TestResult,
     TestStatus, ToolOutput,
 };
-use crate::optimizer::{build, BuildConfig, BuildOutput, DropReason, Signal};
 use crate::tokenizer::Tokenizer;
 
 const WORDS: &[&str] = &[

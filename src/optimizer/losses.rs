@@ -6,8 +6,8 @@
 use serde_json::Value;
 
 use crate::optimizer::parse::parse_records;
-use crate::optimizer::records::Records;
 use crate::optimizer::{build, BuildConfig, BuildOutput, DropReason, Signal};
+use crate::records::Records;
 
 fn fixture(name: &str) -> Value {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/losses/");

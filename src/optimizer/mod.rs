@@ -2,13 +2,14 @@
 //!
 //! Stages run in a fixed order, each a pure function in its own module:
 //! [`normalize`] → [`dedupe`] (and [`supersede`]) → [`extract`] → [`score`] → [`select`]
-//! → [`render`], and [`report`] gathers the figures. What dedupe and superseding find
+//! → [`render`], and [`assemble`] gathers the figures. What dedupe and superseding find
 //! about a unit is gathered in one [`analysis::UnitAnalysis`] per unit; units and fragments
 //! are addressed by [`fragment::UnitIx`] and [`fragment::FragmentIx`]. Identical input and config give
 //! byte-identical output: nothing reads the clock, draws random numbers or iterates a hash
 //! map into the output.
 
 pub mod analysis;
+pub mod assemble;
 pub mod chunk;
 pub mod condense;
 pub mod dedupe;
@@ -19,13 +20,12 @@ pub mod fragment;
 mod invariants;
 #[cfg(test)]
 mod losses;
+pub mod mandatory;
 pub mod normalize;
 pub mod output;
 pub mod parallel;
 pub mod parse;
-pub mod records;
 pub mod render;
-pub mod report;
 pub mod score;
 pub mod select;
 pub mod supersede;
@@ -33,11 +33,11 @@ mod tokens;
 pub mod working_set;
 pub mod workspace;
 
+pub use crate::records::Records;
 pub use output::{
     BuildOutput, BuildReport, DropReason, OmittedFragment, ScoreComponent, Signal, SourceFragment,
     Stats,
 };
-pub use records::Records;
 pub use score::Weights;
 
 use crate::tokenizer::Tokenizer;
@@ -143,21 +143,21 @@ pub fn build(records: &Records, config: &BuildConfig) -> Result<BuildOutput, Opt
                 chunk: f.chunk,
                 fragment: fragment::FragmentIx(fi),
             },
-            mandatory: report::is_mandatory(unit, &features[fi], &focus, f.unit),
+            mandatory: mandatory::is_mandatory(unit, &features[fi], &focus, f.unit),
             score: s.total,
             // System messages are the agent's standing instructions, which it already has:
             // they never fill the budget.
-            eligible: unit.role != Some(records::Role::System)
+            eligible: unit.role != Some(crate::records::Role::System)
                 && (s.relevance >= config.min_relevance
                     || s.linked
                     || features[fi].rare_signature
                     || f.excerpt
-                    || (unit.role == Some(records::Role::User) && s.relevance > 0.0)),
+                    || (unit.role == Some(crate::records::Role::User) && s.relevance > 0.0)),
             current_change: analyses[f.unit].current_change,
             working_set: leads.contains(&fi),
             // What the session read of a file is its working set: what budget is left
             // after everything else goes to it.
-            leftover: unit.kind == fragment::Kind::File,
+            leftover: unit.kind == crate::records::Kind::File,
         });
     }
     let selection = select::select(
@@ -168,7 +168,7 @@ pub fn build(records: &Records, config: &BuildConfig) -> Result<BuildOutput, Opt
         config.budget,
         config.tokenizer,
     );
-    Ok(report::assemble(report::Parts {
+    Ok(assemble::assemble(assemble::Parts {
         config,
         units: &units,
         fragments: &fragments,

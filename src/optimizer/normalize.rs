@@ -16,10 +16,11 @@ use sha2::{Digest, Sha256};
 use crate::optimizer::chunk::chunks;
 use crate::optimizer::condense::condense_frames;
 use crate::optimizer::excerpt::excerpt;
-use crate::optimizer::fragment::{hex_prefix, Fragment, Kind, Unit, UnitIx};
+use crate::optimizer::fragment::{hex_prefix, Fragment, Unit, UnitIx};
 use crate::optimizer::parallel::par_map;
-use crate::optimizer::records::{Common, DecisionStatus, Records, Role, TestStatus};
 use crate::optimizer::OptimizerError;
+use crate::records::Kind;
+use crate::records::{Common, DecisionStatus, Records, Role, TestStatus};
 
 /// The shortest run of same-shaped lines that collapsing shortens.
 pub const MIN_COLLAPSE_RUN: usize = 4;
@@ -493,7 +494,7 @@ fn decision_name(status: DecisionStatus) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::optimizer::records::{ErrorRecord, FileRecord, Message, ToolOutput};
+    use crate::records::{ErrorRecord, FileRecord, Message, ToolOutput};
 
     fn msg(text: &str) -> Message {
         Message {

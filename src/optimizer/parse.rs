@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use super::records::{Common, Records};
+use crate::records::{Common, Records};
 
 /// Why a records file was rejected.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -4,9 +4,10 @@
 
 use crate::optimizer::analysis::UnitAnalysis;
 use crate::optimizer::extract::Features;
-use crate::optimizer::fragment::{Fragment, FragmentIx, Kind, Unit, UnitIx};
-use crate::optimizer::records::TestStatus;
+use crate::optimizer::fragment::{Fragment, FragmentIx, Unit, UnitIx};
 use crate::optimizer::score::is_constraint;
+use crate::records::Kind;
+use crate::records::TestStatus;
 
 /// The context's sections, in render order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -143,7 +144,7 @@ mod tests {
     use super::*;
     use crate::optimizer::extract::extract;
     use crate::optimizer::normalize::normalize;
-    use crate::optimizer::records::{Common, FileRecord, Message, Records, Role};
+    use crate::records::{Common, FileRecord, Message, Records, Role};
 
     #[test]
     fn sections_come_in_fixed_order_with_tags() {

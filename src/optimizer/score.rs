@@ -12,10 +12,11 @@ use crate::optimizer::condense;
 use crate::optimizer::extract::{
     definitions, imports, outcomes, paths, signatures, terms, Features, Outcome,
 };
-use crate::optimizer::fragment::{Fragment, Kind, Unit, UnitIx};
+use crate::optimizer::fragment::{Fragment, Unit, UnitIx};
 use crate::optimizer::output::{ScoreComponent, Signal};
-use crate::optimizer::records::{DecisionStatus, Role, TestStatus};
 use crate::optimizer::workspace::WorkspaceRoot;
+use crate::records::Kind;
+use crate::records::{DecisionStatus, Role, TestStatus};
 
 /// The weight of each signal, and the recency curve.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -669,7 +670,7 @@ mod tests {
     use super::*;
     use crate::optimizer::extract::extract;
     use crate::optimizer::normalize::normalize;
-    use crate::optimizer::records::{
+    use crate::records::{
         Common, Decision, ErrorRecord, FileRecord, Message, Records, TestResult, ToolOutput,
     };
 

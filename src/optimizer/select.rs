@@ -9,9 +9,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::optimizer::analysis::UnitAnalysis;
 use crate::optimizer::excerpt;
-use crate::optimizer::fragment::{is_later, Fragment, FragmentIx, Kind, Unit, UnitIx};
+use crate::optimizer::fragment::{is_later, Fragment, FragmentIx, Unit, UnitIx};
 use crate::optimizer::output::DropReason;
 use crate::optimizer::render::{render, tag, Placed, Section};
+use crate::records::Kind;
 use crate::tokenizer::Tokenizer;
 
 /// The fewest tokens a fragment counts as in score per token: below this, size stops
@@ -620,7 +621,7 @@ impl Swap<'_> {
 mod tests {
     use super::*;
     use crate::optimizer::normalize::normalize;
-    use crate::optimizer::records::{Common, Message, Records, Role};
+    use crate::records::{Common, Message, Records, Role};
 
     fn setup(n: usize) -> (Vec<Unit>, Vec<Fragment>, Vec<UnitAnalysis>) {
         setup_with(n, |i| format!("note {i} about the parser and its tokens"))

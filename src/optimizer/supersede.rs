@@ -14,9 +14,10 @@ use crate::optimizer::dedupe::{
 };
 use crate::optimizer::extract::terms::term_set;
 use crate::optimizer::extract::{failing_tests, signatures, Outcome};
-use crate::optimizer::fragment::{is_later, Dropped, Kind, Unit, UnitIx};
+use crate::optimizer::fragment::{is_later, Dropped, Unit, UnitIx};
 use crate::optimizer::output::DropReason;
-use crate::optimizer::records::{DecisionStatus, Role};
+use crate::records::Kind;
+use crate::records::{DecisionStatus, Role};
 
 /// Marks superseded units in `deduped.dropped` (units already dropped stay as they are),
 /// reusing the word trigrams dedupe computed; a run partly shown again by an error record
@@ -403,9 +404,7 @@ mod tests {
     use crate::optimizer::dedupe::dedupe;
     use crate::optimizer::extract::outcomes as compute_outcomes;
     use crate::optimizer::normalize::normalize;
-    use crate::optimizer::records::{
-        Common, Decision, ErrorRecord, FileRecord, Records, ToolOutput,
-    };
+    use crate::records::{Common, Decision, ErrorRecord, FileRecord, Records, ToolOutput};
 
     fn run_super(records: &Records) -> (Vec<Unit>, Vec<Option<Dropped>>) {
         let (units, _) = normalize(records, None).unwrap();
@@ -484,7 +483,7 @@ mod tests {
             timestamp: Some(ts.into()),
             ..Common::default()
         };
-        let user = |ts: &str, text: &str| crate::optimizer::records::Message {
+        let user = |ts: &str, text: &str| crate::records::Message {
             common: at(ts),
             role: Role::User,
             text: text.into(),
@@ -653,7 +652,7 @@ mod tests {
 mod revert_tests {
     use super::*;
     use crate::optimizer::normalize::normalize;
-    use crate::optimizer::records::{Common, DiffRecord, Records};
+    use crate::records::{Common, DiffRecord, Records};
 
     fn diff(path: &str, text: &str) -> DiffRecord {
         DiffRecord {

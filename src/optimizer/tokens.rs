@@ -88,7 +88,7 @@ pub fn count(
 mod tests {
     use super::*;
     use crate::optimizer::normalize::normalize;
-    use crate::optimizer::records::{Common, Message, Records, Role};
+    use crate::records::{Common, Message, Records, Role};
 
     #[test]
     fn counts_do_not_depend_on_threads_and_copies_count_too() {

@@ -25,9 +25,10 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::optimizer::analysis::UnitAnalysis;
 use crate::optimizer::extract::{paths, Features};
-use crate::optimizer::fragment::{Fragment, Kind, Unit};
+use crate::optimizer::fragment::{Fragment, Unit};
 use crate::optimizer::output::{ScoreComponent, Signal};
 use crate::optimizer::score::{round4, Scored};
+use crate::records::Kind;
 
 /// The least share a file needs for its best chunk to *lead* in any case: be tried for the
 /// budget right after the mandatory fragments and the current change (see [`apply`]).
@@ -195,8 +196,8 @@ pub fn apply(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::optimizer::records::Records;
     use crate::optimizer::{build, BuildConfig};
+    use crate::records::Records;
 
     fn records(json: &str) -> Records {
         serde_json::from_str(json).unwrap()

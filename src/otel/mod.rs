@@ -14,15 +14,15 @@
 //! - [`metrics`]: the `mcp.client.operation.duration` histogram and token counters per tool.
 //! - [`encode`]: spans and metrics as OTLP protobuf requests.
 //! - [`exporter`]: the bounded queue and the exporter thread; what it drops is counted.
-//! - [`replay`]: existing frame logs as the same spans (`ctxopt export --otlp`).
+//! - [`log_spans`]: existing frame logs as the same spans (`ctxopt export --otlp`).
 //! - [`live`]: the proxy's export of the session it relays.
 
 pub mod config;
 pub mod encode;
 pub mod exporter;
 pub mod live;
+pub mod log_spans;
 pub mod metrics;
-pub mod replay;
 pub mod spans;
 pub mod trace_context;
 

@@ -12,7 +12,6 @@
 //! its path.
 
 pub mod location;
-pub mod record;
 pub mod results;
 pub mod schema;
 
@@ -26,12 +25,11 @@ use rusqlite::{params, Connection, ErrorCode, OptionalExtension, TransactionBeha
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::optimizer::fragment::Kind;
-use crate::optimizer::records::Records;
+use crate::records::Kind;
+use crate::records::{Records, SessionRecord};
 use crate::redact::Redactor;
 
 pub use location::StoreLocation;
-pub use record::SessionRecord;
 
 /// How long a write waits for another process's lock before giving up.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -669,7 +667,7 @@ fn record_key(scope: &Scope, new: &NewRecord, json: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::optimizer::records::{Common, ErrorRecord, FileRecord};
+    use crate::records::{Common, ErrorRecord, FileRecord};
 
     fn scope() -> Scope {
         Scope {
@@ -824,7 +822,7 @@ mod file_tests {
     use std::os::unix::fs::PermissionsExt;
 
     use super::*;
-    use crate::optimizer::records::{Common, Message, Role};
+    use crate::records::{Common, Message, Role};
 
     fn note(text: &str) -> NewRecord {
         NewRecord {

@@ -5,8 +5,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context;
-use ctxopt::bridge::tool_filter::ToolFilter;
 use ctxopt::evidence::catalog;
+use ctxopt::injected::tool_filter::ToolFilter;
 use ctxopt::measure::audit::{audit, render_table};
 use ctxopt::measure::toollist::Hidden;
 use ctxopt::measure::{probe, toollist};

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
-use ctxopt::clients::catalog::{self, Client, Location, Roots, Scope};
+use ctxopt::clients::catalog::{self, Client, ConfigScope, Location, Roots};
 
 /// Which client files to look at.
 #[derive(Debug, clap::Args)]
@@ -19,7 +19,7 @@ pub struct Selector {
     /// Only this scope: user, project (files in the current directory), or local (Claude
     /// Code's per-project entries in ~/.claude.json).
     #[arg(long)]
-    scope: Option<Scope>,
+    scope: Option<ConfigScope>,
 }
 
 impl Selector {

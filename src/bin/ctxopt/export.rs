@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context;
-use ctxopt::otel::replay::{self, Output};
+use ctxopt::otel::log_spans::{self, Output};
 use ctxopt::otel::{ExportConfig, Exporter};
 use ctxopt::store::{self, StoreLocation};
 
@@ -41,7 +41,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     });
     let (mut sessions, mut skipped) = (0, 0);
     for log in &args.logs {
-        let stats = replay::replay(log, content.clone(), &mut |out| match out {
+        let stats = log_spans::replay(log, content.clone(), &mut |out| match out {
             Output::Span(span) => exporter.send(*span),
             Output::Metrics(metrics) => exporter.send_metrics(metrics),
         })

@@ -6,8 +6,8 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use ctxopt::import::{self, swe_agent, ImportOptions, ImportSummary, SourceFormat};
-use ctxopt::optimizer::records::Records;
-use ctxopt::store::SessionRecord;
+use ctxopt::records::Records;
+use ctxopt::records::SessionRecord;
 
 use crate::output_file;
 

@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use ctxopt::bridge::ingest::{ingest, IngestError};
-use ctxopt::bridge::replay::{Replay, Replayed};
 use ctxopt::framelog::Header;
+use ctxopt::import::frame_log::{Replay, Replayed};
+use ctxopt::import::mcp::{ingest, IngestError};
 use ctxopt::store::{Scope, Store};
 
 /// Arguments of `ctxopt ingest`.

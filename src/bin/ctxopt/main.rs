@@ -8,19 +8,19 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod audit;
 mod bench;
-mod build;
+mod build_context;
 mod client_select;
 mod evidence_args;
 mod export;
 mod gap;
-mod hook;
-mod hooks;
 mod import;
 mod import_swe;
 mod ingest;
+mod install_hooks;
 mod output_file;
 mod replay;
 mod report;
+mod run_hook;
 mod serve;
 mod status;
 mod verify;
@@ -44,7 +44,7 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Build a compact, provenance-tagged context from session records.
-    Build(build::Args),
+    Build(build_context::Args),
     /// Run the optimizer benchmark over fixtures/scenarios.
     Bench(bench::Args),
     /// Per-tool cost report over frame logs.
@@ -58,7 +58,7 @@ enum Command {
     /// Convert Claude Code, Gemini CLI, Codex or mini-swe-agent sessions into a records file.
     Import(import::Args),
     /// Run as a Claude Code or Gemini CLI hook: payload on stdin, context JSON on stdout.
-    Hook(hook::Args),
+    Hook(run_hook::Args),
     /// Serve build_context and the other context tools as a stdio MCP server.
     Serve(serve::Args),
     /// Replay frame logs into the session store.
@@ -76,14 +76,14 @@ enum Command {
     /// Per client config: which servers are wrapped, their latest log and last session.
     Status(status::Args),
     /// Install or remove ctxopt's hooks in Claude Code's or Gemini CLI's settings.
-    Hooks(hooks::Args),
+    Hooks(install_hooks::Args),
 }
 
 fn main() -> ExitCode {
     ctxopt::diagnostics::init();
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Build(args) => build::run(args),
+        Command::Build(args) => build_context::run(args),
         Command::Bench(args) => bench::run(args),
         Command::Report(args) => report::run(args),
         Command::Audit(args) => audit::run(args),
@@ -93,13 +93,13 @@ fn main() -> ExitCode {
         Command::ImportSwe(args) => import_swe::run(args),
         Command::Export(args) => export::run(args),
         Command::Import(args) => import::run(args),
-        Command::Hook(args) => hook::run(args),
+        Command::Hook(args) => run_hook::run(args),
         Command::Wrap(args) => wrap::run_wrap(args),
         Command::Unwrap(args) => wrap::run_unwrap(args),
         Command::Replay(args) => replay::run(args),
         Command::Verify(args) => verify::run(args),
         Command::Status(args) => status::run(args),
-        Command::Hooks(args) => hooks::run(args),
+        Command::Hooks(args) => install_hooks::run(args),
     };
     match result {
         Ok(code) => code,

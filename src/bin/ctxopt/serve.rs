@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use ctxopt::bridge::{server, Bridge};
+use ctxopt::injected::{server, Bridge};
 use ctxopt::store::{self, Scope, Store};
 
 /// Arguments of `ctxopt serve`.

@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use ctxopt::clients::catalog::{Client, Location, Scope};
+use ctxopt::clients::catalog::{Client, ConfigScope, Location};
 use ctxopt::clients::config_file::ConfigFile;
 use ctxopt::clients::entries::ServersAt;
 use ctxopt::clients::wrap::{self, Outcome, Plan, WrapOptions};
@@ -94,7 +94,7 @@ fn one(location: &Location, dry_run: bool, planner: &Planner) -> Result<(), Conf
         return Ok(());
     }
     let claude_json = location.client == Client::ClaudeCode
-        && location.scope != Scope::Project
+        && location.scope != ConfigScope::Project
         && matches!(location.servers, ServersAt::Json(_));
     if claude_json && claude_code_running() {
         println!(

@@ -32,7 +32,7 @@ fn a_call_and_its_result_in_later_lines_become_one_record() {
     assert_eq!(records.test_results[0].name, "tests/test_a.py::test_x");
     assert_eq!(
         records.test_results[0].status,
-        crate::optimizer::records::TestStatus::Failed
+        crate::records::TestStatus::Failed
     );
     assert_eq!(records.files[0].path, "src/a.py");
     assert_eq!(records.files[0].content, "x = 1\ny = 2");

@@ -14,9 +14,10 @@ pub mod terms;
 
 use crate::optimizer::analysis::UnitAnalysis;
 use crate::optimizer::excerpt;
-use crate::optimizer::fragment::{index_by, Fragment, FragmentIx, Kind, Unit};
+use crate::optimizer::fragment::{index_by, Fragment, FragmentIx, Unit};
 use crate::optimizer::parallel::par_map;
-use crate::optimizer::records::TestStatus;
+use crate::records::Kind;
+use crate::records::TestStatus;
 
 pub use outcomes::Outcome;
 

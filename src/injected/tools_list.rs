@@ -123,7 +123,7 @@ pub fn with_result(frame: &str, result: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bridge::tools::Selection;
+    use crate::injected::tools::Selection;
 
     fn extend(raw: &str, selection: Selection, earlier: &BTreeSet<String>) -> Option<Extended> {
         extend_tools_list(raw, selection.tools(), earlier, &ToolFilter::All)

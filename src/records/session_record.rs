@@ -1,9 +1,9 @@
 //! One session record of any kind: the unit the store keeps, in the optimizer's records
-//! format (`src/optimizer/records.rs`), so a workspace's rows load straight into
+//! format (`src/records/mod.rs`), so a workspace's rows load straight into
 //! [`Records`].
 
-use crate::optimizer::fragment::Kind;
-use crate::optimizer::records::{
+use crate::records::Kind;
+use crate::records::{
     Common, Decision, DiffRecord, ErrorRecord, FileRecord, Message, Records, TestResult, ToolOutput,
 };
 

@@ -7,19 +7,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use ctxopt::hooks::{self, Client, HookConfig, DEFAULT_HOOK_BUDGET};
+use ctxopt::clients::catalog::HookClient;
+use ctxopt::hooks::{self, HookConfig, DEFAULT_HOOK_BUDGET};
 
 /// The longest payload read (a payload is a few kilobytes; anything longer is refused).
 const MAX_PAYLOAD: u64 = 4 * 1024 * 1024;
-
-/// The clients `ctxopt hook` answers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum HookClient {
-    /// Claude Code: UserPromptSubmit, SessionStart, PreCompact (and any other event to import).
-    ClaudeCode,
-    /// Gemini CLI: BeforeAgent, SessionStart, PreCompress.
-    GeminiCli,
-}
 
 /// Arguments of `ctxopt hook`.
 #[derive(Debug, clap::Args)]
@@ -62,10 +54,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         store: args.store.or_else(|| env("CTXOPT_STORE")),
         state_dir,
     };
-    let client = match args.client {
-        HookClient::ClaudeCode => Client::ClaudeCode,
-        HookClient::GeminiCli => Client::GeminiCli,
-    };
+    let client = args.client;
     let mut input = Vec::new();
     let read = std::io::stdin()
         .take(MAX_PAYLOAD + 1)

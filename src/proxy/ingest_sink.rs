@@ -6,9 +6,9 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
-use super::ingest::FramePair;
-use super::{Bridge, BridgeError};
 use crate::framelog::{Direction, Frame, FrameKind};
+use crate::import::mcp::FramePair;
+use crate::injected::{Bridge, BridgeError};
 use crate::relay::sink::{FrameSink, LogPlace};
 
 /// Tool results of the relayed traffic into the bridge's store.

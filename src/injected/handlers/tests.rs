@@ -1,7 +1,7 @@
 use serde_json::json;
 
 use super::*;
-use crate::bridge::ingest::{ingest, FramePair};
+use crate::import::mcp::{ingest, FramePair};
 
 fn scope() -> Scope {
     Scope {

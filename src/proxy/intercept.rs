@@ -32,10 +32,10 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use memchr::memmem::Finder;
 use serde_json::Value;
 
-use super::tool_filter::ToolFilter;
-use super::{inject, Bridge, ResultVerdict};
 use crate::framelog::json_scan::{find, object_members, root};
 use crate::framelog::Direction;
+use crate::injected::tool_filter::ToolFilter;
+use crate::injected::{tools_list, Bridge, ResultVerdict};
 use crate::protocol;
 use crate::relay::handler::{ClientVerdict, FrameHandler, Replaced, ServerVerdict};
 
@@ -338,12 +338,12 @@ impl Interceptor {
                 ext.result
             }
             Watched::Handshake => {
-                let with_tools = inject::ensure_tools_capability(result)?;
+                let with_tools = tools_list::ensure_tools_capability(result)?;
                 self.serves_tools_list.store(true, Ordering::Relaxed);
                 with_tools
             }
         };
-        let mut rewritten = inject::with_result(text, &new_result)?.into_bytes();
+        let mut rewritten = tools_list::with_result(text, &new_result)?.into_bytes();
         rewritten.extend_from_slice(ending);
         Some(ServerVerdict::Replace {
             frame: rewritten,
@@ -455,7 +455,7 @@ impl FrameHandler for Interceptor {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bridge::tools::Selection;
+    use crate::injected::tools::Selection;
     use crate::store::{Scope, Store};
 
     /// A bridge over an in-memory store.

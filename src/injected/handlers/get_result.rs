@@ -9,10 +9,10 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{invalid, ToolError};
-use crate::bridge::tools::InjectedTool;
 use crate::compact::pages::{serve, PageCache, Part};
 use crate::compact::text::result_text;
 use crate::compact::Limits;
+use crate::injected::tools::InjectedTool;
 use crate::store::results::{unix_now, DEFAULT_RETENTION};
 use crate::store::{Scope, Store};
 

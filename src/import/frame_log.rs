@@ -11,7 +11,7 @@ use crate::framelog::exchanges::{Entry, Exchange, Exchanges};
 use crate::framelog::reader::{LogReader, ReadError};
 use crate::framelog::record::{Direction, FrameKind, Header};
 
-use super::ingest::FramePair;
+use crate::import::mcp::FramePair;
 
 /// A request/response pair read from a log, owning its text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -179,8 +179,8 @@ mod tests {
     /// one line per record (newlines shown as ⏎).
     #[test]
     fn real_frame_logs_ingest_snapshot() {
-        use crate::bridge::ingest::ingest;
-        use crate::store::SessionRecord;
+        use crate::import::mcp::ingest;
+        use crate::records::SessionRecord;
 
         let mut lines = Vec::new();
         for name in ["ts-filesystem", "ts-everything"] {

@@ -9,30 +9,13 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use super::catalog::{Client, Roots, Scope};
+use super::catalog::{ConfigScope, HookClient, Roots};
 use super::edit::{apply, Edit};
 use super::json_edit::{append_element, append_member, element_spans, member_spans, remove_item};
 use super::jsonc::{self, Node};
 use super::ConfigError;
 
-/// A client that ctxopt has hooks for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HookClient {
-    /// Claude Code.
-    ClaudeCode,
-    /// Gemini CLI.
-    GeminiCli,
-}
-
 impl HookClient {
-    /// The client's name on the command line.
-    pub fn client(self) -> Client {
-        match self {
-            HookClient::ClaudeCode => Client::ClaudeCode,
-            HookClient::GeminiCli => Client::GeminiCli,
-        }
-    }
-
     /// The command the hooks run.
     pub fn command(self) -> String {
         format!("ctxopt hook {}", self.client().name())
@@ -47,14 +30,14 @@ impl HookClient {
     }
 
     /// The settings file of `scope` (user or project).
-    pub fn settings(self, roots: &Roots, scope: Scope) -> PathBuf {
+    pub fn settings(self, roots: &Roots, scope: ConfigScope) -> PathBuf {
         let (home, project) = match self {
             HookClient::ClaudeCode => (".claude/settings.json", ".claude/settings.json"),
             HookClient::GeminiCli => (".gemini/settings.json", ".gemini/settings.json"),
         };
         match scope {
-            Scope::Project => roots.project.join(project),
-            Scope::User | Scope::Local => roots.home.join(home),
+            ConfigScope::Project => roots.project.join(project),
+            ConfigScope::User | ConfigScope::Local => roots.home.join(home),
         }
     }
 
@@ -65,20 +48,6 @@ impl HookClient {
             hook["name"] = json!("ctxopt");
         }
         json!({"hooks": [hook]})
-    }
-}
-
-impl TryFrom<Client> for HookClient {
-    type Error = String;
-
-    fn try_from(client: Client) -> Result<Self, Self::Error> {
-        match client {
-            Client::ClaudeCode => Ok(HookClient::ClaudeCode),
-            Client::GeminiCli => Ok(HookClient::GeminiCli),
-            other => Err(format!(
-                "ctxopt has no hooks for {other} (claude-code or gemini-cli)"
-            )),
-        }
     }
 }
 

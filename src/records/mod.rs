@@ -1,7 +1,13 @@
 //! The records format: the optimizer's input (a public interface, see `docs/records.md`).
 
+pub mod kind;
+pub mod session_record;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+pub use kind::Kind;
+pub use session_record::SessionRecord;
 
 /// Fields every record may carry.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

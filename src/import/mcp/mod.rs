@@ -14,14 +14,14 @@
 
 use serde_json::Value;
 
-use super::content;
-use super::file_reads::{self, FileRead};
-use super::stored_text;
+pub mod content;
+pub mod stored_text;
+
+use crate::import::file_reads::mcp_tool::{self as file_reads, FileOutcome};
 use crate::optimizer::extract::failing_tests::failing_tests;
-use crate::optimizer::records::{
-    Common, ErrorRecord, FileRecord, TestResult, TestStatus, ToolOutput,
-};
-use crate::store::{NewRecord, Provenance, SessionRecord};
+use crate::records::SessionRecord;
+use crate::records::{Common, ErrorRecord, FileRecord, TestResult, TestStatus, ToolOutput};
+use crate::store::{NewRecord, Provenance};
 
 /// A `tools/call` request and its response, as raw frame text, with where they were logged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -226,9 +226,9 @@ impl Made<'_> {
         )
     }
 
-    fn file_read(&self, read: FileRead, part: u32) -> NewRecord {
+    fn file_read(&self, read: FileOutcome, part: u32) -> NewRecord {
         match read {
-            FileRead::Snapshot { path, content } => self.record(
+            FileOutcome::Snapshot { path, content } => self.record(
                 SessionRecord::File(FileRecord {
                     common: self.common(),
                     path,
@@ -236,7 +236,7 @@ impl Made<'_> {
                 }),
                 part,
             ),
-            FileRead::Failed { path, message } => {
+            FileOutcome::Failed { path, message } => {
                 self.error(format!("{}: {path}: {message}", self.tool), None, part)
             }
         }
@@ -248,7 +248,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::optimizer::fragment::Kind;
+    use crate::records::Kind;
 
     fn pair<'a>(request: &'a str, response: &'a str) -> FramePair<'a> {
         FramePair {
@@ -456,7 +456,7 @@ mod tests {
 
     #[test]
     fn a_huge_output_is_stored_capped_and_its_tail_still_read() {
-        use crate::bridge::stored_text::STORED_TEXT_LIMIT;
+        use crate::import::mcp::stored_text::STORED_TEXT_LIMIT;
         let body = "building module\n".repeat(STORED_TEXT_LIMIT / 16 + 65_536);
         let text = format!("{body}FAILED tests/test_bill.py::test_round - AssertionError\n");
         let out = run(

@@ -1,35 +1,20 @@
-//! The report: the mandatory rule, and assembling the output (sources, omissions, warnings,
-//! merges, the configuration hash and the token figures).
+//! Assembling the output: sources, omissions, warnings, merges, the configuration hash and
+//! the token figures.
 
 use std::collections::BTreeMap;
 
 use sha2::{Digest, Sha256};
 
 use crate::optimizer::analysis::UnitAnalysis;
-use crate::optimizer::extract::Features;
-use crate::optimizer::fragment::{Fragment, FragmentIx, Kind, Unit, UnitIx};
+use crate::optimizer::fragment::{Fragment, FragmentIx, Unit};
 use crate::optimizer::normalize::canonical_json;
 use crate::optimizer::output::{
     BuildOutput, BuildReport, DropReason, OmittedFragment, SourceFragment, Stats,
 };
 use crate::optimizer::parallel::par_map;
-use crate::optimizer::records::{DecisionStatus, Role};
-use crate::optimizer::score::{is_constraint, Focus, Scored};
+use crate::optimizer::score::Scored;
 use crate::optimizer::select::{Candidate, Selection};
 use crate::optimizer::{BuildConfig, PIPELINE_VERSION};
-
-/// Whether a live fragment must be kept: the task; decisions accepted; requirements stated
-/// by the user; and the errors and failing tests the task is about (see
-/// [`crate::optimizer::score::focus`]).
-pub fn is_mandatory(unit: &Unit, features: &Features, focus: &Focus, unit_index: UnitIx) -> bool {
-    match unit.kind {
-        Kind::Task => true,
-        Kind::Decision => unit.decision_status == Some(DecisionStatus::Accepted),
-        Kind::Message => unit.role == Some(Role::User) && is_constraint(unit, features),
-        Kind::Error | Kind::TestResult => focus.error_units.contains(&unit_index),
-        _ => false,
-    }
-}
 
 /// sha256 (hex) of the canonical JSON of the configuration (keys sorted).
 pub fn config_hash(config: &BuildConfig) -> String {

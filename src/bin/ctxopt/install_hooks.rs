@@ -4,10 +4,10 @@
 
 use std::process::ExitCode;
 
-use ctxopt::clients::catalog::{Client, Scope};
+use ctxopt::clients::catalog::{Client, ConfigScope, HookClient};
 use ctxopt::clients::change_file;
 use ctxopt::clients::config_file::ConfigFile;
-use ctxopt::clients::hooks::{self, HookClient};
+use ctxopt::clients::hook_entries;
 
 use crate::client_select::roots;
 
@@ -33,7 +33,7 @@ struct Target {
     /// user (~/.claude/settings.json, ~/.gemini/settings.json) or project
     /// (.claude/settings.json, .gemini/settings.json in the current directory).
     #[arg(long, default_value = "user")]
-    scope: Scope,
+    scope: ConfigScope,
     /// Print the unified diff and write nothing.
     #[arg(long)]
     dry_run: bool,
@@ -47,13 +47,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let client = HookClient::try_from(target.client).map_err(anyhow::Error::msg)?;
     anyhow::ensure!(
-        target.scope != Scope::Local,
+        target.scope != ConfigScope::Local,
         "hooks have user and project scopes"
     );
     let path = client.settings(&roots()?, target.scope);
     let plan = |file: &ConfigFile| {
         if installing {
-            let (new, events) = hooks::install(file.text.as_deref(), client, &path)?;
+            let (new, events) = hook_entries::install(file.text.as_deref(), client, &path)?;
             Ok(Some((
                 Some(new),
                 events.iter().map(|e| e.to_string()).collect(),
@@ -62,7 +62,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             match file.text.as_deref() {
                 None => Ok(None),
                 Some(text) => {
-                    hooks::uninstall(text, client, &path, file.created_by_ctxopt()).map(Some)
+                    hook_entries::uninstall(text, client, &path, file.created_by_ctxopt()).map(Some)
                 }
             }
         }

@@ -98,7 +98,7 @@ fn paginated_lists_are_extended_on_the_last_page_avoiding_every_page() {
     let last = b
         .extend_tools_list(r#"{"tools":[{"name":"x","inputSchema":{"type":"object"}}]}"#)
         .unwrap();
-    let names = inject::listed_names(&serde_json::from_str(&last.result).unwrap());
+    let names = tools_list::listed_names(&serde_json::from_str(&last.result).unwrap());
     assert!(
         names.contains(&"ctxopt_search_context".to_string()),
         "{names:?}"

@@ -16,13 +16,11 @@ use super::tools::InjectedTool;
 use crate::compact::pages::PageCache;
 use crate::compact::Limits;
 use crate::optimizer::extract::terms::term_set;
-use crate::optimizer::fragment::Kind;
 use crate::optimizer::parse::{parse_records, RecordsError};
-use crate::optimizer::records::{DecisionStatus, TestStatus};
 use crate::optimizer::{self, BuildConfig, OptimizerError, DEFAULT_BUDGET};
+use crate::records::{DecisionStatus, Kind, SessionRecord, TestStatus};
 use crate::store::{
-    self, Filter, NewRecord, Provenance, Scope, SessionRecord, Store, StoreError, StoredRecord,
-    DEFAULT_LOAD_LIMIT,
+    self, Filter, NewRecord, Provenance, Scope, Store, StoreError, StoredRecord, DEFAULT_LOAD_LIMIT,
 };
 
 /// The default number of hits of `search_context` and `get_relevant_errors`.

@@ -6,8 +6,8 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use ctxopt::optimizer::parse::parse_records;
-use ctxopt::optimizer::records::Records;
 use ctxopt::optimizer::{self, BuildConfig, DEFAULT_BUDGET};
+use ctxopt::records::Records;
 use ctxopt::tokenizer::Tokenizer;
 use serde_json::Value;
 

@@ -19,7 +19,7 @@
 
 use serde_json::{Map, Value};
 
-use super::content;
+use crate::import::mcp::content;
 
 /// The tools whose results are file contents (matched case-insensitively).
 pub const FILE_READ_TOOLS: &[&str] = &[
@@ -33,7 +33,7 @@ pub const FILE_READ_TOOLS: &[&str] = &[
 
 /// One file in a read result.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum FileRead {
+pub enum FileOutcome {
     /// The file's path and content.
     Snapshot {
         /// The path, as the arguments name it.
@@ -51,7 +51,7 @@ pub enum FileRead {
 }
 
 /// The files a successful call's result holds, or `None` when the rule does not apply.
-pub fn file_reads(tool: &str, arguments: &Value, blocks: &[Value]) -> Option<Vec<FileRead>> {
+pub fn file_reads(tool: &str, arguments: &Value, blocks: &[Value]) -> Option<Vec<FileOutcome>> {
     let tool = tool.to_ascii_lowercase();
     if !FILE_READ_TOOLS.contains(&tool.as_str()) {
         return None;
@@ -70,7 +70,7 @@ pub fn file_reads(tool: &str, arguments: &Value, blocks: &[Value]) -> Option<Vec
         return split_multiple(&paths, &text);
     }
     let path = single_path(args)?;
-    Some(vec![FileRead::Snapshot {
+    Some(vec![FileOutcome::Snapshot {
         path,
         content: text,
     }])
@@ -109,7 +109,7 @@ fn single_path(args: &Map<String, Value>) -> Option<String> {
 }
 
 /// Splits a `read_multiple_files` result by its known paths.
-fn split_multiple(paths: &[&str], text: &str) -> Option<Vec<FileRead>> {
+fn split_multiple(paths: &[&str], text: &str) -> Option<Vec<FileOutcome>> {
     let mut out = Vec::with_capacity(paths.len());
     let mut rest = text;
     for (i, path) in paths.iter().enumerate() {
@@ -126,13 +126,13 @@ fn split_multiple(paths: &[&str], text: &str) -> Option<Vec<FileRead>> {
         let after = segment.strip_prefix(path)?;
         if let Some(content) = after.strip_prefix(":\n") {
             let content = content.strip_suffix('\n').unwrap_or(content);
-            out.push(FileRead::Snapshot {
+            out.push(FileOutcome::Snapshot {
                 path: path.to_string(),
                 content: content.to_string(),
             });
         } else {
             let message = after.strip_prefix(": Error - ")?;
-            out.push(FileRead::Failed {
+            out.push(FileOutcome::Failed {
                 path: path.to_string(),
                 message: message.to_string(),
             });
@@ -151,8 +151,8 @@ mod tests {
         vec![json!({"type": "text", "text": t})]
     }
 
-    fn snapshot(path: &str, content: &str) -> FileRead {
-        FileRead::Snapshot {
+    fn snapshot(path: &str, content: &str) -> FileOutcome {
+        FileOutcome::Snapshot {
             path: path.into(),
             content: content.into(),
         }
@@ -206,7 +206,7 @@ mod tests {
             reads,
             vec![
                 snapshot("/p/a.txt", "alpha\n---\nbeta"),
-                FileRead::Failed {
+                FileOutcome::Failed {
                     path: "/p/missing.txt".into(),
                     message: "ENOENT: no such file or directory, open '/p/missing.txt'".into()
                 },

@@ -1,25 +1,15 @@
-//! The bridge between the wire and the optimizer: tool results flow into the store
-//! ([`ingest`]), and the injected tools (`build_context` and friends) answer from it
-//! ([`handlers`]). [`Bridge`] holds both behind an API that needs no transport. The proxy
-//! plugs it into the relay through the relay's two traits: [`ingest_sink::IngestSink`] (a
-//! [`FrameSink`](crate::relay::FrameSink): the tap hands it every frame, it stores tool
-//! results) and [`intercept::Interceptor`] (a [`FrameHandler`](crate::relay::FrameHandler):
-//! it extends `tools/list` results and answers calls to injected tools); `ctxopt serve`
-//! ([`server`]) uses it as a plain MCP server. How the proxy wires it in is in
-//! `docs/injected-tools.md`.
+//! The injected tools (`build_context` and friends) over the store: [`Bridge`] holds the
+//! store, the scope and the tools offered behind an API that needs no transport. Tool results
+//! flow into the store ([`Bridge::on_frame_pair`], converted by [`crate::import::mcp`]), and
+//! the tools answer from it ([`handlers`]). The proxy plugs it into the relay through the
+//! adapters in [`crate::proxy`]; `ctxopt serve` ([`server`]) uses it as a plain MCP server.
+//! How the proxy wires it in is in `docs/injected-tools.md`.
 
-pub mod content;
-pub mod file_reads;
 pub mod handlers;
-pub mod ingest;
-pub mod ingest_sink;
-pub mod inject;
-pub mod intercept;
-pub mod replay;
 pub mod server;
-pub mod stored_text;
 pub mod tool_filter;
 pub mod tools;
+pub mod tools_list;
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{mpsc, Mutex, MutexGuard, PoisonError};
@@ -29,14 +19,14 @@ use serde_json::Value;
 use crate::compact::pages::PageCache;
 use crate::compact::{self, Call, Compacted, Limits, Outcome, Schema};
 use crate::framelog::{LeftWhole, LeftWholeReason};
+use crate::import::mcp::{self as ingest, FramePair, IngestError};
 use crate::protocol;
 use crate::store::results::{unix_now, DEFAULT_RETENTION, MAX_KEPT_BYTES};
 use crate::store::{InsertOutcome, Scope, Store, StoreError};
 use handlers::ToolError;
-use ingest::{FramePair, IngestError};
-use inject::Extended;
 use tool_filter::ToolFilter;
 use tools::{InjectedTool, Selection, ToolNames};
+use tools_list::Extended;
 
 /// Why a frame pair was not stored.
 #[derive(Debug, thiserror::Error)]
@@ -416,9 +406,10 @@ impl Bridge {
         }
         drop(schemas);
         let mut earlier = lock(&self.earlier_pages);
-        let extended = inject::extend_tools_list(raw_result, &self.offered, &earlier, &self.filter);
-        if inject::has_next_page(&value) {
-            earlier.extend(inject::listed_names(&value));
+        let extended =
+            tools_list::extend_tools_list(raw_result, &self.offered, &earlier, &self.filter);
+        if tools_list::has_next_page(&value) {
+            earlier.extend(tools_list::listed_names(&value));
         } else {
             earlier.clear();
             if let Some(names) = extended.as_ref().and_then(|e| e.names.clone()) {

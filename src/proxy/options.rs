@@ -1,0 +1,356 @@
+//! The proxy's options: its command line ([`ProxyArgs`]) and what they resolve to
+//! ([`ProxyOptions`]: the log target, the server's name, the scope, the store, compaction,
+//! the tool filter), tested without running a relay.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Parser;
+
+use crate::compact;
+use crate::injected::tool_filter::ToolFilter;
+use crate::injected::tools::Selection;
+use crate::relay::{server_name, LogTarget};
+use crate::store::{self, Scope};
+use crate::tokenizer::Tokenizer;
+
+/// The proxy's command line.
+#[derive(Debug, Parser)]
+#[command(
+    name = "ctxopt-proxy",
+    long_about = None,
+    version,
+    override_usage = "ctxopt-proxy [OPTIONS] -- <COMMAND> [ARGS]...",
+    about = "Relay an MCP stdio server byte for byte, log every frame with its token cost, store the \
+             tool results and answer build_context and friends from them",
+    after_help = "Logs go to $XDG_STATE_HOME/ctxopt/logs (default ~/.local/state/ctxopt/logs), \
+                  one file per run, mode 0600. They hold raw frames: treat them as secrets. \
+                  Tool results go to the session store ($XDG_STATE_HOME/ctxopt/store.sqlite3 \
+                  by default, mode 0600). Secrets are redacted in both (not on the wire); see \
+                  docs/security.md."
+)]
+pub struct ProxyArgs {
+    /// Write the frame log to this file (appended to if it exists).
+    #[arg(long, value_name = "PATH", conflicts_with = "no_log")]
+    pub log: Option<PathBuf>,
+    /// Do not write a frame log.
+    #[arg(long)]
+    pub no_log: bool,
+    /// A short name for the server, used in the log file name and header.
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+    /// Tokenizer for token counts: o200k_base, cl100k_base or chars/4.
+    #[arg(long, default_value = "o200k_base")]
+    pub tokenizer: Tokenizer,
+    /// Seconds a server may take to exit after a forwarded signal before it is killed.
+    #[arg(long, value_name = "SECS", default_value = "5", value_parser = parse_seconds)]
+    pub grace_period: Duration,
+    /// Injected tools: none (a byte-exact relay), build_context, or all six.
+    #[arg(long, value_name = "WHICH", default_value = "all")]
+    pub inject: Selection,
+    /// The session store: a file, or `:memory:` for none that outlives the run.
+    #[arg(long, value_name = "PATH")]
+    pub store: Option<String>,
+    /// The workspace the session's records belong to (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+    /// Compact every tools/call result whose text counts more than TOKENS (o200k_base) to at
+    /// most TOKENS; the whole result stays one get_result call away. Also
+    /// CTXOPT_COMPACT_RESULTS. At least 200.
+    #[arg(long, value_name = "TOKENS", value_parser = parse_limit)]
+    pub compact_results: Option<usize>,
+    /// With --compact-results: the largest result kept for get_result, in bytes; a larger
+    /// one is relayed whole (with a line on stderr).
+    #[arg(long, value_name = "BYTES", default_value_t = crate::store::results::MAX_KEPT_BYTES)]
+    pub max_kept_bytes: usize,
+    /// Take these server tools out of tools/list (comma-separated); calls to them get an
+    /// error and never reach the server.
+    #[arg(long, value_name = "NAME,…", conflicts_with = "only_tools")]
+    pub hide_tools: Option<String>,
+    /// Offer only these server tools (comma-separated); the injected tools stay.
+    #[arg(long, value_name = "NAME,…")]
+    pub only_tools: Option<String>,
+    /// Keep raw copies in the frame log and the store: secrets are not redacted (they never
+    /// are on the wire). Warns on stderr.
+    #[arg(long)]
+    pub no_redact: bool,
+    /// Hold each injected tool's answer back this many milliseconds (for testing
+    /// cancellation).
+    #[arg(long, value_name = "MS", default_value = "0", hide = true)]
+    pub answer_delay_ms: u64,
+    /// Export every request/response pair as an OpenTelemetry span (and metrics) to this
+    /// OTLP/HTTP collector, e.g. http://127.0.0.1:4318; the standard OTEL_* variables work
+    /// too. Off unless configured.
+    #[arg(long, value_name = "URL")]
+    pub otlp_endpoint: Option<String>,
+    /// With export on: put tool arguments and results into spans (secret-named members
+    /// masked). They can hold file contents and secrets.
+    #[arg(long)]
+    pub otlp_capture_content: bool,
+    /// The server's command and arguments (after `--`).
+    #[arg(required = true, trailing_var_arg = true)]
+    pub command: Vec<OsString>,
+}
+
+/// Seconds (fractions allowed) between 0 and one day.
+fn parse_seconds(text: &str) -> Result<Duration, String> {
+    let secs: f64 = text.parse().map_err(|e| format!("{e}"))?;
+    if !(0.0..=86_400.0).contains(&secs) {
+        return Err("expected seconds between 0 and 86400".into());
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+/// A compaction limit: a whole number of tokens, at least [`compact::MIN_LIMIT`].
+fn parse_limit(text: &str) -> Result<usize, String> {
+    let tokens: usize = text
+        .trim()
+        .parse()
+        .map_err(|e| format!("{e} (expected a number of tokens)"))?;
+    if tokens < compact::MIN_LIMIT {
+        return Err(format!(
+            "expected at least {} tokens (the sentence naming get_result needs room)",
+            compact::MIN_LIMIT
+        ));
+    }
+    Ok(tokens)
+}
+
+/// Why the options cannot be used: the proxy fails before it starts the server.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum OptionsError {
+    /// `CTXOPT_COMPACT_RESULTS` holds no usable limit.
+    #[error("CTXOPT_COMPACT_RESULTS={text:?}: {reason}")]
+    CompactResultsEnv {
+        /// The variable's value.
+        text: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The workspace cannot be resolved.
+    #[error("workspace: {0}")]
+    Workspace(#[source] std::io::Error),
+}
+
+/// What the proxy runs with: its arguments resolved.
+#[derive(Debug)]
+pub struct ProxyOptions {
+    /// The server's command and arguments.
+    pub command: Vec<OsString>,
+    /// The server's short name (`--name`, sanitized, or derived from the command).
+    pub server_name: String,
+    /// Where the frame log goes.
+    pub log: LogTarget,
+    /// The tokenizer for token counts.
+    pub tokenizer: Tokenizer,
+    /// How long a server may take to exit after a forwarded signal.
+    pub grace: Duration,
+    /// The injected tools offered.
+    pub inject: Selection,
+    /// `--store` as given (a file, `:memory:`, or the default).
+    pub store: Option<String>,
+    /// The store's file, when it has one (the redaction key lives beside it).
+    pub store_file: Option<PathBuf>,
+    /// Whose records the session's are.
+    pub scope: Scope,
+    /// Compaction of oversized results, when on.
+    pub compaction: Option<compact::Limits>,
+    /// The largest result kept for `get_result`, in bytes.
+    pub max_kept_bytes: usize,
+    /// The server tools the client sees.
+    pub tool_filter: ToolFilter,
+    /// Whether the frame log and the store are redacted (not `--no-redact`).
+    pub redact: bool,
+    /// How long each injected tool's answer is held back.
+    pub answer_delay: Duration,
+    /// `--otlp-endpoint`.
+    pub otlp_endpoint: Option<String>,
+    /// `--otlp-capture-content`.
+    pub otlp_capture_content: bool,
+}
+
+impl ProxyOptions {
+    /// Resolves `args`, with `compact_env` the value of `CTXOPT_COMPACT_RESULTS` (used when
+    /// `--compact-results` is not given; empty counts as unset).
+    pub fn resolve(
+        args: ProxyArgs,
+        compact_env: Option<&str>,
+    ) -> Result<ProxyOptions, OptionsError> {
+        let compact_results = match args.compact_results {
+            Some(tokens) => Some(tokens),
+            None => match compact_env {
+                Some(text) if !text.trim().is_empty() => Some(parse_limit(text).map_err(
+                    |reason| OptionsError::CompactResultsEnv {
+                        text: text.to_string(),
+                        reason,
+                    },
+                )?),
+                _ => None,
+            },
+        };
+        let log = match (args.no_log, args.log) {
+            (true, _) => LogTarget::Disabled,
+            (false, Some(path)) => LogTarget::Path(path),
+            (false, None) => LogTarget::Default,
+        };
+        let server_name = args
+            .name
+            .map(|n| server_name::sanitize(&n))
+            .unwrap_or_else(|| server_name::derive(&args.command));
+        let scope = Scope::resolve(
+            args.workspace.as_deref(),
+            &server_name,
+            store::new_session_id(),
+        )
+        .map_err(OptionsError::Workspace)?;
+        let store_file = match args.store.as_deref() {
+            Some(store::location::MEMORY) => None,
+            Some(path) => Some(PathBuf::from(path)),
+            None => store::StoreLocation::default_file().and_then(|l| match l {
+                store::StoreLocation::File(path) => Some(path),
+                store::StoreLocation::Memory => None,
+            }),
+        };
+        let tool_filter =
+            ToolFilter::from_options(args.hide_tools.as_deref(), args.only_tools.as_deref());
+        Ok(ProxyOptions {
+            command: args.command,
+            server_name,
+            log,
+            tokenizer: args.tokenizer,
+            grace: args.grace_period,
+            inject: args.inject,
+            store: args.store,
+            store_file,
+            scope,
+            compaction: compact_results.map(|tokens| compact::Limits {
+                tokens,
+                tokenizer: args.tokenizer,
+            }),
+            max_kept_bytes: args.max_kept_bytes,
+            tool_filter,
+            redact: !args.no_redact,
+            answer_delay: Duration::from_millis(args.answer_delay_ms),
+            otlp_endpoint: args.otlp_endpoint,
+            otlp_capture_content: args.otlp_capture_content,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The options of `ctxopt-proxy ARGS -- server --stdio` in a fresh workspace, with
+    /// `compact_env` as `CTXOPT_COMPACT_RESULTS`.
+    fn resolve(args: &[&str], compact_env: Option<&str>) -> Result<ProxyOptions, OptionsError> {
+        let workspace = tempfile::tempdir().unwrap();
+        let dir = workspace.path().to_str().unwrap();
+        let mut argv = vec!["ctxopt-proxy", "--workspace", dir];
+        argv.extend(args);
+        argv.extend(["--", "/opt/bin/server", "--stdio"]);
+        ProxyOptions::resolve(ProxyArgs::try_parse_from(argv).unwrap(), compact_env)
+    }
+
+    #[test]
+    fn the_log_goes_where_the_flags_say() {
+        assert_eq!(resolve(&[], None).unwrap().log, LogTarget::Default);
+        assert_eq!(
+            resolve(&["--log", "/tmp/x.jsonl"], None).unwrap().log,
+            LogTarget::Path(PathBuf::from("/tmp/x.jsonl"))
+        );
+        assert_eq!(
+            resolve(&["--no-log"], None).unwrap().log,
+            LogTarget::Disabled
+        );
+        assert!(ProxyArgs::try_parse_from(["p", "--no-log", "--log", "x", "--", "s"]).is_err());
+    }
+
+    #[test]
+    fn the_server_is_named_by_the_flag_made_safe_or_by_its_command() {
+        let named = resolve(&["--name", "my server/1"], None).unwrap();
+        assert_eq!(named.server_name, "my-server-1");
+        assert_eq!(named.scope.server, "my-server-1");
+        let derived = resolve(&[], None).unwrap();
+        assert_eq!(derived.server_name, "server");
+        assert_eq!(derived.command, ["/opt/bin/server", "--stdio"]);
+    }
+
+    #[test]
+    fn the_scope_is_the_canonical_workspace() {
+        let workspace = tempfile::tempdir().unwrap();
+        let argv = [
+            "p",
+            "--workspace",
+            workspace.path().to_str().unwrap(),
+            "--",
+            "s",
+        ];
+        let options = ProxyOptions::resolve(ProxyArgs::try_parse_from(argv).unwrap(), None);
+        let canonical = workspace.path().canonicalize().unwrap();
+        assert_eq!(
+            options.unwrap().scope.workspace,
+            canonical.display().to_string()
+        );
+        let argv = ["p", "--workspace", "/no/such/workspace", "--", "s"];
+        let missing = ProxyOptions::resolve(ProxyArgs::try_parse_from(argv).unwrap(), None);
+        assert!(matches!(missing, Err(OptionsError::Workspace(_))));
+    }
+
+    #[test]
+    fn compaction_comes_from_the_flag_then_the_environment() {
+        let limit = |o: ProxyOptions| o.compaction.map(|l| l.tokens);
+        assert_eq!(limit(resolve(&[], None).unwrap()), None);
+        assert_eq!(limit(resolve(&[], Some(" ")).unwrap()), None);
+        assert_eq!(limit(resolve(&[], Some("300")).unwrap()), Some(300));
+        let flag = resolve(&["--compact-results", "500"], Some("300")).unwrap();
+        assert_eq!(limit(flag), Some(500));
+        for bad in ["12", "lots"] {
+            let err = resolve(&[], Some(bad)).unwrap_err();
+            assert!(
+                matches!(&err, OptionsError::CompactResultsEnv { text, .. } if text == bad),
+                "{err}"
+            );
+            assert!(
+                err.to_string().starts_with("CTXOPT_COMPACT_RESULTS="),
+                "{err}"
+            );
+        }
+        assert!(ProxyArgs::try_parse_from(["p", "--compact-results", "12", "--", "s"]).is_err());
+    }
+
+    #[test]
+    fn a_memory_store_has_no_file_and_a_path_is_one() {
+        let memory = resolve(&["--store", ":memory:"], None).unwrap();
+        assert_eq!(memory.store_file, None);
+        assert_eq!(memory.store.as_deref(), Some(":memory:"));
+        let file = resolve(&["--store", "/tmp/s.sqlite3"], None).unwrap();
+        assert_eq!(file.store_file, Some(PathBuf::from("/tmp/s.sqlite3")));
+    }
+
+    #[test]
+    fn filters_redaction_and_delays_are_carried_over() {
+        let plain = resolve(&[], None).unwrap();
+        assert!(plain.redact);
+        assert!(!plain.tool_filter.is_active());
+        assert_eq!(plain.answer_delay, Duration::ZERO);
+        let options = resolve(
+            &[
+                "--hide-tools",
+                "a,b",
+                "--no-redact",
+                "--answer-delay-ms",
+                "20",
+            ],
+            None,
+        )
+        .unwrap();
+        assert!(!options.redact);
+        assert!(options.tool_filter.is_active());
+        assert!(!options.tool_filter.shows("a") && options.tool_filter.shows("c"));
+        assert_eq!(options.answer_delay, Duration::from_millis(20));
+        assert_eq!(options.grace, Duration::from_secs(5));
+    }
+}
