@@ -266,3 +266,85 @@ fn report_pins_each_session_and_lists_catalog_changes_across_and_within_sessions
     // The canary's other side: one session, one catalog, nothing changed.
     assert!(report(&[&before]).get("catalog_changes").is_none());
 }
+
+#[test]
+fn the_proxy_flags_a_server_whose_catalog_changed_since_its_previous_session() {
+    use crate::support::log::read_log;
+    use crate::support::proxy::ProxyCmd;
+
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store.sqlite3");
+    let original = recorded("ts-everything.jsonl");
+    let text = std::fs::read_to_string(&original).unwrap();
+    let changed = dir.path().join("changed.jsonl");
+    std::fs::write(
+        &changed,
+        text.replacen(
+            r#"Echoes back the input string\""#,
+            r#"Echoes back the input string, and more\""#,
+            1,
+        ),
+    )
+    .unwrap();
+    // The client's side: initialize, initialized, tools/list, as recorded.
+    let raw = |seq: usize| -> String {
+        let frame: serde_json::Value =
+            serde_json::from_str(text.lines().nth(seq + 1).unwrap()).unwrap();
+        frame["raw"].as_str().unwrap().to_owned() + "\n"
+    };
+    let input = raw(0) + &raw(2) + &raw(9);
+    // Each session: the proxy (remembering catalogs beside its store) in front of
+    // `ctxopt replay` serving one of the two logs, under the same server name.
+    let session = |log: &Path| {
+        let run = ProxyCmd::server([
+            env!("CARGO_BIN_EXE_ctxopt").as_ref(),
+            "replay".as_ref(),
+            log.as_os_str(),
+        ])
+        .option(&[
+            "--name".as_ref(),
+            "everything".as_ref(),
+            "--store".as_ref(),
+            store.as_os_str(),
+            "--inject".as_ref(),
+            "none".as_ref(),
+        ])
+        .run(input.as_bytes());
+        assert!(
+            String::from_utf8_lossy(&run.stdout).contains("\"tools\""),
+            "{}",
+            run.stderr
+        );
+        let errors = read_log(&run.log).trailer.errors;
+        (run.stderr, errors)
+    };
+    let (stderr, errors) = session(&original);
+    assert!(
+        !stderr.contains("catalog changed") && errors.is_empty(),
+        "{stderr} {errors:?}"
+    );
+    let (stderr, errors) = session(&original);
+    assert!(
+        !stderr.contains("catalog changed") && errors.is_empty(),
+        "the same catalog again: {stderr} {errors:?}"
+    );
+    let (stderr, errors) = session(&changed);
+    assert!(
+        stderr.contains("everything since its previous session: tool catalog changed"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("redefined  echo (description;"), "{stderr}");
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0].starts_with("catalog: everything since its previous session"),
+        "{errors:?}"
+    );
+    let remembered = dir
+        .path()
+        .join("catalogs/everything--mcp-servers_everything.json");
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(&remembered).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+}

@@ -10,8 +10,10 @@
 //! - [`verify`], [`live_server`]: the recorded client's requests re-sent to a live server,
 //!   its answers compared with the recorded ones.
 //! - [`catalog`]: the digest of a tool catalog, and what changed between two.
+//! - [`catalog_watch`]: the proxy's memory of each server's catalog across sessions.
 
 pub mod catalog;
+pub mod catalog_watch;
 pub mod json_diff;
 pub mod live_server;
 pub mod recording;
