@@ -193,15 +193,10 @@ fn audit_diff_names_a_redefined_tool_and_exits_1_and_0_when_nothing_changed() {
 
 /// `ctxopt report --format json LOGS…`.
 fn report(logs: &[&Path]) -> serde_json::Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_ctxopt"))
-        .args(["report", "--format", "json"])
-        .args(logs)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = crate::support::command::run_ok(
+        Command::new(env!("CARGO_BIN_EXE_ctxopt"))
+            .args(["report", "--format", "json"])
+            .args(logs),
     );
     serde_json::from_slice(&out.stdout).unwrap()
 }

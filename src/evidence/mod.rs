@@ -7,15 +7,14 @@
 //! - [`volatile`]: the fields left out when messages are compared.
 //! - [`json_diff`]: where two JSON values differ (redaction placeholders matched by length).
 //! - [`replay_server`]: the replaying stdio server.
-//! - [`verify`], [`live_server`]: the recorded client's requests re-sent to a live server,
-//!   its answers compared with the recorded ones.
+//! - [`verify`]: the recorded client's requests re-sent to a live server, its answers
+//!   compared with the recorded ones.
 //! - [`catalog`]: the digest of a tool catalog, and what changed between two.
 //! - [`catalog_watch`]: the proxy's memory of each server's catalog across sessions.
 
 pub mod catalog;
 pub mod catalog_watch;
 pub mod json_diff;
-pub mod live_server;
 pub mod recording;
 pub mod replay_server;
 pub mod verify;
@@ -41,4 +40,7 @@ pub enum EvidenceError {
     /// The options do not fit the log.
     #[error("{0}")]
     Usage(String),
+    /// The live server could not be started or did not answer.
+    #[error(transparent)]
+    Server(#[from] crate::measure::MeasureError),
 }

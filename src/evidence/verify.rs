@@ -24,12 +24,12 @@ use serde_json::{json, Value};
 
 use super::catalog::{self, CatalogDiff};
 use super::json_diff::{differences, matches};
-use super::live_server::LiveServer;
 use super::recording::{Recorded, Recording, Side};
 use super::volatile::Volatile;
 use super::EvidenceError;
 use crate::framelog::json_scan;
 use crate::framelog::{Direction, FrameKind};
+use crate::measure::live_server::LiveServer;
 use crate::protocol;
 use crate::tokenizer::Tokenizer;
 

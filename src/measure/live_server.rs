@@ -1,13 +1,13 @@
-//! A live MCP server over stdio, for `ctxopt verify`: started from its command line, fed
-//! lines, read a line at a time with a deadline, stopped at the end (stdin closed, then
-//! killed if it has not left within a second).
+//! A live MCP server over stdio, for the audit probe and `ctxopt verify`: started from its
+//! command line, fed lines, read a line at a time with a deadline, stopped at the end (stdin
+//! closed, then killed if it has not left within a second).
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::Duration;
 
-use super::EvidenceError;
+use super::MeasureError;
 
 /// A running server.
 pub struct LiveServer {
@@ -18,17 +18,17 @@ pub struct LiveServer {
 
 impl LiveServer {
     /// Starts `argv` (its stderr goes to ours).
-    pub fn start(argv: &[String]) -> Result<LiveServer, EvidenceError> {
+    pub fn start(argv: &[String]) -> Result<LiveServer, MeasureError> {
         let (program, args) = argv
             .split_first()
-            .ok_or_else(|| EvidenceError::Usage("no server command given (after --)".into()))?;
+            .ok_or_else(|| MeasureError::Server("no server command given (after --)".into()))?;
         let mut child = Command::new(program)
             .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
-            .map_err(|e| EvidenceError::Io(format!("cannot start `{program}`: {e}")))?;
+            .map_err(|e| MeasureError::Server(format!("cannot start `{program}`: {e}")))?;
         let stdout = child.stdout.take().expect("piped");
         let (tx, lines) = mpsc::channel();
         std::thread::spawn(move || {
@@ -56,25 +56,25 @@ impl LiveServer {
     }
 
     /// Writes one message and a newline.
-    pub fn send(&mut self, message: &[u8]) -> Result<(), EvidenceError> {
+    pub fn send(&mut self, message: &[u8]) -> Result<(), MeasureError> {
         let stdin = self
             .stdin
             .as_mut()
-            .ok_or_else(|| EvidenceError::Io("the server's stdin is closed".into()))?;
+            .ok_or_else(|| MeasureError::Server("the server's stdin is closed".into()))?;
         stdin
             .write_all(message)
             .and_then(|()| stdin.write_all(b"\n"))
             .and_then(|()| stdin.flush())
-            .map_err(|e| EvidenceError::Io(format!("writing to the server: {e}")))
+            .map_err(|e| MeasureError::Server(format!("writing to the server: {e}")))
     }
 
     /// The next line the server writes, `None` when `timeout` passes first.
-    pub fn recv(&self, timeout: Duration) -> Result<Option<Vec<u8>>, EvidenceError> {
+    pub fn recv(&self, timeout: Duration) -> Result<Option<Vec<u8>>, MeasureError> {
         match self.lines.recv_timeout(timeout) {
             Ok(line) => Ok(Some(line)),
             Err(RecvTimeoutError::Timeout) => Ok(None),
             Err(RecvTimeoutError::Disconnected) => {
-                Err(EvidenceError::Io("the server closed its stdout".into()))
+                Err(MeasureError::Server("the server closed its stdout".into()))
             }
         }
     }
