@@ -33,6 +33,7 @@ pub mod bench;
 pub mod clients;
 pub mod compact;
 pub mod diagnostics;
+pub mod evidence;
 pub mod framelog;
 pub mod fuzz_checks;
 pub mod hooks;
