@@ -428,15 +428,7 @@ impl ClaudeImporter {
             "Read" if !is_error => {
                 let path = entry.path(input("file_path").unwrap_or_default());
                 match whole_file(&text, result, &call.input) {
-                    Some(content) => {
-                        self.views.forget(&path);
-                        self.views.add(&numbered(&path, 1, &content));
-                        records.push(SessionRecord::File(FileRecord {
-                            common: common("file"),
-                            path,
-                            content,
-                        }));
-                    }
+                    Some(content) => records.push(self.whole(common("file"), path, content)),
                     None => match file_region(&path, &text, result) {
                         Some(read) => {
                             let (path, content) = self.views.add(&read);
@@ -453,13 +445,7 @@ impl ClaudeImporter {
             "Write" if !is_error && input("file_path").is_some() => {
                 let path = entry.path(input("file_path").unwrap_or_default());
                 let content = input("content").unwrap_or_default().to_string();
-                self.views.forget(&path);
-                self.views.add(&numbered(&path, 1, &content));
-                records.push(SessionRecord::File(FileRecord {
-                    common: common("file"),
-                    path,
-                    content,
-                }));
+                records.push(self.whole(common("file"), path, content));
             }
             "Edit" | "MultiEdit" if !is_error && input("file_path").is_some() => {
                 let path = entry.path(input("file_path").unwrap_or_default());
@@ -495,6 +481,20 @@ impl ClaudeImporter {
             _ => records.push(tool_output(common("out"), &call, text)),
         }
         records
+    }
+}
+
+impl ClaudeImporter {
+    /// The file record of `path`'s whole `content` (a whole read, a write), which becomes
+    /// all that is known of its lines.
+    fn whole(&mut self, common: Common, path: String, content: String) -> SessionRecord {
+        self.views.forget(&path);
+        self.views.add(&numbered(&path, 1, &content));
+        SessionRecord::File(FileRecord {
+            common,
+            path,
+            content,
+        })
     }
 }
 

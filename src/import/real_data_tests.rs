@@ -13,6 +13,11 @@ fn dir(sub: &str) -> std::path::PathBuf {
         .join(sub)
 }
 
+/// The text of the corpus's session file `name` in `sub` (`claude-code`, `codex-cli`, …).
+pub(super) fn corpus_file(sub: &str, name: &str) -> String {
+    std::fs::read_to_string(dir(sub).join(name)).unwrap()
+}
+
 fn files(sub: &str, ends: &str) -> Vec<std::path::PathBuf> {
     let mut out: Vec<_> = std::fs::read_dir(dir(sub))
         .unwrap()

@@ -99,10 +99,16 @@ fn resuming_between_a_call_and_its_result_loses_nothing() {
 
 /// A session file of the real corpus.
 fn real(name: &str) -> String {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/real-world/agent-transcripts/claude-code")
-        .join(name);
-    std::fs::read_to_string(path).unwrap()
+    crate::import::real_data_tests::corpus_file("claude-code", name)
+}
+
+/// The tool outputs whose id holds `kind` (`plan-L`, also in `side-plan-L…`).
+fn outputs_of_kind<'a>(records: &'a Records, kind: &str) -> Vec<&'a ToolOutput> {
+    records
+        .tool_outputs
+        .iter()
+        .filter(|o| o.common.id.as_deref().is_some_and(|i| i.contains(kind)))
+        .collect()
 }
 
 /// The lines of a real transcript that answer a call of `tool` whose input satisfies
@@ -219,12 +225,8 @@ fn todo_writes_of_a_real_session_are_its_plan() {
     let todos = answers(&text, "TodoWrite", |_| true);
     assert!(todos.len() >= 10, "{}", todos.len());
     let (records, _) = import_transcript(&text);
-    let plans: Vec<_> = records
-        .tool_outputs
-        .iter()
-        // A subagent's plan too (`side-plan-L…`).
-        .filter(|o| o.common.id.as_deref().is_some_and(|i| i.contains("plan-L")))
-        .collect();
+    // A subagent's plan too (`side-plan-L…`).
+    let plans = outputs_of_kind(&records, "plan-L");
     assert_eq!(plans.len(), todos.len());
     let (_, last) = todos.last().unwrap();
     let plan = &plans.last().unwrap().output;
@@ -282,11 +284,7 @@ fn grep_and_glob_results_of_a_real_session_are_relative_path_hits() {
     let answered = answers(&text, "Glob", |_| true).len() + answers(&text, "Grep", |_| true).len();
     assert!(answered >= 20, "{answered}");
     let (records, _) = import_transcript(&text);
-    let hits: Vec<_> = records
-        .tool_outputs
-        .iter()
-        .filter(|o| o.common.id.as_deref().is_some_and(|i| i.contains("hits-L")))
-        .collect();
+    let hits = outputs_of_kind(&records, "hits-L");
     assert_eq!(hits.len(), answered);
     let cwd = "/home/USER/projects/spotter-worktrees/spotter-fum/";
     assert!(text.contains(&format!(

@@ -1,11 +1,8 @@
 use super::*;
 
-/// A chat of the real corpus.
+/// A session file of the real corpus.
 fn real(name: &str) -> String {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/real-world/agent-transcripts/gemini-cli")
-        .join(name);
-    std::fs::read_to_string(path).unwrap()
+    crate::import::real_data_tests::corpus_file("gemini-cli", name)
 }
 
 #[test]
