@@ -143,9 +143,6 @@ pub enum NotASession {
     /// Not a format of a client above (or an unknown shape of one).
     #[error("not a Claude Code transcript, Codex CLI rollout or Gemini CLI chat")]
     Unknown,
-    /// A Gemini CLI chat in the JSON Lines shape (2026), which the importer does not read yet.
-    #[error("a Gemini CLI chat in JSON Lines, which `ctxopt import` does not read yet")]
-    GeminiLines,
 }
 
 /// One cut of a session, with its labels.
@@ -188,7 +185,14 @@ impl Session {
             lines.iter().map(|l| serde_json::from_str(l).ok()).collect();
         let first = values.iter().flatten().next().ok_or(NotASession::Unknown)?;
         if first.get("projectHash").is_some() {
-            return Err(NotASession::GeminiLines);
+            // A Gemini CLI chat in JSON Lines (2026): cut as the saved chat it amounts to.
+            let (header, messages, _) =
+                crate::import::gemini_cli::chat_lines_messages(text).ok_or(NotASession::Unknown)?;
+            let mut root = serde_json::json!({ "messages": messages });
+            if let Some(id) = header.get("sessionId") {
+                root["sessionId"] = id.clone();
+            }
+            return session.read_chat(root);
         }
         let is_codex = values.iter().flatten().take(5).any(|v| {
             matches!(
@@ -285,10 +289,7 @@ impl Session {
 
     fn read_chat(mut self, root: Value) -> Result<Session, NotASession> {
         let Some(messages) = root.get("messages").and_then(Value::as_array).cloned() else {
-            return Err(match root.get("projectHash") {
-                Some(_) => NotASession::GeminiLines,
-                None => NotASession::Unknown,
-            });
+            return Err(NotASession::Unknown);
         };
         self.client = SessionClient::GeminiCli;
         self.session_id = root
@@ -636,9 +637,11 @@ pub(crate) mod tests {
             repository_half("d-kimuson/claude-code-viewer"),
             Half::Tuning
         );
+        let lines = "{\"sessionId\":\"a\",\"projectHash\":\"h\"}\n{\"id\":\"m\",\"type\":\"gemini\",\"content\":\"\",\"toolCalls\":[{\"name\":\"read_file\",\"args\":{}}]}\n";
+        let s = Session::parse("x.jsonl", lines).unwrap();
         assert_eq!(
-            Session::parse("x.jsonl", "{\"sessionId\":\"a\",\"projectHash\":\"h\"}\n").unwrap_err(),
-            NotASession::GeminiLines
+            (s.client, s.session_id.as_str(), s.calls.len()),
+            (SessionClient::GeminiCli, "a", 1)
         );
         assert_eq!(
             Session::parse("x.jsonl", "hello\n").unwrap_err(),

@@ -48,12 +48,21 @@ pub fn import_chat(text: &str) -> Result<(Records, ImportSummary), ImportError> 
 /// object (the text is then no chat at all); a later line that is not one is an error
 /// naming it, and the rest imports.
 fn chat_lines(text: &str) -> Option<(Records, ImportSummary)> {
-    let mut lines = text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty());
-    let (_, first) = lines.next()?;
-    serde_json::from_str::<Value>(first).ok()?.as_object()?;
+    let (_, messages, summary) = chat_lines_messages(text)?;
+    let read = summary.lines;
+    let (records, mut summary) = import_messages(&messages, summary);
+    summary.lines = read;
+    Some((records, summary))
+}
+
+/// The header and the messages (each in its latest version, in first-seen order) of a JSON
+/// Lines chat, with the lines read, skipped and unreadable counted; `None` when the first
+/// line is not a JSON object. See [`import_chat`].
+pub(crate) fn chat_lines_messages(text: &str) -> Option<(Value, Vec<Value>, ImportSummary)> {
+    let mut lines = text.lines().filter(|l| !l.trim().is_empty());
+    let first: Value = serde_json::from_str(lines.next()?).ok()?;
+    first.as_object()?;
+    let mut header = Value::Null;
     let mut summary = ImportSummary::default();
     let mut messages: Vec<Value> = Vec::new();
     for (i, line) in text
@@ -79,6 +88,7 @@ fn chat_lines(text: &str) -> Option<(Records, ImportSummary)> {
         }
         if value.get("type").is_none() && value.get("sessionId").is_some() {
             summary.skip("header");
+            header = value;
             continue;
         }
         let id = value.get("id").and_then(Value::as_str).map(str::to_string);
@@ -95,10 +105,7 @@ fn chat_lines(text: &str) -> Option<(Records, ImportSummary)> {
             None => messages.push(value),
         }
     }
-    let read = summary.lines;
-    let (records, mut summary) = import_messages(&messages, summary);
-    summary.lines = read;
-    Some((records, summary))
+    Some((header, messages, summary))
 }
 
 /// The records of a chat's messages, counted in `summary` (each message a line).
