@@ -31,7 +31,7 @@
 
 pub mod bench;
 pub mod clients;
-pub mod compact;
+pub(crate) mod compact;
 pub mod diagnostics;
 pub mod framelog;
 pub mod fuzz_checks;

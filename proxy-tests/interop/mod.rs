@@ -12,8 +12,8 @@
 //! - `token_crosscheck`: o200k_base counts versus npm `gpt-tokenizer` on real frames.
 
 mod log_check;
-pub mod peers;
+pub(crate) mod peers;
 mod recorded_logs;
-pub mod session;
+pub(crate) mod session;
 mod sessions;
 mod token_crosscheck;

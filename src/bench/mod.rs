@@ -11,8 +11,8 @@
 //! - [`real`]: real trajectories cut mid-work, ctxopt against [`baseline`]s (tail,
 //!   head + tail, dedupe + truncation, BM25 retrieval).
 
-pub mod baseline;
-pub mod generate;
+pub(crate) mod baseline;
+pub(crate) mod generate;
 pub mod metrics;
 pub mod real;
 pub mod report;

@@ -14,10 +14,10 @@ use std::path::{Path, PathBuf};
 use super::ConfigError;
 
 /// The suffix of a backup's file name.
-pub const BACKUP_SUFFIX: &str = ".ctxopt-backup";
+pub(crate) const BACKUP_SUFFIX: &str = ".ctxopt-backup";
 
 /// The suffix of the marker beside a file that ctxopt created.
-pub const CREATED_SUFFIX: &str = ".ctxopt-created";
+pub(crate) const CREATED_SUFFIX: &str = ".ctxopt-created";
 
 /// A config file as read.
 #[derive(Debug, Clone)]

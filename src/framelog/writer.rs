@@ -23,10 +23,10 @@ use super::record::{Frame, Header, LogLine};
 use crate::redact::Redactor;
 
 /// Mode of a frame log file: it holds raw frames, which can hold secrets.
-pub const LOG_FILE_MODE: u32 = 0o600;
+pub(crate) const LOG_FILE_MODE: u32 = 0o600;
 
 /// Mode of the default log directory.
-pub const LOG_DIR_MODE: u32 = 0o700;
+pub(crate) const LOG_DIR_MODE: u32 = 0o700;
 
 /// An existing log file others may read (a `--log` file made by someone else, 0644) is
 /// narrowed to [`LOG_FILE_MODE`] before anything is written to it; one that cannot be
@@ -57,13 +57,13 @@ pub fn default_log_dir() -> Option<PathBuf> {
 }
 
 /// The default log file name: `<UTC start yyyymmddThhmmssZ>-<server name>-<pid>.jsonl`.
-pub fn default_log_name(started: SystemTime, server_name: &str, pid: u32) -> String {
+pub(crate) fn default_log_name(started: SystemTime, server_name: &str, pid: u32) -> String {
     let at = chrono::DateTime::<chrono::Utc>::from(started).format("%Y%m%dT%H%M%SZ");
     format!("{at}-{server_name}-{pid}.jsonl")
 }
 
 /// Creates `dir` (and its parents) with mode 0700 when missing.
-pub fn create_log_dir(dir: &Path) -> io::Result<()> {
+pub(crate) fn create_log_dir(dir: &Path) -> io::Result<()> {
     std::fs::DirBuilder::new()
         .recursive(true)
         .mode(LOG_DIR_MODE)
@@ -72,7 +72,7 @@ pub fn create_log_dir(dir: &Path) -> io::Result<()> {
 
 /// A frame-log file, or the memory of why there is none.
 #[derive(Debug)]
-pub struct LogWriter {
+pub(crate) struct LogWriter {
     path: PathBuf,
     out: Option<BufWriter<File>>,
     written_frames: u64,
@@ -84,7 +84,7 @@ pub struct LogWriter {
 impl LogWriter {
     /// Opens (creating with mode 0600) `path` for appending. Never fails: a log that cannot
     /// be opened is reported once on stderr and the writer counts instead of writing.
-    pub fn open(path: &Path) -> Self {
+    pub(crate) fn open(path: &Path) -> Self {
         let opened = OpenOptions::new()
             .create(true)
             .append(true)
@@ -106,7 +106,7 @@ impl LogWriter {
     }
 
     /// A writer that writes nothing and records nothing (`--no-log`).
-    pub fn disabled() -> Self {
+    pub(crate) fn disabled() -> Self {
         LogWriter {
             path: PathBuf::new(),
             out: None,
@@ -119,18 +119,18 @@ impl LogWriter {
 
     /// Redacts every line with `redactor` before writing it (`None`: raw copies, as
     /// `--no-redact` asks).
-    pub fn redacting(mut self, redactor: Option<Arc<Redactor>>) -> Self {
+    pub(crate) fn redacting(mut self, redactor: Option<Arc<Redactor>>) -> Self {
         self.redactor = redactor;
         self
     }
 
     /// Whether lines still reach the file.
-    pub fn is_open(&self) -> bool {
+    pub(crate) fn is_open(&self) -> bool {
         self.out.is_some()
     }
 
     /// Where the log is (empty when disabled).
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
@@ -146,7 +146,7 @@ impl LogWriter {
 
     /// Writes one line into the buffer (headers and trailers are flushed at once; call
     /// [`LogWriter::flush`] for frames); returns whether it was accepted.
-    pub fn write(&mut self, line: &LogLine) -> bool {
+    pub(crate) fn write(&mut self, line: &LogLine) -> bool {
         let Some(out) = self.out.as_mut() else {
             return false;
         };
@@ -175,7 +175,7 @@ impl LogWriter {
     }
 
     /// Pushes buffered lines to the file.
-    pub fn flush(&mut self) {
+    pub(crate) fn flush(&mut self) {
         match self.out.as_mut().map(|out| out.flush()) {
             Some(Ok(())) => {
                 self.written_frames += self.buffered_frames;
@@ -187,12 +187,12 @@ impl LogWriter {
     }
 
     /// Frame lines that reached the file so far (buffered ones count after a flush).
-    pub fn written_frames(&self) -> u64 {
+    pub(crate) fn written_frames(&self) -> u64 {
         self.written_frames
     }
 
     /// Every open or write failure so far, one line each.
-    pub fn errors(&self) -> &[String] {
+    pub(crate) fn errors(&self) -> &[String] {
         &self.errors
     }
 }

@@ -17,10 +17,10 @@ use crate::records::SessionRecord;
 use crate::store::{NewRecord, Provenance, Scope, Store};
 
 /// The most bytes of transcript one run imports.
-pub const MAX_BACKLOG: u64 = 8 * 1024 * 1024;
+pub(crate) const MAX_BACKLOG: u64 = 8 * 1024 * 1024;
 
 /// The line number in an imported record's id (`out-L12-…` → 12).
-pub fn id_line(id: &str) -> Option<usize> {
+pub(crate) fn id_line(id: &str) -> Option<usize> {
     let at = id.find("-L")? + 2;
     let digits: String = id[at..].chars().take_while(char::is_ascii_digit).collect();
     digits.parse().ok()
@@ -55,7 +55,7 @@ fn store_records(
 }
 
 /// Imports what is new in a Claude Code transcript; returns what the import saw.
-pub fn import_claude(
+pub(crate) fn import_claude(
     path: &Path,
     state: &mut TranscriptState,
     store: &mut Store,
@@ -122,7 +122,7 @@ pub fn import_claude(
 }
 
 /// Re-imports a Gemini CLI chat when it changed since the last run.
-pub fn import_gemini(
+pub(crate) fn import_gemini(
     path: &Path,
     state: &mut TranscriptState,
     store: &mut Store,

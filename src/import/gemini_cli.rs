@@ -24,7 +24,7 @@ use crate::records::SessionRecord;
 use crate::records::{Common, DiffRecord, ErrorRecord, FileRecord, Message, Records, Role};
 
 /// Converts the text of a saved chat into records.
-pub fn import_chat(text: &str) -> Result<(Records, ImportSummary), ImportError> {
+pub(crate) fn import_chat(text: &str) -> Result<(Records, ImportSummary), ImportError> {
     let root: Value = serde_json::from_str(text)?;
     let messages = root
         .get("messages")

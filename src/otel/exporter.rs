@@ -37,9 +37,9 @@ pub struct ExportReport {
     /// Spans dropped: queue full, a request that failed, or still unsent when time ran out.
     pub dropped: u64,
     /// The first reason a span was dropped.
-    pub first_error: Option<String>,
+    pub(crate) first_error: Option<String>,
     /// Metric exports that failed, and the first reason.
-    pub metrics_failed: Option<String>,
+    pub(crate) metrics_failed: Option<String>,
 }
 
 impl ExportReport {
@@ -160,7 +160,7 @@ impl Exporter {
 
     /// Queues a span if there is room, else drops and counts it. Never blocks. Spans are
     /// ignored when traces export is off (`OTEL_TRACES_EXPORTER=none`).
-    pub fn offer(&self, span: Span) {
+    pub(crate) fn offer(&self, span: Span) {
         if !self.traces_on {
             return;
         }
@@ -190,7 +190,7 @@ impl Exporter {
 
     /// Queues metrics (after the spans queued before them); when the queue is full they are
     /// not exported and the report says so. Never blocks.
-    pub fn offer_metrics(&self, metrics: Vec<Metric>) {
+    pub(crate) fn offer_metrics(&self, metrics: Vec<Metric>) {
         if metrics.is_empty() {
             return;
         }

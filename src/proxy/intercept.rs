@@ -74,7 +74,7 @@ struct Calls {
 }
 
 /// Shared by the `c2s` and `s2c` pumps and the workers answering injected calls.
-pub struct Interceptor {
+pub(crate) struct Interceptor {
     bridge: Arc<Bridge>,
     watched: Mutex<HashMap<String, Watched>>,
     watched_count: AtomicUsize,
@@ -133,7 +133,7 @@ fn id_key(id: &Value) -> String {
 
 impl Interceptor {
     /// An interceptor answering for `bridge` (with the tools of its selection).
-    pub fn new(bridge: Arc<Bridge>) -> Interceptor {
+    pub(crate) fn new(bridge: Arc<Bridge>) -> Interceptor {
         let tool_names = bridge
             .names()
             .definitions()

@@ -13,7 +13,7 @@ use ctxopt::tokenizer::Tokenizer;
 
 /// Output formats of `ctxopt audit`.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
-pub enum Format {
+pub(crate) enum Format {
     /// A plain-text table.
     Table,
     /// The JSON document described in docs/audit.md.
@@ -23,7 +23,7 @@ pub enum Format {
 /// Arguments of `ctxopt audit`.
 #[derive(Debug, clap::Args)]
 #[command(group = clap::ArgGroup::new("input").required(true).args(["capture", "log", "server"]))]
-pub struct Args {
+pub(crate) struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
@@ -56,7 +56,7 @@ pub struct Args {
 }
 
 /// Runs `ctxopt audit`.
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut listing = if let Some(path) = &args.capture {
         let text =
             std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;

@@ -13,7 +13,7 @@ use ctxopt::store::{Scope, Store};
 
 /// Arguments of `ctxopt ingest`.
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// Frame logs (JSON Lines, as ctxopt-proxy writes them).
     #[arg(required = true)]
     logs: Vec<PathBuf>,
@@ -38,7 +38,7 @@ const BATCH: usize = 64;
 /// Runs `ctxopt ingest`: one short transaction per [`BATCH`] tool calls, so an interrupted
 /// run keeps what it stored and a rerun completes it. Each log streams by (a line at a
 /// time): memory does not grow with its size.
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut store = crate::serve::raw_if_asked(
         Store::open_arg(args.store.as_deref())?,
         args.no_redact,

@@ -11,7 +11,7 @@ use ctxopt::store::{self, Scope, Store};
 
 /// Arguments of `ctxopt serve`.
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// The store: a SQLite file, or `:memory:` for none (default:
     /// $XDG_STATE_HOME/ctxopt/store.sqlite3, else ~/.local/state/ctxopt/store.sqlite3).
     #[arg(long)]
@@ -26,7 +26,7 @@ pub struct Args {
 }
 
 /// `store`, redacting unless `no_redact` (then with a warning naming `who`).
-pub fn raw_if_asked(store: Store, no_redact: bool, who: &str) -> Store {
+pub(crate) fn raw_if_asked(store: Store, no_redact: bool, who: &str) -> Store {
     if !no_redact {
         return store;
     }
@@ -36,7 +36,7 @@ pub fn raw_if_asked(store: Store, no_redact: bool, who: &str) -> Store {
 
 /// Runs `ctxopt serve` until standard input ends. A store that cannot be opened is reported
 /// once; the server still runs and its tools answer with the reason.
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let scope = Scope::resolve(args.workspace.as_deref(), "ctxopt", store::new_session_id())
         .context("resolving the workspace")?;
     let bridge = match Store::open_arg(args.store.as_deref()) {

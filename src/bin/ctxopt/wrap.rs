@@ -13,7 +13,7 @@ use crate::client_select::{claude_code_running, title, Selector};
 
 /// Arguments of `ctxopt wrap`.
 #[derive(Debug, clap::Args)]
-pub struct WrapArgs {
+pub(crate) struct WrapArgs {
     #[command(flatten)]
     select: Selector,
     /// Print the unified diff of each change and write nothing.
@@ -26,7 +26,7 @@ pub struct WrapArgs {
 
 /// Arguments of `ctxopt unwrap`.
 #[derive(Debug, clap::Args)]
-pub struct UnwrapArgs {
+pub(crate) struct UnwrapArgs {
     #[command(flatten)]
     select: Selector,
     /// Print the unified diff of each change and write nothing.
@@ -35,7 +35,7 @@ pub struct UnwrapArgs {
 }
 
 /// Runs `ctxopt wrap`.
-pub fn run_wrap(args: WrapArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn run_wrap(args: WrapArgs) -> anyhow::Result<ExitCode> {
     run(&args.select, args.dry_run, &|text, location| {
         let options = WrapOptions {
             serve: !args.no_serve,
@@ -46,7 +46,7 @@ pub fn run_wrap(args: WrapArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// Runs `ctxopt unwrap`.
-pub fn run_unwrap(args: UnwrapArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn run_unwrap(args: UnwrapArgs) -> anyhow::Result<ExitCode> {
     run(&args.select, args.dry_run, &|text, location| {
         let backup = ConfigFile::read(&location.path)?.backup()?;
         wrap::unwrap(text, &location.servers, &location.path, backup.as_deref())
