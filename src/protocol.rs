@@ -50,7 +50,11 @@ pub(crate) fn meta<'a>(part: &'a Value, key: &str) -> Option<&'a Value> {
 
 /// A peer's identity: `info_member` (`clientInfo` of `initialize` params, `serverInfo` of
 /// its result) in the initialize era, else the stateless `_meta` key `meta_key`.
-pub(crate) fn identity<'a>(part: &'a Value, info_member: &str, meta_key: &str) -> Option<&'a Value> {
+pub(crate) fn identity<'a>(
+    part: &'a Value,
+    info_member: &str,
+    meta_key: &str,
+) -> Option<&'a Value> {
     part.get(info_member).or_else(|| meta(part, meta_key))
 }
 
