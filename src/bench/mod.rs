@@ -9,13 +9,18 @@
 //! - [`report`]: all scenarios × strategies, as a table, JSON and Markdown;
 //! - [`speed`]: synthetic sessions and build timings;
 //! - [`real`]: real trajectories cut mid-work, ctxopt against [`baseline`]s (tail,
-//!   head + tail, dedupe + truncation, BM25 retrieval).
+//!   head + tail, dedupe + truncation, BM25 retrieval);
+//! - [`session_cut`] and [`interactive`]: real interactive sessions (Claude Code, Codex CLI,
+//!   Gemini CLI) cut after a share of their tool calls, the hook's answer after a compaction
+//!   against baselines of its size.
 
 pub(crate) mod baseline;
 pub(crate) mod generate;
+pub mod interactive;
 pub mod metrics;
 pub mod real;
 pub mod report;
 pub mod scenario;
+pub mod session_cut;
 pub mod speed;
 pub mod strategy;

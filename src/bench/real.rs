@@ -358,11 +358,16 @@ pub struct RealRow {
 impl RealRow {
     /// Kept labelled files over labelled files (1 when there are none).
     pub fn recall(&self) -> f64 {
-        if self.files == 0 {
-            1.0
-        } else {
-            self.files_kept as f64 / self.files as f64
-        }
+        recall(self.files_kept, self.files)
+    }
+}
+
+/// `kept` over `labelled` (1 when nothing is labelled).
+pub fn recall(kept: usize, labelled: usize) -> f64 {
+    if labelled == 0 {
+        1.0
+    } else {
+        kept as f64 / labelled as f64
     }
 }
 

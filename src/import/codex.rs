@@ -95,13 +95,9 @@ pub(crate) fn import_rollout(text: &str) -> (Records, ImportSummary) {
                 }
             }
             "function_call" | "custom_tool_call" => {
-                let args = match payload.get("arguments").and_then(Value::as_str) {
-                    Some(a) => serde_json::from_str(a).unwrap_or_else(|_| Value::String(a.into())),
-                    None => payload.get("input").cloned().unwrap_or(Value::Null),
-                };
                 calls.insert(
                     text("call_id").to_string(),
-                    (text("name").to_string(), args),
+                    (text("name").to_string(), call_args(payload)),
                 );
             }
             "function_call_output" | "custom_tool_call_output" => {
@@ -142,25 +138,9 @@ fn call_records(
         .as_ref()
         .and_then(|p| p.pointer("/metadata/exit_code"))
         .and_then(Value::as_i64);
-    let argv: Vec<&str> = args
-        .get("command")
-        .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    let tool = match argv.as_slice() {
-        [] => name.to_string(),
-        ["bash", "-lc", script] | ["bash", "-c", script] | ["sh", "-c", script] => {
-            script.to_string()
-        }
-        other => other.join(" "),
-    };
-    // A patch: the custom tool's input, `apply_patch PATCH`, or a script `apply_patch <<EOF`.
-    let patch = match (name, argv.as_slice(), args) {
-        ("apply_patch", _, Value::String(p)) => Some(p.as_str()),
-        (_, ["apply_patch", p, ..], _) => Some(*p),
-        _ if tool.trim_start().starts_with("apply_patch") => Some(tool.as_str()),
-        _ => None,
-    };
+    let argv = argv_of(args);
+    let tool = command_line(name, &argv);
+    let patch = patch_in(name, &argv, args, &tool);
     if let Some(patch) = patch {
         for (path, diff) in patch_sections(patch) {
             out.push(SessionRecord::Diff(DiffRecord {
@@ -196,9 +176,56 @@ fn call_records(
     run_records(run, common, out);
 }
 
+/// The arguments of a `function_call` (its `arguments`, a JSON string, parsed) or a
+/// `custom_tool_call` (its `input`).
+pub(crate) fn call_args(payload: &Value) -> Value {
+    match payload.get("arguments").and_then(Value::as_str) {
+        Some(a) => serde_json::from_str(a).unwrap_or_else(|_| Value::String(a.into())),
+        None => payload.get("input").cloned().unwrap_or(Value::Null),
+    }
+}
+
+/// The command of a call's arguments (`{"command": ["bash", "-lc", …]}`), empty when none.
+fn argv_of(args: &Value) -> Vec<&str> {
+    args.get("command")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
+}
+
+/// What a call ran: the script of `bash -lc SCRIPT` (or `-c`), the command joined, or the
+/// tool's name.
+fn command_line(name: &str, argv: &[&str]) -> String {
+    match argv {
+        [] => name.to_string(),
+        ["bash", "-lc", script] | ["bash", "-c", script] | ["sh", "-c", script] => {
+            script.to_string()
+        }
+        other => other.join(" "),
+    }
+}
+
+/// The patch a call applies: the custom tool's input, `apply_patch PATCH`, or a script
+/// `apply_patch <<EOF`.
+fn patch_in<'a>(name: &str, argv: &[&'a str], args: &'a Value, tool: &'a str) -> Option<&'a str> {
+    match (name, argv, args) {
+        ("apply_patch", _, Value::String(p)) => Some(p.as_str()),
+        (_, ["apply_patch", p, ..], _) => Some(*p),
+        _ if tool.trim_start().starts_with("apply_patch") => Some(tool),
+        _ => None,
+    }
+}
+
+/// The patch the call `name` with `args` applies, when it applies one.
+pub(crate) fn patch_of_call(name: &str, args: &Value) -> Option<String> {
+    let argv = argv_of(args);
+    let tool = command_line(name, &argv);
+    patch_in(name, &argv, args, &tool).map(str::to_string)
+}
+
 /// Splits a Codex patch (`*** Begin Patch` … `*** End Patch`) into (path, section) per
 /// `*** Update File:`, `*** Add File:` or `*** Delete File:` line.
-fn patch_sections(patch: &str) -> Vec<(String, String)> {
+pub(crate) fn patch_sections(patch: &str) -> Vec<(String, String)> {
     let mut sections: Vec<(String, String)> = Vec::new();
     for line in patch.split_inclusive('\n') {
         let header = ["*** Update File: ", "*** Add File: ", "*** Delete File: "]

@@ -1,11 +1,13 @@
 //! `ctxopt bench`: the optimizer benchmark over `fixtures/scenarios/`, with `--speed` the
-//! speed benchmark on synthetic sessions, or with `--real` the real-session benchmark.
+//! speed benchmark on synthetic sessions, or with `--real` the real-session benchmarks (the
+//! mini-swe-agent trajectories and the interactive sessions; `--corpus DIR` the interactive
+//! one alone on any folder of sessions).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use ctxopt::bench::{real, report, scenario, speed};
+use ctxopt::bench::{interactive, real, report, scenario, speed};
 use ctxopt::optimizer::DEFAULT_BUDGET;
 use ctxopt::tokenizer::Tokenizer;
 
@@ -17,6 +19,10 @@ const SCENARIOS_JSON: &str = "optimizer-scenarios.json";
 const SPEED_JSON: &str = "optimizer-speed.json";
 /// The real-session results, under the output folder.
 const REAL_JSON: &str = "optimizer-real.json";
+/// The interactive-session results, under the output folder.
+const INTERACTIVE_JSON: &str = "optimizer-interactive.json";
+/// The interactive sessions `--real` runs on.
+const DEFAULT_CORPUS: &str = "fixtures/real-world/agent-transcripts";
 
 /// Arguments of `ctxopt bench`.
 #[derive(Debug, clap::Args)]
@@ -45,6 +51,12 @@ pub(crate) struct Args {
     /// The folder of `*.traj.json` trajectories for `--real`.
     #[arg(long, default_value = "fixtures/real-world/swe-agent-trajectories")]
     pub trajectories: PathBuf,
+    /// Run only the interactive-session benchmark, on this folder of Claude Code
+    /// transcripts, Codex CLI rollouts and Gemini CLI chats (searched recursively; e.g.
+    /// ~/.claude/projects). Without it, `--real` runs it on
+    /// fixtures/real-world/agent-transcripts as well as the trajectories.
+    #[arg(long, value_name = "DIR", conflicts_with = "speed")]
+    pub corpus: Option<PathBuf>,
     /// Builds per size in the speed benchmark.
     #[arg(long, default_value_t = 5)]
     pub runs: usize,
@@ -63,11 +75,20 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         output_file::emit(None, result.markdown().as_bytes())?;
         write_json(&args.output_dir.join(SPEED_JSON), &result)?;
         ExitCode::SUCCESS
-    } else if args.real {
-        let cuts = real::load_cuts(&args.trajectories)?;
-        let result = real::run(&cuts, args.tokenizer)?;
-        print!("{}\n{}", result.markdown_table(), result.verdict());
-        write_json(&args.output_dir.join(REAL_JSON), &result)?;
+    } else if args.real || args.corpus.is_some() {
+        if args.corpus.is_none() {
+            let cuts = real::load_cuts(&args.trajectories)?;
+            let result = real::run(&cuts, args.tokenizer)?;
+            print!("{}\n{}\n", result.markdown_table(), result.verdict());
+            write_json(&args.output_dir.join(REAL_JSON), &result)?;
+        }
+        let corpus = args
+            .corpus
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(DEFAULT_CORPUS));
+        let result = interactive::run(&corpus, args.tokenizer)?;
+        print!("{}\n\n{}", result.corpus_line(), result.markdown_table());
+        write_json(&args.output_dir.join(INTERACTIVE_JSON), &result)?;
         ExitCode::SUCCESS
     } else {
         let mut scenarios = scenario::load_dir(&args.scenarios)?;

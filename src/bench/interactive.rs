@@ -1,0 +1,793 @@
+//! The interactive-session benchmark (`ctxopt bench --real`; `--corpus DIR` for any folder of
+//! sessions): real Claude Code, Codex CLI and Gemini CLI sessions ([`session_cut`]), each cut
+//! after 30, 50 and 70 % of its tool calls; at each cut the client's sequence after a
+//! compaction is replayed through the hook's own code path ([`replay_compaction`]), and the
+//! hook's answer is set beside three baselines of the same size in tokens (the transcript's
+//! tail, its head + tail, BM25 top-k by the task; [`baseline`]). Scored against labels from
+//! the session's own future (the files it edits next, the code it is about to change).
+//!
+//! [`session_cut`]: super::session_cut
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+use super::baseline;
+use super::real::Half;
+use super::session_cut::{Session, SessionClient, SessionCut};
+use crate::clients::catalog::HookClient;
+use crate::hooks::{self, answer, HookConfig, HookError, DEFAULT_HOOK_BUDGET};
+use crate::import::{self, ImportError, ImportOptions};
+use crate::optimizer::{self, BuildConfig, OptimizerError};
+use crate::records::Records;
+use crate::tokenizer::Tokenizer;
+
+/// What the interactive benchmark compares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Strategy {
+    /// The hook's answer after the compaction sequence (Codex CLI, which has no hook: the
+    /// import and build the hook would run, at the hook's budget).
+    Ctxopt,
+    /// The transcript's last tokens.
+    Tail,
+    /// The transcript's first and last tokens.
+    HeadTail,
+    /// BM25 retrieval of chunks by the task.
+    Bm25,
+}
+
+impl Strategy {
+    /// All, in report order.
+    pub(crate) const ALL: [Strategy; 4] = [
+        Strategy::Ctxopt,
+        Strategy::Tail,
+        Strategy::HeadTail,
+        Strategy::Bm25,
+    ];
+
+    /// The name in tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            Strategy::Ctxopt => "ctxopt",
+            Strategy::Tail => "tail",
+            Strategy::HeadTail => "head+tail",
+            Strategy::Bm25 => "BM25",
+        }
+    }
+}
+
+/// Why the benchmark could not run.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum InteractiveError {
+    /// A file or folder could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The hook failed on a cut.
+    #[error("{session}: hook: {source}")]
+    Hook {
+        /// The session file.
+        session: String,
+        /// The cause.
+        source: HookError,
+    },
+    /// A cut could not be imported for the baselines.
+    #[error("{session}: import: {source}")]
+    Import {
+        /// The session file.
+        session: String,
+        /// The cause.
+        source: ImportError,
+    },
+    /// A build failed.
+    #[error("{session}: build: {source}")]
+    Build {
+        /// The session file.
+        session: String,
+        /// The cause.
+        source: OptimizerError,
+    },
+    /// The folder holds no session file.
+    #[error("{0}: no Claude Code, Codex CLI or Gemini CLI session file")]
+    Empty(PathBuf),
+}
+
+/// A session file of the corpus, or why it was left out.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionInfo {
+    /// Its path relative to the corpus folder.
+    pub name: String,
+    /// Its repository.
+    pub repository: String,
+    /// Its half.
+    pub half: Half,
+    /// Its client (none when it was left out).
+    pub client: Option<SessionClient>,
+    /// Its tool calls.
+    pub(crate) tool_calls: usize,
+    /// Its cuts.
+    pub cuts: usize,
+    /// Why it was left out, when it was.
+    pub(crate) left_out: Option<String>,
+}
+
+/// Every session file under `dir` (recursively, `*.jsonl` and `*.json`, in name order): the
+/// sessions read, and a line for every file, read or left out.
+pub(crate) fn load_corpus(
+    dir: &Path,
+) -> Result<(Vec<Session>, Vec<SessionInfo>), InteractiveError> {
+    let mut paths = Vec::new();
+    walk(dir, &mut paths)?;
+    paths.sort();
+    let mut sessions = Vec::new();
+    let mut infos = Vec::new();
+    for path in paths {
+        let name = path
+            .strip_prefix(dir)
+            .unwrap_or(&path)
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/");
+        let text = std::fs::read_to_string(&path).map_err(|source| InteractiveError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        match Session::parse(&name, &text) {
+            Ok(session) => {
+                infos.push(SessionInfo {
+                    name,
+                    repository: session.repository.clone(),
+                    half: session.half,
+                    client: Some(session.client),
+                    tool_calls: session.calls.len(),
+                    cuts: session.cuts().len(),
+                    left_out: None,
+                });
+                sessions.push(session);
+            }
+            Err(reason) => {
+                let repository = super::session_cut::repository_of(&name);
+                infos.push(SessionInfo {
+                    half: super::session_cut::repository_half(&repository),
+                    name,
+                    repository,
+                    client: None,
+                    tool_calls: 0,
+                    cuts: 0,
+                    left_out: Some(reason.to_string()),
+                });
+            }
+        }
+    }
+    if sessions.is_empty() {
+        return Err(InteractiveError::Empty(dir.to_path_buf()));
+    }
+    Ok((sessions, infos))
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), InteractiveError> {
+    let io = |source| InteractiveError::Io {
+        path: dir.to_path_buf(),
+        source,
+    };
+    for entry in std::fs::read_dir(dir).map_err(io)? {
+        let path = entry.map_err(io)?.path();
+        if path.is_dir() {
+            walk(&path, out)?;
+        } else if path
+            .extension()
+            .is_some_and(|e| e == "jsonl" || e == "json")
+        {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// A folder under the system's temporary folder, removed when dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new() -> std::io::Result<Scratch> {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("ctxopt-bench-{}-{n}", std::process::id()));
+        std::fs::create_dir_all(&dir)?;
+        Ok(Scratch(dir))
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The hook's answer at a cut and what it cost.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Replay {
+    /// The text injected (the `additionalContext`; empty when the hook printed nothing).
+    pub context: String,
+    /// Milliseconds of the answering run (`SessionStart`; for Codex CLI, import + build).
+    pub(crate) millis: f64,
+    /// Milliseconds of the run before it (`PreCompact`/`PreCompress`; 0 for Codex CLI).
+    pub(crate) before_millis: f64,
+}
+
+/// Replays a compaction at `cut` through the hook's code path ([`hooks::run`], as `ctxopt
+/// hook claude-code|gemini-cli` calls it): the transcript up to the cut written to a scratch
+/// folder, then `PreCompact` (Gemini CLI: `PreCompress`) and `SessionStart` with `source:
+/// compact`, on a store of their own. Codex CLI has no hook: the cut is imported and built
+/// at the hook's budget, as the hook would.
+pub(crate) fn replay_compaction(
+    session: &Session,
+    cut: &SessionCut,
+    budget: usize,
+    tokenizer: Tokenizer,
+) -> Result<Replay, InteractiveError> {
+    let name = session.name.clone();
+    let (client, before_event, file) = match session.client {
+        SessionClient::ClaudeCode => (HookClient::ClaudeCode, "PreCompact", "transcript.jsonl"),
+        SessionClient::GeminiCli => (HookClient::GeminiCli, "PreCompress", "session.json"),
+        SessionClient::Codex => return build_codex(session, cut, budget, tokenizer),
+    };
+    let scratch = Scratch::new().map_err(|source| InteractiveError::Io {
+        path: std::env::temp_dir(),
+        source,
+    })?;
+    let transcript = scratch.0.join(file);
+    std::fs::write(&transcript, &cut.text).map_err(|source| InteractiveError::Io {
+        path: transcript.clone(),
+        source,
+    })?;
+    let config = HookConfig {
+        budget,
+        store: Some(scratch.0.join("store.sqlite3").display().to_string()),
+        state_dir: scratch.0.clone(),
+    };
+    let payload = |event: &str, source: Option<&str>| {
+        let mut p = serde_json::json!({
+            "hook_event_name": event,
+            "session_id": session.session_id,
+            "transcript_path": transcript.display().to_string(),
+            "cwd": scratch.0.display().to_string(),
+        });
+        match source {
+            Some(s) => p["source"] = s.into(),
+            None => p["trigger"] = "auto".into(),
+        }
+        p.to_string()
+    };
+    let hook = |bytes: String| {
+        let started = Instant::now();
+        let run = hooks::run(client, bytes.as_bytes(), &config).map_err(|source| {
+            InteractiveError::Hook {
+                session: name.clone(),
+                source,
+            }
+        })?;
+        Ok::<_, InteractiveError>((run, started.elapsed().as_secs_f64() * 1000.0))
+    };
+    let (_, before_millis) = hook(payload(before_event, None))?;
+    let (run, millis) = hook(payload("SessionStart", Some("compact")))?;
+    let context = run
+        .stdout
+        .and_then(|out| serde_json::from_str::<serde_json::Value>(&out).ok())
+        .and_then(|v| {
+            v.pointer("/hookSpecificOutput/additionalContext")
+                .and_then(|c| c.as_str())
+                .map(str::to_string)
+        })
+        .unwrap_or_default();
+    Ok(Replay {
+        context,
+        millis,
+        before_millis,
+    })
+}
+
+/// Codex CLI: the import and build a hook would run, at its budget, in the hook's wrapper.
+fn build_codex(
+    session: &Session,
+    cut: &SessionCut,
+    budget: usize,
+    tokenizer: Tokenizer,
+) -> Result<Replay, InteractiveError> {
+    let started = Instant::now();
+    let records = import_cut(session, cut)?;
+    let config = BuildConfig {
+        budget,
+        tokenizer,
+        ..BuildConfig::default()
+    };
+    let built = optimizer::build(&records, &config).map_err(|source| InteractiveError::Build {
+        session: session.name.clone(),
+        source,
+    })?;
+    let context = answer::wrap("SessionStart", built.sources.len(), &built.context);
+    Ok(Replay {
+        context,
+        millis: started.elapsed().as_secs_f64() * 1000.0,
+        before_millis: 0.0,
+    })
+}
+
+/// The records of the transcript up to `cut`, as `ctxopt import` reads them.
+fn import_cut(session: &Session, cut: &SessionCut) -> Result<Records, InteractiveError> {
+    import::import_text(
+        session.client.format(),
+        &cut.text,
+        &ImportOptions::default(),
+    )
+    .map(|(records, _)| records)
+    .map_err(|source| InteractiveError::Import {
+        session: session.name.clone(),
+        source,
+    })
+}
+
+/// What one strategy's context kept of one cut's labels.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CutScore {
+    /// The labelled files it names.
+    pub(crate) files_kept: usize,
+    /// Whether it holds a line of the code label (none when the cut has no code label).
+    pub(crate) code_kept: Option<bool>,
+    /// Its tokens.
+    pub tokens: usize,
+    /// Milliseconds to make it.
+    pub(crate) millis: f64,
+}
+
+/// Scores `context` against the labels of `cut`.
+pub fn score(cut: &SessionCut, context: &str, tokenizer: Tokenizer, millis: f64) -> CutScore {
+    CutScore {
+        files_kept: cut
+            .files
+            .iter()
+            .filter(|f| context.contains(f.as_str()))
+            .count(),
+        code_kept: (!cut.code.is_empty())
+            .then(|| cut.code.iter().any(|l| context.contains(l.as_str()))),
+        tokens: tokenizer.count(context),
+        millis,
+    }
+}
+
+/// One cut, every strategy's score.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CutResult {
+    /// The session file.
+    pub session: String,
+    /// Its client.
+    pub client: SessionClient,
+    /// Its half.
+    pub half: Half,
+    /// The share of tool calls before the cut.
+    pub share: f64,
+    /// The labelled files.
+    pub files: usize,
+    /// Whether the cut has a code label.
+    pub(crate) has_code: bool,
+    /// Per strategy, in [`Strategy::ALL`] order.
+    pub(crate) scores: Vec<(Strategy, CutScore)>,
+    /// Milliseconds of the `PreCompact`/`PreCompress` run before the answer.
+    pub(crate) before_millis: f64,
+}
+
+/// Runs every cut of `sessions`: the hook at `budget`, the baselines at the size of its
+/// answer.
+pub(crate) fn run_cuts(
+    sessions: &[Session],
+    budget: usize,
+    tokenizer: Tokenizer,
+) -> Result<Vec<CutResult>, InteractiveError> {
+    let mut out = Vec::new();
+    for session in sessions {
+        for cut in session.cuts() {
+            let replay = replay_compaction(session, &cut, budget, tokenizer)?;
+            let size = tokenizer.count(&replay.context);
+            let records = import_cut(session, &cut)?;
+            let mut scores = vec![(
+                Strategy::Ctxopt,
+                score(&cut, &replay.context, tokenizer, replay.millis),
+            )];
+            for strategy in &Strategy::ALL[1..] {
+                let started = Instant::now();
+                let context = match strategy {
+                    Strategy::Tail => baseline::tail(&records, size, tokenizer),
+                    Strategy::HeadTail => baseline::head_tail(&records, size, tokenizer),
+                    _ => baseline::bm25(&records, size, tokenizer),
+                };
+                let millis = started.elapsed().as_secs_f64() * 1000.0;
+                scores.push((*strategy, score(&cut, &context, tokenizer, millis)));
+            }
+            out.push(CutResult {
+                session: session.name.clone(),
+                client: session.client,
+                half: session.half,
+                share: cut.share,
+                files: cut.files.len(),
+                has_code: !cut.code.is_empty(),
+                scores,
+                before_millis: replay.before_millis,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// The figures of one strategy over the cuts of one half (and one client, or all).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InteractiveRow {
+    /// The half.
+    pub half: Half,
+    /// The client; none: all clients.
+    pub client: Option<SessionClient>,
+    /// The strategy.
+    pub strategy: Strategy,
+    /// Cuts.
+    pub cuts: usize,
+    /// Cuts with at least one labelled file.
+    pub(crate) labelled_cuts: usize,
+    /// Of those, the cuts whose labelled files are all named.
+    pub(crate) all_files: usize,
+    /// Labelled files over all cuts.
+    pub files: usize,
+    /// Of those, the ones named.
+    pub(crate) files_kept: usize,
+    /// Cuts with a code label.
+    pub(crate) code_cuts: usize,
+    /// Of those, the ones whose context holds a line of it.
+    pub(crate) code_kept: usize,
+    /// Mean tokens of the context.
+    pub(crate) mean_tokens: f64,
+    /// Mean milliseconds to make it.
+    pub(crate) mean_millis: f64,
+    /// Longest time to make it, in milliseconds.
+    pub(crate) max_millis: f64,
+}
+
+impl InteractiveRow {
+    /// Named labelled files over labelled files (1 when there are none).
+    pub fn recall(&self) -> f64 {
+        super::real::recall(self.files_kept, self.files)
+    }
+}
+
+/// The whole run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InteractiveReport {
+    /// The hook's token budget.
+    pub(crate) hook_budget: usize,
+    /// Every file of the corpus, read or left out.
+    pub sessions: Vec<SessionInfo>,
+    /// Per half × client (and all clients) × strategy.
+    pub rows: Vec<InteractiveRow>,
+    /// The cuts of the tuning half, each strategy's score (the held-out half's cuts are
+    /// only counted in the rows).
+    pub(crate) tuning_cuts: Vec<CutResult>,
+}
+
+/// Sums `results` into rows per half × client (and all clients) × strategy.
+pub fn rows(results: &[CutResult]) -> Vec<InteractiveRow> {
+    let mut rows = Vec::new();
+    let clients = std::iter::once(None).chain(SessionClient::ALL.map(Some));
+    for half in Half::ALL {
+        for client in clients.clone() {
+            let mine: Vec<&CutResult> = results
+                .iter()
+                .filter(|r| r.half == half && client.is_none_or(|c| r.client == c))
+                .collect();
+            if mine.is_empty() {
+                continue;
+            }
+            for strategy in Strategy::ALL {
+                let mut row = InteractiveRow {
+                    half,
+                    client,
+                    strategy,
+                    cuts: mine.len(),
+                    labelled_cuts: 0,
+                    all_files: 0,
+                    files: 0,
+                    files_kept: 0,
+                    code_cuts: 0,
+                    code_kept: 0,
+                    mean_tokens: 0.0,
+                    mean_millis: 0.0,
+                    max_millis: 0.0,
+                };
+                for r in &mine {
+                    let Some((_, s)) = r.scores.iter().find(|(st, _)| *st == strategy) else {
+                        continue;
+                    };
+                    if r.files > 0 {
+                        row.labelled_cuts += 1;
+                        row.files += r.files;
+                        row.files_kept += s.files_kept;
+                        row.all_files += usize::from(s.files_kept == r.files);
+                    }
+                    if let Some(kept) = s.code_kept {
+                        row.code_cuts += 1;
+                        row.code_kept += usize::from(kept);
+                    }
+                    row.mean_tokens += s.tokens as f64;
+                    row.mean_millis += s.millis;
+                    row.max_millis = row.max_millis.max(s.millis);
+                }
+                row.mean_tokens /= mine.len() as f64;
+                row.mean_millis /= mine.len() as f64;
+                rows.push(row);
+            }
+        }
+    }
+    rows
+}
+
+/// Runs the benchmark on every session under `dir` at the hook's default budget.
+pub fn run(dir: &Path, tokenizer: Tokenizer) -> Result<InteractiveReport, InteractiveError> {
+    let (sessions, infos) = load_corpus(dir)?;
+    let results = run_cuts(&sessions, DEFAULT_HOOK_BUDGET, tokenizer)?;
+    Ok(InteractiveReport {
+        hook_budget: DEFAULT_HOOK_BUDGET,
+        sessions: infos,
+        rows: rows(&results),
+        tuning_cuts: results
+            .into_iter()
+            .filter(|r| r.half == Half::Tuning)
+            .collect(),
+    })
+}
+
+impl InteractiveReport {
+    /// The corpus in one paragraph: sessions read and cut per half and client, files left
+    /// out and why.
+    pub fn corpus_line(&self) -> String {
+        let mut parts = Vec::new();
+        for half in Half::ALL {
+            for client in SessionClient::ALL {
+                let mine: Vec<&SessionInfo> = self
+                    .sessions
+                    .iter()
+                    .filter(|s| s.half == half && s.client == Some(client))
+                    .collect();
+                if mine.is_empty() {
+                    continue;
+                }
+                let mut repos: Vec<&str> = mine.iter().map(|s| s.repository.as_str()).collect();
+                repos.sort_unstable();
+                repos.dedup();
+                let cut = mine.iter().filter(|s| s.cuts > 0).count();
+                parts.push(format!(
+                    "{} {}: {} sessions from {} repositories ({cut} with a cut, {} cuts)",
+                    half.name(),
+                    client.name(),
+                    mine.len(),
+                    repos.len(),
+                    mine.iter().map(|s| s.cuts).sum::<usize>()
+                ));
+            }
+        }
+        let mut left: Vec<&str> = self
+            .sessions
+            .iter()
+            .filter_map(|s| s.left_out.as_deref())
+            .collect();
+        left.sort_unstable();
+        let mut reasons: Vec<String> = Vec::new();
+        for reason in &left {
+            if !reasons.iter().any(|r| r.ends_with(reason)) {
+                let n = left.iter().filter(|r| *r == reason).count();
+                reasons.push(format!("{n} × {reason}"));
+            }
+        }
+        let mut out = parts.join("; ");
+        if !reasons.is_empty() {
+            out.push_str(&format!(". Files left out: {}", reasons.join("; ")));
+        }
+        out.push('.');
+        out
+    }
+
+    /// The rows as a Markdown table.
+    pub fn markdown_table(&self) -> String {
+        let mut out = String::from(
+            "| half | client | strategy | cuts (labelled) | all files named | per-file recall \
+             | cuts with the code | mean tokens | mean / max ms |\n\
+             | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n",
+        );
+        for r in &self.rows {
+            let (all, recall) = if r.labelled_cuts == 0 {
+                ("–".to_string(), "–".to_string())
+            } else {
+                (
+                    format!("{}/{}", r.all_files, r.labelled_cuts),
+                    format!("{:.1} % ({}/{})", r.recall() * 100.0, r.files_kept, r.files),
+                )
+            };
+            let code = if r.code_cuts == 0 {
+                "–".to_string()
+            } else {
+                format!("{}/{}", r.code_kept, r.code_cuts)
+            };
+            out.push_str(&format!(
+                "| {} | {} | {} | {} ({}) | {all} | {recall} | {code} | {:.0} | {:.1} / {:.1} |\n",
+                r.half.name(),
+                r.client.map_or("all", SessionClient::name),
+                r.strategy.name(),
+                r.cuts,
+                r.labelled_cuts,
+                r.mean_tokens,
+                r.mean_millis,
+                r.max_millis,
+            ));
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::session_cut::{tests::claude_fixture, NotASession};
+
+    fn fixture_session() -> Session {
+        Session::parse("o__r__s.jsonl", &claude_fixture()).unwrap()
+    }
+
+    #[test]
+    fn the_hook_replay_answers_after_a_compaction_with_the_file_and_its_code() {
+        let session = fixture_session();
+        let cut = &session.cuts()[0];
+        let replay =
+            replay_compaction(&session, cut, DEFAULT_HOOK_BUDGET, Tokenizer::default()).unwrap();
+        assert!(replay.context.starts_with(crate::import::INJECTED_MARKER));
+        let s = score(cut, &replay.context, Tokenizer::default(), replay.millis);
+        // Canaries: the labels can be found, by the hook's answer and by the tail.
+        assert!(s.files_kept >= 1, "{}", replay.context);
+        assert_eq!(s.code_kept, Some(true), "{}", replay.context);
+        assert!(s.tokens > 0);
+        let records = import_cut(&session, cut).unwrap();
+        let tail = baseline::tail(&records, 10_000, Tokenizer::default());
+        let t = score(cut, &tail, Tokenizer::default(), 0.0);
+        assert_eq!((t.files_kept, t.code_kept), (1, Some(true)), "{tail}");
+    }
+
+    #[test]
+    fn rows_count_every_metric_per_half_and_client() {
+        let session = fixture_session();
+        let results = run_cuts(&[session], DEFAULT_HOOK_BUDGET, Tokenizer::default()).unwrap();
+        assert_eq!(results.len(), 3);
+        let rows = rows(&results);
+        // One half (o/r is tuning or held-out), all clients + Claude Code, four strategies.
+        assert_eq!(rows.len(), 8);
+        let all_tail = rows
+            .iter()
+            .find(|r| r.client.is_none() && r.strategy == Strategy::Tail)
+            .unwrap();
+        assert_eq!(
+            (all_tail.cuts, all_tail.labelled_cuts, all_tail.files),
+            (3, 3, 3)
+        );
+        assert_eq!(
+            (all_tail.all_files, all_tail.code_cuts, all_tail.code_kept),
+            (3, 3, 3)
+        );
+        let ours = rows
+            .iter()
+            .find(|r| r.client.is_none() && r.strategy == Strategy::Ctxopt)
+            .unwrap();
+        // Canaries: the hook's answer names files, holds the code, costs tokens and time.
+        assert!(
+            ours.files_kept > 0 && ours.all_files > 0 && ours.code_kept > 0,
+            "{ours:?}"
+        );
+        assert!(ours.mean_tokens > 0.0 && ours.max_millis > 0.0);
+        // The baselines get at most the hook's size (less when the whole transcript is
+        // shorter).
+        for r in rows.iter().filter(|r| r.strategy != Strategy::Ctxopt) {
+            assert!(
+                r.mean_tokens > 0.0 && r.mean_tokens <= ours.mean_tokens,
+                "{r:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_corpus_folder_reads_sessions_and_names_what_it_left_out() {
+        let dir = std::env::temp_dir().join(format!("ctxopt-corpus-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("proj")).unwrap();
+        std::fs::write(dir.join("proj/a.jsonl"), claude_fixture()).unwrap();
+        std::fs::write(dir.join("notes.json"), "[1, 2]").unwrap();
+        let (sessions, infos) = load_corpus(&dir).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(sessions.len(), 1);
+        assert_eq!(sessions[0].repository, "proj");
+        assert_eq!(infos.len(), 2);
+        assert_eq!(
+            infos[0].left_out.as_deref(),
+            Some(NotASession::Unknown.to_string().as_str())
+        );
+        assert_eq!((infos[1].tool_calls, infos[1].cuts), (6, 3));
+    }
+
+    #[test]
+    fn the_report_renders_rows_and_the_corpus_snapshot() {
+        let score = |files_kept, code_kept, tokens| CutScore {
+            files_kept,
+            code_kept,
+            tokens,
+            millis: 2.0,
+        };
+        let cut = |session: &str, client, half, files, code: Option<bool>, ours: usize| CutResult {
+            session: session.into(),
+            client,
+            half,
+            share: 0.5,
+            files,
+            has_code: code.is_some(),
+            scores: vec![
+                (Strategy::Ctxopt, score(ours, code, 900)),
+                (Strategy::Tail, score(files, code.map(|_| true), 880)),
+                (Strategy::HeadTail, score(0, code.map(|_| false), 880)),
+                (Strategy::Bm25, score(1.min(files), code, 700)),
+            ],
+            before_millis: 1.0,
+        };
+        let results = [
+            cut(
+                "a",
+                SessionClient::ClaudeCode,
+                Half::Tuning,
+                2,
+                Some(false),
+                1,
+            ),
+            cut("b", SessionClient::Codex, Half::Tuning, 0, None, 0),
+            cut(
+                "c",
+                SessionClient::GeminiCli,
+                Half::HeldOut,
+                1,
+                Some(true),
+                1,
+            ),
+        ];
+        let info = |name: &str, client, half, cuts| SessionInfo {
+            name: name.into(),
+            repository: name.into(),
+            half,
+            client,
+            tool_calls: 9,
+            cuts,
+            left_out: client.is_none().then(|| NotASession::Unknown.to_string()),
+        };
+        let report = InteractiveReport {
+            hook_budget: DEFAULT_HOOK_BUDGET,
+            sessions: vec![
+                info("a", Some(SessionClient::ClaudeCode), Half::Tuning, 1),
+                info("b", Some(SessionClient::Codex), Half::Tuning, 1),
+                info("c", Some(SessionClient::GeminiCli), Half::HeldOut, 1),
+                info("d", None, Half::HeldOut, 0),
+            ],
+            rows: rows(&results),
+            tuning_cuts: Vec::new(),
+        };
+        insta::assert_snapshot!(format!(
+            "{}\n\n{}",
+            report.corpus_line(),
+            report.markdown_table()
+        ));
+    }
+}
