@@ -6,8 +6,15 @@
 use std::path::{Path, PathBuf};
 
 /// The crate modules the relay and the frame log may name: each other and what sits below
-/// both (the envelope, redaction, token counting).
-const BELOW: &[&str] = &["framelog", "relay", "protocol", "redact", "tokenizer"];
+/// both (the envelope, redaction, token counting, the poison-ignoring lock).
+const BELOW: &[&str] = &[
+    "framelog",
+    "relay",
+    "protocol",
+    "redact",
+    "tokenizer",
+    "sync",
+];
 
 /// Every `.rs` file under `dir`.
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {

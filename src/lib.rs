@@ -47,4 +47,5 @@ pub mod records;
 pub mod redact;
 pub mod relay;
 pub mod store;
+mod sync;
 pub mod tokenizer;

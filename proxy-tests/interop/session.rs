@@ -5,7 +5,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -84,20 +84,16 @@ pub(crate) fn run_driver(command: &[OsString], env: &[(&str, PathBuf)]) -> Drive
         .unwrap_or_else(|e| panic!("cannot start {:?}: {e}", command[0]));
     let stdout = drain(child.stdout.take().expect("stdout"));
     let stderr = drain(child.stderr.take().expect("stderr"));
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait for driver") {
-            break status;
-        }
-        if start.elapsed() > DEADLINE {
-            child.kill().ok();
-            child.wait().ok();
-            panic!(
-                "driver {command:?} did not finish in {DEADLINE:?}; stderr:\n{}",
-                stderr.join().unwrap_or_default()
-            );
-        }
-        thread::sleep(Duration::from_millis(20));
+    let status = crate::support::poll_until(DEADLINE, Duration::from_millis(20), || {
+        child.try_wait().expect("wait for driver")
+    });
+    let Some(status) = status else {
+        child.kill().ok();
+        child.wait().ok();
+        panic!(
+            "driver {command:?} did not finish in {DEADLINE:?}; stderr:\n{}",
+            stderr.join().unwrap_or_default()
+        );
     };
     let stdout = stdout.join().expect("stdout reader");
     let stderr = stderr.join().expect("stderr reader");

@@ -7,6 +7,27 @@ pub(crate) mod log;
 pub(crate) mod peers;
 pub(crate) mod proxy;
 
+use std::time::{Duration, Instant};
+
+/// Calls `check` every `every` until it gives a value, which it returns; `None` once `limit`
+/// has passed without one. The one way the tests wait for another process.
+pub(crate) fn poll_until<T>(
+    limit: Duration,
+    every: Duration,
+    mut check: impl FnMut() -> Option<T>,
+) -> Option<T> {
+    let start = Instant::now();
+    loop {
+        if let Some(value) = check() {
+            return Some(value);
+        }
+        if start.elapsed() > limit {
+            return None;
+        }
+        std::thread::sleep(every);
+    }
+}
+
 /// A `_meta` block like the stateless revision's server identity envelope, with an inline
 /// base64 icon of `icon_bytes` bytes.
 pub(crate) fn meta_with_icon(icon_bytes: usize) -> String {

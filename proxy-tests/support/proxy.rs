@@ -5,7 +5,7 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The proxy binary under test.
 pub(crate) const PROXY: &str = env!("CARGO_BIN_EXE_ctxopt-proxy");
@@ -184,17 +184,13 @@ pub(crate) fn finish(mut child: Child) -> (Vec<u8>, String, ExitStatus) {
 
 /// Waits for `child`, killing it and failing the test after [`WATCHDOG`].
 pub(crate) fn wait_with_watchdog(child: &mut Child) -> ExitStatus {
-    let start = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            return status;
-        }
-        if start.elapsed() > WATCHDOG {
-            let _ = child.kill();
-            panic!("ctxopt-proxy did not exit within {WATCHDOG:?}");
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    let status = super::poll_until(WATCHDOG, Duration::from_millis(5), || {
+        child.try_wait().expect("wait")
+    });
+    status.unwrap_or_else(|| {
+        let _ = child.kill();
+        panic!("ctxopt-proxy did not exit within {WATCHDOG:?}");
+    })
 }
 
 /// Reads one `\n`-terminated line from `r` (for interactive tests).
@@ -230,14 +226,10 @@ pub(crate) fn process_gone(pid: u32) -> bool {
 
 /// Waits up to `limit` for `pid` to be gone.
 pub(crate) fn wait_gone(pid: u32, limit: Duration) -> bool {
-    let start = Instant::now();
-    while start.elapsed() < limit {
-        if process_gone(pid) {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    false
+    super::poll_until(limit, Duration::from_millis(10), || {
+        process_gone(pid).then_some(())
+    })
+    .is_some()
 }
 
 /// A proxy driven step by step, like a client that waits for answers.

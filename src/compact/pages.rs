@@ -4,12 +4,13 @@
 //! how to go on.
 
 use std::collections::HashMap;
-use std::sync::{Mutex, PoisonError};
+use std::sync::Mutex;
 
 use regex::Regex;
 
 use super::text::{floor_char_boundary, line_start, lines};
 use super::thousands;
+use crate::sync::lock;
 use crate::tokenizer::Tokenizer;
 
 /// Tokens of the limit kept for the note beside each slice.
@@ -77,7 +78,7 @@ impl PageCache {
         key: (String, bool, usize),
         f: impl FnOnce(&mut Vec<usize>) -> R,
     ) -> R {
-        let mut map = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut map = lock(&self.0);
         if map.len() >= CACHED_RESULTS && !map.contains_key(&key) {
             map.clear();
         }

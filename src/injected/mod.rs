@@ -12,7 +12,7 @@ pub(crate) mod tools;
 pub(crate) mod tools_list;
 
 use std::collections::{BTreeSet, HashMap};
-use std::sync::{mpsc, Mutex, MutexGuard, PoisonError};
+use std::sync::{mpsc, Mutex, MutexGuard};
 
 use serde_json::Value;
 
@@ -23,6 +23,7 @@ use crate::import::mcp::{self as ingest, FramePair, IngestError};
 use crate::protocol;
 use crate::store::results::{unix_now, DEFAULT_RETENTION, MAX_KEPT_BYTES};
 use crate::store::{InsertOutcome, Scope, Store, StoreError};
+use crate::sync::lock;
 use handlers::ToolError;
 use tool_filter::ToolFilter;
 use tools::{InjectedTool, Selection, ToolNames};
@@ -100,11 +101,6 @@ pub struct Bridge {
     schemas: Mutex<HashMap<String, Option<Value>>>,
     /// Where the pages `get_result` served end.
     pages: PageCache,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // A panic while holding a lock leaves plain data behind; carry on with it.
-    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// The store, or why there is none, or the store still being opened on a thread of its

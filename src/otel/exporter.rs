@@ -22,6 +22,8 @@ use opentelemetry_proto::tonic::trace::v1::Span;
 use super::config::{ExportConfig, Target};
 use super::{encode, OtelError};
 
+use crate::sync::lock;
+
 enum Job {
     Span(Box<Span>),
     Metrics(Vec<Metric>),
@@ -76,16 +78,13 @@ impl Shared {
             return;
         }
         self.dropped.fetch_add(n, Ordering::Relaxed);
-        let mut first = self.first_error.lock().unwrap_or_else(|e| e.into_inner());
+        let mut first = lock(&self.first_error);
         first.get_or_insert_with(reason);
     }
 
     /// Keeps the first reason a metrics export failed.
     fn fail_metrics(&self, reason: impl FnOnce() -> String) {
-        let mut failed = self
-            .metrics_failed
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
+        let mut failed = lock(&self.metrics_failed);
         failed.get_or_insert_with(reason);
     }
 
@@ -96,16 +95,8 @@ impl Shared {
             offered,
             sent,
             dropped: self.dropped.load(Ordering::Relaxed),
-            first_error: self
-                .first_error
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .clone(),
-            metrics_failed: self
-                .metrics_failed
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .clone(),
+            first_error: lock(&self.first_error).clone(),
+            metrics_failed: lock(&self.metrics_failed).clone(),
         };
         // Whatever is neither sent nor counted yet was still queued or in flight.
         let unconfirmed = offered.saturating_sub(sent + report.dropped);

@@ -27,7 +27,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use memchr::memmem::Finder;
 use serde_json::Value;
@@ -38,6 +38,7 @@ use crate::injected::tool_filter::ToolFilter;
 use crate::injected::{tools_list, Bridge, ResultVerdict};
 use crate::protocol;
 use crate::relay::handler::{ClientVerdict, FrameHandler, Replaced, ServerVerdict};
+use crate::sync::lock;
 
 /// Which client request a remembered id belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,10 +96,6 @@ impl std::fmt::Debug for Interceptor {
             .field("serves_tools_list", &self.serves_tools_list)
             .finish_non_exhaustive()
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Byte patterns of the client requests whose responses may be rewritten.

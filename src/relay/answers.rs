@@ -8,7 +8,7 @@
 //! results the client saw before asking.
 
 use std::collections::VecDeque;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use super::handler::Answer;
@@ -16,6 +16,7 @@ use super::outlet::Outlet;
 use super::stats::RelayStats;
 use super::tap::TapSender;
 use crate::framelog::Direction;
+use crate::sync::lock;
 
 /// The most worker threads answering at once. Answers of the injected tools take a lock on
 /// the store each, so more threads would only wait.
@@ -66,10 +67,6 @@ impl std::fmt::Debug for Answers {
             .field("delay", &self.delay)
             .finish_non_exhaustive()
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl Answers {

@@ -15,6 +15,8 @@ use std::sync::{Mutex, MutexGuard};
 use super::blocking::Blocking;
 use super::zero_copy::{self, Moved};
 
+use crate::sync::lock;
+
 /// What an outlet writes to: a descriptor, or any writer (tests).
 enum Target {
     Fd(Blocking<File>),
@@ -132,7 +134,7 @@ impl Outlet {
 
     /// Holds the outlet for one frame (waiting while another frame is being written).
     pub(crate) fn lock(&self) -> FrameWriter<'_> {
-        let mut sink = self.sink.lock().unwrap_or_else(|e| e.into_inner());
+        let mut sink = lock(&self.sink);
         if self.close_requested.load(Ordering::Relaxed) {
             *sink = None;
         }
