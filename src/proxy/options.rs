@@ -12,7 +12,7 @@ use crate::compact;
 use crate::injected::tool_filter::ToolFilter;
 use crate::injected::tools::Selection;
 use crate::relay::{server_name, LogTarget};
-use crate::store::{self, Scope};
+use crate::store::{self, Scope, StoreArgs};
 use crate::tokenizer::Tokenizer;
 
 /// The proxy's command line.
@@ -49,12 +49,9 @@ pub struct ProxyArgs {
     /// Injected tools: none (a byte-exact relay), build_context, or all six.
     #[arg(long, value_name = "WHICH", default_value = "all")]
     pub inject: Selection,
-    /// The session store: a file, or `:memory:` for none that outlives the run.
-    #[arg(long, value_name = "PATH")]
-    pub store: Option<String>,
-    /// The workspace the session's records belong to (default: the current directory).
-    #[arg(long, value_name = "DIR")]
-    pub workspace: Option<PathBuf>,
+    /// `--store` and `--workspace`.
+    #[command(flatten)]
+    pub store: StoreArgs,
     /// Compact every tools/call result whose text counts more than TOKENS (o200k_base) to at
     /// most TOKENS; the whole result stays one get_result call away. Also
     /// CTXOPT_COMPACT_RESULTS. At least 200.
@@ -200,12 +197,12 @@ impl ProxyOptions {
             .map(|n| server_name::sanitize(&n))
             .unwrap_or_else(|| server_name::derive(&args.command));
         let scope = Scope::resolve(
-            args.workspace.as_deref(),
+            args.store.workspace.as_deref(),
             &server_name,
             store::new_session_id(),
         )
         .map_err(OptionsError::Workspace)?;
-        let store_file = match args.store.as_deref() {
+        let store_file = match args.store.store.as_deref() {
             Some(store::location::MEMORY) => None,
             Some(path) => Some(PathBuf::from(path)),
             None => store::StoreLocation::default_file().and_then(|l| match l {
@@ -222,7 +219,7 @@ impl ProxyOptions {
             tokenizer: args.tokenizer,
             grace: args.grace_period,
             inject: args.inject,
-            store: args.store,
+            store: args.store.store,
             store_file,
             scope,
             compaction: compact_results.map(|tokens| compact::Limits {

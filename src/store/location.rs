@@ -13,6 +13,19 @@ pub(crate) const MEMORY: &str = ":memory:";
 /// The store's file name inside the state directory.
 pub(crate) const FILE_NAME: &str = "store.sqlite3";
 
+/// The arguments that say which store and whose records, shared by `ctxopt-proxy`,
+/// `ctxopt serve` and `ctxopt ingest` (flattened into each).
+#[derive(Debug, Clone, Default, PartialEq, Eq, clap::Args)]
+pub struct StoreArgs {
+    /// The session store: a SQLite file, or `:memory:` for none that outlives the run
+    /// (default: $XDG_STATE_HOME/ctxopt/store.sqlite3, else ~/.local/state/ctxopt/store.sqlite3).
+    #[arg(long, value_name = "PATH")]
+    pub store: Option<String>,
+    /// The workspace the session's records belong to (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+}
+
 /// Where a store lives.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StoreLocation {

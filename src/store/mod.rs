@@ -29,7 +29,7 @@ use crate::records::Kind;
 use crate::records::{Records, SessionRecord};
 use crate::redact::Redactor;
 
-pub use location::StoreLocation;
+pub use location::{StoreArgs, StoreLocation};
 
 /// How long a write waits for another process's lock before giving up.
 pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
