@@ -869,7 +869,8 @@ fn the_environment_variable_turns_compaction_on_like_the_option() {
             .spawn()
             .unwrap();
         let mut stdin = child.stdin.take().unwrap();
-        std::io::Write::write_all(&mut stdin, &call(1, "dump", json!({}))).unwrap();
+        // A value the proxy cannot take ends it before it reads: a broken pipe then.
+        let _ = std::io::Write::write_all(&mut stdin, &call(1, "dump", json!({})));
         drop(stdin);
         child.wait_with_output().unwrap()
     };
@@ -888,4 +889,107 @@ fn the_environment_variable_turns_compaction_on_like_the_option() {
         "{stderr}"
     );
     assert!(bad.stdout.is_empty());
+}
+
+/// The store held by another process (here: this test's own SQLite connection in an
+/// exclusive transaction) from before the proxy starts until the client has received every
+/// frame: the relay does not wait for it. The result over the limit is relayed whole, said
+/// so in the log (`store_busy`), and the `ping` behind it follows; the tool result's records
+/// are stored once the lock is gone.
+#[test]
+fn a_locked_store_never_delays_a_result_nor_the_frames_behind_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s.db");
+    drop(ctxopt::store::Store::open_path(&store).unwrap());
+    let holder = rusqlite::Connection::open(&store).unwrap();
+    holder.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    let cmd = proxy(
+        &["text-result:tools/call:20000:50", "method-result:ping:{}"],
+        &store,
+        dir.path(),
+    );
+    let mut s = Session::start(&cmd);
+    s.send(&call(1, "dump", json!({})));
+    s.send(&request(2, "ping", json!({})));
+    let result = s.recv();
+    let ping = s.recv();
+    // Only now, with both frames at the client, does the lock go.
+    holder.execute_batch("COMMIT").unwrap();
+    assert_eq!(parse(&ping)["id"], 2, "the ping follows the result");
+    assert!(
+        result.len() > 1_000_000,
+        "canary: the result is large ({})",
+        result.len()
+    );
+    let (_, _, stderr) = s.close_with_stderr();
+    let log = read_log(cmd.log_path());
+    let s2c = answer(&log, "1");
+    assert_eq!(
+        result.strip_suffix(b"\n").unwrap(),
+        s2c.raw.as_deref().unwrap().as_bytes(),
+        "relayed whole"
+    );
+    assert_eq!(
+        s2c.left_whole.as_ref().map(|l| l.reason),
+        Some(LeftWholeReason::StoreBusy),
+        "{stderr}"
+    );
+    assert!(log.dir(Direction::P2c).is_empty());
+    assert!(
+        stderr.contains("dump result relayed whole: the store is busy"),
+        "{stderr}"
+    );
+    // The tap waited for the lock off the relay, and stored the result's records after it.
+    let stored: i64 = rusqlite::Connection::open(&store)
+        .unwrap()
+        .query_row("SELECT COUNT(*) FROM records", [], |r| r.get(0))
+        .unwrap();
+    assert!(
+        stored > 0,
+        "the result was stored once the lock went: {stderr}"
+    );
+}
+
+/// A store file deleted while the proxy runs: what the proxy writes after goes nowhere, and
+/// it says so on stderr and in the log's trailer.
+#[test]
+fn a_store_deleted_while_the_proxy_runs_is_said_on_stderr_and_in_the_trailer() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s.db");
+    let cmd = proxy(&["text-result:tools/call:3:20"], &store, dir.path());
+    let mut s = Session::start(&cmd);
+    s.send(&call(1, "dump", json!({})));
+    s.recv();
+    // The first result's records are in the store (the canary), then the file goes.
+    let started = std::time::Instant::now();
+    while rusqlite::Connection::open(&store)
+        .and_then(|c| c.query_row("SELECT COUNT(*) FROM records", [], |r| r.get::<_, i64>(0)))
+        .unwrap_or(0)
+        == 0
+    {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "never stored"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", store.display()));
+    }
+    s.send(&call(2, "dump", json!({})));
+    s.recv();
+    let (_, _, stderr) = s.close_with_stderr();
+    assert!(
+        stderr.contains("the store file was deleted while this process ran"),
+        "{stderr}"
+    );
+    let log = read_log(cmd.log_path());
+    assert!(
+        log.trailer
+            .errors
+            .iter()
+            .any(|e| e.contains("was deleted while this process ran")),
+        "{:?}",
+        log.trailer.errors
+    );
 }

@@ -103,3 +103,92 @@ fn a_50_mb_transcript_answers_within_the_timeout() {
     assert_harmless(code, &stdout);
     assert!(log.contains("lines before the last"), "{log}");
 }
+
+#[test]
+fn a_fifo_transcript_is_refused_at_once() {
+    // Nobody ever writes to it: a hook that opened it to read would wait for good.
+    let dir = tempfile::tempdir().unwrap();
+    let transcript = dir.path().join("session.jsonl");
+    let path = std::ffi::CString::new(transcript.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
+    let (code, stdout, log) = hook(dir.path(), &payload(&transcript, dir.path()));
+    assert_eq!((code, stdout.as_str()), (0, ""));
+    assert!(log.contains("not a regular file (a FIFO)"), "{log}");
+}
+
+#[cfg(target_os = "linux")]
+/// The peak resident memory the hook's log line gives (`; peak N KiB`: its own `VmHWM`).
+fn logged_peak_kib(log: &str) -> u64 {
+    let line = log.lines().last().expect("a log line");
+    let at = line.rfind("; peak ").expect("the peak on the log line") + "; peak ".len();
+    line[at..]
+        .trim_end_matches(" KiB")
+        .parse()
+        .unwrap_or_else(|_| panic!("{line}"))
+}
+
+#[cfg(target_os = "linux")]
+/// The bound on a hook's peak memory on a transcript of any size: the 8 MiB window it
+/// imports, what it builds from it, the binary. A hook that read the skipped prefix would
+/// need the prefix's size on top (2 GiB here).
+const HOOK_PEAK_KIB: u64 = 256 * 1024;
+
+/// The peak is the hook's own `VmHWM` (Linux), which it writes on its log line: measured
+/// from outside (`wait4`), a child started by `posix_spawn` also counts the peak of the
+/// test process it was started from.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_sparse_2_gb_transcript_is_imported_in_bounded_memory() {
+    // 2 GiB as the probe had it, and ten times that: the peak must not follow the size.
+    for gib in [2u64, 20] {
+        let peak_kib = sparse_transcript_peak_kib(gib << 30);
+        eprintln!("hook peak RSS on a {gib} GiB sparse transcript: {peak_kib} KiB");
+        assert!(
+            peak_kib < HOOK_PEAK_KIB,
+            "{gib} GiB: peak RSS {peak_kib} KiB, over {HOOK_PEAK_KIB} KiB"
+        );
+    }
+}
+
+#[cfg(target_os = "linux")]
+/// Runs the hook on a transcript of `size` bytes of holes followed by a real session's
+/// lines; returns its peak RSS in KiB.
+fn sparse_transcript_peak_kib(size: u64) -> u64 {
+    let dir = tempfile::tempdir().unwrap();
+    let transcript = dir.path().join("session.jsonl");
+    {
+        // Holes, then a real session's lines: only the end is on disk.
+        let file = std::fs::File::create(&transcript).unwrap();
+        file.set_len(size).unwrap();
+    }
+    let real = std::fs::read(real_transcript()).unwrap();
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&transcript)
+        .unwrap();
+    std::io::Write::write_all(&mut file, b"\n").unwrap();
+    std::io::Write::write_all(&mut file, &real).unwrap();
+    drop(file);
+    let (mut child, writer) =
+        hook_run::spawn(CTXOPT, dir.path(), &payload(&transcript, dir.path()));
+    let mut out = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        out.read_to_string(&mut s).unwrap();
+        s
+    });
+    let code = child.wait().unwrap().code().unwrap_or(-1);
+    writer.join().unwrap();
+    let stdout = reader.join().unwrap();
+    let log = std::fs::read_to_string(dir.path().join("state/hook.log")).unwrap();
+    assert_eq!(code, 0);
+    assert_harmless(code, &stdout);
+    // The canary: the session's lines at the end were imported and answered from.
+    assert!(
+        stdout.contains("generate is not a function"),
+        "{stdout}\n{log}"
+    );
+    assert!(log.contains("uncounted lines before the last"), "{log}");
+    logged_peak_kib(&log)
+}

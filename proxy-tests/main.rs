@@ -7,6 +7,7 @@ mod compaction_surface;
 mod compaction_watch;
 mod dependencies;
 mod diagnostics;
+mod evidence_cli;
 mod exit_codes;
 mod frame_log;
 mod hermetic;

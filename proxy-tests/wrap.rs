@@ -473,3 +473,160 @@ fn the_context_tools_cost_at_most_a_third_of_what_they_did() {
     assert!(total > 0);
     assert!(total * 3 <= 2354, "the six tools cost {total} tokens");
 }
+
+#[test]
+fn unwrap_leaves_a_ctxopt_entry_the_user_had() {
+    let sandbox = Sandbox::new();
+    let path = sandbox.project.join(".mcp.json");
+    let original = "{\"mcpServers\":{\"a\":{\"command\":\"node\"},\"ctxopt\":{\"command\":\"ctxopt\",\"args\":[\"serve\",\"--workspace\",\"/my/ws\"]}}}";
+    std::fs::write(&path, original).unwrap();
+    sandbox.ctxopt_ok(&["wrap", "--scope", "project"]);
+    let wrapped = std::fs::read_to_string(&path).unwrap();
+    assert!(wrapped.contains("ctxopt-proxy"), "{wrapped}");
+    assert!(wrapped.contains("\"/my/ws\""), "{wrapped}");
+    let out = sandbox.ctxopt_ok(&["unwrap", "--scope", "project"]);
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), original, "{out}");
+    assert!(out.contains("did not add; left"), "{out}");
+
+    // The entry wrap adds is the one unwrap removes, also when the backup is gone.
+    let other = sandbox.place("claude-code/mcp.json", "project/.mcp.json");
+    let before = std::fs::read_to_string(&other).unwrap();
+    std::fs::remove_file(ctxopt::clients::config_file::backup_path(&other)).unwrap();
+    sandbox.ctxopt_ok(&["wrap", "--scope", "project"]);
+    std::fs::remove_file(ctxopt::clients::config_file::backup_path(&other)).unwrap();
+    let out = sandbox.ctxopt_ok(&["unwrap", "--scope", "project"]);
+    assert!(out.contains("removed: ctxopt serve"), "{out}");
+    assert_eq!(std::fs::read_to_string(&other).unwrap(), before);
+}
+
+#[test]
+fn hooks_install_creates_private_folders_and_files_whatever_the_umask() {
+    let sandbox = Sandbox::new();
+    let out = sandbox
+        .command("sh")
+        .args(["-c", "umask 000 && exec \"$0\" \"$@\""])
+        .arg(env!("CARGO_BIN_EXE_ctxopt"))
+        .args(["hooks", "install", "claude-code"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let settings = sandbox.home.join(".claude/settings.json");
+    assert_eq!(mode(&sandbox.home.join(".claude")), 0o700);
+    assert_eq!(mode(&settings), 0o600);
+    assert_eq!(
+        mode(&sandbox.home.join(".claude/settings.json.ctxopt-created")),
+        0o600
+    );
+}
+
+#[test]
+fn hooks_install_on_invalid_json_states_the_position_once() {
+    let sandbox = Sandbox::new();
+    let path = sandbox.place("invalid/settings.json", "home/.gemini/settings.json");
+    let original = std::fs::read_to_string(&path).unwrap();
+    let out = sandbox.ctxopt(&["hooks", "install", "gemini-cli"]);
+    assert!(!out.status.success());
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(said.matches("line 5, column 7").count(), 1, "{said}");
+    assert!(said.contains(".gemini/settings.json"), "{said}");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), original);
+}
+
+#[test]
+fn a_config_that_cannot_be_replaced_is_refused_by_name_and_nothing_is_left() {
+    use std::os::unix::process::CommandExt;
+    let sandbox = Sandbox::new();
+    let folder = sandbox.root.join("locked");
+    std::fs::create_dir(&folder).unwrap();
+    let path = folder.join(".claude.json");
+    let original = "{\"mcpServers\": {\"a\": {\"command\": \"node\"}}}\n";
+    std::fs::write(&path, original).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444)).unwrap();
+    // SAFETY: getuid has no preconditions.
+    let root = unsafe { libc::getuid() } == 0;
+    let mut cmd = sandbox.command(env!("CARGO_BIN_EXE_ctxopt"));
+    cmd.args(["wrap", "--client", "claude-code", "--config"])
+        .arg(&path);
+    if root {
+        // Root may write anything: run as another user, the config and its folder root's.
+        for p in [&sandbox.root, &folder] {
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        std::fs::create_dir_all(sandbox.root.join("state")).unwrap();
+        std::fs::set_permissions(
+            sandbox.root.join("state"),
+            std::fs::Permissions::from_mode(0o777),
+        )
+        .unwrap();
+        cmd.uid(65534).gid(65534);
+    } else {
+        std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o555)).unwrap();
+    }
+    let out = cmd.output().unwrap();
+    let said = sandbox.redact(&String::from_utf8_lossy(&out.stdout));
+    assert!(!out.status.success(), "{said}");
+    assert!(
+        said.contains("[SANDBOX]/locked/.claude.json: cannot be changed: its folder [SANDBOX]/locked is not writable by this user; nothing was written"),
+        "{said}"
+    );
+    assert!(!said.contains(".tmp"), "{said}");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), original);
+    let left: Vec<_> = std::fs::read_dir(&folder)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left, [".claude.json"], "no backup, no temp file");
+}
+
+#[test]
+fn an_interrupted_wrap_leaves_no_temp_file() {
+    for signal in ["INT", "TERM"] {
+        let sandbox = Sandbox::new();
+        let path = sandbox.place("claude-code/mcp.json", "project/.mcp.json");
+        let original = std::fs::read_to_string(&path).unwrap();
+        let seam = sandbox.root.join("seam");
+        std::fs::create_dir(&seam).unwrap();
+        let mut child = sandbox
+            .command(env!("CARGO_BIN_EXE_ctxopt"))
+            .args(["wrap", "--scope", "project"])
+            .env("CTXOPT_TEST_PAUSE_BEFORE_RENAME", &seam)
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let started = std::time::Instant::now();
+        while !seam.join("paused").exists() {
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(60),
+                "wrap never reached the rename"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        // The new text is on disk under its temporary name, the rename not done.
+        let temps = || -> Vec<String> {
+            std::fs::read_dir(&sandbox.project)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .filter(|n| n.ends_with(".tmp"))
+                .collect()
+        };
+        assert_eq!(temps().len(), 2, "the new text and the backup, pending");
+        run_ok(Command::new("kill").args([&format!("-{signal}"), &child.id().to_string()]));
+        std::fs::write(seam.join("go"), "").unwrap();
+        let status = child.wait().unwrap();
+        use std::os::unix::process::ExitStatusExt;
+        assert!(status.signal().is_some(), "{signal}: {status:?}");
+        assert_eq!(temps(), Vec::<String>::new(), "{signal}");
+        // The write was finished before the signal took effect: whole, with its backup.
+        let now = std::fs::read_to_string(&path).unwrap();
+        assert!(now.contains("ctxopt-proxy"), "{now}");
+        assert_eq!(
+            std::fs::read_to_string(ctxopt::clients::config_file::backup_path(&path)).unwrap(),
+            original
+        );
+    }
+}

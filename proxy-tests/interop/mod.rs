@@ -8,9 +8,12 @@
 //! - `session`: running a client driver (direct or proxied) with a deadline.
 //! - `log_check`: checks a frame log against the schema, its trailer and the client's view.
 //! - `sessions`: the client × server tests.
+//! - `evidence`: a session recorded through the proxy, replayed to the same client (`ctxopt
+//!   replay`) and verified against the live server and a changed one (`ctxopt verify`).
 //! - `recorded_logs`: the sample logs in `frame-logs/` are valid, paired and consistent.
 //! - `token_crosscheck`: o200k_base counts versus npm `gpt-tokenizer` on real frames.
 
+mod evidence;
 mod log_check;
 pub(crate) mod peers;
 mod recorded_logs;

@@ -86,7 +86,7 @@ fn run_pair(client: Client, server: Server) -> Option<Pair> {
 }
 
 /// Panics, showing the lines around the first difference, unless the two runs observed the same.
-fn assert_same_session(direct: &DriverOutput, proxied: &DriverOutput, what: &str) {
+pub(super) fn assert_same_session(direct: &DriverOutput, proxied: &DriverOutput, what: &str) {
     let pretty = |o: &DriverOutput| serde_json::to_string_pretty(&o.comparable()).expect("json");
     let (d, p) = (pretty(direct), pretty(proxied));
     if d == p {

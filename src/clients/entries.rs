@@ -14,7 +14,7 @@ use super::ConfigError;
 /// The command `wrap` puts in front of a server.
 pub const PROXY: &str = "ctxopt-proxy";
 /// The key of the entry that serves the context tools (`ctxopt serve`).
-pub(crate) const SERVE_KEY: &str = "ctxopt";
+pub const SERVE_KEY: &str = "ctxopt";
 
 /// Where a file keeps its servers.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -116,6 +116,9 @@ pub struct Servers {
     pub append: Option<Slot>,
     /// For JSON: the separator a new member takes.
     pub json: bool,
+    /// TOML servers written as one inline table (`mcp_servers = { a = { … } }`): a new
+    /// entry goes inside it, as an inline table.
+    pub inline: bool,
 }
 
 /// Reads the servers of `text`; `Ok(None)` when the file has no servers at that place.
@@ -187,6 +190,7 @@ fn read_json(text: &str, servers: &Node, zed: bool) -> Option<Servers> {
         entries,
         append: Some(append),
         json: true,
+        inline: false,
     })
 }
 
@@ -283,23 +287,38 @@ fn read_toml(text: &str) -> Result<Option<Servers>, ConfigError> {
     // A new table goes after a blank line; it ends with a line break only when the file
     // does (a file without a final line break keeps none).
     let ends_line = text.is_empty() || text.ends_with('\n');
-    let append = matches!(servers, Item::Table(_)).then(|| Slot {
-        at: text.len(),
-        before: if ends_line {
-            eol.to_string()
-        } else {
-            format!("{eol}{eol}")
-        },
-        after: if ends_line {
-            eol.to_string()
-        } else {
-            String::new()
-        },
-    });
+    let inline = matches!(servers, Item::Value(Value::InlineTable(_)));
+    let append = match servers {
+        Item::Table(_) => Some(Slot {
+            at: text.len(),
+            before: if ends_line {
+                eol.to_string()
+            } else {
+                format!("{eol}{eol}")
+            },
+            after: if ends_line {
+                eol.to_string()
+            } else {
+                String::new()
+            },
+        }),
+        // Inside the braces, after the last entry: `, KEY = { … }`.
+        Item::Value(Value::InlineTable(_)) => servers.span().map(|span| {
+            let at = text[..span.end - 1].trim_end().len();
+            let empty = text[..at].ends_with('{');
+            Slot {
+                at,
+                before: if empty { " " } else { ", " }.to_string(),
+                after: if empty { " " } else { "" }.to_string(),
+            }
+        }),
+        _ => None,
+    };
     Ok(Some(Servers {
         entries,
         append,
         json: false,
+        inline,
     }))
 }
 

@@ -10,9 +10,10 @@
 //! - [`json_edit`]: members and elements added and removed as exact inverses.
 //! - [`entries`]: a file's server entries (JSON or TOML), classified.
 //! - [`wrap`](mod@wrap): `wrap` / `unwrap` as edits.
+//! - [`wrap_record`]: what `wrap` added to each file, for `unwrap`.
 //! - [`hook_entries`]: hook entries in Claude Code's and Gemini CLI's settings.
 //! - [`catalog`]: the clients, their files per scope and their dialects.
-//! - [`config_file`]: reading, backups, atomic writes.
+//! - [`config_file`]: reading, backups, compare-and-swap writes.
 //! - [`diff`]: the unified diff `--dry-run` prints.
 
 pub mod catalog;
@@ -24,6 +25,7 @@ pub mod hook_entries;
 pub(crate) mod json_edit;
 pub(crate) mod jsonc;
 pub mod wrap;
+pub mod wrap_record;
 
 use std::path::{Path, PathBuf};
 
@@ -43,12 +45,12 @@ pub enum ConfigError {
         message: String,
     },
     /// A syntax error, with the file it is in.
-    #[error("{}: {source}; nothing was written", path.display())]
+    #[error("{}: {error}; nothing was written", path.display())]
     InFile {
         /// The file.
         path: PathBuf,
-        /// The error.
-        source: Box<ConfigError>,
+        /// The error (part of this one's message, so not a `source` said again).
+        error: Box<ConfigError>,
     },
     /// The file is not UTF-8 text.
     #[error("{}: not UTF-8 text; nothing was written", .0.display())]
@@ -60,6 +62,15 @@ pub enum ConfigError {
         path: PathBuf,
         /// The error.
         source: std::io::Error,
+    },
+    /// The file cannot be changed, and why (permissions, a read-only folder or file system,
+    /// an owner ctxopt cannot keep, not a regular file).
+    #[error("{}: cannot be changed: {cause}; nothing was written", path.display())]
+    Refused {
+        /// The config file.
+        path: PathBuf,
+        /// Why.
+        cause: String,
     },
     /// The file changed between reading and writing.
     #[error("{}: changed while it was being edited; nothing was written", .0.display())]
@@ -74,10 +85,17 @@ impl ConfigError {
         }
     }
 
+    fn refused(path: &Path, cause: String) -> ConfigError {
+        ConfigError::Refused {
+            path: path.to_path_buf(),
+            cause,
+        }
+    }
+
     fn in_file(self, path: &Path) -> ConfigError {
         ConfigError::InFile {
             path: path.to_path_buf(),
-            source: Box::new(self),
+            error: Box::new(self),
         }
     }
 }
@@ -125,6 +143,16 @@ pub fn change_file<T>(
     dry_run: bool,
     plan: &Planner<T>,
 ) -> Result<Option<Change<T>>, ConfigError> {
+    change_file_with(path, dry_run, plan, &mut |_| {})
+}
+
+/// [`change_file`], calling `before_rename` in each write's last window (tests).
+pub(crate) fn change_file_with<T>(
+    path: &Path,
+    dry_run: bool,
+    plan: &Planner<T>,
+    before_rename: &mut config_file::BeforeRename<'_>,
+) -> Result<Option<Change<T>>, ConfigError> {
     let mut attempts = 0;
     loop {
         let file = ConfigFile::read(path)?;
@@ -141,7 +169,7 @@ pub fn change_file<T>(
             return Ok(Some(change));
         }
         let written = match &change.text {
-            Some(text) => change.file.write(text),
+            Some(text) => change.file.write_with(text, before_rename),
             None => change.file.remove(),
         };
         match written {

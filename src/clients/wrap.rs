@@ -108,6 +108,15 @@ pub fn wrap(
                 ),
             ));
             outcomes.push((SERVE_KEY.to_string(), Outcome::ServeAdded));
+        } else {
+            // Wrapped servers offer no context tools: without the serve entry they would be
+            // gone, silently.
+            return Err(ConfigError::refused(
+                path,
+                format!(
+                    "ctxopt cannot add its `{SERVE_KEY}` server to the servers of this file, and the wrapped servers (--inject none) would offer no context tools without it; wrap with --no-serve to do without them"
+                ),
+            ));
         }
     }
     Ok(Some(Plan {
@@ -125,10 +134,15 @@ fn serve_entry(text: &str, servers: &Servers, options: WrapOptions) -> String {
             ""
         };
         format!("\"{SERVE_KEY}\": {{{kind}\"command\": \"ctxopt\", \"args\": [\"serve\"]}}")
+    } else if servers.inline {
+        TOML_INLINE_SERVE.to_string()
     } else {
         toml_serve_table(super::edit::line_ending(text))
     }
 }
+
+/// The `ctxopt serve` entry inside an inline `mcp_servers` table.
+const TOML_INLINE_SERVE: &str = "ctxopt = { command = \"ctxopt\", args = [\"serve\"] }";
 
 /// The `ctxopt serve` table of a TOML file, without its final line break (the slot it goes
 /// into adds one when the file ends with one).
@@ -164,14 +178,16 @@ fn wrap_launch(text: &str, key: &str, launch: &Launch) -> Vec<Edit> {
     edits
 }
 
-/// Unwraps every wrapped entry of `text` and removes the `ctxopt serve` entry;
-/// `Ok(None)` when the file has no servers there. `backup` is the file before wrap, when
-/// known: it tells an `args` member wrap added from an empty one the entry had.
+/// Unwraps every wrapped entry of `text` and removes the `ctxopt serve` entry when
+/// `serve_ours` (wrap added it: see [`super::wrap_record`]); `Ok(None)` when the file has no
+/// servers there. `backup` is the file before wrap, when known: it tells an `args` member
+/// wrap added from an empty one the entry had.
 pub fn unwrap(
     text: &str,
     at: &ServersAt,
     path: &Path,
     backup: Option<&str>,
+    serve_ours: bool,
 ) -> Result<Option<Plan>, ConfigError> {
     let Some(servers) = entries::read(text, at, path)? else {
         return Ok(None);
@@ -187,7 +203,7 @@ pub fn unwrap(
     };
     let mut edits = Vec::new();
     let mut outcomes = Vec::new();
-    let mut serves = Vec::new();
+    let mut serve = None;
     for entry in &servers.entries {
         let outcome = match &entry.state {
             State::Wrapped(launch) => match unwrap_launch(text, launch, had_args(&entry.key)) {
@@ -199,35 +215,33 @@ pub fn unwrap(
                     Outcome::LeftAlone(format!("`{PROXY}` without `-- <command>`; left as it is"))
                 }
             },
-            State::Serve => {
-                serves.push(outcomes.len());
+            State::Serve if entry.key == SERVE_KEY && serve_ours && serve.is_none() => {
+                serve = Some(outcomes.len());
                 Outcome::ServeRemoved
+            }
+            State::Serve => {
+                Outcome::LeftAlone("a ctxopt serve entry that ctxopt wrap did not add; left".into())
             }
             State::Stdio(_) => Outcome::NotWrapped,
             State::LeftAlone(why) => Outcome::LeftAlone(why.clone()),
         };
         outcomes.push((entry.key.clone(), outcome));
     }
-    // The serve entries go last, each from the text the edits before left: at the end of a
-    // TOML file without a final line break, an `args` line wrap added and the serve table
-    // share a line break.
+    // The serve entry goes last, from the text the edits before left: at the end of a TOML
+    // file without a final line break, an `args` line wrap added and the serve table share
+    // a line break.
     let mut text = apply(text, &edits);
-    let mut kept = 0;
-    for k in serves {
+    if let Some(k) = serve {
         let removal = entries::read(&text, at, path)?.and_then(|servers| {
-            let serve = servers
+            let index = servers
                 .entries
                 .iter()
-                .enumerate()
-                .filter(|(_, e)| matches!(e.state, State::Serve))
-                .nth(kept)?
-                .0;
-            remove_serve(&text, &servers, serve)
+                .position(|e| e.key == SERVE_KEY && matches!(e.state, State::Serve))?;
+            remove_serve(&text, &servers, index)
         });
         match removal {
             Some(edit) => text = apply(&text, &[edit]),
             None => {
-                kept += 1;
                 outcomes[k].1 =
                     Outcome::LeftAlone("the ctxopt serve entry was edited; left".into());
             }
@@ -291,6 +305,16 @@ fn remove_serve(text: &str, servers: &Servers, index: usize) -> Option<Edit> {
                 .map(|e| e.member.clone())
                 .collect::<Option<_>>()?;
             Some(remove_item(text, &spans, index))
+        }
+        None if servers.inline => {
+            // Inside an inline table: the entry with the `, ` wrap put before it, or, alone,
+            // with the spaces around it.
+            let alone = format!(" {TOML_INLINE_SERVE} ");
+            let (at, len) = match text.find(&format!(", {TOML_INLINE_SERVE}")) {
+                Some(at) => (at, TOML_INLINE_SERVE.len() + 2),
+                None => (text.find(&alone)?, alone.len()),
+            };
+            Some(Edit::delete(at..at + len))
         }
         None => {
             // TOML: the table wrap appended, wherever it now is, with the blank line before
@@ -372,7 +396,7 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(again.text, plan.text, "wrapping twice is wrapping once");
-        let back = unwrap(&plan.text, &servers, Path::new("x"), Some(text))
+        let back = unwrap(&plan.text, &servers, Path::new("x"), Some(text), true)
             .unwrap()
             .unwrap();
         assert_eq!(back.text, text);
@@ -415,9 +439,15 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(again.text, plan.text);
-        let back = unwrap(&plan.text, &ServersAt::Toml, Path::new("x"), Some(text))
-            .unwrap()
-            .unwrap();
+        let back = unwrap(
+            &plan.text,
+            &ServersAt::Toml,
+            Path::new("x"),
+            Some(text),
+            true,
+        )
+        .unwrap()
+        .unwrap();
         assert_eq!(back.text, text);
     }
 
@@ -440,9 +470,15 @@ mod tests {
                 assert!(!plan.text.ends_with('\n'), "{:?}", plan.text);
                 let lines = command_lines(&plan.text, &ServersAt::Toml);
                 assert_eq!(lines[0].1[..2], ["ctxopt-proxy", "--name"], "{}", plan.text);
-                let back = unwrap(&plan.text, &ServersAt::Toml, Path::new("x"), Some(text))
-                    .unwrap()
-                    .unwrap();
+                let back = unwrap(
+                    &plan.text,
+                    &ServersAt::Toml,
+                    Path::new("x"),
+                    Some(text),
+                    true,
+                )
+                .unwrap()
+                .unwrap();
                 assert_eq!(back.text, text, "via {:?}", plan.text);
                 let removed = back
                     .outcomes
@@ -464,10 +500,63 @@ mod tests {
                 .unwrap()
                 .unwrap();
             assert!(plan.text.ends_with('}'), "{:?}", plan.text);
-            let back = unwrap(&plan.text, &servers, Path::new("x"), Some(text))
+            let back = unwrap(&plan.text, &servers, Path::new("x"), Some(text), true)
                 .unwrap()
                 .unwrap();
             assert_eq!(back.text, text, "via {:?}", plan.text);
+        }
+    }
+
+    #[test]
+    fn an_inline_codex_servers_table_gets_the_serve_entry_and_gives_it_back() {
+        for text in [
+            "mcp_servers = { a = { command = \"npx\" } }\n",
+            "model = \"o3\"\nmcp_servers = { a = { command = \"npx\", args = [\"-y\"] }, web = { url = \"https://x\" } }",
+        ] {
+            let plan = wrap(text, &ServersAt::Toml, Path::new("x"), OPTIONS)
+                .unwrap()
+                .unwrap();
+            assert!(
+                plan.outcomes
+                    .contains(&(SERVE_KEY.to_string(), Outcome::ServeAdded)),
+                "{:?}",
+                plan.outcomes
+            );
+            let servers = entries::read(&plan.text, &ServersAt::Toml, Path::new("x"))
+                .unwrap()
+                .unwrap();
+            assert!(
+                servers
+                    .entries
+                    .iter()
+                    .any(|e| e.key == SERVE_KEY && matches!(e.state, State::Serve)),
+                "{}",
+                plan.text
+            );
+            let back = unwrap(&plan.text, &ServersAt::Toml, Path::new("x"), Some(text), true)
+                .unwrap()
+                .unwrap();
+            assert_eq!(back.text, text);
+        }
+    }
+
+    #[test]
+    fn a_serve_entry_that_cannot_be_added_is_a_refusal_naming_the_file() {
+        // Servers as dotted keys of another table: nowhere to put a table of ours.
+        let text = "[other]\nx = 1\n[mcp_servers.a]\ncommand = \"npx\"\n";
+        assert!(wrap(text, &ServersAt::Toml, Path::new("c.toml"), OPTIONS).is_ok());
+        let text = "mcp_servers.a.command = \"npx\"\n";
+        match wrap(text, &ServersAt::Toml, Path::new("c.toml"), OPTIONS) {
+            Ok(Some(plan)) => assert!(
+                plan.outcomes
+                    .contains(&(SERVE_KEY.to_string(), Outcome::ServeAdded)),
+                "wrapped without ctxopt serve: {plan:?}"
+            ),
+            Ok(None) => panic!("no servers found"),
+            Err(err) => assert!(
+                err.to_string().starts_with("c.toml: cannot be changed"),
+                "{err}"
+            ),
         }
     }
 
@@ -480,7 +569,7 @@ mod tests {
             .unwrap()
             .text;
         let edited = wrapped.replace("\"args\"", "\"env\": {\"NEW\": \"1\"}, \"args\"");
-        let back = unwrap(&edited, &servers, Path::new("x"), Some(text))
+        let back = unwrap(&edited, &servers, Path::new("x"), Some(text), true)
             .unwrap()
             .unwrap()
             .text;
@@ -551,7 +640,7 @@ mod tests {
             crate::clients::jsonc::parse(&plan.text).unwrap();
             let again = wrap(&plan.text, &servers, Path::new("x"), OPTIONS).unwrap().unwrap();
             prop_assert_eq!(&again.text, &plan.text);
-            let back = unwrap(&plan.text, &servers, Path::new("x"), Some(&text)).unwrap().unwrap();
+            let back = unwrap(&plan.text, &servers, Path::new("x"), Some(&text), true).unwrap().unwrap();
             prop_assert_eq!(back.text, text);
         }
     }

@@ -61,6 +61,11 @@ impl<R: BufRead> LogReader<R> {
             line: 0,
         }
     }
+
+    /// The 1-based number of the line read last (0 before the first).
+    pub fn line(&self) -> u64 {
+        self.line
+    }
 }
 
 impl<R: BufRead> Iterator for LogReader<R> {

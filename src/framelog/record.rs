@@ -222,6 +222,10 @@ pub enum LeftWholeReason {
     OverKeptCap,
     /// `not_kept`: the store was unavailable or could not write the original.
     NotKept,
+    /// `store_busy`: another writer held the store (or it was still being opened) when the
+    /// result came: the relay does not wait for the store, so the original could not be
+    /// kept at once.
+    StoreBusy,
     /// `no_text`: the result has no `text` block to compact (only `image`, `audio`,
     /// `resource` or `resource_link` blocks), and the frame counts more than the limit.
     NoText,

@@ -54,7 +54,69 @@ fn store_records(
     Ok(())
 }
 
-/// Imports what is new in a Claude Code transcript; returns what the import saw.
+/// The most bytes of a skipped backlog whose lines are counted (streamed through a small
+/// buffer, so that line numbers stay right); a longer one is skipped without reading it,
+/// and the lines after it are numbered afresh, under a log name of their own.
+pub(crate) const MAX_COUNTED: u64 = 256 * 1024 * 1024;
+
+/// Opens a transcript for reading: only a regular file (a FIFO, a device or a socket would
+/// block the hook or never end), opened without blocking.
+fn open_transcript(path: &Path) -> Result<(File, u64), HookError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let transcript = transcript_error(path);
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(transcript)?;
+    let meta = file.metadata().map_err(transcript)?;
+    if !meta.is_file() {
+        return Err(HookError::Transcript(format!(
+            "{}: not a regular file ({}); not read",
+            path.display(),
+            file_kind(&meta)
+        )));
+    }
+    Ok((file, meta.len()))
+}
+
+/// What kind of file a non-regular file is, in words.
+fn file_kind(meta: &std::fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let kind = meta.file_type();
+    if kind.is_fifo() {
+        "a FIFO"
+    } else if kind.is_dir() {
+        "a directory"
+    } else if kind.is_socket() {
+        "a socket"
+    } else if kind.is_char_device() || kind.is_block_device() {
+        "a device"
+    } else {
+        "not a plain file"
+    }
+}
+
+/// Counts the line breaks in `file` from `from` to `to`, through a small buffer.
+fn count_lines(file: &mut File, from: u64, to: u64) -> std::io::Result<usize> {
+    file.seek(SeekFrom::Start(from))?;
+    let mut buffer = vec![0u8; 64 * 1024];
+    let mut left = to - from;
+    let mut lines = 0;
+    while left > 0 {
+        let want = buffer.len().min(left as usize);
+        let n = file.read(&mut buffer[..want])?;
+        if n == 0 {
+            break;
+        }
+        lines += memchr::memchr_iter(b'\n', &buffer[..n]).count();
+        left -= n as u64;
+    }
+    Ok(lines)
+}
+
+/// Imports what is new in a Claude Code transcript; returns what the import saw. Memory
+/// stays within [`MAX_BACKLOG`] and a small buffer, whatever the size of the transcript.
 pub(crate) fn import_claude(
     path: &Path,
     state: &mut TranscriptState,
@@ -62,35 +124,49 @@ pub(crate) fn import_claude(
     scope: &Scope,
 ) -> Result<ImportSummary, HookError> {
     let transcript = transcript_error(path);
-    let mut file = File::open(path).map_err(transcript)?;
-    let len = file.metadata().map_err(transcript)?.len();
+    let (mut file, len) = open_transcript(path)?;
     if len < state.offset {
         // The file was cut or replaced: start again.
         state.restart();
     }
     let mut summary = ImportSummary::default();
     let mut start = state.offset;
+    let mut bytes = Vec::with_capacity((len - start).min(MAX_BACKLOG) as usize);
     if len - start > MAX_BACKLOG {
         let skip_to = len - MAX_BACKLOG;
-        file.seek(SeekFrom::Start(start)).map_err(transcript)?;
-        let mut skipped = vec![0u8; (skip_to - start) as usize];
-        file.read_exact(&mut skipped).map_err(transcript)?;
-        // Skip to the end of the line that straddles `skip_to`, counting the lines passed.
-        let mut rest = Vec::new();
-        file.read_to_end(&mut rest).map_err(transcript)?;
-        let to_eol = memchr::memchr(b'\n', &rest).map_or(rest.len(), |i| i + 1);
-        let lines = memchr::memchr_iter(b'\n', &skipped).count() + usize::from(to_eol > 0);
-        state.lines += lines;
-        summary
-            .skipped
-            .insert(format!("lines before the last {MAX_BACKLOG} bytes"), lines);
+        file.seek(SeekFrom::Start(skip_to)).map_err(transcript)?;
+        (&mut file)
+            .take(MAX_BACKLOG)
+            .read_to_end(&mut bytes)
+            .map_err(transcript)?;
+        // Skip to the end of the line that straddles `skip_to`.
+        let to_eol = memchr::memchr(b'\n', &bytes).map_or(bytes.len(), |i| i + 1);
+        bytes.drain(..to_eol);
+        if skip_to - start <= MAX_COUNTED {
+            let lines = count_lines(&mut file, start, skip_to).map_err(transcript)?
+                + usize::from(to_eol > 0);
+            state.lines += lines;
+            summary
+                .skipped
+                .insert(format!("lines before the last {MAX_BACKLOG} bytes"), lines);
+        } else {
+            // Too far to count within the hook's time: the lines after it number afresh.
+            state.generation += 1;
+            state.lines = 0;
+            state.prompt_lines.clear();
+            summary.skipped.insert(
+                format!("uncounted lines before the last {MAX_BACKLOG} bytes (numbered afresh)"),
+                1,
+            );
+        }
         start = skip_to + to_eol as u64;
+    } else {
+        file.seek(SeekFrom::Start(start)).map_err(transcript)?;
+        (&mut file)
+            .take(len - start)
+            .read_to_end(&mut bytes)
+            .map_err(transcript)?;
     }
-    file.seek(SeekFrom::Start(start)).map_err(transcript)?;
-    let mut bytes = Vec::with_capacity((len - start) as usize);
-    file.take(len - start)
-        .read_to_end(&mut bytes)
-        .map_err(transcript)?;
     let complete = memchr::memrchr(b'\n', &bytes).map_or(0, |i| i + 1);
     let mut out = Vec::new();
     let mut line = state.lines;
@@ -129,7 +205,7 @@ pub(crate) fn import_gemini(
     scope: &Scope,
 ) -> Result<ImportSummary, HookError> {
     let transcript = transcript_error(path);
-    let len = std::fs::metadata(path).map_err(transcript)?.len();
+    let (mut file, len) = open_transcript(path)?;
     if len > 4 * MAX_BACKLOG {
         return Err(HookError::Transcript(format!(
             "{}: {len} bytes, more than a hook reads",
@@ -139,7 +215,11 @@ pub(crate) fn import_gemini(
     if len == state.size && state.offset == len {
         return Ok(ImportSummary::default());
     }
-    let text = std::fs::read_to_string(path).map_err(transcript)?;
+    let mut text = String::with_capacity(len as usize);
+    (&mut file)
+        .take(len)
+        .read_to_string(&mut text)
+        .map_err(transcript)?;
     let (records, summary) = gemini_cli::import_chat(&text)
         .map_err(|e| HookError::Transcript(format!("{}: {e}", path.display())))?;
     state.task.clone_from(&records.task);

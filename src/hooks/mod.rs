@@ -123,7 +123,7 @@ pub fn run(client: HookClient, input: &[u8], config: &HookConfig) -> Result<Hook
         (Event::SessionStart, Some("compact" | "resume")) => true,
         (Event::PreCompact | Event::PreCompress, _) => false,
         _ => {
-            state::save_if(&config.state_dir, &state, transcript.is_some())?;
+            state::save_if(&config.state_dir, &state, transcript.is_some(), &store)?;
             note.push_str(&laps.note());
             return Ok(HookRun { stdout: None, note });
         }
@@ -181,7 +181,7 @@ pub fn run(client: HookClient, input: &[u8], config: &HookConfig) -> Result<Hook
             None => note.push_str("; nothing to inject"),
         }
     }
-    state::save_if(&config.state_dir, &state, transcript.is_some())?;
+    state::save_if(&config.state_dir, &state, transcript.is_some(), &store)?;
     note.push_str(&laps.note());
     Ok(HookRun { stdout, note })
 }

@@ -3,10 +3,9 @@
 //! transcript has been imported (byte offset and line), the Claude Code importer's calls
 //! still waiting for results, where the last two prompts are, the records the previous run
 //! injected. Fields a state file lacks (one written
-//! by an older version) take their defaults.
+//! by an older version) take their defaults. The file is redacted as the store is (the
+//! store's redactor, the same key), since it holds prompts and pending tool inputs.
 
-use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -14,6 +13,8 @@ use sha2::{Digest, Sha256};
 
 use super::HookError;
 use crate::import::claude_code::ClaudeImporter;
+use crate::redact::Redactor;
+use crate::store::Store;
 
 /// The state of one transcript.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -107,40 +108,31 @@ pub(crate) fn load(state_dir: &Path, transcript: &str) -> Result<TranscriptState
     }
 }
 
-/// Saves `state` when `transcript` (the run had a transcript, whose state it is).
+/// Saves `state` when `transcript` (the run had a transcript, whose state it is), redacted
+/// as `store` redacts.
 pub(crate) fn save_if(
     state_dir: &Path,
     state: &TranscriptState,
     transcript: bool,
+    store: &Store,
 ) -> Result<(), HookError> {
     if transcript {
-        save(state_dir, state)?;
+        save(state_dir, state, store.redactor())?;
     }
     Ok(())
 }
 
-/// Saves `state` (mode 0600, directory 0700, replaced whole).
-pub(crate) fn save(state_dir: &Path, state: &TranscriptState) -> Result<(), HookError> {
+/// Saves `state` (mode 0600, directory 0700, replaced whole), redacted with `redactor`.
+pub(crate) fn save(
+    state_dir: &Path,
+    state: &TranscriptState,
+    redactor: Option<&Redactor>,
+) -> Result<(), HookError> {
     let path = state_path(state_dir, &state.transcript);
-    let fail = |e: std::io::Error| HookError::State(format!("{}: {e}", path.display()));
-    let dir = path.parent().expect("a state file has a directory");
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-        .map_err(fail)?;
-    let temp = path.with_extension(format!("tmp-{}", std::process::id()));
-    let json = serde_json::to_vec(state).map_err(|e| HookError::State(e.to_string()))?;
-    let written = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&temp)
-        .and_then(|mut f| f.write_all(&json))
-        .and_then(|()| std::fs::rename(&temp, &path));
-    if written.is_err() {
-        std::fs::remove_file(&temp).ok();
+    let mut json = serde_json::to_string(state).map_err(|e| HookError::State(e.to_string()))?;
+    if let Some(redactor) = redactor {
+        redactor.redact_string(&mut json);
     }
-    written.map_err(fail)
+    crate::private_file::replace(&path, json.as_bytes())
+        .map_err(|e| HookError::State(format!("{}: {e}", path.display())))
 }

@@ -394,3 +394,49 @@ fn gemini_session_start_cites_the_chat_and_before_agent_repeats_nothing_of_the_l
     .unwrap();
     assert_eq!(next.stdout, None, "{}", next.note);
 }
+
+#[test]
+fn the_state_file_holds_no_secret_of_the_transcript() {
+    let s = setup(TRANSCRIPT);
+    let token = format!("ghp_{}", "a1B2".repeat(9));
+    let line = |v: serde_json::Value| format!("{v}\n");
+    let mut text = std::fs::read_to_string(&s.transcript).unwrap();
+    text.push_str(&line(
+        serde_json::json!({"type": "user", "uuid": "u-secret",
+        "timestamp": "2025-09-03T01:00:00.000Z",
+        "message": {"role": "user", "content": format!("deploy with the token {token}")}}),
+    ));
+    text.push_str(&line(serde_json::json!({"type": "assistant", "uuid": "a-secret",
+        "timestamp": "2025-09-03T01:00:01.000Z",
+        "message": {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_secret",
+            "name": "Bash", "input": {"command": format!("GH_TOKEN={token} gh release create")}}]}})));
+    std::fs::write(&s.transcript, text).unwrap();
+    let input = serde_json::json!({"session_id": "s", "hook_event_name": "Stop",
+        "transcript_path": s.transcript, "cwd": s.workspace});
+    run(
+        HookClient::ClaudeCode,
+        input.to_string().as_bytes(),
+        &s.config,
+    )
+    .unwrap();
+    let dir = s.config.state_dir.join("hooks");
+    let files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 1);
+    let state = std::fs::read_to_string(&files[0]).unwrap();
+    assert!(
+        !state.contains(&token),
+        "the token in clear in {}",
+        files[0].display()
+    );
+    // The canary: the prompt and the pending call are there, with placeholders.
+    assert!(
+        state.matches("[REDACTED:github-token:40:").count() >= 2,
+        "{state}"
+    );
+    // A state read back goes on importing from where it was.
+    let loaded = state::load(&s.config.state_dir, &s.transcript.display().to_string()).unwrap();
+    assert!(loaded.offset > 0 && loaded.last_prompt.unwrap().contains("[REDACTED:"));
+}

@@ -12,7 +12,8 @@ pub(crate) mod tools;
 pub(crate) mod tools_list;
 
 use std::collections::{BTreeSet, HashMap};
-use std::sync::{mpsc, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Mutex};
 
 use serde_json::Value;
 
@@ -22,7 +23,7 @@ use crate::framelog::{LeftWhole, LeftWholeReason};
 use crate::import::mcp::{self as ingest, FramePair, IngestError};
 use crate::protocol;
 use crate::store::results::{unix_now, DEFAULT_RETENTION, MAX_KEPT_BYTES};
-use crate::store::{InsertOutcome, Scope, Store, StoreError};
+use crate::store::{InsertOutcome, Scope, Store, StoreError, BUSY_TIMEOUT};
 use crate::sync::lock;
 use handlers::ToolError;
 use tool_filter::ToolFilter;
@@ -64,6 +65,8 @@ fn report_open(opened: Result<Store, StoreError>) -> Result<Store, StoreError> {
 struct Failures {
     count: u64,
     first: Option<String>,
+    /// The store file was found deleted or replaced (said once).
+    gone: bool,
 }
 
 /// What becomes of a server's `tools/call` result with compaction on
@@ -82,7 +85,13 @@ pub(crate) enum ResultVerdict {
 /// the relay (answers). Every method takes `&self`; the store sits behind a mutex.
 #[derive(Debug)]
 pub struct Bridge {
-    store: Mutex<Slot>,
+    /// The store, or why there is none (while it is being opened: a placeholder reason).
+    store: Mutex<Result<Store, String>>,
+    /// The store still being opened, until someone has taken it in.
+    opening: Mutex<Option<Opening>>,
+    /// The store's opening waits for a lock another process holds (the relay then does
+    /// not wait for it).
+    open_blocked: std::sync::Arc<AtomicBool>,
     scope: Scope,
     selection: Selection,
     /// The tools offered: the selection's, and `get_result` with compaction.
@@ -103,13 +112,8 @@ pub struct Bridge {
     pages: PageCache,
 }
 
-/// The store, or why there is none, or the store still being opened on a thread of its
-/// own ([`Bridge::opening`]).
-#[derive(Debug)]
-enum Slot {
-    Opening(mpsc::Receiver<Result<Store, StoreError>>),
-    Ready(Result<Store, String>),
-}
+/// A store being opened on a thread of its own ([`Bridge::opening`]).
+type Opening = mpsc::Receiver<Result<Store, StoreError>>;
 
 impl Bridge {
     /// A bridge over an open store, offering all six tools.
@@ -120,36 +124,57 @@ impl Bridge {
     /// A bridge whose store could not be opened: ingestion reports [`BridgeError::NoStore`]
     /// and the injected tools answer with the reason, as `isError` results.
     pub fn unavailable(error: &StoreError, scope: Scope) -> Bridge {
-        let bridge = Bridge::with_slot(Slot::Ready(Err(error.to_string())), scope);
+        let bridge = Bridge::with_store(Err(error.to_string()), scope);
         lock(&bridge.failures).first = Some(error.to_string());
         bridge
     }
 
     /// A bridge whose store `open` opens on a thread of its own, so that a store another
     /// process holds locked delays nothing but the first use of the store (ingestion on
-    /// the tap thread, an injected tool's answer), which waits for it. A store that cannot
-    /// be opened is reported once on stderr, as it fails, and the bridge is then
-    /// [`unavailable`](Bridge::unavailable).
-    pub(crate) fn opening(
-        open: impl FnOnce() -> Result<Store, StoreError> + Send + 'static,
+    /// the tap thread, an injected tool's answer), which waits for it; a result to compact
+    /// meanwhile does not wait for a lock (it is relayed whole, `store_busy`). `open` must
+    /// not wait for a lock itself ([`Store::open_without_waiting`]): it is tried again every
+    /// 10 ms, up to the busy timeout. A store that cannot be opened is reported once on
+    /// stderr, as it fails, and the bridge is then [`unavailable`](Bridge::unavailable).
+    pub fn opening(
+        open: impl Fn() -> Result<Store, StoreError> + Send + 'static,
         scope: Scope,
     ) -> Bridge {
         let (tx, rx) = mpsc::channel();
-        let open = std::sync::Arc::new(Mutex::new(Some(open)));
-        let opener = std::sync::Arc::clone(&open);
+        let blocked = std::sync::Arc::new(AtomicBool::new(false));
+        let waiting = std::sync::Arc::clone(&blocked);
         let started = std::thread::Builder::new()
             .name("store-open".into())
             .spawn(move || {
-                if let Some(open) = lock(&opener).take() {
-                    let _ = tx.send(report_open(open()));
-                }
+                let since = std::time::Instant::now();
+                let opened = loop {
+                    match open() {
+                        Err(StoreError::Locked { .. }) if since.elapsed() < BUSY_TIMEOUT => {
+                            waiting.store(true, Ordering::Release);
+                            std::thread::sleep(std::time::Duration::from_millis(10));
+                        }
+                        opened => break opened,
+                    }
+                };
+                let _ = tx.send(report_open(opened));
             });
-        if started.is_err() {
-            if let Some(open) = lock(&open).take() {
-                return Bridge::from_open(report_open(open()), scope);
+        let mut bridge = Bridge::with_store(Err("the store is being opened".into()), scope);
+        match started {
+            Ok(_) => {
+                *lock(&bridge.opening) = Some(rx);
+                bridge.open_blocked = blocked;
+            }
+            Err(_) => {
+                bridge = Bridge::from_open(
+                    report_open(Err(StoreError::Io {
+                        location: "the store".into(),
+                        source: std::io::Error::other("no thread to open it on"),
+                    })),
+                    bridge.scope,
+                )
             }
         }
-        Bridge::with_slot(Slot::Opening(rx), scope)
+        bridge
     }
 
     fn from_open(opened: Result<Store, StoreError>, scope: Scope) -> Bridge {
@@ -160,12 +185,10 @@ impl Bridge {
     }
 
     fn with_store(store: Result<Store, String>, scope: Scope) -> Bridge {
-        Bridge::with_slot(Slot::Ready(store), scope)
-    }
-
-    fn with_slot(store: Slot, scope: Scope) -> Bridge {
         Bridge {
             store: Mutex::new(store),
+            opening: Mutex::new(None),
+            open_blocked: std::sync::Arc::new(AtomicBool::new(false)),
             scope,
             selection: Selection::All,
             offered: Selection::All.tools().to_vec(),
@@ -180,31 +203,88 @@ impl Bridge {
         }
     }
 
-    /// The store (waiting for it while it is being opened), or why there is none.
-    fn store(&self) -> MutexGuard<'_, Slot> {
-        let mut slot = lock(&self.store);
-        if let Slot::Opening(rx) = &*slot {
-            let ready = match rx.recv() {
-                Ok(Ok(store)) => Ok(store),
-                Ok(Err(err)) => Err(err.to_string()),
-                Err(_) => Err("the store could not be opened (its thread ended)".to_string()),
-            };
-            if let Err(reason) = &ready {
-                lock(&self.failures).first = Some(reason.clone());
-            }
-            *slot = Slot::Ready(ready);
+    /// Takes in the opened store, or why it could not be opened.
+    fn take_in(&self, opened: Result<Result<Store, StoreError>, mpsc::RecvError>) {
+        let ready = match opened {
+            Ok(Ok(store)) => Ok(store),
+            Ok(Err(err)) => Err(err.to_string()),
+            Err(_) => Err("the store could not be opened (its thread ended)".to_string()),
+        };
+        if let Err(reason) = &ready {
+            lock(&self.failures).first = Some(reason.clone());
         }
-        slot
+        *lock(&self.store) = ready;
+    }
+
+    /// Waits for the store while it is being opened.
+    fn wait_opened(&self) {
+        let mut opening = lock(&self.opening);
+        if let Some(rx) = opening.take() {
+            self.take_in(rx.recv());
+        }
+    }
+
+    /// Whether the store is open (or known to be unavailable), waiting for its opening
+    /// only while that is work, not a wait for a lock another process holds.
+    fn opened_soon(&self) -> bool {
+        let mut opening = match self.opening.try_lock() {
+            Ok(guard) => guard,
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return false,
+        };
+        let Some(rx) = opening.as_ref() else {
+            return true;
+        };
+        let opened = loop {
+            match rx.recv_timeout(std::time::Duration::from_millis(5)) {
+                Ok(opened) => break Ok(opened),
+                Err(mpsc::RecvTimeoutError::Disconnected) => break Err(mpsc::RecvError),
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    if self.open_blocked.load(Ordering::Acquire) {
+                        return false;
+                    }
+                }
+            }
+        };
+        opening.take();
+        self.take_in(opened);
+        true
     }
 
     /// Runs `f` on the store (waiting for it while it is being opened), or on why there is
     /// none.
     fn using_store<R>(&self, f: impl FnOnce(Result<&mut Store, &str>) -> R) -> R {
-        let mut slot = self.store();
-        let Slot::Ready(store) = &mut *slot else {
-            unreachable!("the store was waited for")
-        };
+        self.wait_opened();
+        let mut store = lock(&self.store);
         f(store.as_mut().map_err(|reason| reason.as_str()))
+    }
+
+    /// Keeps a compacted result's original for the relay, which must not wait for the
+    /// store's lock: `Ok(false)` when another process holds the store locked or it is still
+    /// being opened. The proxy's own threads hold the store only while they work, never
+    /// while they wait for its lock, so waiting for them is waiting for that work.
+    fn keep_without_waiting(&self, handle: &str, tool: &str, frame: &str) -> Result<bool, String> {
+        if !self.opened_soon() {
+            return Ok(false);
+        }
+        let mut store = lock(&self.store);
+        let store = store.as_mut().map_err(|reason| reason.clone())?;
+        // The exact copy, never redacted: get_result must return what the server sent.
+        let kept = store.without_waiting(|store| {
+            store.keep_result(
+                &self.scope,
+                handle,
+                Some(tool),
+                frame,
+                unix_now(),
+                DEFAULT_RETENTION,
+            )
+        });
+        match kept {
+            Ok(()) => Ok(true),
+            Err(StoreError::Locked { .. }) => Ok(false),
+            Err(err) => Err(err.to_string()),
+        }
     }
 
     /// Offers only the `selection` of tools (`--inject`).
@@ -320,22 +400,14 @@ impl Bridge {
             );
             return left_whole(LeftWholeReason::OverKeptCap, None, Some(self.kept_cap));
         }
-        // The exact copy, never redacted: get_result must return what the server sent.
-        let kept = self.using_store(|store| match store {
-            Ok(store) => store
-                .keep_result(
-                    &self.scope,
-                    &handle,
-                    Some(tool),
-                    frame,
-                    unix_now(),
-                    DEFAULT_RETENTION,
-                )
-                .map_err(|e| e.to_string()),
-            Err(reason) => Err(reason.to_string()),
-        });
-        match kept {
-            Ok(()) => ResultVerdict::Compacted(compacted),
+        match self.keep_without_waiting(&handle, tool, frame) {
+            Ok(true) => ResultVerdict::Compacted(compacted),
+            Ok(false) => {
+                tracing::warn!(
+                    "ctxopt-proxy: {tool} result relayed whole: the store is busy (locked by another process, or still being opened), and the relay does not wait for it"
+                );
+                left_whole(LeftWholeReason::StoreBusy, None, None)
+            }
             Err(reason) => {
                 tracing::warn!(
                     "ctxopt-proxy: {tool} result relayed whole: it could not be kept: {reason}"
@@ -360,15 +432,27 @@ impl Bridge {
     pub(crate) fn on_frame_pair(&self, pair: &FramePair<'_>) -> Result<InsertOutcome, BridgeError> {
         let names = self.names();
         let records = ingest::ingest(pair, &|name| names.is_injected(name))?;
-        let mut slot = self.store();
-        let Slot::Ready(store) = &mut *slot else {
-            unreachable!("the store was waited for")
+        self.wait_opened();
+        // A locked store is waited for up to its busy timeout, but never while holding it:
+        // the relay may need it in between, to keep a result it compacts.
+        let started = std::time::Instant::now();
+        let inserted = loop {
+            let mut guard = lock(&self.store);
+            let store = guard.as_mut().map_err(|reason| {
+                lock(&self.failures).count += 1;
+                BridgeError::NoStore(reason.clone())
+            })?;
+            match store.without_waiting(|store| store.insert(&self.scope, &records)) {
+                Err(StoreError::Locked { .. }) if started.elapsed() < BUSY_TIMEOUT => {}
+                done => {
+                    self.note_gone(store);
+                    break done;
+                }
+            }
+            drop(guard);
+            std::thread::sleep(std::time::Duration::from_millis(10));
         };
-        let store = store.as_mut().map_err(|reason| {
-            lock(&self.failures).count += 1;
-            BridgeError::NoStore(reason.clone())
-        })?;
-        store.insert(&self.scope, &records).map_err(|error| {
+        inserted.map_err(|error| {
             let mut failures = lock(&self.failures);
             failures.count += 1;
             let first = failures.first.is_none();
@@ -377,6 +461,22 @@ impl Bridge {
             }
             BridgeError::Store { error, first }
         })
+    }
+
+    /// Says once (stderr, and the log trailer's store line) that the store file was deleted
+    /// or replaced while the proxy ran.
+    fn note_gone(&self, store: &Store) {
+        let Some(reason) = store.file_gone() else {
+            return;
+        };
+        let mut failures = lock(&self.failures);
+        failures.count += 1;
+        if failures.gone {
+            return;
+        }
+        failures.gone = true;
+        tracing::warn!("ctxopt-proxy: store: {reason}");
+        failures.first.get_or_insert(reason);
     }
 
     /// Extends a server's `tools/list` result (the `result` object's JSON text) with the
@@ -424,13 +524,37 @@ impl Bridge {
 
     /// Runs an injected tool: a `CallToolResult`, with `isError: true` when it failed.
     pub fn call(&self, tool: InjectedTool, arguments: &Value) -> Value {
-        let result = self.using_store(|store| match (store, tool, self.compaction) {
-            (Ok(store), InjectedTool::GetResult, Some(limits)) => {
-                handlers::handle_get_result(arguments, store, &self.scope, limits, &self.pages)
+        // A locked store is waited for up to its busy timeout, but never while holding it
+        // (the relay may need it meanwhile): each try fails at once, the next comes later.
+        let started = std::time::Instant::now();
+        let result = loop {
+            let result = self.using_store(|store| match (store, tool, self.compaction) {
+                (Ok(store), InjectedTool::GetResult, Some(limits)) => {
+                    store.without_waiting(|store| {
+                        Ok(handlers::handle_get_result(
+                            arguments,
+                            store,
+                            &self.scope,
+                            limits,
+                            &self.pages,
+                        ))
+                    })
+                }
+                (Ok(store), _, _) => store.without_waiting(|store| {
+                    Ok(handlers::handle_call(tool, arguments, store, &self.scope))
+                }),
+                (Err(reason), _, _) => Ok(Err(ToolError::NoStore(reason.to_string()))),
+            });
+            match result {
+                Ok(Err(ToolError::Store(StoreError::Locked { .. })))
+                    if started.elapsed() < BUSY_TIMEOUT =>
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+                Ok(answer) => break answer,
+                Err(err) => break Err(ToolError::Store(err)),
             }
-            (Ok(store), _, _) => handlers::handle_call(tool, arguments, store, &self.scope),
-            (Err(reason), _, _) => Err(ToolError::NoStore(reason.to_string())),
-        });
+        };
         result.unwrap_or_else(|e| e.to_call_result())
     }
 

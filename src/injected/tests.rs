@@ -273,6 +273,7 @@ fn left_whole_reasons_are_stable_strings_in_the_log() {
         (LeftWholeReason::StructuredContent, "structured_content"),
         (LeftWholeReason::OverKeptCap, "over_kept_cap"),
         (LeftWholeReason::NotKept, "not_kept"),
+        (LeftWholeReason::StoreBusy, "store_busy"),
         (LeftWholeReason::NoText, "no_text"),
     ] {
         assert_eq!(serde_json::to_value(reason).unwrap(), text);

@@ -4,6 +4,7 @@
 //! # Layout
 //! - [`canonical`]: the canonical serialization of a tool list (the text audits count).
 //! - [`toollist`]: what a server listed, from a capture, a frame log or a live server.
+//! - [`live_server`]: a server started over stdio, fed and read a line at a time.
 //! - [`probe`]: starts a server and asks it for its lists (both protocol eras).
 //! - [`audit`]: the tool-definition footprint of one listing.
 //! - [`gap`]: client-reported tool calls beside the calls on the wire.
@@ -13,6 +14,7 @@
 pub mod audit;
 pub(crate) mod canonical;
 pub mod gap;
+pub mod live_server;
 pub mod probe;
 pub mod report;
 pub(crate) mod stats;

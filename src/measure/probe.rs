@@ -7,13 +7,11 @@
 //! `nextCursor`), and `prompts/list` / `resources/list` when the capabilities offer them.
 //! Requests the server sends meanwhile (`roots/list`, …) are answered with [`METHOD_NOT_FOUND`].
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use super::live_server::LiveServer;
 use super::toollist::{push_tools_page, Listing};
 use super::MeasureError;
 use crate::protocol::{self, INITIALIZE_VERSION, METHOD_NOT_FOUND, MODERN_VERSION};
@@ -25,77 +23,28 @@ const MAX_PAGES: usize = 1000;
 
 /// Starts `argv` and returns everything it lists. `timeout` bounds each answer.
 pub fn probe(argv: &[String], timeout: Duration) -> Result<Listing, MeasureError> {
-    let (program, args) = argv
-        .split_first()
-        .ok_or_else(|| MeasureError::Server("no server command given".into()))?;
-    let mut child = Command::new(program)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .map_err(|e| MeasureError::Server(format!("cannot start `{program}`: {e}")))?;
-    let result = Session::new(&mut child, timeout).and_then(|mut s| s.list_everything());
-    drop(child.stdin.take());
-    stop(&mut child);
+    let server = LiveServer::start(argv)?;
+    let mut session = Session {
+        server,
+        timeout,
+        next_id: 0,
+        stateless: false,
+    };
+    let result = session.list_everything();
+    session.server.stop();
     result
 }
 
-/// Waits briefly for the server to leave after its stdin closed, then kills it.
-fn stop(child: &mut Child) {
-    for _ in 0..20 {
-        if matches!(child.try_wait(), Ok(Some(_))) {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let _ = child.kill();
-    let _ = child.wait();
-}
-
 struct Session {
-    stdin: ChildStdin,
-    lines: Receiver<String>,
+    server: LiveServer,
     timeout: Duration,
     next_id: u64,
     stateless: bool,
 }
 
 impl Session {
-    fn new(child: &mut Child, timeout: Duration) -> Result<Self, MeasureError> {
-        let stdin = child
-            .stdin
-            .take()
-            .ok_or_else(|| MeasureError::Server("no stdin".into()))?;
-        let stdout = child
-            .stdout
-            .take()
-            .ok_or_else(|| MeasureError::Server("no stdout".into()))?;
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        Ok(Session {
-            stdin,
-            lines,
-            timeout,
-            next_id: 0,
-            stateless: false,
-        })
-    }
-
     fn send(&mut self, message: &Value) -> Result<(), MeasureError> {
-        let mut line = message.to_string();
-        line.push('\n');
-        self.stdin
-            .write_all(line.as_bytes())
-            .and_then(|()| self.stdin.flush())
-            .map_err(|e| MeasureError::Server(format!("writing to the server: {e}")))
+        self.server.send(message.to_string().as_bytes())
     }
 
     /// Sends a request and returns its response (result or error), answering the
@@ -108,21 +57,18 @@ impl Session {
         let id = self.next_id;
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))?;
         loop {
-            let line = match self.lines.recv_timeout(self.timeout) {
-                Ok(line) => line,
-                Err(RecvTimeoutError::Timeout) => {
-                    return Err(MeasureError::Server(format!(
-                        "no answer to {method} within {:?}",
-                        self.timeout
-                    )))
-                }
-                Err(RecvTimeoutError::Disconnected) => {
-                    return Err(MeasureError::Server(format!(
-                        "the server closed stdout before answering {method}"
-                    )))
-                }
+            let line = self.server.recv(self.timeout).map_err(|_| {
+                MeasureError::Server(format!(
+                    "the server closed stdout before answering {method}"
+                ))
+            })?;
+            let Some(line) = line else {
+                return Err(MeasureError::Server(format!(
+                    "no answer to {method} within {:?}",
+                    self.timeout
+                )));
             };
-            let Ok(message) = serde_json::from_str::<Value>(&line) else {
+            let Ok(message) = serde_json::from_slice::<Value>(&line) else {
                 continue;
             };
             if message.get("method").is_some() {

@@ -16,6 +16,7 @@ pub mod options;
 
 use std::sync::Arc;
 
+use crate::evidence::catalog_watch::CatalogWatch;
 use crate::injected::Bridge;
 use crate::otel::live::OtlpSink;
 use crate::otel::ExportConfig;
@@ -54,7 +55,10 @@ pub fn run(options: ProxyOptions) -> Result<u8, RelayError> {
     let store = options.store;
     let store_redactor = redactor.clone();
     let bridge = Bridge::opening(
-        move || Store::open_arg(store.as_deref()).map(|s| s.redacting(store_redactor)),
+        move || {
+            Store::open_without_waiting(&Store::location_arg(store.as_deref())?)
+                .map(|s| s.redacting(store_redactor.clone()))
+        },
         options.scope,
     )
     .with_selection(options.inject)
@@ -77,6 +81,12 @@ pub fn run(options: ProxyOptions) -> Result<u8, RelayError> {
         .takes_part()
         .then(|| Arc::new(Interceptor::new(bridge.clone())) as Arc<dyn FrameHandler>);
     let mut sinks: Vec<Box<dyn FrameSink>> = vec![Box::new(IngestSink::new(bridge))];
+    if let Some(store_file) = options.store_file.as_deref() {
+        sinks.push(Box::new(CatalogWatch::beside(
+            store_file,
+            options.tokenizer,
+        )));
+    }
     sinks.extend(otlp_sink(
         options.otlp_endpoint.as_deref(),
         options.otlp_capture_content,

@@ -265,6 +265,15 @@ pub struct Store {
     conn: Connection,
     location: String,
     redactor: Option<Arc<Redactor>>,
+    /// The store file and its identity (device, inode) once open: a file deleted or
+    /// replaced under a running process is noticed ([`Store::file_gone`]).
+    file: Option<(std::path::PathBuf, (u64, u64))>,
+}
+
+/// The device and inode of `path`, when it exists.
+fn file_id(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
 }
 
 /// The redactor for texts of the store at `location`: keyed by the key file beside a store
@@ -280,6 +289,18 @@ impl Store {
     /// Opens (creating if needed) the store at `location`, in WAL mode, migrated to the
     /// current schema.
     pub fn open(location: &StoreLocation) -> Result<Store, StoreError> {
+        Store::open_waiting(location, BUSY_TIMEOUT)
+    }
+
+    /// [`Store::open`], without waiting for a lock: a store that must be created or
+    /// migrated while another process holds it locked fails at once with
+    /// [`StoreError::Locked`] (an existing store opens without taking a lock).
+    pub fn open_without_waiting(location: &StoreLocation) -> Result<Store, StoreError> {
+        Store::open_waiting(location, Duration::ZERO)
+    }
+
+    /// Opens the store, waiting for a lock at most `patience`.
+    fn open_waiting(location: &StoreLocation, patience: Duration) -> Result<Store, StoreError> {
         let name = location.to_string();
         let conn = match location {
             StoreLocation::Memory => Connection::open_in_memory(),
@@ -294,6 +315,7 @@ impl Store {
             conn,
             location: name,
             redactor: Some(Arc::new(redactor)),
+            file: None,
         };
         let on_disk = matches!(location, StoreLocation::File(_));
         // Switching a fresh file to WAL and migrating it take locks that SQLite's busy
@@ -301,23 +323,56 @@ impl Store {
         // retry those steps until the busy timeout.
         let start = Instant::now();
         loop {
-            match store.configure(on_disk).and_then(|()| store.migrate()) {
-                Err(StoreError::Locked { .. }) if start.elapsed() < BUSY_TIMEOUT => {
+            let configured = store
+                .configure(on_disk, patience)
+                .and_then(|()| store.migrate())
+                .and_then(|()| {
+                    let busy = store.conn.busy_timeout(BUSY_TIMEOUT);
+                    busy.map_err(|e| store.err(e))
+                });
+            match configured {
+                Err(StoreError::Locked { .. }) if start.elapsed() < patience => {
                     std::thread::sleep(Duration::from_millis(10));
                 }
-                result => return result.map(|()| store),
+                result => {
+                    if let StoreLocation::File(path) = location {
+                        store.file = file_id(path).map(|id| (path.clone(), id));
+                    }
+                    return result.map(|()| store);
+                }
             }
+        }
+    }
+
+    /// Why the store file is no longer the one this store writes (deleted, or replaced by
+    /// another file), when it is not: what is written after goes nowhere anyone will read.
+    pub fn file_gone(&self) -> Option<String> {
+        let (path, id) = self.file.as_ref()?;
+        match file_id(path) {
+            Some(now) if now == *id => None,
+            Some(_) => Some(format!(
+                "{}: the store file was replaced while this process ran; what it writes now is lost",
+                path.display()
+            )),
+            None => Some(format!(
+                "{}: the store file was deleted while this process ran; what it writes now is lost",
+                path.display()
+            )),
         }
     }
 
     /// Opens the store a `--store` argument names (`:memory:` or a path), or the default
     /// file when there is none.
     pub fn open_arg(arg: Option<&str>) -> Result<Store, StoreError> {
-        let location = match arg {
-            Some(arg) => StoreLocation::parse(arg),
-            None => StoreLocation::default_file().ok_or(StoreError::NoDefaultLocation)?,
-        };
-        Store::open(&location)
+        Store::open(&Store::location_arg(arg)?)
+    }
+
+    /// The location a `--store` argument names, or the default file when there is none.
+    pub fn location_arg(arg: Option<&str>) -> Result<StoreLocation, StoreError> {
+        match arg {
+            Some(arg) => Ok(StoreLocation::parse(arg)),
+            None => StoreLocation::default_file().ok_or(StoreError::NoDefaultLocation),
+        }
     }
 
     /// Opens the store file at `path`.
@@ -338,6 +393,31 @@ impl Store {
         self
     }
 
+    /// Runs `f` with SQLite's busy timeout at zero: a store another connection holds
+    /// locked fails at once with [`StoreError::Locked`] instead of waiting for it.
+    pub fn without_waiting<R>(
+        &mut self,
+        f: impl FnOnce(&mut Store) -> Result<R, StoreError>,
+    ) -> Result<R, StoreError> {
+        self.conn
+            .busy_timeout(Duration::ZERO)
+            .map_err(|e| self.err(e))?;
+        let result = f(self);
+        let restored = self
+            .conn
+            .busy_timeout(BUSY_TIMEOUT)
+            .map_err(|e| self.err(e));
+        let value = result?;
+        restored?;
+        Ok(value)
+    }
+
+    /// The redactor of every text this store writes (`None`: raw copies, `--no-redact`);
+    /// other files that hold the same texts (the hooks' state) use it too.
+    pub fn redactor(&self) -> Option<&Redactor> {
+        self.redactor.as_deref()
+    }
+
     fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
         match &self.redactor {
             Some(r) => r.redact_str(text).0,
@@ -354,10 +434,8 @@ impl Store {
         StoreError::from_sqlite(&self.location, e)
     }
 
-    fn configure(&mut self, on_disk: bool) -> Result<(), StoreError> {
-        self.conn
-            .busy_timeout(BUSY_TIMEOUT)
-            .map_err(|e| self.err(e))?;
+    fn configure(&mut self, on_disk: bool, patience: Duration) -> Result<(), StoreError> {
+        self.conn.busy_timeout(patience).map_err(|e| self.err(e))?;
         if on_disk {
             let mode: String = self
                 .conn

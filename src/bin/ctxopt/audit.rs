@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context;
+use ctxopt::evidence::catalog;
 use ctxopt::injected::tool_filter::ToolFilter;
 use ctxopt::measure::audit::{audit, render_table};
 use ctxopt::measure::toollist::Hidden;
@@ -22,7 +23,7 @@ pub(crate) enum Format {
 
 /// Arguments of `ctxopt audit`.
 #[derive(Debug, clap::Args)]
-#[command(group = clap::ArgGroup::new("input").required(true).args(["capture", "log", "server"]))]
+#[command(group = clap::ArgGroup::new("input").required(true).args(["capture", "log", "diff", "server"]))]
 pub(crate) struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
@@ -33,6 +34,10 @@ pub(crate) struct Args {
     /// A frame log: the last tools/list answer in it is audited.
     #[arg(long, value_name = "FRAME-LOG")]
     log: Option<PathBuf>,
+    /// Two frame logs: what changed in the tool catalog from the first to the second (exit 1
+    /// when it changed).
+    #[arg(long, num_args = 2, value_names = ["LOG_A", "LOG_B"])]
+    diff: Vec<PathBuf>,
     /// Tokenizer for every count.
     #[arg(long, default_value = "o200k_base")]
     tokenizer: Tokenizer,
@@ -57,6 +62,23 @@ pub(crate) struct Args {
 
 /// Runs `ctxopt audit`.
 pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if let [a, b] = args.diff.as_slice() {
+        let diff = catalog::diff(
+            &toollist::from_frame_log(a)?.tools,
+            &toollist::from_frame_log(b)?.tools,
+            args.tokenizer,
+        );
+        let rendered = match args.format {
+            Format::Table if diff.changed() => diff.lines().join("\n") + "\n",
+            Format::Table => format!(
+                "tool catalog unchanged: digest {}, {} tokens\n",
+                diff.digest_now, diff.tokens_now
+            ),
+            Format::Json => serde_json::to_string_pretty(&diff)? + "\n",
+        };
+        crate::output_file::emit(args.output.as_deref(), rendered.as_bytes())?;
+        return Ok(ExitCode::from(u8::from(diff.changed())));
+    }
     let mut listing = if let Some(path) = &args.capture {
         let text =
             std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;

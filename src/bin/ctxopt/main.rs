@@ -10,6 +10,7 @@ mod audit;
 mod bench;
 mod build_context;
 mod client_select;
+mod evidence_args;
 mod export;
 mod gap;
 mod import;
@@ -17,10 +18,12 @@ mod import_swe;
 mod ingest;
 mod install_hooks;
 mod output_file;
+mod replay;
 mod report;
 mod run_hook;
 mod serve;
 mod status;
+mod verify;
 mod wrap;
 
 use std::process::ExitCode;
@@ -66,6 +69,10 @@ enum Command {
     Wrap(wrap::WrapArgs),
     /// Take the servers from behind ctxopt-proxy again, exactly as they were.
     Unwrap(wrap::UnwrapArgs),
+    /// Serve a frame log back as a stdio MCP server (answers from the recorded session).
+    Replay(replay::Args),
+    /// Re-send a frame log's requests to a live server and report what drifted (exit 1).
+    Verify(verify::Args),
     /// Per client config: which servers are wrapped, their latest log and last session.
     Status(status::Args),
     /// Install or remove ctxopt's hooks in Claude Code's or Gemini CLI's settings.
@@ -89,6 +96,8 @@ fn main() -> ExitCode {
         Command::Hook(args) => run_hook::run(args),
         Command::Wrap(args) => wrap::run_wrap(args),
         Command::Unwrap(args) => wrap::run_unwrap(args),
+        Command::Replay(args) => replay::run(args),
+        Command::Verify(args) => verify::run(args),
         Command::Status(args) => status::run(args),
         Command::Hooks(args) => install_hooks::run(args),
     };

@@ -6,7 +6,9 @@ use std::process::ExitCode;
 use ctxopt::clients::catalog::{Client, ConfigScope, Location};
 use ctxopt::clients::config_file::ConfigFile;
 use ctxopt::clients::entries::ServersAt;
+use ctxopt::clients::entries::SERVE_KEY;
 use ctxopt::clients::wrap::{self, Outcome, Plan, WrapOptions};
+use ctxopt::clients::wrap_record::{serve_is_ours, ServeOrigin, WrapRecords};
 use ctxopt::clients::{change_file, ConfigError};
 
 use crate::client_select::{claude_code_running, title, Selector};
@@ -36,26 +38,85 @@ pub(crate) struct UnwrapArgs {
 
 /// Runs `ctxopt wrap`.
 pub(crate) fn run_wrap(args: WrapArgs) -> anyhow::Result<ExitCode> {
-    run(&args.select, args.dry_run, &|text, location| {
+    let records = records()?;
+    let plan = |file: &ConfigFile, location: &Location| {
         let options = WrapOptions {
             serve: !args.no_serve,
             typed: location.client == Client::VsCode,
         };
+        let Some(text) = file.text.as_deref() else {
+            return Ok(None);
+        };
         wrap::wrap(text, &location.servers, &location.path, options)
-    })
+    };
+    // Once the file is written: a `ctxopt` entry wrap added is recorded as wrap's, one the
+    // file had as the user's (a crash in between leaves the backup to tell).
+    let written = |file: &ConfigFile, outcomes: &[(String, Outcome)]| {
+        let recorded = records.serve(&file.target)?;
+        for (key, outcome) in outcomes {
+            let origin = match outcome {
+                Outcome::ServeAdded => ServeOrigin::Added,
+                Outcome::ServePresent | Outcome::LeftAlone(_) if key == SERVE_KEY => {
+                    ServeOrigin::Found
+                }
+                _ => continue,
+            };
+            if recorded.is_none() || origin == ServeOrigin::Added {
+                records.set_serve(&file.target, origin)?;
+            }
+        }
+        Ok(())
+    };
+    run(&args.select, args.dry_run, &plan, &written)
 }
 
 /// Runs `ctxopt unwrap`.
 pub(crate) fn run_unwrap(args: UnwrapArgs) -> anyhow::Result<ExitCode> {
-    run(&args.select, args.dry_run, &|text, location| {
-        let backup = ConfigFile::read(&location.path)?.backup()?;
-        wrap::unwrap(text, &location.servers, &location.path, backup.as_deref())
-    })
+    let records = records()?;
+    let plan = |file: &ConfigFile, location: &Location| {
+        let Some(text) = file.text.as_deref() else {
+            return Ok(None);
+        };
+        let backup = file.backup()?;
+        let ours = serve_is_ours(
+            records.serve(&file.target)?,
+            backup.as_deref(),
+            &location.servers,
+            &location.path,
+        );
+        wrap::unwrap(
+            text,
+            &location.servers,
+            &location.path,
+            backup.as_deref(),
+            ours,
+        )
+    };
+    let written = |file: &ConfigFile, outcomes: &[(String, Outcome)]| {
+        if outcomes.iter().any(|(_, o)| *o == Outcome::ServeRemoved) {
+            records.forget(&file.target)?;
+        }
+        Ok(())
+    };
+    run(&args.select, args.dry_run, &plan, &written)
 }
 
-type Planner<'a> = dyn Fn(&str, &Location) -> Result<Option<Plan>, ConfigError> + 'a;
+fn records() -> anyhow::Result<WrapRecords> {
+    WrapRecords::default_place()
+        .ok_or_else(|| anyhow::anyhow!("no home folder for ctxopt's state (what wrap added)"))
+}
 
-fn run(select: &Selector, dry_run: bool, planner: &Planner) -> anyhow::Result<ExitCode> {
+type Planner<'a> = dyn Fn(&ConfigFile, &Location) -> Result<Option<Plan>, ConfigError> + 'a;
+
+/// What to do once a file was written, with what happened to its entries.
+type Written<'a> = dyn Fn(&ConfigFile, &[(String, Outcome)]) -> Result<(), ConfigError> + 'a;
+
+fn run(
+    select: &Selector,
+    dry_run: bool,
+    planner: &Planner,
+    written: &Written,
+) -> anyhow::Result<ExitCode> {
     let locations = select.locations()?;
     if locations.is_empty() {
         println!(
@@ -65,7 +126,7 @@ fn run(select: &Selector, dry_run: bool, planner: &Planner) -> anyhow::Result<Ex
     }
     let mut failed = false;
     for location in &locations {
-        if let Err(err) = one(location, dry_run, planner) {
+        if let Err(err) = one(location, dry_run, planner, written) {
             println!("{}\n  error: {err}", title(location));
             failed = true;
         }
@@ -77,14 +138,19 @@ fn run(select: &Selector, dry_run: bool, planner: &Planner) -> anyhow::Result<Ex
     })
 }
 
-fn one(location: &Location, dry_run: bool, planner: &Planner) -> Result<(), ConfigError> {
-    let plan = |file: &ConfigFile| match file.text.as_deref() {
-        None => Ok(None),
-        Some(text) => Ok(planner(text, location)?.map(|p| (Some(p.text), p.outcomes))),
-    };
+fn one(
+    location: &Location,
+    dry_run: bool,
+    planner: &Planner,
+    written: &Written,
+) -> Result<(), ConfigError> {
+    let plan = |file: &ConfigFile| Ok(planner(file, location)?.map(|p| (Some(p.text), p.outcomes)));
     let Some(change) = change_file(&location.path, dry_run, &plan)? else {
         return Ok(());
     };
+    if !dry_run {
+        written(&change.file, &change.detail)?;
+    }
     println!("{}", title(location));
     for (key, outcome) in &change.detail {
         println!("  {key}: {}", describe(outcome));

@@ -6,9 +6,10 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::{
-    Anomalies, Anomaly, Compaction, DirectionCounts, Identity, NeverCalled, Report, ServerReport,
-    Session, ToolReport, MAX_LISTED_ANOMALIES,
+    Anomalies, Anomaly, CatalogChange, Compaction, DirectionCounts, Identity, NeverCalled, Report,
+    ServerReport, Session, ToolReport, MAX_LISTED_ANOMALIES,
 };
+use crate::evidence::catalog::{self, CatalogSequence};
 use crate::framelog::exchanges::{self, Entry, Exchanges};
 use crate::framelog::json_scan::{as_str, is_valid, member, root};
 use crate::framelog::meta_strip::strip_meta;
@@ -48,6 +49,16 @@ enum Origin {
     Proxy,
 }
 
+/// One session's distinct catalogs, for the changes across sessions.
+struct SessionCatalogs {
+    /// The server: short name, `serverInfo` name.
+    server: (String, Option<String>),
+    started: String,
+    log: String,
+    /// (digest, tools), in order.
+    catalogs: Vec<(String, Vec<Value>)>,
+}
+
 #[derive(Default)]
 struct Accumulator {
     tokenizer: Option<Tokenizer>,
@@ -55,6 +66,9 @@ struct Accumulator {
     tools: BTreeMap<ToolKey, ToolAcc>,
     anomalies: Anomalies,
     listed_per_kind: HashMap<&'static str, usize>,
+    /// Per session: the server (short name, `serverInfo` name), its start, its log and its
+    /// distinct catalogs.
+    catalogs: Vec<SessionCatalogs>,
     /// (log, server, tool) → the ledger's row.
     compaction: BTreeMap<(String, String, String), LedgerRow>,
     /// (server, tool) → (sessions offered it, its tokens in the last of them, summed).
@@ -111,6 +125,10 @@ struct LogState {
     last_s2c: Option<(u64, u64)>,
     /// The server tools offered to the client in this session: name → definition tokens.
     offered: BTreeMap<String, u64>,
+    /// The tool catalogs the server listed.
+    catalogs: CatalogSequence,
+    /// The revisions of the server's successful answers.
+    answer_protocols: Vec<String>,
 }
 
 /// The server tools a `tools/list` answer offered the client, with the tokens of their
@@ -274,6 +292,9 @@ impl Accumulator {
             unreadable_log_lines: 0,
             frames_unlogged: 0,
             complete: false,
+            ctxopt_version: String::new(),
+            catalog_digests: Vec::new(),
+            changed_mid_run: Vec::new(),
         };
         let mut state = LogState {
             log,
@@ -282,6 +303,8 @@ impl Accumulator {
             early_calls: Vec::new(),
             last_s2c: None,
             offered: BTreeMap::new(),
+            catalogs: CatalogSequence::default(),
+            answer_protocols: Vec::new(),
         };
         let mut log = Exchanges::open(path)?;
         for entry in log.by_ref() {
@@ -293,6 +316,7 @@ impl Accumulator {
                     }
                     session.server_name = h.server_name;
                     session.started = h.started;
+                    session.ctxopt_version = h.proxy_version;
                 }
                 Entry::Trailer(t) => {
                     session.complete = true;
@@ -321,6 +345,27 @@ impl Accumulator {
                 self.anomaly("unadvertised_tool_call", &state.log, seq, dir, tool);
             }
         }
+        let catalogs: Vec<(String, Vec<Value>)> = state
+            .catalogs
+            .distinct()
+            .into_iter()
+            .map(|(d, tools)| (d, tools.to_vec()))
+            .collect();
+        session.catalog_digests = catalogs.iter().map(|(d, _)| d.clone()).collect();
+        if catalogs.len() > 1 {
+            session.changed_mid_run.push("catalog".into());
+        }
+        if state.answer_protocols.len() > 1 {
+            session.changed_mid_run.push("protocol".into());
+        }
+        session.changed_mid_run.sort();
+        let identity_name = session.server.as_ref().map(|i| i.name.clone());
+        self.catalogs.push(SessionCatalogs {
+            server: (session.server_name.clone(), identity_name),
+            started: session.started.clone(),
+            log: session.log.clone(),
+            catalogs,
+        });
         for (tool, tokens) in std::mem::take(&mut state.offered) {
             let row = self
                 .offered
@@ -358,8 +403,31 @@ impl Accumulator {
                 );
                 self.compaction.entry(key).or_default().left_whole += 1;
             }
+            if frame.kind == FrameKind::Response {
+                if let Some(p) = frame
+                    .protocol
+                    .as_ref()
+                    .filter(|p| !state.answer_protocols.contains(p))
+                {
+                    state.answer_protocols.push(p.clone());
+                }
+            }
             if frame.kind == FrameKind::Response && frame.method.as_deref() == Some("tools/list") {
                 offered_tools(frame, self.tokenizer(), &mut state.offered);
+                let continues = messages
+                    .first()
+                    .and_then(|e| e.request.as_ref())
+                    .and_then(|r| r.frame.json())
+                    .is_some_and(|r| r.pointer("/params/cursor").is_some());
+                let tools = frame
+                    .server_json()
+                    .and_then(|v| {
+                        v.pointer("/result/tools")
+                            .and_then(Value::as_array)
+                            .cloned()
+                    })
+                    .unwrap_or_default();
+                state.catalogs.push_page(tools, continues);
             }
         }
         if let Some(of) = frame.compacts {
@@ -474,8 +542,14 @@ impl Accumulator {
 
     fn request(&mut self, session: &mut Session, state: &mut LogState, m: Message<'_>) {
         let params = m.json.as_ref().and_then(|j| j.get("params"));
-        if session.client.is_none() && matches!(m.dir, Direction::C2s) {
-            session.client = identity(params.and_then(protocol::client_info));
+        if matches!(m.dir, Direction::C2s) {
+            if let Some(client) = identity(params.and_then(protocol::client_info)) {
+                match &session.client {
+                    None => session.client = Some(client),
+                    Some(known) if *known != client => mark(session, "client"),
+                    Some(_) => {}
+                }
+            }
         }
         let tool = m.tool.filter(|_| m.method == Some("tools/call"));
         let (tokens, stripped) = m.call_tokens.unwrap_or((0, 0));
@@ -526,7 +600,11 @@ impl Accumulator {
                 }
             }
             Some("initialize" | "server/discover") if m.dir == Direction::S2c => {
-                session.server = identity(result.and_then(protocol::server_info));
+                let server = identity(result.and_then(protocol::server_info));
+                if session.server.is_some() && server.is_some() && session.server != server {
+                    mark(session, "server");
+                }
+                session.server = server.or(session.server.take());
                 if let Some(p) = result
                     .and_then(|r| r.get("protocolVersion"))
                     .and_then(Value::as_str)
@@ -563,8 +641,9 @@ impl Accumulator {
             .or_default()
     }
 
-    fn finish(self) -> Report {
+    fn finish(mut self) -> Report {
         let tokenizer = self.tokenizer().name().to_owned();
+        let catalog_changes = catalog_changes(std::mem::take(&mut self.catalogs), self.tokenizer());
         let never_called = self
             .offered
             .iter()
@@ -640,8 +719,35 @@ impl Accumulator {
                 })
                 .collect(),
             never_called,
+            catalog_changes,
         }
     }
+}
+
+/// Notes that `what` changed during the session.
+fn mark(session: &mut Session, what: &str) {
+    if !session.changed_mid_run.iter().any(|w| w == what) {
+        session.changed_mid_run.push(what.to_owned());
+    }
+}
+
+/// Each change of a server's catalog, per server in start order.
+fn catalog_changes(mut sessions: Vec<SessionCatalogs>, tokenizer: Tokenizer) -> Vec<CatalogChange> {
+    sessions.sort_by(|a, b| (&a.server, &a.started).cmp(&(&b.server, &b.started)));
+    let listed: Vec<(&SessionCatalogs, &(String, Vec<Value>))> = sessions
+        .iter()
+        .flat_map(|s| s.catalogs.iter().map(move |c| (s, c)))
+        .collect();
+    listed
+        .windows(2)
+        .filter(|w| w[0].0.server == w[1].0.server && w[0].1 .0 != w[1].1 .0)
+        .map(|w| CatalogChange {
+            server_name: w[1].0.server.0.clone(),
+            log_then: w[0].0.log.clone(),
+            log_now: w[1].0.log.clone(),
+            diff: catalog::diff(&w[0].1 .1, &w[1].1 .1, tokenizer),
+        })
+        .collect()
 }
 
 fn origin(request_dir: Direction) -> Origin {

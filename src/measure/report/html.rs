@@ -5,7 +5,8 @@
 use std::fmt::Write as _;
 
 use super::text::{
-    anomalies_table, compaction_table, never_called_table, sessions_table, tools_table, Table,
+    anomalies_table, compaction_table, never_called_table, pins_table, sessions_table, tools_table,
+    Table,
 };
 use super::{Report, ToolReport};
 
@@ -216,6 +217,16 @@ pub fn render(report: &Report) -> String {
     ));
     out.push_str("<h2>Sessions</h2>\n");
     table(&sessions_table(&report.sessions), &mut out);
+    out.push_str("<h2>Pins</h2>\n");
+    table(&pins_table(&report.sessions), &mut out);
+    for change in &report.catalog_changes {
+        let _ = writeln!(
+            out,
+            "<h2>Catalog change of {}</h2>\n<pre>{}</pre>",
+            escape(&change.server_name),
+            escape(&change.diff.lines().join("\n"))
+        );
+    }
     for server in &report.servers {
         let _ = writeln!(out, "<h2>Server {}</h2>", escape(&server.name));
         table(&tools_table(server), &mut out);

@@ -35,6 +35,9 @@ pub struct Report {
     /// (absent when every offered tool was called).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub never_called: Vec<NeverCalled>,
+    /// Every change of a server's tool catalog (absent when none changed).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub catalog_changes: Vec<CatalogChange>,
 }
 
 /// A server tool offered to the client (in the `tools/list` answers it got, the proxy's
@@ -113,6 +116,29 @@ pub struct Session {
     pub frames_unlogged: u64,
     /// `false` when the log ends without a trailer (the proxy did not finish).
     pub complete: bool,
+    /// The ctxopt version that wrote the log (its header's `proxy_version`).
+    pub ctxopt_version: String,
+    /// The digest of each tool catalog the server listed, in order, a repeat of the one
+    /// before left out (`docs/replay.md`, "The catalog digest").
+    pub catalog_digests: Vec<String>,
+    /// What changed during the session: `client` (its name or version), `server` (its
+    /// name or version), `protocol` (the revision of successful answers), `catalog`.
+    pub changed_mid_run: Vec<String>,
+}
+
+/// A server's tool catalog that differs from the one it listed before (in an earlier
+/// session of the same server, by short name and `serverInfo` name, in start order, or
+/// earlier in the same session).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CatalogChange {
+    /// The server's short name.
+    pub server_name: String,
+    /// The log of the catalog before.
+    pub log_then: String,
+    /// The log of the catalog after (the same log for a change within a session).
+    pub log_now: String,
+    /// What changed.
+    pub diff: crate::evidence::catalog::CatalogDiff,
 }
 
 /// A peer's name and version.

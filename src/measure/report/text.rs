@@ -280,6 +280,39 @@ pub(crate) fn never_called_table(report: &Report) -> Table {
     .align(1, Align::Left)
 }
 
+/// What each session ran with: the pins a figure is re-derived against.
+pub fn pins_table(sessions: &[Session]) -> Table {
+    Table::new(
+        ["log", "ctxopt", "catalog digests", "changed mid-run"],
+        sessions
+            .iter()
+            .map(|s| {
+                let digests: Vec<&str> = s
+                    .catalog_digests
+                    .iter()
+                    .map(|d| &d[..12.min(d.len())])
+                    .collect();
+                vec![
+                    s.log.clone(),
+                    s.ctxopt_version.clone(),
+                    if digests.is_empty() {
+                        "-".into()
+                    } else {
+                        digests.join(" ")
+                    },
+                    if s.changed_mid_run.is_empty() {
+                        "-".into()
+                    } else {
+                        s.changed_mid_run.join(", ")
+                    },
+                ]
+            })
+            .collect(),
+    )
+    .align(2, Align::Left)
+    .align(3, Align::Left)
+}
+
 /// The anomaly list.
 pub(crate) fn anomalies_table(report: &Report) -> Table {
     Table::new(
@@ -322,6 +355,29 @@ pub fn render(report: &Report, style: Style) -> String {
     }
     heading(&mut out, "Sessions");
     sessions_table(&report.sessions).render(style, &mut out);
+    heading(
+        &mut out,
+        "Pins (tool catalog digests: sorted canonical definitions, SHA-256)",
+    );
+    pins_table(&report.sessions).render(style, &mut out);
+    for change in &report.catalog_changes {
+        heading(
+            &mut out,
+            &format!(
+                "Catalog change of {} ({} -> {})",
+                change.server_name, change.log_then, change.log_now
+            ),
+        );
+        if style == Style::Markdown {
+            out.push_str("```text\n");
+        }
+        for line in change.diff.lines() {
+            let _ = writeln!(out, "{line}");
+        }
+        if style == Style::Markdown {
+            out.push_str("```\n");
+        }
+    }
     for server in &report.servers {
         heading(&mut out, &format!("Server {}", server.name));
         tools_table(server).render(style, &mut out);
