@@ -30,11 +30,14 @@ pub(crate) const LOG_DIR_MODE: u32 = 0o700;
 
 /// An existing log file others may read (a `--log` file made by someone else, 0644) is
 /// narrowed to [`LOG_FILE_MODE`] before anything is written to it; one that cannot be
-/// narrowed (another owner's) is refused.
+/// narrowed (another owner's) is refused. Only a regular file is ours to narrow: a
+/// device, pipe or socket given as `--log` (`/dev/full`, `/dev/stdout`, a FIFO) is shared
+/// with the rest of the system and keeps its mode.
 fn narrowed(file: File) -> io::Result<File> {
     use std::os::unix::fs::PermissionsExt;
-    let mode = file.metadata()?.permissions().mode() & 0o777;
-    if mode & !LOG_FILE_MODE != 0 {
+    let meta = file.metadata()?;
+    let mode = meta.permissions().mode() & 0o777;
+    if meta.is_file() && mode & !LOG_FILE_MODE != 0 {
         file.set_permissions(std::fs::Permissions::from_mode(LOG_FILE_MODE))
             .map_err(|err| {
                 io::Error::new(
@@ -275,5 +278,26 @@ mod tests {
         assert_eq!(mode, LOG_FILE_MODE);
         writer.flush();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "earlier\n");
+    }
+
+    #[test]
+    fn a_log_that_is_not_a_regular_file_keeps_its_mode() {
+        // A FIFO stands for the devices (`/dev/full`, `/dev/null`) a root user may give
+        // as `--log`: changing their mode would change them for the whole system.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("pipe");
+        let c_path = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: `c_path` is a valid NUL-terminated path that outlives the call.
+        assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o644) }, 0);
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        // Read and write: opening a FIFO so never blocks on Linux.
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .unwrap();
+        narrowed(file).unwrap();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o644);
     }
 }
