@@ -3,7 +3,7 @@
 
 use std::io::Read;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 #[path = "../examples/common/hook_run.rs"]
 mod hook_run;
@@ -24,16 +24,12 @@ fn hook(dir: &Path, stdin: &[u8]) -> (i32, String, String) {
         out.read_to_string(&mut s).unwrap();
         s
     });
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > TIMEOUT {
-            child.kill().unwrap();
-            panic!("the hook did not answer within {TIMEOUT:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
+    let status = crate::support::poll_until(TIMEOUT, Duration::from_millis(20), || {
+        child.try_wait().unwrap()
+    });
+    let Some(status) = status else {
+        child.kill().unwrap();
+        panic!("the hook did not answer within {TIMEOUT:?}");
     };
     writer.join().unwrap();
     let stdout = reader.join().unwrap();

@@ -14,6 +14,7 @@ mod hermetic;
 mod hooks;
 mod inject;
 mod interop;
+mod layering;
 mod measure_audit;
 mod measure_gap;
 mod measure_report;

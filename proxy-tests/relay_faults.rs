@@ -460,10 +460,8 @@ fn a_nonblocking_stdout_from_the_client_is_waited_on_not_dropped() {
     loop {
         let mut waiting: libc::c_int = 0;
         // SAFETY: FIONREAD writes one int through the pointer.
-        assert_eq!(
-            unsafe { libc::ioctl(reader.as_raw_fd(), libc::FIONREAD, &mut waiting) },
-            0
-        );
+        let read = unsafe { libc::ioctl(reader.as_raw_fd(), libc::FIONREAD, &mut waiting) };
+        assert_eq!(read, 0);
         if waiting >= capacity {
             break;
         }

@@ -435,14 +435,12 @@ fn a_wrapped_config_runs_the_real_server_filesystem_and_ctxopt_serve() {
             })
         })
     };
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while !finished() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no finished filesystem log in {logs:?}"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    let finished = crate::support::poll_until(
+        std::time::Duration::from_secs(30),
+        std::time::Duration::from_millis(50),
+        || finished().then_some(()),
+    );
+    assert!(finished.is_some(), "no finished filesystem log in {logs:?}");
     let status = sandbox.ctxopt_ok(&["status", "--client", "claude-code"]);
     let line = status
         .lines()

@@ -16,10 +16,10 @@ use std::sync::{Mutex, PoisonError};
 use tracing_subscriber::EnvFilter;
 
 /// The variable holding the diagnostics filter.
-pub const LOG_ENV: &str = "CTXOPT_LOG";
+pub(crate) const LOG_ENV: &str = "CTXOPT_LOG";
 
 /// The variable naming a file for the diagnostics instead of standard error.
-pub const LOG_FILE_ENV: &str = "CTXOPT_LOG_FILE";
+pub(crate) const LOG_FILE_ENV: &str = "CTXOPT_LOG_FILE";
 
 /// What is shown when [`LOG_ENV`] is not set: the messages for the user, not the debug ones.
 const DEFAULT_FILTER: &str = "info";

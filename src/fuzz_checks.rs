@@ -17,10 +17,12 @@ use crate::redact::{matcher, Key, Redactor};
 use crate::relay::line_reader::LineReader;
 
 /// A property check: panics when `data` breaks it.
-pub type Check = fn(&[u8]);
+#[cfg(test)]
+pub(crate) type Check = fn(&[u8]);
 
 /// The fuzz targets, by name, with their checks.
-pub const TARGETS: &[(&str, Check)] = &[
+#[cfg(test)]
+pub(crate) const TARGETS: &[(&str, Check)] = &[
     ("line_split", line_split),
     ("id_extraction", id_extraction),
     ("meta_strip", meta_strip),

@@ -31,7 +31,7 @@
 
 pub mod bench;
 pub mod clients;
-pub mod compact;
+pub(crate) mod compact;
 pub mod diagnostics;
 pub mod evidence;
 pub mod framelog;
@@ -49,4 +49,5 @@ pub mod records;
 pub mod redact;
 pub mod relay;
 pub mod store;
+mod sync;
 pub mod tokenizer;

@@ -13,71 +13,74 @@ use serde_json::{json, Value};
 pub const MODERN_VERSION: &str = "2026-07-28";
 
 /// The `initialize`-era revisions served, newest first.
-pub const LEGACY_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+pub(crate) const LEGACY_VERSIONS: &[&str] =
+    &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
 /// The revision a client of ours offers in `initialize`: the newest of the initialize era.
-pub const INITIALIZE_VERSION: &str = LEGACY_VERSIONS[0];
+pub(crate) const INITIALIZE_VERSION: &str = LEGACY_VERSIONS[0];
 
 /// The `_meta` key of a request's protocol version (2026-07-28).
-pub const PROTOCOL_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
+pub(crate) const PROTOCOL_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
 
 /// The `_meta` key of the server's identity in results (2026-07-28).
-pub const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
+pub(crate) const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
 
 /// The `_meta` key of the client's identity in requests (2026-07-28).
-pub const CLIENT_INFO_KEY: &str = "io.modelcontextprotocol/clientInfo";
+pub(crate) const CLIENT_INFO_KEY: &str = "io.modelcontextprotocol/clientInfo";
 
 /// The `_meta` key of the client's capabilities in requests (2026-07-28).
-pub const CLIENT_CAPABILITIES_KEY: &str = "io.modelcontextprotocol/clientCapabilities";
+pub(crate) const CLIENT_CAPABILITIES_KEY: &str = "io.modelcontextprotocol/clientCapabilities";
 
 /// Parse error.
-pub const PARSE_ERROR: i64 = -32700;
+pub(crate) const PARSE_ERROR: i64 = -32700;
 /// Invalid request.
-pub const INVALID_REQUEST: i64 = -32600;
+pub(crate) const INVALID_REQUEST: i64 = -32600;
 /// Method not found.
-pub const METHOD_NOT_FOUND: i64 = -32601;
+pub(crate) const METHOD_NOT_FOUND: i64 = -32601;
 /// Invalid params (also: unknown tool).
-pub const INVALID_PARAMS: i64 = -32602;
-/// Internal error.
-pub const INTERNAL_ERROR: i64 = -32603;
+pub(crate) const INVALID_PARAMS: i64 = -32602;
 /// The request's protocol version is not supported (2026-07-28).
-pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+pub(crate) const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
 
 /// The member `key` of a message part's `_meta` (`params` of a request, `result` of a
 /// response).
-pub fn meta<'a>(part: &'a Value, key: &str) -> Option<&'a Value> {
+pub(crate) fn meta<'a>(part: &'a Value, key: &str) -> Option<&'a Value> {
     part.get("_meta")?.get(key)
 }
 
 /// A peer's identity: `info_member` (`clientInfo` of `initialize` params, `serverInfo` of
 /// its result) in the initialize era, else the stateless `_meta` key `meta_key`.
-pub fn identity<'a>(part: &'a Value, info_member: &str, meta_key: &str) -> Option<&'a Value> {
+pub(crate) fn identity<'a>(
+    part: &'a Value,
+    info_member: &str,
+    meta_key: &str,
+) -> Option<&'a Value> {
     part.get(info_member).or_else(|| meta(part, meta_key))
 }
 
 /// The server's identity in an `initialize` or `server/discover` result, in either era.
-pub fn server_info(result: &Value) -> Option<&Value> {
+pub(crate) fn server_info(result: &Value) -> Option<&Value> {
     identity(result, "serverInfo", SERVER_INFO_KEY)
 }
 
 /// The client's identity in request params, in either era.
-pub fn client_info(params: &Value) -> Option<&Value> {
+pub(crate) fn client_info(params: &Value) -> Option<&Value> {
     identity(params, "clientInfo", CLIENT_INFO_KEY)
 }
 
 /// The protocol version a request names in its `_meta`, if any.
-pub fn request_version(request: &Value) -> Option<&str> {
+pub(crate) fn request_version(request: &Value) -> Option<&str> {
     meta(request.get("params")?, PROTOCOL_VERSION_KEY)?.as_str()
 }
 
 /// Whether a request speaks the stateless revision.
-pub fn is_modern(request: &Value) -> bool {
+pub(crate) fn is_modern(request: &Value) -> bool {
     request_version(request) == Some(MODERN_VERSION)
 }
 
 /// The `_meta` a stateless client sends with every request: revision, capabilities
 /// (none) and identity.
-pub fn client_meta(name: &str, version: &str) -> Value {
+pub(crate) fn client_meta(name: &str, version: &str) -> Value {
     json!({
         PROTOCOL_VERSION_KEY: MODERN_VERSION,
         CLIENT_CAPABILITIES_KEY: {},
@@ -86,7 +89,7 @@ pub fn client_meta(name: &str, version: &str) -> Value {
 }
 
 /// Marks a result as complete, as 2026-07-28 requires of every result.
-pub fn stamp_modern(result: &mut Value) {
+pub(crate) fn stamp_modern(result: &mut Value) {
     if let Some(obj) = result.as_object_mut() {
         obj.insert("resultType".into(), json!("complete"));
     }
@@ -94,7 +97,7 @@ pub fn stamp_modern(result: &mut Value) {
 
 /// Marks a cacheable result (`server/discover`, `tools/list`) as private and immediately
 /// stale: 2026-07-28 requires `cacheScope` and `ttlMs` on them.
-pub fn stamp_cacheable(result: &mut Value) {
+pub(crate) fn stamp_cacheable(result: &mut Value) {
     if let Some(obj) = result.as_object_mut() {
         obj.insert("cacheScope".into(), json!("private"));
         obj.insert("ttlMs".into(), json!(0));
@@ -102,12 +105,12 @@ pub fn stamp_cacheable(result: &mut Value) {
 }
 
 /// A response frame (without line ending).
-pub fn result_frame(id: &Value, result: Value) -> String {
+pub(crate) fn result_frame(id: &Value, result: Value) -> String {
     json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string()
 }
 
 /// An error frame (without line ending).
-pub fn error_frame(id: &Value, code: i64, message: &str, data: Option<Value>) -> String {
+pub(crate) fn error_frame(id: &Value, code: i64, message: &str, data: Option<Value>) -> String {
     let mut error = json!({"code": code, "message": message});
     if let Some(data) = data {
         error["data"] = data;

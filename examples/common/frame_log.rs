@@ -17,9 +17,10 @@ use ctxopt::tokenizer::Tokenizer;
 
 /// The peak resident set size of this process (`RUSAGE_SELF`) or of its waited-for
 /// children (`RUSAGE_CHILDREN`), in MB.
-pub fn peak_rss_mb(who: libc::c_int) -> f64 {
-    // SAFETY: getrusage writes into the struct we pass and reads nothing else.
+pub(crate) fn peak_rss_mb(who: libc::c_int) -> f64 {
+    // SAFETY: `rusage` is plain integers, for which all zero bytes are a valid value.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage writes into the struct we pass and reads nothing else.
     unsafe { libc::getrusage(who, &mut usage) };
     usage.ru_maxrss as f64 / 1024.0
 }
@@ -57,7 +58,7 @@ fn frame(seq: u64, dir: Direction, kind: FrameKind, raw: String, tokens: u64) ->
 }
 
 /// Writes a log of about `size` bytes to `path`; returns the bytes written.
-pub fn generate(path: &std::path::Path, size: u64) -> std::io::Result<u64> {
+pub(crate) fn generate(path: &std::path::Path, size: u64) -> std::io::Result<u64> {
     let mut out = BufWriter::with_capacity(1 << 20, File::create(path)?);
     let line = |record: &LogLine, out: &mut BufWriter<File>| -> std::io::Result<u64> {
         let text = serde_json::to_string(record).map_err(std::io::Error::other)?;

@@ -12,16 +12,16 @@ use std::thread::JoinHandle;
 
 /// A real Claude Code transcript (1.0.98, several prompts, inlined subagents), relative to
 /// the repository.
-pub const REAL_TRANSCRIPT: &str = "fixtures/real-world/agent-transcripts/claude-code/d-kimuson__claude-code-viewer__fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl";
+pub(super) const REAL_TRANSCRIPT: &str = "fixtures/real-world/agent-transcripts/claude-code/d-kimuson__claude-code-viewer__fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl";
 
 /// [`REAL_TRANSCRIPT`] as a path.
-pub fn real_transcript() -> PathBuf {
+pub(super) fn real_transcript() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(REAL_TRANSCRIPT)
 }
 
 /// Starts `ctxopt hook claude-code` (the binary `ctxopt`) with its store and state in
 /// `dir`, and writes `payload` on its stdin; join the thread once the child has exited.
-pub fn spawn(ctxopt: &str, dir: &Path, payload: &[u8]) -> (Child, JoinHandle<()>) {
+pub(super) fn spawn(ctxopt: &str, dir: &Path, payload: &[u8]) -> (Child, JoinHandle<()>) {
     let mut child = Command::new(ctxopt)
         .args(["hook", "claude-code", "--store"])
         .arg(dir.join("store.sqlite3"))
@@ -43,7 +43,7 @@ pub fn spawn(ctxopt: &str, dir: &Path, payload: &[u8]) -> (Child, JoinHandle<()>
 
 /// A `UserPromptSubmit` payload for `transcript` in the workspace `cwd`, its prompt one the
 /// real transcript answers.
-pub fn prompt_payload(transcript: &Path, cwd: &Path) -> Vec<u8> {
+pub(super) fn prompt_payload(transcript: &Path, cwd: &Path) -> Vec<u8> {
     serde_json::json!({"session_id": "e2e", "hook_event_name": "UserPromptSubmit",
         "transcript_path": transcript, "cwd": cwd,
         "prompt": "the todo app build fails with TypeError: generate is not a function"})
@@ -53,7 +53,7 @@ pub fn prompt_payload(transcript: &Path, cwd: &Path) -> Vec<u8> {
 
 /// Writes [`REAL_TRANSCRIPT`] repeated into `path` until it holds at least `size` bytes;
 /// returns the open file (to append more turns to) and the bytes written.
-pub fn repeated_transcript(path: &Path, size: u64) -> (std::fs::File, u64) {
+pub(super) fn repeated_transcript(path: &Path, size: u64) -> (std::fs::File, u64) {
     let real = std::fs::read(real_transcript()).expect("the real transcript");
     let mut file = std::fs::File::create(path).expect("create the transcript");
     let mut written = 0;

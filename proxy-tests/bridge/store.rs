@@ -1,7 +1,7 @@
 //! The store under several `ctxopt ingest` processes at once, a SIGKILL, and corruption.
 
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use ctxopt::store::Store;
 
@@ -93,17 +93,14 @@ fn a_writer_killed_mid_ingest_leaves_a_store_that_opens_and_completes() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let seen = loop {
-        let n = Store::open_path(&path)
-            .and_then(|s| s.count(&workspace))
-            .unwrap_or(0);
-        if n > 0 {
-            break n;
-        }
-        assert!(Instant::now() < deadline, "the writer stored nothing");
-        std::thread::sleep(Duration::from_millis(5));
-    };
+    let seen =
+        crate::support::poll_until(Duration::from_secs(60), Duration::from_millis(5), || {
+            let n = Store::open_path(&path)
+                .and_then(|s| s.count(&workspace))
+                .unwrap_or(0);
+            (n > 0).then_some(n)
+        })
+        .expect("the writer stored nothing");
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
     let store = Store::open_path(&path).unwrap();

@@ -12,7 +12,7 @@ use crate::support::log::Log;
 
 impl Log {
     /// The trailer's counts agree with the frame lines, and nothing was lost.
-    pub fn assert_trailer_consistent(&self) {
+    pub(crate) fn assert_trailer_consistent(&self) {
         let t = &self.trailer;
         assert_eq!(t.frames_logged, self.frames.len() as u64, "frames_logged");
         assert_eq!(t.frames_unlogged, 0, "frames_unlogged: {:?}", t.errors);
@@ -37,7 +37,7 @@ impl Log {
 
     /// Every message the client wrote is a `c2s` frame and every message it read an `s2c`
     /// frame, in the same order, with the same ids and methods.
-    pub fn assert_matches_client_view(&self, sent: &[Value], received: &[Value]) {
+    pub(crate) fn assert_matches_client_view(&self, sent: &[Value], received: &[Value]) {
         for (dir, view) in [(Direction::C2s, sent), (Direction::S2c, received)] {
             let logged: Vec<Value> = self
                 .dir(dir)
@@ -63,7 +63,7 @@ impl Log {
 
     /// Every request has exactly one response the other way, and each response names the
     /// method and (for `tools/call`) the tool of its request.
-    pub fn assert_paired(&self) {
+    pub(crate) fn assert_paired(&self) {
         for (req_dir, resp_dir) in [
             (Direction::C2s, Direction::S2c),
             (Direction::S2c, Direction::C2s),
@@ -111,7 +111,7 @@ impl Log {
     /// Every request and response carries the revision the client says it uses, from the
     /// `initialize` response on (before it, a `server/discover` probe and the `initialize`
     /// request only propose revisions); in a session without `initialize`, every one does.
-    pub fn assert_protocol(&self, expected: &str) {
+    pub(crate) fn assert_protocol(&self, expected: &str) {
         let negotiated = self
             .frames
             .iter()
@@ -137,7 +137,7 @@ impl Log {
 
     /// `tokens` is the o200k_base count of the frame text; `meta_tokens` is zero on frames
     /// without a `_meta` member and never above `tokens`.
-    pub fn assert_token_counts(&self) {
+    pub(crate) fn assert_token_counts(&self) {
         for frame in &self.frames {
             let raw = frame.raw.as_deref().expect("real peers write UTF-8 frames");
             assert_eq!(

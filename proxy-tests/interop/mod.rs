@@ -15,8 +15,8 @@
 
 mod evidence;
 mod log_check;
-pub mod peers;
+pub(crate) mod peers;
 mod recorded_logs;
-pub mod session;
+pub(crate) mod session;
 mod sessions;
 mod token_crosscheck;

@@ -13,7 +13,7 @@ use crate::support::peers::{skip_requested, SKIP_VAR};
 
 /// The installed peers.
 #[derive(Debug, Clone)]
-pub struct Peers {
+pub(crate) struct Peers {
     /// `proxy-tests/peers/`.
     pub dir: PathBuf,
     /// The virtualenv's Python, with `mcp` installed.
@@ -23,7 +23,7 @@ pub struct Peers {
 impl Peers {
     /// Finds the installed peers. Returns `None` (after saying so) when they are missing and
     /// [`SKIP_VAR`] is set; panics with the install command when they are missing otherwise.
-    pub fn locate() -> Option<Peers> {
+    pub(crate) fn locate() -> Option<Peers> {
         let dir = crate::support::peers::dir();
         let peers = Peers {
             python: dir.join(".venv/bin/python"),
@@ -80,7 +80,7 @@ impl Peers {
     }
 
     /// The command line that starts `server` (the filesystem server serves `fixture`).
-    pub fn server_command(&self, server: Server, fixture: &Path) -> Vec<OsString> {
+    pub(crate) fn server_command(&self, server: Server, fixture: &Path) -> Vec<OsString> {
         let script = self.server_script(server).into_os_string();
         match server {
             Server::Filesystem => vec!["node".into(), script, fixture.into()],
@@ -92,7 +92,7 @@ impl Peers {
 
     /// The command line that runs `client`'s scripted session for `server` against `target`
     /// (the server's own command, or the proxy wrapping it).
-    pub fn client_command(
+    pub(crate) fn client_command(
         &self,
         client: Client,
         server: Server,
@@ -119,14 +119,14 @@ impl Peers {
     }
 
     /// The independent token counter (`count_tokens.mjs`, npm `gpt-tokenizer`).
-    pub fn token_counter(&self) -> PathBuf {
+    pub(crate) fn token_counter(&self) -> PathBuf {
         self.dir.join("count_tokens.mjs")
     }
 }
 
 /// A real MCP server the tests drive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Server {
+pub(crate) enum Server {
     /// `@modelcontextprotocol/server-filesystem` on the fixture tree.
     Filesystem,
     /// `@modelcontextprotocol/server-everything` (notifications, roots, sampling, elicitation).
@@ -139,7 +139,7 @@ pub enum Server {
 
 impl Server {
     /// The driver scenario that matches this server.
-    pub fn scenario(self) -> &'static str {
+    pub(crate) fn scenario(self) -> &'static str {
         match self {
             Server::Filesystem => "filesystem",
             Server::Everything => "everything",
@@ -151,7 +151,7 @@ impl Server {
 
 /// A real MCP client the tests drive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Client {
+pub(crate) enum Client {
     /// The TypeScript SDK's `Client` (`ts_client.mjs`).
     Ts,
     /// The Python SDK's `ClientSession` with `initialize` (`py_client.py session`).
@@ -161,6 +161,6 @@ pub enum Client {
 }
 
 /// The fixture tree the filesystem server serves, as an absolute path.
-pub fn fixture_tree() -> PathBuf {
+pub(crate) fn fixture_tree() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/trees/interop-project")
 }

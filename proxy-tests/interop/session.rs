@@ -5,7 +5,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -13,13 +13,13 @@ use serde_json::Value;
 const DEADLINE: Duration = Duration::from_secs(180);
 
 /// The proxy binary under test.
-pub fn proxy_binary() -> &'static str {
+pub(crate) fn proxy_binary() -> &'static str {
     env!("CARGO_BIN_EXE_ctxopt-proxy")
 }
 
 /// `ctxopt-proxy --log LOG --inject none --store :memory: -- <server>`: the relay alone, so a
 /// proxied session must see exactly what the direct one sees (injection has its own tests).
-pub fn proxied(server: &[OsString], log: &Path) -> Vec<OsString> {
+pub(crate) fn proxied(server: &[OsString], log: &Path) -> Vec<OsString> {
     let mut command: Vec<OsString> = vec![
         proxy_binary().into(),
         "--log".into(),
@@ -36,7 +36,7 @@ pub fn proxied(server: &[OsString], log: &Path) -> Vec<OsString> {
 
 /// What a client driver printed: its transcript, and the messages it wrote and read.
 #[derive(Debug)]
-pub struct DriverOutput {
+pub(crate) struct DriverOutput {
     /// The whole JSON document.
     pub json: Value,
 }
@@ -44,7 +44,7 @@ pub struct DriverOutput {
 impl DriverOutput {
     /// The part that must be equal direct and proxied: everything the client observed,
     /// with its wire lists sorted (the interleaving of independent server messages is timing).
-    pub fn comparable(&self) -> Value {
+    pub(crate) fn comparable(&self) -> Value {
         let mut json = self.json.clone();
         for side in ["sent", "received"] {
             let list = json["wire"][side].as_array_mut().expect("wire lists");
@@ -54,26 +54,26 @@ impl DriverOutput {
     }
 
     /// The messages the client wrote, in order.
-    pub fn sent(&self) -> &[Value] {
+    pub(crate) fn sent(&self) -> &[Value] {
         self.json["wire"]["sent"].as_array().expect("wire.sent")
     }
 
     /// The messages the client read, in order.
-    pub fn received(&self) -> &[Value] {
+    pub(crate) fn received(&self) -> &[Value] {
         self.json["wire"]["received"]
             .as_array()
             .expect("wire.received")
     }
 
     /// The protocol revision the client says it uses.
-    pub fn protocol(&self) -> &str {
+    pub(crate) fn protocol(&self) -> &str {
         self.json["protocol"].as_str().expect("protocol")
     }
 }
 
 /// Runs a driver to completion (or the deadline) with extra environment variables and returns
 /// its parsed output; panics with its stderr when it fails.
-pub fn run_driver(command: &[OsString], env: &[(&str, PathBuf)]) -> DriverOutput {
+pub(crate) fn run_driver(command: &[OsString], env: &[(&str, PathBuf)]) -> DriverOutput {
     let mut child = Command::new(&command[0])
         .args(&command[1..])
         .envs(env.iter().map(|(k, v)| (k, v)))
@@ -84,20 +84,16 @@ pub fn run_driver(command: &[OsString], env: &[(&str, PathBuf)]) -> DriverOutput
         .unwrap_or_else(|e| panic!("cannot start {:?}: {e}", command[0]));
     let stdout = drain(child.stdout.take().expect("stdout"));
     let stderr = drain(child.stderr.take().expect("stderr"));
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait for driver") {
-            break status;
-        }
-        if start.elapsed() > DEADLINE {
-            child.kill().ok();
-            child.wait().ok();
-            panic!(
-                "driver {command:?} did not finish in {DEADLINE:?}; stderr:\n{}",
-                stderr.join().unwrap_or_default()
-            );
-        }
-        thread::sleep(Duration::from_millis(20));
+    let status = crate::support::poll_until(DEADLINE, Duration::from_millis(20), || {
+        child.try_wait().expect("wait for driver")
+    });
+    let Some(status) = status else {
+        child.kill().ok();
+        child.wait().ok();
+        panic!(
+            "driver {command:?} did not finish in {DEADLINE:?}; stderr:\n{}",
+            stderr.join().unwrap_or_default()
+        );
     };
     let stdout = stdout.join().expect("stdout reader");
     let stderr = stderr.join().expect("stderr reader");

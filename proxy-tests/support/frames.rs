@@ -3,7 +3,7 @@
 
 /// A `tools/call`-style response of exactly `size` bytes, `\n` included, answering `id`.
 /// The text content is a deterministic pattern of printable ASCII.
-pub fn big_response(id: u64, size: usize) -> Vec<u8> {
+pub(crate) fn big_response(id: u64, size: usize) -> Vec<u8> {
     let head =
         format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":""#);
     let tail = "\"}]}}\n";

@@ -8,7 +8,7 @@ use ctxopt::framelog::{Frame, Header, LogLine, Trailer};
 
 /// One proxy run's log: header, frames, trailer.
 #[derive(Debug)]
-pub struct Log {
+pub(crate) struct Log {
     /// The first line.
     pub header: Header,
     /// The frame lines in order.
@@ -30,7 +30,7 @@ fn validator() -> &'static jsonschema::Validator {
 
 /// Validates one log line against the schema and parses it; panics with the line and the
 /// schema errors when it does not conform.
-pub fn parse_line(line: &str) -> LogLine {
+pub(crate) fn parse_line(line: &str) -> LogLine {
     let value: serde_json::Value = serde_json::from_str(line)
         .unwrap_or_else(|e| panic!("log line is not JSON ({e}): {line:.300}"));
     let errors: Vec<String> = validator()
@@ -45,7 +45,7 @@ pub fn parse_line(line: &str) -> LogLine {
 }
 
 /// Splits a log file's text into runs (a file appended to by several runs holds several).
-pub fn parse_runs(text: &str) -> Vec<Log> {
+pub(crate) fn parse_runs(text: &str) -> Vec<Log> {
     assert!(
         text.is_empty() || text.ends_with('\n'),
         "a log ends with a newline"
@@ -86,7 +86,7 @@ pub fn parse_runs(text: &str) -> Vec<Log> {
 }
 
 /// Reads a log file written by exactly one run, validating every line.
-pub fn read_log(path: &Path) -> Log {
+pub(crate) fn read_log(path: &Path) -> Log {
     let text = std::fs::read_to_string(path)
         .unwrap_or_else(|e| panic!("read log {}: {e}", path.display()));
     let mut runs = parse_runs(&text);
@@ -96,13 +96,13 @@ pub fn read_log(path: &Path) -> Log {
 
 impl Log {
     /// The frames in one direction.
-    pub fn dir(&self, dir: ctxopt::framelog::Direction) -> Vec<&Frame> {
+    pub(crate) fn dir(&self, dir: ctxopt::framelog::Direction) -> Vec<&Frame> {
         self.frames.iter().filter(|f| f.dir == dir).collect()
     }
 }
 
 /// The wire bytes a logged frame stands for (raw or raw_b64, plus its line ending).
-pub fn wire_bytes(frame: &Frame) -> Vec<u8> {
+pub(crate) fn wire_bytes(frame: &Frame) -> Vec<u8> {
     use base64::Engine as _;
     let mut bytes = match (&frame.raw, &frame.raw_b64) {
         (Some(raw), _) => raw.as_bytes().to_vec(),

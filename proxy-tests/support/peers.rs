@@ -6,15 +6,15 @@
 use std::path::PathBuf;
 
 /// The environment variable that turns a missing peer installation into a skip.
-pub const SKIP_VAR: &str = "CTXOPT_SKIP_PEER_TESTS";
+pub(crate) const SKIP_VAR: &str = "CTXOPT_SKIP_PEER_TESTS";
 
 /// Whether [`SKIP_VAR`] asks to skip tests whose peers are missing.
-pub fn skip_requested() -> bool {
+pub(crate) fn skip_requested() -> bool {
     std::env::var_os(SKIP_VAR).is_some_and(|v| v != "0")
 }
 
 /// The directory of the installed peers.
-pub fn dir() -> PathBuf {
+pub(crate) fn dir() -> PathBuf {
     std::env::var_os("CTXOPT_PEERS_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("proxy-tests/peers"))
@@ -22,7 +22,7 @@ pub fn dir() -> PathBuf {
 
 /// A file of the installed peers, or `None` (after saying so) when it is missing and
 /// [`SKIP_VAR`] is set; a missing peer fails the test otherwise.
-pub fn peer(relative: &str) -> Option<PathBuf> {
+pub(crate) fn peer(relative: &str) -> Option<PathBuf> {
     let path = dir().join(relative);
     if path.exists() {
         return Some(path);

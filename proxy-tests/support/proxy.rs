@@ -5,18 +5,18 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The proxy binary under test.
-pub const PROXY: &str = env!("CARGO_BIN_EXE_ctxopt-proxy");
+pub(crate) const PROXY: &str = env!("CARGO_BIN_EXE_ctxopt-proxy");
 
 /// How long any single proxy run may take before the test fails.
-pub const WATCHDOG: Duration = Duration::from_secs(120);
+pub(crate) const WATCHDOG: Duration = Duration::from_secs(120);
 
 /// The fixture server (`proxy-tests/fixture_server.rs`, built as the example
 /// `fixture-server`). Built on first use so a narrow `cargo test --test proxy-tests` run
 /// never uses a stale one.
-pub fn fixture_server() -> &'static Path {
+pub(crate) fn fixture_server() -> &'static Path {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
     PATH.get_or_init(|| {
         // target/<profile>/deps/proxy_tests-… → target/<profile>/examples/fixture-server
@@ -53,7 +53,7 @@ pub fn fixture_server() -> &'static Path {
 
 /// A proxy invocation being put together: proxy options, then the server's argv.
 #[derive(Debug)]
-pub struct ProxyCmd {
+pub(crate) struct ProxyCmd {
     options: Vec<OsString>,
     server: Vec<OsString>,
     dir: tempfile::TempDir,
@@ -62,7 +62,7 @@ pub struct ProxyCmd {
 
 /// What a finished proxy run left behind.
 #[derive(Debug)]
-pub struct Run {
+pub(crate) struct Run {
     /// Everything the proxy wrote to its stdout (what the client received).
     pub stdout: Vec<u8>,
     /// Everything on the proxy's stderr (the server's stderr passes through here).
@@ -77,14 +77,14 @@ pub struct Run {
 
 impl ProxyCmd {
     /// The proxy around the fixture server running `steps`, logging to a fresh file.
-    pub fn fixture<S: AsRef<OsStr>>(steps: &[S]) -> Self {
+    pub(crate) fn fixture<S: AsRef<OsStr>>(steps: &[S]) -> Self {
         let mut argv = vec![fixture_server().as_os_str().to_owned()];
         argv.extend(steps.iter().map(|s| s.as_ref().to_owned()));
         Self::server(argv)
     }
 
     /// The proxy around any command, logging to a fresh file.
-    pub fn server<S: AsRef<OsStr>>(argv: impl IntoIterator<Item = S>) -> Self {
+    pub(crate) fn server<S: AsRef<OsStr>>(argv: impl IntoIterator<Item = S>) -> Self {
         let dir = tempfile::tempdir().expect("temp dir");
         let log = dir.path().join("frames.jsonl");
         ProxyCmd {
@@ -96,27 +96,27 @@ impl ProxyCmd {
     }
 
     /// Adds proxy options (before `--`).
-    pub fn option<S: AsRef<OsStr>>(mut self, args: &[S]) -> Self {
+    pub(crate) fn option<S: AsRef<OsStr>>(mut self, args: &[S]) -> Self {
         self.options
             .extend(args.iter().map(|s| s.as_ref().to_owned()));
         self
     }
 
     /// Logs to `path` instead of the fresh file.
-    pub fn log_to(mut self, path: &Path) -> Self {
+    pub(crate) fn log_to(mut self, path: &Path) -> Self {
         self.log = path.to_path_buf();
         self
     }
 
     /// The log path the proxy will be given.
-    pub fn log_path(&self) -> &Path {
+    pub(crate) fn log_path(&self) -> &Path {
         &self.log
     }
 
     /// The proxy's command line, its standard streams left to the caller. Without a
     /// `--store` option the proxy gets `--store :memory:`, so no test writes into the
     /// user's store.
-    pub fn command(&self) -> Command {
+    pub(crate) fn command(&self) -> Command {
         let mut cmd = Command::new(PROXY);
         // The redaction key (and anything else of the state directory) stays in the temp dir.
         cmd.env("XDG_STATE_HOME", self.dir.path());
@@ -129,7 +129,7 @@ impl ProxyCmd {
     }
 
     /// Starts the proxy ([`ProxyCmd::command`]) with piped stdin, stdout and stderr.
-    pub fn spawn(&self) -> Child {
+    pub(crate) fn spawn(&self) -> Child {
         self.command()
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -140,7 +140,7 @@ impl ProxyCmd {
 
     /// Runs the proxy to the end: writes `input` to its stdin (then closes it) while
     /// collecting stdout and stderr.
-    pub fn run(self, input: &[u8]) -> Run {
+    pub(crate) fn run(self, input: &[u8]) -> Run {
         let mut child = self.spawn();
         let mut stdin = child.stdin.take().expect("stdin");
         let input = input.to_vec();
@@ -161,7 +161,7 @@ impl ProxyCmd {
 }
 
 /// Collects a running proxy's stdout and stderr and waits for it (with a watchdog).
-pub fn finish(mut child: Child) -> (Vec<u8>, String, ExitStatus) {
+pub(crate) fn finish(mut child: Child) -> (Vec<u8>, String, ExitStatus) {
     let mut out = child.stdout.take().expect("stdout");
     let mut err = child.stderr.take().expect("stderr");
     let reader = std::thread::spawn(move || {
@@ -183,22 +183,18 @@ pub fn finish(mut child: Child) -> (Vec<u8>, String, ExitStatus) {
 }
 
 /// Waits for `child`, killing it and failing the test after [`WATCHDOG`].
-pub fn wait_with_watchdog(child: &mut Child) -> ExitStatus {
-    let start = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            return status;
-        }
-        if start.elapsed() > WATCHDOG {
-            let _ = child.kill();
-            panic!("ctxopt-proxy did not exit within {WATCHDOG:?}");
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
+pub(crate) fn wait_with_watchdog(child: &mut Child) -> ExitStatus {
+    let status = super::poll_until(WATCHDOG, Duration::from_millis(5), || {
+        child.try_wait().expect("wait")
+    });
+    status.unwrap_or_else(|| {
+        let _ = child.kill();
+        panic!("ctxopt-proxy did not exit within {WATCHDOG:?}");
+    })
 }
 
 /// Reads one `\n`-terminated line from `r` (for interactive tests).
-pub fn read_line(r: &mut impl Read) -> Vec<u8> {
+pub(crate) fn read_line(r: &mut impl Read) -> Vec<u8> {
     let mut line = Vec::new();
     let mut byte = [0u8; 1];
     while r.read(&mut byte).expect("read") == 1 {
@@ -211,7 +207,7 @@ pub fn read_line(r: &mut impl Read) -> Vec<u8> {
 }
 
 /// Sends `sig` to `pid`.
-pub fn signal(pid: u32, sig: i32) {
+pub(crate) fn signal(pid: u32, sig: i32) {
     // SAFETY: kill has no memory-safety preconditions.
     unsafe {
         libc::kill(pid as libc::pid_t, sig);
@@ -219,7 +215,7 @@ pub fn signal(pid: u32, sig: i32) {
 }
 
 /// Whether `pid` is gone (or a zombie nobody has reaped yet).
-pub fn process_gone(pid: u32) -> bool {
+pub(crate) fn process_gone(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Err(_) => true,
         Ok(stat) => stat
@@ -229,20 +225,16 @@ pub fn process_gone(pid: u32) -> bool {
 }
 
 /// Waits up to `limit` for `pid` to be gone.
-pub fn wait_gone(pid: u32, limit: Duration) -> bool {
-    let start = Instant::now();
-    while start.elapsed() < limit {
-        if process_gone(pid) {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    false
+pub(crate) fn wait_gone(pid: u32, limit: Duration) -> bool {
+    super::poll_until(limit, Duration::from_millis(10), || {
+        process_gone(pid).then_some(())
+    })
+    .is_some()
 }
 
 /// A proxy driven step by step, like a client that waits for answers.
 #[derive(Debug)]
-pub struct Session {
+pub(crate) struct Session {
     child: Child,
     stdin: Option<std::process::ChildStdin>,
     stdout: std::process::ChildStdout,
@@ -250,7 +242,7 @@ pub struct Session {
 
 impl Session {
     /// Starts `cmd`.
-    pub fn start(cmd: &ProxyCmd) -> Self {
+    pub(crate) fn start(cmd: &ProxyCmd) -> Self {
         let mut child = cmd.spawn();
         let stdin = child.stdin.take();
         let stdout = child.stdout.take().expect("stdout");
@@ -262,31 +254,31 @@ impl Session {
     }
 
     /// Sends bytes to the proxy's stdin.
-    pub fn send(&mut self, bytes: &[u8]) {
+    pub(crate) fn send(&mut self, bytes: &[u8]) {
         let stdin = self.stdin.as_mut().expect("stdin open");
         stdin.write_all(bytes).expect("write to proxy");
         stdin.flush().expect("flush");
     }
 
     /// Reads exactly `buf.len()` bytes the proxy relays to the client.
-    pub fn read_exact(&mut self, buf: &mut [u8]) {
+    pub(crate) fn read_exact(&mut self, buf: &mut [u8]) {
         self.stdout.read_exact(buf).expect("read from proxy");
     }
 
     /// Reads the next line the proxy relays to the client.
-    pub fn recv(&mut self) -> Vec<u8> {
+    pub(crate) fn recv(&mut self) -> Vec<u8> {
         read_line(&mut self.stdout)
     }
 
     /// Kills the proxy with `SIGKILL` (its server, left without input, ends on its own).
-    pub fn kill(mut self) {
+    pub(crate) fn kill(mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
 
     /// Closes stdin and waits for the proxy; returns the rest of its stdout, its status and
     /// its stderr.
-    pub fn close_with_stderr(mut self) -> (Vec<u8>, ExitStatus, String) {
+    pub(crate) fn close_with_stderr(mut self) -> (Vec<u8>, ExitStatus, String) {
         let mut stderr = String::new();
         if let Some(mut err) = self.child.stderr.take() {
             drop(self.stdin.take());
@@ -304,7 +296,7 @@ impl Session {
     }
 
     /// Closes stdin and waits for the proxy; returns the rest of its stdout and its status.
-    pub fn close(mut self) -> (Vec<u8>, ExitStatus) {
+    pub(crate) fn close(mut self) -> (Vec<u8>, ExitStatus) {
         drop(self.stdin.take());
         let mut rest = Vec::new();
         let _ = self.stdout.read_to_end(&mut rest);

@@ -20,17 +20,17 @@ use crate::records::Records;
 use crate::tokenizer::Tokenizer;
 
 /// The size of the chunks BM25 ranks (messages are ranked whole).
-pub const BM25_CHUNK_CHARS: usize = 1200;
+pub(crate) const BM25_CHUNK_CHARS: usize = 1200;
 
 /// The transcript's last `budget` tokens.
-pub fn tail(records: &Records, budget: usize, tokenizer: Tokenizer) -> String {
+pub(crate) fn tail(records: &Records, budget: usize, tokenizer: Tokenizer) -> String {
     let transcript = strategy::raw_context(records);
     longest_tail(&transcript, budget, tokenizer).to_string()
 }
 
 /// Half the budget from the transcript's head, the rest from its tail (the whole transcript
 /// when it fits).
-pub fn head_tail(records: &Records, budget: usize, tokenizer: Tokenizer) -> String {
+pub(crate) fn head_tail(records: &Records, budget: usize, tokenizer: Tokenizer) -> String {
     const GAP: &str = "\n[…]\n";
     let transcript = strategy::raw_context(records);
     if tokenizer.count(&transcript) <= budget {
@@ -49,7 +49,7 @@ pub fn head_tail(records: &Records, budget: usize, tokenizer: Tokenizer) -> Stri
 }
 
 /// The task, then the chunks BM25 ranks highest against it, while they fit.
-pub fn bm25(records: &Records, budget: usize, tokenizer: Tokenizer) -> String {
+pub(crate) fn bm25(records: &Records, budget: usize, tokenizer: Tokenizer) -> String {
     let blocks = strategy::blocks(records);
     let (task, rest): (Vec<&Block>, Vec<&Block>) = blocks.iter().partition(|b| b.id == "task");
     let mut chunks: Vec<String> = Vec::new();
@@ -126,7 +126,7 @@ fn char_chunks(text: &str, size: usize) -> Vec<&str> {
 }
 
 /// The longest suffix of `text` (on a char boundary) with at most `tokens` tokens.
-pub fn longest_tail(text: &str, tokens: usize, tokenizer: Tokenizer) -> &str {
+pub(crate) fn longest_tail(text: &str, tokens: usize, tokenizer: Tokenizer) -> &str {
     let suffix = |from: usize| {
         let mut from = from.min(text.len());
         while !text.is_char_boundary(from) {

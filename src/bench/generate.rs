@@ -23,35 +23,35 @@ use serde::Deserialize;
 /// One generated text.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Generate {
+pub(crate) struct Generate {
     /// The id of the record to fill.
-    pub record: String,
+    pub(crate) record: String,
     /// The field to fill (`output`, `content`, `text`, `stack`, `diff`).
     #[serde(default = "default_field")]
-    pub field: String,
+    pub(crate) field: String,
     /// How many lines.
-    pub lines: usize,
+    pub(crate) lines: usize,
     /// The seed.
-    pub seed: u64,
+    pub(crate) seed: u64,
     /// RFC 3339 time of line 1.
-    pub start: String,
+    pub(crate) start: String,
     /// Milliseconds between lines.
-    pub step_ms: u64,
+    pub(crate) step_ms: u64,
     /// The line templates, picked uniformly (repeat one to weight it).
-    pub templates: Vec<String>,
+    pub(crate) templates: Vec<String>,
     /// Lines placed at fixed positions.
     #[serde(default)]
-    pub insert: Vec<Insert>,
+    pub(crate) insert: Vec<Insert>,
 }
 
 /// A line at a fixed position.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Insert {
+pub(crate) struct Insert {
     /// 1-based line number.
-    pub line: usize,
+    pub(crate) line: usize,
     /// The line's template.
-    pub text: String,
+    pub(crate) text: String,
 }
 
 fn default_field() -> String {
@@ -60,16 +60,16 @@ fn default_field() -> String {
 
 /// SplitMix64: small, fast and fully determined by its seed.
 #[derive(Debug, Clone)]
-pub struct SplitMix64(u64);
+pub(crate) struct SplitMix64(u64);
 
 impl SplitMix64 {
     /// A generator from `seed`.
-    pub fn new(seed: u64) -> Self {
+    pub(crate) fn new(seed: u64) -> Self {
         SplitMix64(seed)
     }
 
     /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
+    pub(crate) fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -78,12 +78,12 @@ impl SplitMix64 {
     }
 
     /// A number in `low..=high`.
-    pub fn between(&mut self, low: u64, high: u64) -> u64 {
+    pub(crate) fn between(&mut self, low: u64, high: u64) -> u64 {
         low + self.next_u64() % (high.saturating_sub(low) + 1)
     }
 
     /// An index below `len` (`len` > 0).
-    pub fn index(&mut self, len: usize) -> usize {
+    pub(crate) fn index(&mut self, len: usize) -> usize {
         (self.next_u64() % len as u64) as usize
     }
 }
@@ -91,7 +91,7 @@ impl SplitMix64 {
 /// What is wrong with a directive.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
-pub enum GenerateError {
+pub(crate) enum GenerateError {
     /// `start` is not RFC 3339.
     #[error("start: expected an RFC 3339 time, found \"{0}\"")]
     Start(String),
@@ -107,7 +107,7 @@ pub enum GenerateError {
 }
 
 /// Expands the directive into its text (lines joined by `\n`, with a final `\n`).
-pub fn expand(directive: &Generate) -> Result<String, GenerateError> {
+pub(crate) fn expand(directive: &Generate) -> Result<String, GenerateError> {
     let start = chrono::DateTime::parse_from_rfc3339(&directive.start)
         .map_err(|_| GenerateError::Start(directive.start.clone()))?
         .with_timezone(&chrono::Utc);

@@ -40,7 +40,7 @@ pub enum Strategy {
 
 impl Strategy {
     /// All, in report order.
-    pub const ALL: [Strategy; 4] = [
+    pub(crate) const ALL: [Strategy; 4] = [
         Strategy::Ctxopt,
         Strategy::Tail,
         Strategy::HeadTail,
@@ -111,16 +111,18 @@ pub struct SessionInfo {
     /// Its client (none when it was left out).
     pub client: Option<SessionClient>,
     /// Its tool calls.
-    pub tool_calls: usize,
+    pub(crate) tool_calls: usize,
     /// Its cuts.
     pub cuts: usize,
     /// Why it was left out, when it was.
-    pub left_out: Option<String>,
+    pub(crate) left_out: Option<String>,
 }
 
 /// Every session file under `dir` (recursively, `*.jsonl` and `*.json`, in name order): the
 /// sessions read, and a line for every file, read or left out.
-pub fn load_corpus(dir: &Path) -> Result<(Vec<Session>, Vec<SessionInfo>), InteractiveError> {
+pub(crate) fn load_corpus(
+    dir: &Path,
+) -> Result<(Vec<Session>, Vec<SessionInfo>), InteractiveError> {
     let mut paths = Vec::new();
     walk(dir, &mut paths)?;
     paths.sort();
@@ -216,9 +218,9 @@ pub struct Replay {
     /// The text injected (the `additionalContext`; empty when the hook printed nothing).
     pub context: String,
     /// Milliseconds of the answering run (`SessionStart`; for Codex CLI, import + build).
-    pub millis: f64,
+    pub(crate) millis: f64,
     /// Milliseconds of the run before it (`PreCompact`/`PreCompress`; 0 for Codex CLI).
-    pub before_millis: f64,
+    pub(crate) before_millis: f64,
 }
 
 /// Replays a compaction at `cut` through the hook's code path ([`hooks::run`], as `ctxopt
@@ -226,7 +228,7 @@ pub struct Replay {
 /// folder, then `PreCompact` (Gemini CLI: `PreCompress`) and `SessionStart` with `source:
 /// compact`, on a store of their own. Codex CLI has no hook: the cut is imported and built
 /// at the hook's budget, as the hook would.
-pub fn replay_compaction(
+pub(crate) fn replay_compaction(
     session: &Session,
     cut: &SessionCut,
     budget: usize,
@@ -337,13 +339,13 @@ fn import_cut(session: &Session, cut: &SessionCut) -> Result<Records, Interactiv
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CutScore {
     /// The labelled files it names.
-    pub files_kept: usize,
+    pub(crate) files_kept: usize,
     /// Whether it holds a line of the code label (none when the cut has no code label).
-    pub code_kept: Option<bool>,
+    pub(crate) code_kept: Option<bool>,
     /// Its tokens.
     pub tokens: usize,
     /// Milliseconds to make it.
-    pub millis: f64,
+    pub(crate) millis: f64,
 }
 
 /// Scores `context` against the labels of `cut`.
@@ -375,16 +377,16 @@ pub struct CutResult {
     /// The labelled files.
     pub files: usize,
     /// Whether the cut has a code label.
-    pub has_code: bool,
+    pub(crate) has_code: bool,
     /// Per strategy, in [`Strategy::ALL`] order.
-    pub scores: Vec<(Strategy, CutScore)>,
+    pub(crate) scores: Vec<(Strategy, CutScore)>,
     /// Milliseconds of the `PreCompact`/`PreCompress` run before the answer.
-    pub before_millis: f64,
+    pub(crate) before_millis: f64,
 }
 
 /// Runs every cut of `sessions`: the hook at `budget`, the baselines at the size of its
 /// answer.
-pub fn run_cuts(
+pub(crate) fn run_cuts(
     sessions: &[Session],
     budget: usize,
     tokenizer: Tokenizer,
@@ -436,23 +438,23 @@ pub struct InteractiveRow {
     /// Cuts.
     pub cuts: usize,
     /// Cuts with at least one labelled file.
-    pub labelled_cuts: usize,
+    pub(crate) labelled_cuts: usize,
     /// Of those, the cuts whose labelled files are all named.
-    pub all_files: usize,
+    pub(crate) all_files: usize,
     /// Labelled files over all cuts.
     pub files: usize,
     /// Of those, the ones named.
-    pub files_kept: usize,
+    pub(crate) files_kept: usize,
     /// Cuts with a code label.
-    pub code_cuts: usize,
+    pub(crate) code_cuts: usize,
     /// Of those, the ones whose context holds a line of it.
-    pub code_kept: usize,
+    pub(crate) code_kept: usize,
     /// Mean tokens of the context.
-    pub mean_tokens: f64,
+    pub(crate) mean_tokens: f64,
     /// Mean milliseconds to make it.
-    pub mean_millis: f64,
+    pub(crate) mean_millis: f64,
     /// Longest time to make it, in milliseconds.
-    pub max_millis: f64,
+    pub(crate) max_millis: f64,
 }
 
 impl InteractiveRow {
@@ -466,14 +468,14 @@ impl InteractiveRow {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct InteractiveReport {
     /// The hook's token budget.
-    pub hook_budget: usize,
+    pub(crate) hook_budget: usize,
     /// Every file of the corpus, read or left out.
     pub sessions: Vec<SessionInfo>,
     /// Per half × client (and all clients) × strategy.
     pub rows: Vec<InteractiveRow>,
     /// The cuts of the tuning half, each strategy's score (the held-out half's cuts are
     /// only counted in the rows).
-    pub tuning_cuts: Vec<CutResult>,
+    pub(crate) tuning_cuts: Vec<CutResult>,
 }
 
 /// Sums `results` into rows per half × client (and all clients) × strategy.

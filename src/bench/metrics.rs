@@ -25,9 +25,9 @@ use crate::tokenizer::Tokenizer;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Metrics {
     /// Tokens of the whole session, rendered (strategy A's context).
-    pub tokens_in: usize,
+    pub(crate) tokens_in: usize,
     /// Tokens of the context.
-    pub tokens_out: usize,
+    pub(crate) tokens_out: usize,
     /// `1 - tokens_out / tokens_in`.
     pub reduction: f64,
     /// Required facts found in the context.
@@ -58,7 +58,7 @@ pub struct Metrics {
     /// Whether there are tags and every one resolves.
     pub attribution_ok: bool,
     /// Wall time of the strategy, in milliseconds.
-    pub millis: f64,
+    pub(crate) millis: f64,
 }
 
 /// Measures `run` against `scenario`; `tokens_in` is the raw context's token count.
@@ -114,7 +114,7 @@ pub fn measure(scenario: &Scenario, run: &Run, tokens_in: usize, tokenizer: Toke
 }
 
 /// Precision and recall of `kept` against the labels (see the module docs).
-pub fn precision_recall(
+pub(crate) fn precision_recall(
     kept: &BTreeSet<String>,
     relevant: &[String],
     irrelevant: &[String],
@@ -130,7 +130,7 @@ pub fn precision_recall(
 /// Counts the `[source: …]` tags in `context` and those that resolve: a tag resolves when
 /// it names a record (`record ID`, or the whole tag is an id) in `known`, and every
 /// `fr_…` part is in `fragments`.
-pub fn attribution(
+pub(crate) fn attribution(
     context: &str,
     known: &BTreeSet<&str>,
     fragments: &BTreeSet<String>,

@@ -14,8 +14,8 @@
 //!   Gemini CLI) cut after a share of their tool calls, the hook's answer after a compaction
 //!   against baselines of its size.
 
-pub mod baseline;
-pub mod generate;
+pub(crate) mod baseline;
+pub(crate) mod generate;
 pub mod interactive;
 pub mod metrics;
 pub mod real;

@@ -27,11 +27,11 @@ use crate::records::Records;
 use crate::tokenizer::Tokenizer;
 
 /// The shares of each trajectory's steps it is cut at.
-pub const CUTS: [f64; 3] = [0.4, 0.6, 0.8];
+pub(crate) const CUTS: [f64; 3] = [0.4, 0.6, 0.8];
 /// The budgets every strategy is built under.
-pub const BUDGETS: [usize; 4] = [2000, 4000, 8000, 16000];
+pub(crate) const BUDGETS: [usize; 4] = [2000, 4000, 8000, 16000];
 /// The least length of a line of a read file that counts as showing the file.
-pub const LABEL_LINE_CHARS: usize = 24;
+pub(crate) const LABEL_LINE_CHARS: usize = 24;
 
 /// The half of the corpus a trajectory belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -45,7 +45,7 @@ pub enum Half {
 
 impl Half {
     /// Both, in report order.
-    pub const ALL: [Half; 2] = [Half::Tuning, Half::HeldOut];
+    pub(crate) const ALL: [Half; 2] = [Half::Tuning, Half::HeldOut];
 
     /// The name in tables.
     pub fn name(self) -> &'static str {
@@ -58,7 +58,7 @@ impl Half {
 
 /// The half of the trajectory file `name` (`pydicom__pydicom-901.traj.json`): tuning when
 /// the first byte of sha256(name) is even (the rule `SPLIT.md` beside the data states).
-pub fn half(name: &str) -> Half {
+pub(crate) fn half(name: &str) -> Half {
     if Sha256::digest(name.as_bytes())[0] % 2 == 0 {
         Half::Tuning
     } else {
@@ -84,7 +84,7 @@ pub enum RealStrategy {
 
 impl RealStrategy {
     /// All, in report order.
-    pub const ALL: [RealStrategy; 5] = [
+    pub(crate) const ALL: [RealStrategy; 5] = [
         RealStrategy::Ctxopt,
         RealStrategy::Tail,
         RealStrategy::HeadTail,
@@ -140,7 +140,7 @@ pub struct LabelledFile {
 
 impl LabelledFile {
     /// Whether `context` keeps this file (see the module doc).
-    pub fn kept_by(&self, context: &str) -> bool {
+    pub(crate) fn kept_by(&self, context: &str) -> bool {
         context.contains(&self.path)
             && (self.lines.is_empty() || self.lines.iter().any(|l| context.contains(l.as_str())))
     }
@@ -160,7 +160,7 @@ pub struct RealCut {
     /// The labelled files.
     pub files: Vec<LabelledFile>,
     /// The error the task names, when it names one.
-    pub task_error: Option<String>,
+    pub(crate) task_error: Option<String>,
 }
 
 /// Why the corpus could not be loaded.
@@ -250,7 +250,7 @@ pub fn load_cuts(dir: &Path) -> Result<Vec<RealCut>, RealError> {
 }
 
 /// Whether a patched path is a test or a reproduction script.
-pub fn is_test_or_script(path: &str) -> bool {
+pub(crate) fn is_test_or_script(path: &str) -> bool {
     let mut parts = path.split('/').collect::<Vec<_>>();
     let name = parts.pop().unwrap_or_default();
     parts
@@ -309,7 +309,7 @@ fn label(records: &Records, path: &str) -> Option<LabelledFile> {
 
 /// The error the task names: its last line shaped `NameError: message` (or `…Exception`,
 /// `…Warning`), trimmed.
-pub fn task_error(task: &str) -> Option<String> {
+pub(crate) fn task_error(task: &str) -> Option<String> {
     task.lines()
         .map(str::trim)
         .rfind(|l| {
@@ -336,23 +336,23 @@ pub struct RealRow {
     /// The budget.
     pub budget: usize,
     /// Cuts with at least one labelled file.
-    pub labelled_cuts: usize,
+    pub(crate) labelled_cuts: usize,
     /// Of those, the cuts whose labelled files are all kept.
-    pub all_kept: usize,
+    pub(crate) all_kept: usize,
     /// Labelled files over all cuts.
     pub files: usize,
     /// Of those, the ones kept.
-    pub files_kept: usize,
+    pub(crate) files_kept: usize,
     /// Cuts whose task names an error.
-    pub error_cuts: usize,
+    pub(crate) error_cuts: usize,
     /// Of those, the ones whose context holds the error.
-    pub errors_kept: usize,
+    pub(crate) errors_kept: usize,
     /// Mean tokens of the context.
-    pub mean_tokens: f64,
+    pub(crate) mean_tokens: f64,
     /// Mean build time in milliseconds.
-    pub mean_millis: f64,
+    pub(crate) mean_millis: f64,
     /// Longest build time in milliseconds.
-    pub max_millis: f64,
+    pub(crate) max_millis: f64,
 }
 
 impl RealRow {
@@ -373,7 +373,7 @@ pub fn recall(kept: usize, labelled: usize) -> f64 {
 
 /// Which cuts kept every labelled file, for one strategy and budget.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CutOutcome {
+pub(crate) struct CutOutcome {
     /// The trajectory.
     pub trajectory: String,
     /// The share of steps.
@@ -394,7 +394,7 @@ pub struct RealReport {
     /// One row per half × strategy × budget.
     pub rows: Vec<RealRow>,
     /// The cuts that lost a labelled file, per strategy and budget.
-    pub losses: Vec<CutOutcome>,
+    pub(crate) losses: Vec<CutOutcome>,
 }
 
 /// Runs every strategy under every budget on `cuts`.
@@ -494,13 +494,13 @@ pub const BEFORE_JSON: &str = "optimizer-real-before.json";
 pub const CHART_FILE: &str = "optimizer-real-recall.svg";
 
 /// The share of labelled cuts at [`BAR_BUDGET`] whose labelled files ctxopt must all keep.
-pub const BAR_SHARE: f64 = 0.9;
+pub(crate) const BAR_SHARE: f64 = 0.9;
 /// The budget the [`BAR_SHARE`] applies at.
-pub const BAR_BUDGET: usize = 4000;
+pub(crate) const BAR_BUDGET: usize = 4000;
 
 /// How ctxopt stands against one baseline in one half at one budget.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Standing {
+pub(crate) enum Standing {
     /// More cuts with every labelled file kept, or as many with a higher per-file recall.
     Ahead,
     /// The same on both.
@@ -518,7 +518,12 @@ impl RealReport {
     }
 
     /// How ctxopt stands against `baseline` in `half` under `budget`.
-    pub fn standing(&self, half: Half, baseline: RealStrategy, budget: usize) -> Option<Standing> {
+    pub(crate) fn standing(
+        &self,
+        half: Half,
+        baseline: RealStrategy,
+        budget: usize,
+    ) -> Option<Standing> {
         let ours = self.row(half, RealStrategy::Ctxopt, budget)?;
         let theirs = self.row(half, baseline, budget)?;
         let key = |r: &RealRow| (r.all_kept, r.files_kept);

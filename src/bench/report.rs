@@ -11,15 +11,13 @@ use super::strategy::{self, Strategy};
 use crate::tokenizer::Tokenizer;
 
 /// The reference's published figures on its nine scenario kinds: the bar to beat.
-pub mod reference {
-    /// Share of required facts retained.
-    pub const FACTS: f64 = 1.0;
+pub(crate) mod reference {
     /// Average reduction.
-    pub const REDUCTION: f64 = 0.42;
+    pub(crate) const REDUCTION: f64 = 0.42;
     /// Average precision.
-    pub const PRECISION: f64 = 0.71;
+    pub(crate) const PRECISION: f64 = 0.71;
     /// Average recall.
-    pub const RECALL: f64 = 1.0;
+    pub(crate) const RECALL: f64 = 1.0;
 }
 
 /// One strategy's outcome on one scenario.
@@ -58,7 +56,7 @@ pub struct Summary {
     /// Scenarios where it failed to run.
     pub errors: usize,
     /// Scenarios with every required fact.
-    pub all_facts: usize,
+    pub(crate) all_facts: usize,
     /// Required facts retained over all scenarios.
     pub facts_retained: usize,
     /// Required facts over all scenarios.
@@ -68,13 +66,13 @@ pub struct Summary {
     /// Scenarios where every source tag resolves.
     pub attribution_ok: usize,
     /// Mean reduction.
-    pub avg_reduction: f64,
+    pub(crate) avg_reduction: f64,
     /// Mean precision over scenarios where it is defined.
-    pub avg_precision: f64,
+    pub(crate) avg_precision: f64,
     /// Mean recall over scenarios where it is defined.
-    pub avg_recall: f64,
+    pub(crate) avg_recall: f64,
     /// Total milliseconds.
-    pub total_millis: f64,
+    pub(crate) total_millis: f64,
 }
 
 /// The whole benchmark.
@@ -90,7 +88,7 @@ pub struct BenchReport {
     /// and higher average reduction and precision than the reference.
     pub meets_bar: bool,
     /// Each way C falls short, one line each.
-    pub findings: Vec<String>,
+    pub(crate) findings: Vec<String>,
 }
 
 /// Runs every scenario under every strategy.

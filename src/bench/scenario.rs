@@ -150,7 +150,7 @@ pub fn from_json(text: &str) -> Result<Scenario, String> {
 }
 
 /// The ids of every record (all scenario records carry one).
-pub fn record_ids(records: &Records) -> Vec<Option<&str>> {
+pub(crate) fn record_ids(records: &Records) -> Vec<Option<&str>> {
     let mut ids = Vec::new();
     ids.extend(records.messages.iter().map(|r| r.common.id.as_deref()));
     ids.extend(records.tool_outputs.iter().map(|r| r.common.id.as_deref()));

@@ -22,11 +22,11 @@ use super::real::Half;
 use crate::import::{codex, SourceFormat};
 
 /// The shares of each session's tool calls it is cut after.
-pub const CUT_SHARES: [f64; 3] = [0.3, 0.5, 0.7];
+pub(crate) const CUT_SHARES: [f64; 3] = [0.3, 0.5, 0.7];
 /// How many tool calls after a cut its labels look at.
-pub const HORIZON: usize = 30;
+pub(crate) const HORIZON: usize = 30;
 /// The least length of a line of an edit's old text that counts as code.
-pub const CODE_LINE_CHARS: usize = 16;
+pub(crate) const CODE_LINE_CHARS: usize = 16;
 
 /// The client that wrote a session file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -42,19 +42,19 @@ pub enum SessionClient {
 
 impl SessionClient {
     /// All, in report order.
-    pub const ALL: [SessionClient; 3] = [
+    pub(crate) const ALL: [SessionClient; 3] = [
         SessionClient::ClaudeCode,
         SessionClient::Codex,
         SessionClient::GeminiCli,
     ];
 
     /// The name in tables.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         self.format().name()
     }
 
     /// The import format of its files.
-    pub fn format(self) -> SourceFormat {
+    pub(crate) fn format(self) -> SourceFormat {
         match self {
             SessionClient::ClaudeCode => SourceFormat::ClaudeCode,
             SessionClient::Codex => SourceFormat::Codex,
@@ -65,7 +65,7 @@ impl SessionClient {
 
 /// The half of the sessions of `repository` (`owner/name`): tuning when the first byte of
 /// its sha256 is even (the rule `SPLIT.md` beside the corpus states).
-pub fn repository_half(repository: &str) -> Half {
+pub(crate) fn repository_half(repository: &str) -> Half {
     if Sha256::digest(repository.as_bytes())[0] % 2 == 0 {
         Half::Tuning
     } else {
@@ -76,7 +76,7 @@ pub fn repository_half(repository: &str) -> Half {
 /// The repository a session file comes from: `owner/name` from a file named
 /// `<owner>__<name>__…`, else the folder it is in (a project folder of `~/.claude/projects`),
 /// else its own name.
-pub fn repository_of(relative_path: &str) -> String {
+pub(crate) fn repository_of(relative_path: &str) -> String {
     let (folder, file) = relative_path
         .rsplit_once('/')
         .map_or(("", relative_path), |(d, f)| (d, f));
@@ -92,22 +92,22 @@ pub fn repository_of(relative_path: &str) -> String {
 
 /// An edit a tool call makes.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Edit {
+pub(crate) struct Edit {
     /// The file, as the call names it.
-    pub path: String,
+    pub(crate) path: String,
     /// The text it replaces (empty for a whole-file write).
-    pub old: String,
+    pub(crate) old: String,
 }
 
 /// A tool call: the units it spans and its edits.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Call {
+pub(crate) struct Call {
     /// The unit that makes the call.
-    pub start: usize,
+    pub(crate) start: usize,
     /// The unit that holds its result (the call's own unit when no result was found).
-    pub end: usize,
+    pub(crate) end: usize,
     /// The edits it makes.
-    pub edits: Vec<Edit>,
+    pub(crate) edits: Vec<Edit>,
 }
 
 /// A session's units: a JSONL file's lines, or a saved chat's messages.
@@ -119,27 +119,27 @@ enum Units {
 
 /// A session file, read.
 #[derive(Debug, Clone)]
-pub struct Session {
+pub(crate) struct Session {
     /// Its path relative to the corpus folder.
-    pub name: String,
+    pub(crate) name: String,
     /// Its repository (see [`repository_of`]).
-    pub repository: String,
+    pub(crate) repository: String,
     /// Its half.
-    pub half: Half,
+    pub(crate) half: Half,
     /// Its client.
-    pub client: SessionClient,
+    pub(crate) client: SessionClient,
     /// The client's session id (empty when the file has none).
-    pub session_id: String,
+    pub(crate) session_id: String,
     /// The session's working directory, when the file records one.
-    pub cwd: Option<String>,
+    pub(crate) cwd: Option<String>,
     units: Units,
     /// Its tool calls, in order.
-    pub calls: Vec<Call>,
+    pub(crate) calls: Vec<Call>,
 }
 
 /// Why a file is not a session the benchmark reads.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum NotASession {
+pub(crate) enum NotASession {
     /// Not a format of a client above (or an unknown shape of one).
     #[error("not a Claude Code transcript, Codex CLI rollout or Gemini CLI chat")]
     Unknown,
@@ -149,20 +149,20 @@ pub enum NotASession {
 #[derive(Debug, Clone, PartialEq)]
 pub struct SessionCut {
     /// The share of tool calls before the cut.
-    pub share: f64,
+    pub(crate) share: f64,
     /// The tool calls before the cut.
-    pub calls: usize,
+    pub(crate) calls: usize,
     /// The transcript up to the cut (a chat re-serialized with its first messages).
-    pub text: String,
+    pub(crate) text: String,
     /// The labelled files (as [`Session::display_path`] writes them).
-    pub files: Vec<String>,
+    pub(crate) files: Vec<String>,
     /// The code label: lines of the next edit's old text that the transcript holds.
-    pub code: Vec<String>,
+    pub(crate) code: Vec<String>,
 }
 
 impl Session {
     /// Reads the session file `name` (its path relative to the corpus) from its `text`.
-    pub fn parse(name: &str, text: &str) -> Result<Session, NotASession> {
+    pub(crate) fn parse(name: &str, text: &str) -> Result<Session, NotASession> {
         let repository = repository_of(name);
         let mut session = Session {
             name: name.to_string(),
@@ -320,7 +320,7 @@ impl Session {
     }
 
     /// The transcript's first `units` units, as the client would have written them then.
-    pub fn text_until(&self, units: usize) -> String {
+    pub(crate) fn text_until(&self, units: usize) -> String {
         match &self.units {
             Units::Lines(lines) => {
                 let mut out = String::new();
@@ -342,7 +342,7 @@ impl Session {
     }
 
     /// `path` relative to the session's working directory when it lies under it.
-    pub fn display_path<'a>(&self, path: &'a str) -> &'a str {
+    pub(crate) fn display_path<'a>(&self, path: &'a str) -> &'a str {
         let Some(cwd) = self.cwd.as_deref().map(|c| c.trim_end_matches(['/', '\\'])) else {
             return path;
         };
@@ -355,7 +355,7 @@ impl Session {
     /// The session cut after each of [`CUT_SHARES`] of its tool calls (a share that leaves
     /// no call before or after the cut, or cuts where the share before it did, is skipped),
     /// with labels.
-    pub fn cuts(&self) -> Vec<SessionCut> {
+    pub(crate) fn cuts(&self) -> Vec<SessionCut> {
         let n = self.calls.len();
         let mut out = Vec::new();
         for share in CUT_SHARES {

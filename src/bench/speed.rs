@@ -61,7 +61,7 @@ fn words(rng: &mut SplitMix64, n: usize) -> String {
 }
 
 /// A synthetic session of `records` records (plus a task), fully determined by `seed`.
-pub fn synthetic_session(records: usize, seed: u64) -> Records {
+pub(crate) fn synthetic_session(records: usize, seed: u64) -> Records {
     let mut rng = SplitMix64::new(seed);
     let start = chrono::DateTime::from_timestamp(1_772_000_000, 0).unwrap_or_default();
     let mut out = Records {
@@ -186,19 +186,19 @@ pub struct SpeedRow {
     /// Records in the session.
     pub records: usize,
     /// Tokens of the session, rendered whole.
-    pub input_tokens: usize,
+    pub(crate) input_tokens: usize,
     /// Bytes of the session, rendered whole.
-    pub input_bytes: usize,
+    pub(crate) input_bytes: usize,
     /// Builds timed.
     pub runs: usize,
     /// Fastest build, milliseconds.
-    pub min_ms: f64,
+    pub(crate) min_ms: f64,
     /// Median build, milliseconds.
-    pub median_ms: f64,
+    pub(crate) median_ms: f64,
     /// Median microseconds per thousand input tokens.
-    pub us_per_1k_tokens: f64,
+    pub(crate) us_per_1k_tokens: f64,
     /// Tokens of the built context.
-    pub output_tokens: usize,
+    pub(crate) output_tokens: usize,
 }
 
 /// The speed benchmark's result.
@@ -313,7 +313,7 @@ impl SpeedReport {
     }
 
     /// The row closest to 2M input tokens, when one is within 10% of it.
-    pub fn two_million(&self) -> Option<&SpeedRow> {
+    pub(crate) fn two_million(&self) -> Option<&SpeedRow> {
         self.rows
             .iter()
             .filter(|r| r.input_tokens.abs_diff(2_000_000) <= 200_000)

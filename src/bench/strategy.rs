@@ -28,7 +28,8 @@ pub enum Strategy {
 
 impl Strategy {
     /// All three, in report order.
-    pub const ALL: [Strategy; 3] = [Strategy::Raw, Strategy::DedupeTruncate, Strategy::Ctxopt];
+    pub(crate) const ALL: [Strategy; 3] =
+        [Strategy::Raw, Strategy::DedupeTruncate, Strategy::Ctxopt];
 
     /// The name used in tables and JSON.
     pub fn name(self) -> &'static str {
@@ -59,9 +60,9 @@ pub struct Run {
     /// Whether the strategy reported `BUDGET_CONFLICT`.
     pub conflict_reported: bool,
     /// Fragment ids the strategy says it kept (only C has them).
-    pub fragment_ids: BTreeSet<String>,
+    pub(crate) fragment_ids: BTreeSet<String>,
     /// Wall time in milliseconds.
-    pub millis: f64,
+    pub(crate) millis: f64,
 }
 
 /// One rendered record.

@@ -30,7 +30,7 @@ pub enum Client {
 
 impl Client {
     /// Every client, in the order they are listed.
-    pub const ALL: [Client; 8] = [
+    pub(crate) const ALL: [Client; 8] = [
         Client::ClaudeCode,
         Client::GeminiCli,
         Client::Cursor,
@@ -172,7 +172,7 @@ pub struct Roots {
     /// The platform's config folder (`$XDG_CONFIG_HOME`, else `~/.config` on Linux).
     pub config: PathBuf,
     /// Codex's home (`$CODEX_HOME`, else `~/.codex`).
-    pub codex_home: PathBuf,
+    pub(crate) codex_home: PathBuf,
     /// The project folder (the current directory).
     pub project: PathBuf,
 }
@@ -201,7 +201,7 @@ fn json(keys: &[&str]) -> ServersAt {
 
 impl Client {
     /// Where the client's files keep their servers (Claude Code's local scope aside).
-    pub fn servers_at(self) -> ServersAt {
+    pub(crate) fn servers_at(self) -> ServersAt {
         match self {
             Client::Codex => ServersAt::Toml,
             Client::Zed => json(&["context_servers"]),

@@ -24,10 +24,10 @@ use std::path::{Path, PathBuf};
 use super::ConfigError;
 
 /// The suffix of a backup's file name.
-pub const BACKUP_SUFFIX: &str = ".ctxopt-backup";
+pub(crate) const BACKUP_SUFFIX: &str = ".ctxopt-backup";
 
 /// The suffix of the marker beside a file that ctxopt created.
-pub const CREATED_SUFFIX: &str = ".ctxopt-created";
+pub(crate) const CREATED_SUFFIX: &str = ".ctxopt-created";
 
 /// A file's identity and the stamps every change moves: any write updates the change time
 /// (which no user call can set back), a replacement changes the inode.

@@ -6,7 +6,7 @@ use similar::TextDiff;
 
 /// A unified diff (3 lines of context) from `old` to `new`, headed with `path`; empty when
 /// they are equal.
-pub fn unified(path: &Path, old: &str, new: &str) -> String {
+pub(crate) fn unified(path: &Path, old: &str, new: &str) -> String {
     if old == new {
         return String::new();
     }

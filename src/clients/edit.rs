@@ -5,16 +5,16 @@ use std::ops::Range;
 
 /// Replace the bytes `range` with `text` (an empty range inserts).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Edit {
+pub(crate) struct Edit {
     /// The bytes replaced.
-    pub range: Range<usize>,
+    pub(crate) range: Range<usize>,
     /// What goes in their place.
-    pub text: String,
+    pub(crate) text: String,
 }
 
 impl Edit {
     /// Inserts `text` at `at`.
-    pub fn insert(at: usize, text: impl Into<String>) -> Edit {
+    pub(crate) fn insert(at: usize, text: impl Into<String>) -> Edit {
         Edit {
             range: at..at,
             text: text.into(),
@@ -22,7 +22,7 @@ impl Edit {
     }
 
     /// Deletes `range`.
-    pub fn delete(range: Range<usize>) -> Edit {
+    pub(crate) fn delete(range: Range<usize>) -> Edit {
         Edit {
             range,
             text: String::new(),
@@ -30,7 +30,7 @@ impl Edit {
     }
 
     /// Replaces `range` with `text`.
-    pub fn replace(range: Range<usize>, text: impl Into<String>) -> Edit {
+    pub(crate) fn replace(range: Range<usize>, text: impl Into<String>) -> Edit {
         Edit {
             range,
             text: text.into(),
@@ -39,7 +39,7 @@ impl Edit {
 }
 
 /// Applies non-overlapping edits to `text` (in any order).
-pub fn apply(text: &str, edits: &[Edit]) -> String {
+pub(crate) fn apply(text: &str, edits: &[Edit]) -> String {
     let mut sorted: Vec<&Edit> = edits.iter().collect();
     sorted.sort_by_key(|e| (e.range.start, e.range.end));
     let mut out = String::with_capacity(text.len());
@@ -55,7 +55,7 @@ pub fn apply(text: &str, edits: &[Edit]) -> String {
 }
 
 /// The file's line ending: CRLF when its first line break is one, else LF.
-pub fn line_ending(text: &str) -> &'static str {
+pub(crate) fn line_ending(text: &str) -> &'static str {
     match text.find('\n') {
         Some(i) if i > 0 && text.as_bytes()[i - 1] == b'\r' => "\r\n",
         _ => "\n",
@@ -64,7 +64,7 @@ pub fn line_ending(text: &str) -> &'static str {
 
 /// The separator to put before a new item that follows the item at `item_start`: a line
 /// break and that item's indentation when it starts a line of its own, else one space.
-pub fn separator_before(text: &str, item_start: usize) -> String {
+pub(crate) fn separator_before(text: &str, item_start: usize) -> String {
     let before = &text[..item_start];
     let line_start = before.rfind('\n').map_or(0, |i| i + 1);
     let indent = &before[line_start..];

@@ -44,7 +44,7 @@ pub struct Launch {
     pub args: Option<Args>,
     /// Where an `args` member is inserted when there is none: at `at`, the text
     /// `before` + the array + `after`.
-    pub args_slot: Slot,
+    pub(crate) args_slot: Slot,
 }
 
 /// An `args` array.
@@ -53,7 +53,7 @@ pub struct Args {
     /// The array's bytes, brackets included.
     pub span: Range<usize>,
     /// Its elements.
-    pub elements: Vec<Located<Option<String>>>,
+    pub(crate) elements: Vec<Located<Option<String>>>,
 }
 
 /// Where and how a member is inserted.

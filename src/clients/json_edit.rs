@@ -13,7 +13,7 @@ use super::jsonc::Node;
 
 /// Where a new last item of a container goes. `open` is the offset of the container's `{`
 /// or `[`; `items` are the existing items' spans (a member from its key to its value's end).
-pub fn append_slot(text: &str, open: usize, items: &[Range<usize>]) -> Slot {
+pub(crate) fn append_slot(text: &str, open: usize, items: &[Range<usize>]) -> Slot {
     match items.last() {
         Some(last) => Slot {
             at: last.end,
@@ -29,7 +29,7 @@ pub fn append_slot(text: &str, open: usize, items: &[Range<usize>]) -> Slot {
 }
 
 /// The edit that removes item `index` of `items` (spans as for [`append_slot`]).
-pub fn remove_item(text: &str, items: &[Range<usize>], index: usize) -> Edit {
+pub(crate) fn remove_item(text: &str, items: &[Range<usize>], index: usize) -> Edit {
     let item = &items[index];
     if index > 0 {
         return Edit::delete(items[index - 1].end..item.end);
@@ -44,7 +44,7 @@ pub fn remove_item(text: &str, items: &[Range<usize>], index: usize) -> Edit {
 }
 
 /// The spans of an object's members (key to value end).
-pub fn member_spans(object: &Node) -> Vec<Range<usize>> {
+pub(crate) fn member_spans(object: &Node) -> Vec<Range<usize>> {
     object
         .members()
         .unwrap_or_default()
@@ -54,7 +54,7 @@ pub fn member_spans(object: &Node) -> Vec<Range<usize>> {
 }
 
 /// The spans of an array's elements.
-pub fn element_spans(array: &Node) -> Vec<Range<usize>> {
+pub(crate) fn element_spans(array: &Node) -> Vec<Range<usize>> {
     array
         .elements()
         .unwrap_or_default()
@@ -65,7 +65,7 @@ pub fn element_spans(array: &Node) -> Vec<Range<usize>> {
 
 /// `value` as JSON text for insertion after `slot`: pretty-printed and indented to match
 /// when the slot starts a line of its own, else on one line.
-pub fn render(text: &str, slot: &Slot, value: &Value) -> String {
+pub(crate) fn render(text: &str, slot: &Slot, value: &Value) -> String {
     let Some(indent) = slot.before.rsplit_once('\n').map(|(_, i)| i) else {
         return value.to_string();
     };
@@ -78,7 +78,7 @@ pub fn render(text: &str, slot: &Slot, value: &Value) -> String {
 }
 
 /// The edit that appends member `key: value` to `object`.
-pub fn append_member(text: &str, object: &Node, key: &str, value: &Value) -> Edit {
+pub(crate) fn append_member(text: &str, object: &Node, key: &str, value: &Value) -> Edit {
     let slot = append_slot(text, object.span.start, &member_spans(object));
     let key = Value::String(key.to_string());
     let rendered = render(text, &slot, value);
@@ -89,7 +89,7 @@ pub fn append_member(text: &str, object: &Node, key: &str, value: &Value) -> Edi
 }
 
 /// The edit that appends `value` to `array`.
-pub fn append_element(text: &str, array: &Node, value: &Value) -> Edit {
+pub(crate) fn append_element(text: &str, array: &Node, value: &Value) -> Edit {
     let slot = append_slot(text, array.span.start, &element_spans(array));
     let rendered = render(text, &slot, value);
     Edit::insert(slot.at, format!("{}{rendered}{}", slot.before, slot.after))

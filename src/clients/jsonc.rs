@@ -9,7 +9,7 @@ use super::ConfigError;
 
 /// A parsed value and where it is.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Node {
+pub(crate) struct Node {
     /// The value's bytes in the text (`{` to `}` for an object).
     pub span: Range<usize>,
     /// What the value is.
@@ -18,7 +18,7 @@ pub struct Node {
 
 /// The kinds of JSON value.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// An object's members, in order.
     Object(Vec<Member>),
     /// An array's elements, in order.
@@ -31,18 +31,18 @@ pub enum Kind {
 
 /// One member of an object.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Member {
+pub(crate) struct Member {
     /// The key, decoded.
     pub key: String,
     /// The key's bytes, quotes included.
-    pub key_span: Range<usize>,
+    pub(crate) key_span: Range<usize>,
     /// The value.
     pub value: Node,
 }
 
 impl Node {
     /// The members, when the value is an object.
-    pub fn members(&self) -> Option<&[Member]> {
+    pub(crate) fn members(&self) -> Option<&[Member]> {
         match &self.kind {
             Kind::Object(m) => Some(m),
             _ => None,
@@ -50,7 +50,7 @@ impl Node {
     }
 
     /// The elements, when the value is an array.
-    pub fn elements(&self) -> Option<&[Node]> {
+    pub(crate) fn elements(&self) -> Option<&[Node]> {
         match &self.kind {
             Kind::Array(e) => Some(e),
             _ => None,
@@ -58,7 +58,7 @@ impl Node {
     }
 
     /// The text, when the value is a string.
-    pub fn as_str(&self) -> Option<&str> {
+    pub(crate) fn as_str(&self) -> Option<&str> {
         match &self.kind {
             Kind::String(s) => Some(s),
             _ => None,
@@ -67,23 +67,23 @@ impl Node {
 
     /// The member named `key`, when the value is an object (the last one, as JSON
     /// parsers take it, if the key is repeated).
-    pub fn member(&self, key: &str) -> Option<&Member> {
+    pub(crate) fn member(&self, key: &str) -> Option<&Member> {
         self.members()?.iter().rev().find(|m| m.key == key)
     }
 
     /// The value of member `key`.
-    pub fn get(&self, key: &str) -> Option<&Node> {
+    pub(crate) fn get(&self, key: &str) -> Option<&Node> {
         self.member(key).map(|m| &m.value)
     }
 
     /// The value at a path of keys.
-    pub fn at(&self, path: &[&str]) -> Option<&Node> {
+    pub(crate) fn at(&self, path: &[&str]) -> Option<&Node> {
         path.iter().try_fold(self, |node, key| node.get(key))
     }
 }
 
 /// Parses `text` as JSONC; an error names the line and column.
-pub fn parse(text: &str) -> Result<Node, ConfigError> {
+pub(crate) fn parse(text: &str) -> Result<Node, ConfigError> {
     let mut p = Parser {
         text,
         bytes: text.as_bytes(),
@@ -276,7 +276,7 @@ impl Parser<'_> {
 }
 
 /// The 1-based line and column (in characters) of byte `pos`.
-pub fn line_column(text: &str, pos: usize) -> (usize, usize) {
+pub(crate) fn line_column(text: &str, pos: usize) -> (usize, usize) {
     let before = &text[..pos.min(text.len())];
     let line = before.matches('\n').count() + 1;
     let line_start = before.rfind('\n').map_or(0, |i| i + 1);

@@ -18,12 +18,12 @@
 
 pub mod catalog;
 pub mod config_file;
-pub mod diff;
-pub mod edit;
+pub(crate) mod diff;
+pub(crate) mod edit;
 pub mod entries;
 pub mod hook_entries;
-pub mod json_edit;
-pub mod jsonc;
+pub(crate) mod json_edit;
+pub(crate) mod jsonc;
 pub mod wrap;
 pub mod wrap_record;
 
@@ -116,7 +116,7 @@ pub struct Change<T> {
 
 /// Plans a change for [`change_file`]: given the file as read, the new text (`None`: remove
 /// the file) and what it did, or `None` when there is nothing to do here.
-pub type Planner<'a, T> =
+pub(crate) type Planner<'a, T> =
     dyn Fn(&ConfigFile) -> Result<Option<(Option<String>, T)>, ConfigError> + 'a;
 
 impl<T> Change<T> {

@@ -13,9 +13,9 @@
 //! cannot compact while keeping the result valid for the client is passed whole, with the
 //! reason ([`Pass`]).
 
-pub mod pages;
-pub mod shown_lines;
-pub mod text;
+pub(crate) mod pages;
+pub(crate) mod shown_lines;
+pub(crate) mod text;
 
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
@@ -24,11 +24,11 @@ use crate::tokenizer::Tokenizer;
 
 /// The smallest limit `--compact-results` accepts: below it the sentence naming the
 /// `get_result` call would not fit beside any excerpt.
-pub const MIN_LIMIT: usize = 200;
+pub(crate) const MIN_LIMIT: usize = 200;
 
 /// What is known of the tool's `outputSchema` from the server's `tools/list`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Schema<'a> {
+pub(crate) enum Schema<'a> {
     /// The tool was listed without one.
     None,
     /// The tool declares this one.
@@ -64,13 +64,11 @@ impl Schema<'_> {
 
 /// The call a response answers.
 #[derive(Debug, Clone, Copy)]
-pub struct Call<'a> {
-    /// The tool's name.
-    pub tool: &'a str,
+pub(crate) struct Call<'a> {
     /// The call's arguments (`null` when it had none).
-    pub arguments: &'a Value,
+    pub(crate) arguments: &'a Value,
     /// The tool's output schema.
-    pub schema: Schema<'a>,
+    pub(crate) schema: Schema<'a>,
 }
 
 /// How compaction is set up.
@@ -78,13 +76,13 @@ pub struct Call<'a> {
 pub struct Limits {
     /// The most tokens a result's text may count before it is compacted, and the most the
     /// compacted text (and each `get_result` page) counts.
-    pub tokens: usize,
+    pub(crate) tokens: usize,
     /// The tokenizer that counts them.
-    pub tokenizer: Tokenizer,
+    pub(crate) tokenizer: Tokenizer,
 }
 
 /// Claude Code's default cut for MCP results (`MAX_MCP_OUTPUT_TOKENS`).
-pub const DEFAULT_LIMIT: usize = 25_000;
+pub(crate) const DEFAULT_LIMIT: usize = 25_000;
 
 impl Default for Limits {
     /// [`DEFAULT_LIMIT`] tokens of `o200k_base`.
@@ -98,7 +96,7 @@ impl Default for Limits {
 
 /// Why a response passed whole.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Pass {
+pub(crate) enum Pass {
     /// The frame has fewer bytes than the limit has tokens (decided without parsing).
     Small,
     /// Not a `tools/call` result with a `content` array (an error response, say).
@@ -134,20 +132,20 @@ impl std::fmt::Display for Pass {
 
 /// A compacted response.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Compacted {
+pub(crate) struct Compacted {
     /// The frame the client gets, without a line ending.
-    pub frame: String,
+    pub(crate) frame: String,
     /// Lines of the original text.
-    pub lines: usize,
+    pub(crate) lines: usize,
     /// Lines shown (whole or cut short).
-    pub shown: usize,
+    pub(crate) shown: usize,
     /// Tokens of the compacted text content.
-    pub tokens: usize,
+    pub(crate) tokens: usize,
 }
 
 /// What [`compact`] decided.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// Relay the server's frame as it is.
     Pass(Pass),
     /// Send this instead (after keeping the original under the handle).
@@ -156,7 +154,7 @@ pub enum Outcome {
 
 /// The handle of a result: `r_` and 16 hex digits of sha256 over the workspace and the
 /// frame, so the same result in the same workspace keeps one handle.
-pub fn handle_for(workspace: &str, frame: &str) -> String {
+pub(crate) fn handle_for(workspace: &str, frame: &str) -> String {
     let mut h = Sha256::new();
     h.update(workspace.as_bytes());
     h.update([0]);
@@ -167,7 +165,7 @@ pub fn handle_for(workspace: &str, frame: &str) -> String {
 /// Compacts a `tools/call` response frame (its text without the line ending) answering
 /// `call`, under `limits`; the sentence names `get_result` (the name the client sees) and
 /// `handle`.
-pub fn compact(
+pub(crate) fn compact(
     frame: &str,
     call: &Call<'_>,
     limits: Limits,
@@ -326,7 +324,7 @@ fn sentence(
 }
 
 /// `19412` as `19,412`.
-pub fn thousands(n: usize) -> String {
+pub(crate) fn thousands(n: usize) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {

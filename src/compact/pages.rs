@@ -4,20 +4,21 @@
 //! how to go on.
 
 use std::collections::HashMap;
-use std::sync::{Mutex, PoisonError};
+use std::sync::Mutex;
 
 use regex::Regex;
 
 use super::text::{floor_char_boundary, line_start, lines};
 use super::thousands;
+use crate::sync::lock;
 use crate::tokenizer::Tokenizer;
 
 /// Tokens of the limit kept for the note beside each slice.
-pub const NOTE_TOKENS: usize = 120;
+pub(crate) const NOTE_TOKENS: usize = 120;
 
 /// What part of a kept text to serve.
 #[derive(Debug, Clone)]
-pub enum Part {
+pub(crate) enum Part {
     /// The n-th page (1-based).
     Page(usize),
     /// Lines `from..=to` (1-based).
@@ -28,13 +29,13 @@ pub enum Part {
 
 /// A served part: the slice (or, for a pattern, the numbered matching lines) and the note.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Served {
+pub(crate) struct Served {
     /// The text served.
-    pub text: String,
+    pub(crate) text: String,
     /// What it is and how to go on, in a sentence.
-    pub note: String,
+    pub(crate) note: String,
     /// The page, line or match after the last one served, when there is more.
-    pub next: Option<usize>,
+    pub(crate) next: Option<usize>,
 }
 
 /// The end of the longest slice of `doc` from `start` that counts at most `budget` tokens,
@@ -65,15 +66,19 @@ fn fit(doc: &str, start: usize, budget: usize, tokenizer: Tokenizer) -> usize {
 
 /// Page ends per kept result (handle, raw or text) and limit, for [`serve`].
 #[derive(Debug, Default)]
-pub struct PageCache(Mutex<HashMap<(String, bool, usize), Vec<usize>>>);
+pub(crate) struct PageCache(Mutex<HashMap<(String, bool, usize), Vec<usize>>>);
 
 /// How many results' page ends a [`PageCache`] holds before it starts over.
 const CACHED_RESULTS: usize = 64;
 
 impl PageCache {
     /// Runs `f` with the page ends known for `key`.
-    pub fn with<R>(&self, key: (String, bool, usize), f: impl FnOnce(&mut Vec<usize>) -> R) -> R {
-        let mut map = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+    pub(crate) fn with<R>(
+        &self,
+        key: (String, bool, usize),
+        f: impl FnOnce(&mut Vec<usize>) -> R,
+    ) -> R {
+        let mut map = lock(&self.0);
         if map.len() >= CACHED_RESULTS && !map.contains_key(&key) {
             map.clear();
         }
@@ -89,7 +94,7 @@ fn line_of(doc: &str, at: usize) -> usize {
 /// Serves `part` of `doc` with slices of at most `limit - NOTE_TOKENS` tokens. `ends` holds
 /// the ends of the pages found so far (for the same `doc` and `limit`); it is extended as far
 /// as a page asked for needs, so that paging on does not cut the earlier pages again.
-pub fn serve(
+pub(crate) fn serve(
     doc: &str,
     part: &Part,
     limit: usize,

@@ -36,7 +36,7 @@ static WARNING: LazyLock<Regex> =
 
 /// Why a line is shown, most important first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Reason {
+pub(crate) enum Reason {
     /// One of the first or last lines.
     Edge,
     /// The first line naming an error (signature, failure marker, failing test) of its kind.
@@ -98,7 +98,7 @@ struct Distinct {
 
 /// The candidate lines of an output, in the order they are taken: by [`Reason`], then in
 /// line order.
-pub fn ranked(lines: &[&str], arg_terms: &BTreeSet<String>) -> Vec<(usize, Reason)> {
+pub(crate) fn ranked(lines: &[&str], arg_terms: &BTreeSet<String>) -> Vec<(usize, Reason)> {
     let n = lines.len();
     // Repeated lines (a log's, a listing's) are shaped and classified once.
     let mut distinct: Vec<Distinct> = Vec::new();
@@ -231,7 +231,7 @@ fn ascii_shape(line: &str) -> String {
 }
 
 /// The terms of every string in the call's arguments.
-pub fn argument_terms(arguments: &serde_json::Value) -> BTreeSet<String> {
+pub(crate) fn argument_terms(arguments: &serde_json::Value) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     let mut stack = vec![arguments];
     while let Some(v) = stack.pop() {
@@ -247,13 +247,13 @@ pub fn argument_terms(arguments: &serde_json::Value) -> BTreeSet<String> {
 
 /// What an excerpt shows.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Excerpt {
+pub(crate) struct Excerpt {
     /// The rendered excerpt: numbered lines, `…` lines for the gaps.
-    pub text: String,
+    pub(crate) text: String,
     /// How many lines it shows (whole or cut).
-    pub shown: usize,
+    pub(crate) shown: usize,
     /// How many of those are cut short.
-    pub cut: usize,
+    pub(crate) cut: usize,
 }
 
 /// The longest a shown line may be, in characters, for a budget of `budget` tokens over an
@@ -312,7 +312,7 @@ fn fitted_row(
 
 /// Takes lines in `order` while their tokens fit `budget` (an estimate: each line counted
 /// alone), and renders them in line order with their numbers.
-pub fn excerpt(
+pub(crate) fn excerpt(
     lines: &[&str],
     order: &[(usize, Reason)],
     budget: usize,

@@ -14,7 +14,6 @@ fn limits(tokens: usize) -> Limits {
 fn call(schema: Schema<'_>) -> Call<'_> {
     static NULL: Value = Value::Null;
     Call {
-        tool: "run",
         arguments: &NULL,
         schema,
     }
@@ -318,7 +317,6 @@ fn lines_matching_the_arguments_are_shown() {
     );
     let args = json!({"query": "refund"});
     let c = Call {
-        tool: "search",
         arguments: &args,
         schema: Schema::None,
     };

@@ -6,7 +6,7 @@ use serde_json::Value;
 use crate::tokenizer::Tokenizer;
 
 /// The text of the result's `text` blocks joined by `\n`; `None` when it has none.
-pub fn result_text(result: &Value) -> Option<String> {
+pub(crate) fn result_text(result: &Value) -> Option<String> {
     let texts: Vec<&str> = result
         .get("content")?
         .as_array()?
@@ -19,13 +19,13 @@ pub fn result_text(result: &Value) -> Option<String> {
 
 /// The lines of `text`, without their `\n`; line 1 is the first. A final `\n` ends the last
 /// line rather than starting an empty one.
-pub fn lines(text: &str) -> Vec<&str> {
+pub(crate) fn lines(text: &str) -> Vec<&str> {
     let body = text.strip_suffix('\n').unwrap_or(text);
     body.split('\n').collect()
 }
 
 /// The byte offset in `text` where line `n` (1-based) starts; `text.len()` past the end.
-pub fn line_start(text: &str, n: usize) -> usize {
+pub(crate) fn line_start(text: &str, n: usize) -> usize {
     if n <= 1 {
         return 0;
     }
@@ -38,7 +38,7 @@ pub fn line_start(text: &str, n: usize) -> usize {
 /// (eight bytes per token of the limit, then four times longer each time), so that a result
 /// far over the limit is not counted whole: text that packs many bytes into a token (a run
 /// of one character) is decided by a longer prefix, never by the whole.
-pub fn exceeds(text: &str, limit: usize, tokenizer: Tokenizer) -> bool {
+pub(crate) fn exceeds(text: &str, limit: usize, tokenizer: Tokenizer) -> bool {
     // A token is at least one byte.
     if text.len() <= limit {
         return false;
@@ -56,7 +56,7 @@ pub fn exceeds(text: &str, limit: usize, tokenizer: Tokenizer) -> bool {
 }
 
 /// The largest char boundary of `text` at or below `at`.
-pub fn floor_char_boundary(text: &str, at: usize) -> usize {
+pub(crate) fn floor_char_boundary(text: &str, at: usize) -> usize {
     if at >= text.len() {
         return text.len();
     }

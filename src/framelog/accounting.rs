@@ -43,7 +43,7 @@ pub struct Accountant {
 }
 
 /// RFC 3339 UTC with microseconds.
-pub fn rfc3339(at: SystemTime) -> String {
+pub(crate) fn rfc3339(at: SystemTime) -> String {
     chrono::DateTime::<chrono::Utc>::from(at).to_rfc3339_opts(chrono::SecondsFormat::Micros, true)
 }
 

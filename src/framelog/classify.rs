@@ -9,31 +9,31 @@ use crate::protocol::PROTOCOL_VERSION_KEY;
 
 /// The accounting-relevant facts of one JSON-RPC message.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Message {
+pub(crate) struct Message {
     /// Its kind (never [`FrameKind::Batch`]).
-    pub kind: FrameKind,
+    pub(crate) kind: FrameKind,
     /// The id as its JSON text.
-    pub id: Option<String>,
+    pub(crate) id: Option<String>,
     /// The method of a request or notification.
-    pub method: Option<String>,
+    pub(crate) method: Option<String>,
     /// `params.name` of a `tools/call` request.
-    pub tool: Option<String>,
+    pub(crate) tool: Option<String>,
     /// The [`PROTOCOL_VERSION_KEY`] member of `params._meta`, or for `initialize`
     /// requests `params.protocolVersion` (the revision the client asks for).
-    pub request_protocol: Option<String>,
+    pub(crate) request_protocol: Option<String>,
     /// `result.protocolVersion` of a response (meaningful for `initialize`).
-    pub result_protocol: Option<String>,
+    pub(crate) result_protocol: Option<String>,
     /// `result.isError` when it is a boolean.
-    pub result_is_error: Option<bool>,
+    pub(crate) result_is_error: Option<bool>,
     /// `error.code` when it is an integer.
-    pub error_code: Option<i64>,
+    pub(crate) error_code: Option<i64>,
     /// The message's span in the frame text.
-    pub span: Range<usize>,
+    pub(crate) span: Range<usize>,
 }
 
 /// A frame's shape.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Shape {
+pub(crate) enum Shape {
     /// Not UTF-8, not JSON, or JSON that is not a JSON-RPC object or array.
     Unparseable,
     /// One message.
@@ -43,7 +43,7 @@ pub enum Shape {
 }
 
 /// Classifies frame text (line ending already removed).
-pub fn classify(text: &str) -> Shape {
+pub(crate) fn classify(text: &str) -> Shape {
     if !is_valid(text) {
         return Shape::Unparseable;
     }

@@ -17,7 +17,7 @@ use super::record::{BatchItem, Direction, Frame, FrameKind, Header, LogLine, Tra
 
 /// One JSON-RPC message of a log: a frame, or one item of a batch frame.
 #[derive(Debug, Clone)]
-pub struct Message {
+pub(crate) struct Message {
     /// The frame it is in.
     pub frame: Rc<Frame>,
     /// Its index in the frame's `items`, for a batch member.
@@ -26,18 +26,18 @@ pub struct Message {
 
 impl Message {
     /// The batch item, for a batch member.
-    pub fn batch_item(&self) -> Option<&BatchItem> {
+    pub(crate) fn batch_item(&self) -> Option<&BatchItem> {
         let items = self.frame.items.as_deref()?;
         self.item.and_then(|i| items.get(i))
     }
 
     /// The message's kind.
-    pub fn kind(&self) -> FrameKind {
+    pub(crate) fn kind(&self) -> FrameKind {
         self.batch_item().map_or(self.frame.kind, |i| i.kind)
     }
 
     /// The id as its JSON text.
-    pub fn id(&self) -> Option<&str> {
+    pub(crate) fn id(&self) -> Option<&str> {
         match self.batch_item() {
             Some(i) => i.id.as_deref(),
             None => self.frame.id.as_deref(),
@@ -45,7 +45,7 @@ impl Message {
     }
 
     /// The method (for a response, the method of the request it answers).
-    pub fn method(&self) -> Option<&str> {
+    pub(crate) fn method(&self) -> Option<&str> {
         match self.batch_item() {
             Some(i) => i.method.as_deref(),
             None => self.frame.method.as_deref(),
@@ -53,7 +53,7 @@ impl Message {
     }
 
     /// The tool name the log recorded for a `tools/call` request or its answer.
-    pub fn tool(&self) -> Option<&str> {
+    pub(crate) fn tool(&self) -> Option<&str> {
         match self.batch_item() {
             Some(i) => i.tool.as_deref(),
             None => self.frame.tool.as_deref(),
@@ -61,7 +61,7 @@ impl Message {
     }
 
     /// Microseconds since the paired request, as the log recorded them.
-    pub fn latency_us(&self) -> Option<u64> {
+    pub(crate) fn latency_us(&self) -> Option<u64> {
         match self.batch_item() {
             Some(i) => i.latency_us,
             None => self.frame.latency_us,
@@ -69,7 +69,7 @@ impl Message {
     }
 
     /// `isError` of a `tools/call` result, as the log recorded it.
-    pub fn is_error(&self) -> Option<bool> {
+    pub(crate) fn is_error(&self) -> Option<bool> {
         match self.batch_item() {
             Some(i) => i.is_error,
             None => self.frame.is_error,
@@ -77,7 +77,7 @@ impl Message {
     }
 
     /// Which way it went.
-    pub fn dir(&self) -> Direction {
+    pub(crate) fn dir(&self) -> Direction {
         self.frame.dir
     }
 }
@@ -85,7 +85,7 @@ impl Message {
 /// A message and, when it is a response or error, the request it answers (`None` for an
 /// answer whose id matches no waiting request).
 #[derive(Debug, Clone)]
-pub struct Exchange {
+pub(crate) struct Exchange {
     /// The message.
     pub message: Message,
     /// The request it answers.
@@ -94,7 +94,7 @@ pub struct Exchange {
 
 /// One line of a frame log, with its frame's messages paired.
 #[derive(Debug)]
-pub enum Entry {
+pub(crate) enum Entry {
     /// The header.
     Header(Header),
     /// The trailer.
@@ -103,8 +103,6 @@ pub enum Entry {
     Bad {
         /// 1-based line number.
         line: u64,
-        /// Why it did not parse.
-        error: String,
     },
     /// A frame, and its messages (none for an unparseable frame).
     Frame {
@@ -116,21 +114,21 @@ pub enum Entry {
 }
 
 /// The pairing iterator (see the module docs).
-pub struct Exchanges<R> {
+pub(crate) struct Exchanges<R> {
     reader: LogReader<R>,
     waiting: Outstanding<Message>,
 }
 
 impl Exchanges<BufReader<File>> {
     /// Opens the log at `path`.
-    pub fn open(path: &Path) -> Result<Self, ReadError> {
+    pub(crate) fn open(path: &Path) -> Result<Self, ReadError> {
         Ok(Exchanges::new(LogReader::open(path)?))
     }
 }
 
 impl<R: BufRead> Exchanges<R> {
     /// Pairs the records `reader` reads.
-    pub fn new(reader: LogReader<R>) -> Self {
+    pub(crate) fn new(reader: LogReader<R>) -> Self {
         Exchanges {
             reader,
             waiting: Outstanding::default(),
@@ -138,7 +136,7 @@ impl<R: BufRead> Exchanges<R> {
     }
 
     /// The requests no answer has paired so far, in log order, taken out.
-    pub fn take_unanswered(&mut self) -> Vec<Message> {
+    pub(crate) fn take_unanswered(&mut self) -> Vec<Message> {
         let mut left: Vec<Message> = self.waiting.drain().map(|(_, m)| m).collect();
         left.sort_by_key(|m| (m.frame.seq, m.item));
         left
@@ -168,7 +166,7 @@ impl<R: BufRead> Iterator for Exchanges<R> {
             Err(e) => return Some(Err(e)),
         };
         Some(Ok(match item {
-            LogItem::Bad { line, error } => Entry::Bad { line, error },
+            LogItem::Bad { line, .. } => Entry::Bad { line },
             LogItem::Line(LogLine::Header(h)) => Entry::Header(h),
             LogItem::Line(LogLine::Trailer(t)) => Entry::Trailer(t),
             LogItem::Line(LogLine::Frame(frame)) => {

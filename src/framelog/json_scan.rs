@@ -12,11 +12,11 @@ use std::ops::Range;
 /// levels of arrays and objects deep or more (the outermost included) is refused, so a frame
 /// that deep is `unparseable` (and relayed untouched), and nothing that walks a frame's
 /// structure recurses further.
-pub const MAX_DEPTH: usize = 128;
+pub(crate) const MAX_DEPTH: usize = 128;
 
 /// `true` when `text` is one complete JSON value (surrounding whitespace allowed) nested
 /// less than [`MAX_DEPTH`] deep.
-pub fn is_valid(text: &str) -> bool {
+pub(crate) fn is_valid(text: &str) -> bool {
     serde_json::from_str::<Shallow>(text).is_ok()
 }
 
@@ -88,7 +88,7 @@ pub struct Member {
 }
 
 /// Index of the first non-whitespace byte at or after `i`.
-pub fn skip_ws(b: &[u8], mut i: usize) -> usize {
+pub(crate) fn skip_ws(b: &[u8], mut i: usize) -> usize {
     while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\r' | b'\n') {
         i += 1;
     }
@@ -103,7 +103,7 @@ pub fn root(text: &str) -> Range<usize> {
 }
 
 /// The end (exclusive) of the value starting at `i`.
-pub fn value_end(b: &[u8], i: usize) -> usize {
+pub(crate) fn value_end(b: &[u8], i: usize) -> usize {
     match b.get(i) {
         Some(b'"') => string_end(b, i),
         Some(b'{') | Some(b'[') => container_end(b, i),
@@ -158,7 +158,7 @@ fn container_end(b: &[u8], i: usize) -> usize {
 }
 
 /// The members of the object spanning `obj` (which must start with `{`).
-pub fn members(text: &str, obj: Range<usize>) -> Vec<Member> {
+pub(crate) fn members(text: &str, obj: Range<usize>) -> Vec<Member> {
     let b = text.as_bytes();
     let mut out = Vec::new();
     let mut i = skip_ws(b, obj.start + 1);
@@ -177,7 +177,7 @@ pub fn members(text: &str, obj: Range<usize>) -> Vec<Member> {
 }
 
 /// The elements of the array spanning `arr` (which must start with `[`).
-pub fn elements(text: &str, arr: Range<usize>) -> Vec<Range<usize>> {
+pub(crate) fn elements(text: &str, arr: Range<usize>) -> Vec<Range<usize>> {
     let b = text.as_bytes();
     let mut out = Vec::new();
     let mut i = skip_ws(b, arr.start + 1);
@@ -193,7 +193,7 @@ pub fn elements(text: &str, arr: Range<usize>) -> Vec<Range<usize>> {
 }
 
 /// The decoded content of the JSON string spanning `span` (quotes included).
-pub fn string_value(text: &str, span: Range<usize>) -> Cow<'_, str> {
+pub(crate) fn string_value(text: &str, span: Range<usize>) -> Cow<'_, str> {
     let inner = &text[span.start + 1..span.end - 1];
     if inner.contains('\\') {
         Cow::Owned(serde_json::from_str::<String>(&text[span]).unwrap_or_default())
@@ -203,7 +203,7 @@ pub fn string_value(text: &str, span: Range<usize>) -> Cow<'_, str> {
 }
 
 /// The members of `value` when it is an object (else none).
-pub fn object_members(text: &str, value: Range<usize>) -> Vec<Member> {
+pub(crate) fn object_members(text: &str, value: Range<usize>) -> Vec<Member> {
     if text.as_bytes().get(value.start) == Some(&b'{') {
         members(text, value)
     } else {
@@ -221,7 +221,7 @@ pub fn find(text: &str, members: &[Member], name: &str) -> Option<Range<usize>> 
 
 /// The value of member `name` of the object spanning `obj`, if `obj` is an object and has it.
 /// Scans the whole object: look up several members with [`object_members`] and [`find`].
-pub fn member(text: &str, obj: Range<usize>, name: &str) -> Option<Range<usize>> {
+pub(crate) fn member(text: &str, obj: Range<usize>, name: &str) -> Option<Range<usize>> {
     find(text, &object_members(text, obj), name)
 }
 

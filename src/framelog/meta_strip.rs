@@ -10,7 +10,7 @@ use super::json_scan::{elements, members, string_value, MAX_DEPTH};
 
 /// The byte ranges to cut from `text` (valid JSON) to remove every `_meta` member, sorted
 /// and non-overlapping. Empty when the text has no `_meta` member.
-pub fn meta_spans(text: &str, value: Range<usize>) -> Vec<Range<usize>> {
+pub(crate) fn meta_spans(text: &str, value: Range<usize>) -> Vec<Range<usize>> {
     let mut cuts = Vec::new();
     collect(text, value, &mut cuts);
     merge(cuts)

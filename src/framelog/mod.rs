@@ -11,12 +11,12 @@
 //!   all working on spans of the original frame text.
 
 pub mod accounting;
-pub mod classify;
-pub mod exchanges;
+pub(crate) mod classify;
+pub(crate) mod exchanges;
 pub mod json_scan;
 pub mod meta_strip;
-pub mod pairing;
-pub mod reader;
+pub(crate) mod pairing;
+pub(crate) mod reader;
 pub mod record;
 pub mod writer;
 

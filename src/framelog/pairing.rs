@@ -14,7 +14,7 @@ use super::record::Direction;
 /// Requests waiting for their responses: what is remembered of each (`T`), per requesting
 /// direction and id text, first-in first-out per id.
 #[derive(Debug)]
-pub struct Outstanding<T> {
+pub(crate) struct Outstanding<T> {
     pending: HashMap<(Direction, String), VecDeque<T>>,
 }
 
@@ -28,7 +28,7 @@ impl<T> Default for Outstanding<T> {
 
 impl<T> Outstanding<T> {
     /// Remembers a request relayed in `dir` with id text `id`.
-    pub fn request(&mut self, dir: Direction, id: &str, request: T) {
+    pub(crate) fn request(&mut self, dir: Direction, id: &str, request: T) {
         self.pending
             .entry((dir, id.to_string()))
             .or_default()
@@ -37,7 +37,7 @@ impl<T> Outstanding<T> {
 
     /// The request that a response relayed in `dir` with id text `id` answers, taken out
     /// (the oldest, when several share the id).
-    pub fn answer(&mut self, dir: Direction, id: &str) -> Option<T> {
+    pub(crate) fn answer(&mut self, dir: Direction, id: &str) -> Option<T> {
         let key = (answering(dir), id.to_string());
         let queue = self.pending.get_mut(&key)?;
         let found = queue.pop_front();
@@ -47,15 +47,8 @@ impl<T> Outstanding<T> {
         found
     }
 
-    /// The request that a response relayed in `dir` with id text `id` would answer, left in.
-    pub fn peek_answer(&self, dir: Direction, id: &str) -> Option<&T> {
-        self.pending
-            .get(&(answering(dir), id.to_string()))
-            .and_then(VecDeque::front)
-    }
-
     /// Every request still waiting, with its direction, taken out (in no particular order).
-    pub fn drain(&mut self) -> impl Iterator<Item = (Direction, T)> + '_ {
+    pub(crate) fn drain(&mut self) -> impl Iterator<Item = (Direction, T)> + '_ {
         self.pending
             .drain()
             .flat_map(|((dir, _), queue)| queue.into_iter().map(move |r| (dir, r)))
@@ -64,19 +57,19 @@ impl<T> Outstanding<T> {
 
 /// A request waiting for its response.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Pending {
+pub(crate) struct Pending {
     /// The request's method.
-    pub method: String,
+    pub(crate) method: String,
     /// The tool name of a `tools/call`.
-    pub tool: Option<String>,
+    pub(crate) tool: Option<String>,
     /// When the request was relayed.
-    pub at: Instant,
+    pub(crate) at: Instant,
     /// The protocol revision the request was sent under.
-    pub protocol: Option<String>,
+    pub(crate) protocol: Option<String>,
 }
 
 /// The direction a response to a request sent in `dir` travels in, and vice versa.
-pub fn answering(dir: Direction) -> Direction {
+pub(crate) fn answering(dir: Direction) -> Direction {
     match dir {
         Direction::C2s => Direction::S2c,
         Direction::S2c => Direction::C2s,
@@ -87,7 +80,7 @@ pub fn answering(dir: Direction) -> Direction {
 
 /// Pending requests per direction and the connection's protocol revision.
 #[derive(Debug, Default)]
-pub struct Pairing {
+pub(crate) struct Pairing {
     pending: Outstanding<Pending>,
     negotiated: Option<String>,
     last_per_request: Option<String>,
@@ -97,7 +90,12 @@ impl Pairing {
     /// Records a request relayed in `dir` with id text `id`; returns the revision in effect
     /// for it: its own (per-request `_meta`, or the version an `initialize` asks for), else
     /// the negotiated one, else the last per-request revision seen.
-    pub fn request(&mut self, dir: Direction, id: &str, mut pending: Pending) -> Option<String> {
+    pub(crate) fn request(
+        &mut self,
+        dir: Direction,
+        id: &str,
+        mut pending: Pending,
+    ) -> Option<String> {
         if pending.method != "initialize" && pending.protocol.is_some() {
             self.last_per_request = pending.protocol.clone();
         }
@@ -108,7 +106,7 @@ impl Pairing {
     }
 
     /// The revision in effect for a notification carrying `own` (its `_meta` revision).
-    pub fn notification(&mut self, own: Option<String>) -> Option<String> {
+    pub(crate) fn notification(&mut self, own: Option<String>) -> Option<String> {
         if own.is_some() {
             self.last_per_request = own.clone();
         }
@@ -118,7 +116,7 @@ impl Pairing {
     /// Pairs a response relayed in `dir` with id text `id`. `result_protocol` is the
     /// response's `result.protocolVersion`, which becomes the negotiated revision when it
     /// answers `initialize`.
-    pub fn response(
+    pub(crate) fn response(
         &mut self,
         dir: Direction,
         id: &str,
@@ -135,7 +133,7 @@ impl Pairing {
     }
 
     /// The revision in effect outside any particular request.
-    pub fn current(&self) -> Option<String> {
+    pub(crate) fn current(&self) -> Option<String> {
         self.negotiated
             .clone()
             .or_else(|| self.last_per_request.clone())
@@ -172,13 +170,12 @@ mod tests {
     }
 
     #[test]
-    fn outstanding_peeks_drains_and_forgets_answered_ids() {
+    fn outstanding_drains_and_forgets_answered_ids() {
         let mut o = Outstanding::default();
         o.request(Direction::C2s, "1", "a");
         o.request(Direction::C2p, "1", "b");
-        assert_eq!(o.peek_answer(Direction::S2c, "1"), Some(&"a"));
         assert_eq!(o.answer(Direction::S2c, "1"), Some("a"));
-        assert_eq!(o.peek_answer(Direction::S2c, "1"), None);
+        assert_eq!(o.answer(Direction::S2c, "1"), None);
         assert_eq!(o.answer(Direction::C2s, "1"), None);
         assert_eq!(o.drain().collect::<Vec<_>>(), [(Direction::C2p, "b")]);
     }

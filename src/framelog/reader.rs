@@ -14,10 +14,10 @@ use super::record::LogLine;
 #[non_exhaustive]
 pub struct ReadError {
     /// The file, or the line that failed.
-    pub path: String,
+    pub(crate) path: String,
     /// The cause.
     #[source]
-    pub source: std::io::Error,
+    pub(crate) source: std::io::Error,
 }
 
 /// One line of a frame log, read.
@@ -43,7 +43,7 @@ pub struct LogReader<R> {
 
 impl LogReader<BufReader<File>> {
     /// Opens the log at `path`.
-    pub fn open(path: &Path) -> Result<Self, ReadError> {
+    pub(crate) fn open(path: &Path) -> Result<Self, ReadError> {
         let file = File::open(path).map_err(|source| ReadError {
             path: path.display().to_string(),
             source,
@@ -54,7 +54,7 @@ impl LogReader<BufReader<File>> {
 
 impl<R: BufRead> LogReader<R> {
     /// Reads records from `input`.
-    pub fn new(input: R) -> Self {
+    pub(crate) fn new(input: R) -> Self {
         LogReader {
             input,
             buf: String::new(),

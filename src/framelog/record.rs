@@ -245,7 +245,7 @@ impl Frame {
     /// What the server sent, parsed as JSON: its original text (`server_raw`) where the
     /// proxy rewrote the frame (a `tools/list` answer extended with the injected tools), the
     /// wire text otherwise.
-    pub fn server_json(&self) -> Option<serde_json::Value> {
+    pub(crate) fn server_json(&self) -> Option<serde_json::Value> {
         match &self.server_raw {
             Some(raw) => serde_json::from_str(raw).ok(),
             None => self.json(),

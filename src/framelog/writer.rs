@@ -23,18 +23,21 @@ use super::record::{Frame, Header, LogLine};
 use crate::redact::Redactor;
 
 /// Mode of a frame log file: it holds raw frames, which can hold secrets.
-pub const LOG_FILE_MODE: u32 = 0o600;
+pub(crate) const LOG_FILE_MODE: u32 = 0o600;
 
 /// Mode of the default log directory.
-pub const LOG_DIR_MODE: u32 = 0o700;
+pub(crate) const LOG_DIR_MODE: u32 = 0o700;
 
 /// An existing log file others may read (a `--log` file made by someone else, 0644) is
 /// narrowed to [`LOG_FILE_MODE`] before anything is written to it; one that cannot be
-/// narrowed (another owner's) is refused.
+/// narrowed (another owner's) is refused. Only a regular file is ours to narrow: a
+/// device, pipe or socket given as `--log` (`/dev/full`, `/dev/stdout`, a FIFO) is shared
+/// with the rest of the system and keeps its mode.
 fn narrowed(file: File) -> io::Result<File> {
     use std::os::unix::fs::PermissionsExt;
-    let mode = file.metadata()?.permissions().mode() & 0o777;
-    if mode & !LOG_FILE_MODE != 0 {
+    let meta = file.metadata()?;
+    let mode = meta.permissions().mode() & 0o777;
+    if meta.is_file() && mode & !LOG_FILE_MODE != 0 {
         file.set_permissions(std::fs::Permissions::from_mode(LOG_FILE_MODE))
             .map_err(|err| {
                 io::Error::new(
@@ -57,13 +60,13 @@ pub fn default_log_dir() -> Option<PathBuf> {
 }
 
 /// The default log file name: `<UTC start yyyymmddThhmmssZ>-<server name>-<pid>.jsonl`.
-pub fn default_log_name(started: SystemTime, server_name: &str, pid: u32) -> String {
+pub(crate) fn default_log_name(started: SystemTime, server_name: &str, pid: u32) -> String {
     let at = chrono::DateTime::<chrono::Utc>::from(started).format("%Y%m%dT%H%M%SZ");
     format!("{at}-{server_name}-{pid}.jsonl")
 }
 
 /// Creates `dir` (and its parents) with mode 0700 when missing.
-pub fn create_log_dir(dir: &Path) -> io::Result<()> {
+pub(crate) fn create_log_dir(dir: &Path) -> io::Result<()> {
     std::fs::DirBuilder::new()
         .recursive(true)
         .mode(LOG_DIR_MODE)
@@ -72,7 +75,7 @@ pub fn create_log_dir(dir: &Path) -> io::Result<()> {
 
 /// A frame-log file, or the memory of why there is none.
 #[derive(Debug)]
-pub struct LogWriter {
+pub(crate) struct LogWriter {
     path: PathBuf,
     out: Option<BufWriter<File>>,
     written_frames: u64,
@@ -84,7 +87,7 @@ pub struct LogWriter {
 impl LogWriter {
     /// Opens (creating with mode 0600) `path` for appending. Never fails: a log that cannot
     /// be opened is reported once on stderr and the writer counts instead of writing.
-    pub fn open(path: &Path) -> Self {
+    pub(crate) fn open(path: &Path) -> Self {
         let opened = OpenOptions::new()
             .create(true)
             .append(true)
@@ -106,7 +109,7 @@ impl LogWriter {
     }
 
     /// A writer that writes nothing and records nothing (`--no-log`).
-    pub fn disabled() -> Self {
+    pub(crate) fn disabled() -> Self {
         LogWriter {
             path: PathBuf::new(),
             out: None,
@@ -119,18 +122,18 @@ impl LogWriter {
 
     /// Redacts every line with `redactor` before writing it (`None`: raw copies, as
     /// `--no-redact` asks).
-    pub fn redacting(mut self, redactor: Option<Arc<Redactor>>) -> Self {
+    pub(crate) fn redacting(mut self, redactor: Option<Arc<Redactor>>) -> Self {
         self.redactor = redactor;
         self
     }
 
     /// Whether lines still reach the file.
-    pub fn is_open(&self) -> bool {
+    pub(crate) fn is_open(&self) -> bool {
         self.out.is_some()
     }
 
     /// Where the log is (empty when disabled).
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
@@ -146,7 +149,7 @@ impl LogWriter {
 
     /// Writes one line into the buffer (headers and trailers are flushed at once; call
     /// [`LogWriter::flush`] for frames); returns whether it was accepted.
-    pub fn write(&mut self, line: &LogLine) -> bool {
+    pub(crate) fn write(&mut self, line: &LogLine) -> bool {
         let Some(out) = self.out.as_mut() else {
             return false;
         };
@@ -175,7 +178,7 @@ impl LogWriter {
     }
 
     /// Pushes buffered lines to the file.
-    pub fn flush(&mut self) {
+    pub(crate) fn flush(&mut self) {
         match self.out.as_mut().map(|out| out.flush()) {
             Some(Ok(())) => {
                 self.written_frames += self.buffered_frames;
@@ -187,12 +190,12 @@ impl LogWriter {
     }
 
     /// Frame lines that reached the file so far (buffered ones count after a flush).
-    pub fn written_frames(&self) -> u64 {
+    pub(crate) fn written_frames(&self) -> u64 {
         self.written_frames
     }
 
     /// Every open or write failure so far, one line each.
-    pub fn errors(&self) -> &[String] {
+    pub(crate) fn errors(&self) -> &[String] {
         &self.errors
     }
 }
@@ -275,5 +278,26 @@ mod tests {
         assert_eq!(mode, LOG_FILE_MODE);
         writer.flush();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "earlier\n");
+    }
+
+    #[test]
+    fn a_log_that_is_not_a_regular_file_keeps_its_mode() {
+        // A FIFO stands for the devices (`/dev/full`, `/dev/null`) a root user may give
+        // as `--log`: changing their mode would change them for the whole system.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("pipe");
+        let c_path = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: `c_path` is a valid NUL-terminated path that outlives the call.
+        assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o644) }, 0);
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        // Read and write: opening a FIFO so never blocks on Linux.
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .unwrap();
+        narrowed(file).unwrap();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o644);
     }
 }

@@ -8,10 +8,10 @@ use crate::import::INJECTED_MARKER;
 
 /// The most characters of context a hook prints (Claude Code shows hook output over
 /// 10,000 characters only as a preview).
-pub const MAX_CONTEXT_CHARS: usize = 9_000;
+pub(crate) const MAX_CONTEXT_CHARS: usize = 9_000;
 
 /// `context` inside the marker, cut to [`MAX_CONTEXT_CHARS`] at a line end with a note.
-pub fn wrap(event: &str, records: usize, context: &str) -> String {
+pub(crate) fn wrap(event: &str, records: usize, context: &str) -> String {
     let head = format!(
         "{INJECTED_MARKER} event=\"{event}\" records=\"{records}\">\n\
          Facts ctxopt kept from this session (each tagged with the record it came from):\n"
@@ -35,7 +35,7 @@ pub fn wrap(event: &str, records: usize, context: &str) -> String {
 }
 
 /// The client JSON carrying `text` as additional context for `event`.
-pub fn hook_output(event: &str, text: &str) -> String {
+pub(crate) fn hook_output(event: &str, text: &str) -> String {
     json!({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}).to_string()
 }
 

@@ -20,46 +20,46 @@ use crate::store::{self, Filter, NewRecord, Provenance, Scope, Store, StoredReco
 /// How many of the workspace's newest records a hook builds from: the recent window a hook
 /// can read and build over within its time budget (loading and building take time in
 /// proportion to the records; 1,000 records of a long Claude Code session are about 1 MB).
-pub const HOOK_LOAD_LIMIT: usize = 1000;
+pub(crate) const HOOK_LOAD_LIMIT: usize = 1000;
 
 /// What the snapshot log of a transcript ends with.
-pub const SNAPSHOT_SUFFIX: &str = "#precompact";
+pub(crate) const SNAPSHOT_SUFFIX: &str = "#precompact";
 
 /// The id of a snapshot's task record.
 const SNAPSHOT_TASK_ID: &str = "snapshot-task";
 
 /// The snapshot log of the transcript at `path`.
-pub fn snapshot_log(path: &str) -> String {
+pub(crate) fn snapshot_log(path: &str) -> String {
     format!("{path}{SNAPSHOT_SUFFIX}")
 }
 
 /// What to leave out of a build.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Exclusions {
+pub(crate) struct Exclusions {
     /// The log of the transcript whose latest records the model has seen.
-    pub transcript: Option<String>,
+    pub(crate) transcript: Option<String>,
     /// Records of that transcript from this line on are left out.
-    pub from_line: Option<usize>,
+    pub(crate) from_line: Option<usize>,
     /// Records with these ids are left out (what the previous run injected).
-    pub ids: BTreeSet<String>,
+    pub(crate) ids: BTreeSet<String>,
     /// The snapshot log whose records are built from (a restore); none leaves every
     /// snapshot out.
-    pub snapshot: Option<String>,
+    pub(crate) snapshot: Option<String>,
 }
 
 /// A built context, the ids of the records it cites and those records.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Built {
+pub(crate) struct Built {
     /// The rendered context.
-    pub context: String,
+    pub(crate) context: String,
     /// The records it cites (the task left out).
-    pub cited: Vec<String>,
+    pub(crate) cited: Vec<String>,
     /// Those records, in the order loaded.
-    pub records: Vec<SessionRecord>,
+    pub(crate) records: Vec<SessionRecord>,
 }
 
 /// The workspace's newest records, the pool every build of a run draws from.
-pub fn load(store: &Store, scope: &Scope) -> Result<Vec<StoredRecord>, HookError> {
+pub(crate) fn load(store: &Store, scope: &Scope) -> Result<Vec<StoredRecord>, HookError> {
     Ok(store.load(&Filter {
         newest: Some(HOOK_LOAD_LIMIT),
         ..Filter::workspace(&scope.workspace)
@@ -71,7 +71,7 @@ fn is_snapshot_task(s: &StoredRecord) -> bool {
 }
 
 /// The task of the newest snapshot in `stored` under the snapshot log `log`.
-pub fn snapshot_task(stored: &[StoredRecord], log: &str) -> Option<String> {
+pub(crate) fn snapshot_task(stored: &[StoredRecord], log: &str) -> Option<String> {
     stored
         .iter()
         .rev()
@@ -83,7 +83,7 @@ pub fn snapshot_task(stored: &[StoredRecord], log: &str) -> Option<String> {
 }
 
 /// Stores a snapshot under the snapshot log `log`: `task`, and the records `built` cited.
-pub fn save_snapshot(
+pub(crate) fn save_snapshot(
     store: &mut Store,
     scope: &Scope,
     log: &str,
@@ -117,7 +117,7 @@ pub fn save_snapshot(
 
 /// Builds the context for `task` from `stored`; `None` when no record besides the task made
 /// it in.
-pub fn build(
+pub(crate) fn build(
     mut stored: Vec<StoredRecord>,
     task: &str,
     budget: usize,

@@ -17,10 +17,10 @@ use crate::records::SessionRecord;
 use crate::store::{NewRecord, Provenance, Scope, Store};
 
 /// The most bytes of transcript one run imports.
-pub const MAX_BACKLOG: u64 = 8 * 1024 * 1024;
+pub(crate) const MAX_BACKLOG: u64 = 8 * 1024 * 1024;
 
 /// The line number in an imported record's id (`out-L12-…` → 12).
-pub fn id_line(id: &str) -> Option<usize> {
+pub(crate) fn id_line(id: &str) -> Option<usize> {
     let at = id.find("-L")? + 2;
     let digits: String = id[at..].chars().take_while(char::is_ascii_digit).collect();
     digits.parse().ok()
@@ -57,7 +57,7 @@ fn store_records(
 /// The most bytes of a skipped backlog whose lines are counted (streamed through a small
 /// buffer, so that line numbers stay right); a longer one is skipped without reading it,
 /// and the lines after it are numbered afresh, under a log name of their own.
-pub const MAX_COUNTED: u64 = 256 * 1024 * 1024;
+pub(crate) const MAX_COUNTED: u64 = 256 * 1024 * 1024;
 
 /// Opens a transcript for reading: only a regular file (a FIFO, a device or a socket would
 /// block the hook or never end), opened without blocking.
@@ -117,7 +117,7 @@ fn count_lines(file: &mut File, from: u64, to: u64) -> std::io::Result<usize> {
 
 /// Imports what is new in a Claude Code transcript; returns what the import saw. Memory
 /// stays within [`MAX_BACKLOG`] and a small buffer, whatever the size of the transcript.
-pub fn import_claude(
+pub(crate) fn import_claude(
     path: &Path,
     state: &mut TranscriptState,
     store: &mut Store,
@@ -198,7 +198,7 @@ pub fn import_claude(
 }
 
 /// Re-imports a Gemini CLI chat when it changed since the last run.
-pub fn import_gemini(
+pub(crate) fn import_gemini(
     path: &Path,
     state: &mut TranscriptState,
     store: &mut Store,

@@ -9,7 +9,7 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::Path;
 
 /// The log file's name in the state directory.
-pub const LOG_FILE: &str = "hook.log";
+pub(crate) const LOG_FILE: &str = "hook.log";
 
 /// Appends `line` (a newline is added) to the log in `state_dir`; a failure to log is
 /// ignored, as the hook must not fail because of its log.

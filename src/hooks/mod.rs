@@ -14,12 +14,12 @@
 //! goes wrong, and the command then prints nothing, logs the reason and exits 0. What each
 //! event does is in `docs/hooks.md`.
 
-pub mod answer;
-pub mod context;
-pub mod ingest;
+pub(crate) mod answer;
+pub(crate) mod context;
+pub(crate) mod ingest;
 pub mod log;
-pub mod payload;
-pub mod state;
+pub(crate) mod payload;
+pub(crate) mod state;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

@@ -9,7 +9,7 @@ use super::HookError;
 
 /// The events the hooks act on; any other is [`Event::Other`] (imported from, never answered).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Event {
+pub(crate) enum Event {
     /// Claude Code: the user submitted a prompt.
     UserPromptSubmit,
     /// Gemini CLI: the user submitted a prompt, before the agent plans.
@@ -37,7 +37,7 @@ impl Event {
     }
 
     /// The event's name as the client spells it.
-    pub fn name(&self) -> &str {
+    pub(crate) fn name(&self) -> &str {
         match self {
             Event::UserPromptSubmit => "UserPromptSubmit",
             Event::BeforeAgent => "BeforeAgent",
@@ -62,24 +62,24 @@ struct Raw {
 
 /// A parsed hook payload.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Payload {
+pub(crate) struct Payload {
     /// The event.
-    pub event: Event,
+    pub(crate) event: Event,
     /// The client's session id (empty when absent).
-    pub session_id: String,
+    pub(crate) session_id: String,
     /// The session's transcript, when the client gave one.
-    pub transcript_path: Option<String>,
+    pub(crate) transcript_path: Option<String>,
     /// The workspace: the session's working directory.
-    pub cwd: String,
+    pub(crate) cwd: String,
     /// The prompt (`UserPromptSubmit`, `BeforeAgent`).
-    pub prompt: Option<String>,
+    pub(crate) prompt: Option<String>,
     /// Why the session started (`SessionStart`: `startup`, `resume`, `clear`, `compact`;
     /// Gemini CLI calls it `trigger` in some versions) or what triggered a compaction.
-    pub source: Option<String>,
+    pub(crate) source: Option<String>,
 }
 
 /// Parses the bytes a hook read on stdin.
-pub fn parse_payload(bytes: &[u8]) -> Result<Payload, HookError> {
+pub(crate) fn parse_payload(bytes: &[u8]) -> Result<Payload, HookError> {
     let raw: Raw = serde_json::from_slice(bytes)
         .map_err(|e| HookError::Payload(format!("not a JSON object: {e}")))?;
     let event = raw

@@ -19,35 +19,35 @@ use crate::store::Store;
 /// The state of one transcript.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct TranscriptState {
+pub(crate) struct TranscriptState {
     /// The transcript's path.
-    pub transcript: String,
+    pub(crate) transcript: String,
     /// How many times the transcript was found cut or replaced (its lines then number
     /// afresh, so their records are stored under a log name of their own).
-    pub generation: u32,
+    pub(crate) generation: u32,
     /// Bytes imported (always the end of a complete line).
-    pub offset: u64,
+    pub(crate) offset: u64,
     /// Lines imported.
-    pub lines: usize,
+    pub(crate) lines: usize,
     /// The transcript's size at the last import (a Gemini CLI chat is re-read when it changed).
-    pub size: u64,
+    pub(crate) size: u64,
     /// The Claude Code importer, with the calls still waiting for their results.
-    pub importer: ClaudeImporter,
+    pub(crate) importer: ClaudeImporter,
     /// The session's first prompt.
-    pub task: Option<String>,
+    pub(crate) task: Option<String>,
     /// The latest prompt imported.
-    pub last_prompt: Option<String>,
+    pub(crate) last_prompt: Option<String>,
     /// The lines (message positions for Gemini CLI) of the last two prompts.
-    pub prompt_lines: Vec<usize>,
+    pub(crate) prompt_lines: Vec<usize>,
     /// The ids of the records the previous run injected.
-    pub injected: Vec<String>,
+    pub(crate) injected: Vec<String>,
 }
 
 impl TranscriptState {
     /// The log name the transcript's records are stored under: its path, and after it was
     /// cut or replaced `<path>#<generation>` (line numbers start again, so the records of
     /// the new lines must not take the keys of the old ones).
-    pub fn log_name(&self) -> String {
+    pub(crate) fn log_name(&self) -> String {
         match self.generation {
             0 => self.transcript.clone(),
             n => format!("{}#{n}", self.transcript),
@@ -56,7 +56,7 @@ impl TranscriptState {
 
     /// Starts the import over (the transcript was cut or replaced): everything read from it
     /// is forgotten (what a `PreCompact` saved is in the store).
-    pub fn restart(&mut self) {
+    pub(crate) fn restart(&mut self) {
         *self = TranscriptState {
             transcript: std::mem::take(&mut self.transcript),
             generation: self.generation + 1,
@@ -65,7 +65,7 @@ impl TranscriptState {
     }
 
     /// Notes a prompt at `line`, keeping the last two.
-    pub fn prompt_at(&mut self, line: usize, prompt: &str) {
+    pub(crate) fn prompt_at(&mut self, line: usize, prompt: &str) {
         self.last_prompt = Some(prompt.to_string());
         if self.prompt_lines.last() != Some(&line) {
             self.prompt_lines.push(line);
@@ -78,7 +78,7 @@ impl TranscriptState {
 }
 
 /// The state file of `transcript`.
-pub fn state_path(state_dir: &Path, transcript: &str) -> PathBuf {
+pub(crate) fn state_path(state_dir: &Path, transcript: &str) -> PathBuf {
     let digest = hex::encode(Sha256::digest(transcript.as_bytes()));
     state_dir
         .join("hooks")
@@ -87,7 +87,7 @@ pub fn state_path(state_dir: &Path, transcript: &str) -> PathBuf {
 
 /// The saved state of `transcript`, or a fresh one when there is none. A state file that
 /// cannot be read is an error (the caller starts afresh and logs why).
-pub fn load(state_dir: &Path, transcript: &str) -> Result<TranscriptState, HookError> {
+pub(crate) fn load(state_dir: &Path, transcript: &str) -> Result<TranscriptState, HookError> {
     let path = state_path(state_dir, transcript);
     let fresh = TranscriptState {
         transcript: transcript.to_string(),
@@ -110,7 +110,7 @@ pub fn load(state_dir: &Path, transcript: &str) -> Result<TranscriptState, HookE
 
 /// Saves `state` when `transcript` (the run had a transcript, whose state it is), redacted
 /// as `store` redacts.
-pub fn save_if(
+pub(crate) fn save_if(
     state_dir: &Path,
     state: &TranscriptState,
     transcript: bool,
@@ -123,7 +123,7 @@ pub fn save_if(
 }
 
 /// Saves `state` (mode 0600, directory 0700, replaced whole), redacted with `redactor`.
-pub fn save(
+pub(crate) fn save(
     state_dir: &Path,
     state: &TranscriptState,
     redactor: Option<&Redactor>,

@@ -92,13 +92,13 @@ fn push(entry: &mut Entry, record: SessionRecord, out: &mut Vec<LineRecord>) {
 
 /// A record made from a transcript, with the line it came from.
 #[derive(Debug, Clone, PartialEq)]
-pub struct LineRecord {
+pub(crate) struct LineRecord {
     /// 1-based line of the transcript (entry number for a JSON array).
-    pub line: usize,
+    pub(crate) line: usize,
     /// The record's number among those made from that line (0, 1, …).
-    pub part: u32,
+    pub(crate) part: u32,
     /// The record.
-    pub record: SessionRecord,
+    pub(crate) record: SessionRecord,
 }
 
 /// A tool call waiting for its result.
@@ -111,12 +111,12 @@ struct PendingCall {
 /// A resumable Claude Code transcript reader: feed it lines in order, from any number of
 /// calls; it keeps the tool calls still waiting for their results and the task seen so far.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ClaudeImporter {
+pub(crate) struct ClaudeImporter {
     pending: BTreeMap<String, PendingCall>,
     /// The session's first real prompt, once seen.
-    pub task: Option<String>,
+    pub(crate) task: Option<String>,
     /// The latest real prompt seen.
-    pub last_prompt: Option<String>,
+    pub(crate) last_prompt: Option<String>,
     /// The lines of each file seen so far (whole and ranged `Read`s, `Write`s), forgotten
     /// on an edit of the file.
     #[serde(default)]
@@ -164,7 +164,7 @@ impl Entry<'_> {
 }
 
 /// Reads a whole transcript (JSON Lines, or a JSON array of entries) into records.
-pub fn import_transcript(text: &str) -> (Records, ImportSummary) {
+pub(crate) fn import_transcript(text: &str) -> (Records, ImportSummary) {
     let mut importer = ClaudeImporter::default();
     let mut summary = ImportSummary::default();
     let mut out = Vec::new();
@@ -197,7 +197,7 @@ pub fn import_transcript(text: &str) -> (Records, ImportSummary) {
 impl ClaudeImporter {
     /// Reads one line of the transcript (`line` is its 1-based number). Blank lines are
     /// ignored; a line that is not a JSON object is reported in `summary`.
-    pub fn feed_line(
+    pub(crate) fn feed_line(
         &mut self,
         line: usize,
         text: &str,
@@ -215,7 +215,7 @@ impl ClaudeImporter {
     }
 
     /// Reads one parsed entry.
-    pub fn feed_value(
+    pub(crate) fn feed_value(
         &mut self,
         line: usize,
         value: &Value,

@@ -29,7 +29,7 @@ use crate::records::SessionRecord;
 use crate::records::{Common, DiffRecord, ErrorRecord, FileRecord, Message, Records, Role};
 
 /// Converts the text of a rollout file into records.
-pub fn import_rollout(text: &str) -> (Records, ImportSummary) {
+pub(crate) fn import_rollout(text: &str) -> (Records, ImportSummary) {
     let mut summary = ImportSummary::default();
     let mut out: Vec<SessionRecord> = Vec::new();
     let mut calls: BTreeMap<String, (String, Value)> = BTreeMap::new();

@@ -26,7 +26,7 @@ use crate::records::{Common, DiffRecord, ErrorRecord, FileRecord, Message, Recor
 
 /// Converts the text of a saved chat into records: one JSON object, or the JSON Lines chat
 /// Gemini CLI writes since 2026 (a header line, then one message a line; see `docs/import.md`).
-pub fn import_chat(text: &str) -> Result<(Records, ImportSummary), ImportError> {
+pub(crate) fn import_chat(text: &str) -> Result<(Records, ImportSummary), ImportError> {
     let root: Value = match serde_json::from_str(text) {
         Ok(root) => root,
         Err(e) => return chat_lines(text).ok_or(ImportError::Json(e)),

@@ -13,15 +13,15 @@
 //! message index) of the source file and, where the source has one, the first characters of
 //! the entry's uuid (`out-L12-1b4951f2`). The mapping is documented in `docs/import.md`.
 
-pub mod claude_code;
-pub mod codex;
-pub mod file_reads;
+pub(crate) mod claude_code;
+pub(crate) mod codex;
+pub(crate) mod file_reads;
 pub mod frame_log;
-pub mod gemini_cli;
+pub(crate) mod gemini_cli;
 pub mod mcp;
 pub mod summary;
 pub mod swe_agent;
-pub mod test_runs;
+pub(crate) mod test_runs;
 
 use std::fmt;
 
@@ -31,7 +31,7 @@ pub use summary::{ImportSummary, LineError};
 
 /// The marker every context a ctxopt hook injects starts with. Importers skip any text
 /// that holds it, so a context injected into a session is never re-imported as new facts.
-pub const INJECTED_MARKER: &str = "<ctxopt-context";
+pub(crate) const INJECTED_MARKER: &str = "<ctxopt-context";
 
 /// The session formats `ctxopt import --from` reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -47,14 +47,6 @@ pub enum SourceFormat {
 }
 
 impl SourceFormat {
-    /// Every format, in the order `--help` lists them.
-    pub const ALL: [SourceFormat; 4] = [
-        SourceFormat::ClaudeCode,
-        SourceFormat::GeminiCli,
-        SourceFormat::Codex,
-        SourceFormat::SweAgent,
-    ];
-
     /// The name `--from` takes.
     pub fn name(self) -> &'static str {
         match self {
@@ -63,11 +55,6 @@ impl SourceFormat {
             SourceFormat::Codex => "codex",
             SourceFormat::SweAgent => "swe-agent",
         }
-    }
-
-    /// The format called `name`, if there is one.
-    pub fn from_name(name: &str) -> Option<SourceFormat> {
-        SourceFormat::ALL.into_iter().find(|f| f.name() == name)
     }
 }
 

@@ -57,7 +57,7 @@ impl ImportSummary {
     }
 
     /// Sets the record counts from `records` (empty lists are left out).
-    pub fn count_records(&mut self, records: &Records) {
+    pub(crate) fn count_records(&mut self, records: &Records) {
         let counts = [
             ("messages", records.messages.len()),
             ("toolOutputs", records.tool_outputs.len()),
@@ -75,7 +75,7 @@ impl ImportSummary {
     }
 
     /// Counts one record made (incremental imports, which never hold all records at once).
-    pub fn count_record(&mut self, record: &SessionRecord) {
+    pub(crate) fn count_record(&mut self, record: &SessionRecord) {
         let list = match record {
             SessionRecord::Message(_) => "messages",
             SessionRecord::ToolOutput(_) => "toolOutputs",

@@ -38,7 +38,7 @@ use super::file_reads::shell::{self as file_reads, FileViews};
 use crate::records::{Common, ErrorRecord, FileRecord, Message, Records, Role, ToolOutput};
 
 /// The trajectory format this importer reads.
-pub const FORMAT: &str = "mini-swe-agent-1.1";
+pub(crate) const FORMAT: &str = "mini-swe-agent-1.1";
 
 pub use super::{ImportError, ImportOptions};
 

@@ -18,7 +18,7 @@ static PASSING: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// The tests `output` reports, in order (failures first), each once.
-pub fn test_outcomes(output: &str) -> Vec<(String, TestStatus)> {
+pub(crate) fn test_outcomes(output: &str) -> Vec<(String, TestStatus)> {
     let mut out: Vec<(String, TestStatus)> = failing_tests(output)
         .into_iter()
         .map(|name| (name, TestStatus::Failed))
@@ -41,13 +41,13 @@ pub fn test_outcomes(output: &str) -> Vec<(String, TestStatus)> {
 /// One command or tool run.
 pub(crate) struct Run {
     /// The command (or the tool's name).
-    pub tool: String,
+    pub(crate) tool: String,
     /// The call's arguments, when it has any.
-    pub args: Option<Value>,
+    pub(crate) args: Option<Value>,
     /// What it printed.
-    pub output: String,
+    pub(crate) output: String,
     /// Its exit status, when known.
-    pub exit_code: Option<i64>,
+    pub(crate) exit_code: Option<i64>,
 }
 
 /// What a tool output is called when its session names no tool or command (a blank

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
-pub mod get_result;
+pub(crate) mod get_result;
 
 use super::tools::InjectedTool;
 use crate::compact::pages::PageCache;
@@ -24,7 +24,7 @@ use crate::store::{
 };
 
 /// The default number of hits of `search_context` and `get_relevant_errors`.
-pub const DEFAULT_LIMIT: usize = 10;
+pub(crate) const DEFAULT_LIMIT: usize = 10;
 
 /// The longest snippet `search_context` returns, in characters.
 const SNIPPET_CHARS: usize = 240;
@@ -32,7 +32,7 @@ const SNIPPET_CHARS: usize = 240;
 /// Why a tool call failed. Reported to the client as a result with `isError: true`.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum ToolError {
+pub(crate) enum ToolError {
     /// The arguments do not match the tool's input schema.
     #[error("invalid arguments for {tool}: {message}")]
     InvalidArguments {
@@ -57,14 +57,14 @@ pub enum ToolError {
 
 impl ToolError {
     /// The error as a `CallToolResult` with `isError: true`.
-    pub fn to_call_result(&self) -> Value {
+    pub(crate) fn to_call_result(&self) -> Value {
         json!({"content": [{"type": "text", "text": self.to_string()}], "isError": true})
     }
 }
 
 /// Runs an injected tool for `scope`'s workspace (`get_result` under the default
 /// [`Limits`]; the proxy passes its own to [`get_result::get_result`]).
-pub fn handle_call(
+pub(crate) fn handle_call(
     tool: InjectedTool,
     arguments: &Value,
     store: &mut Store,
@@ -90,7 +90,7 @@ pub fn handle_call(
 }
 
 /// Runs `get_result` for `scope`'s workspace, each answer under `limits`.
-pub fn handle_get_result(
+pub(crate) fn handle_get_result(
     arguments: &Value,
     store: &Store,
     scope: &Scope,
@@ -281,7 +281,7 @@ fn build_context(a: BuildArgs, store: &Store, scope: &Scope) -> Result<Value, To
 
 /// The most characters of a `build_context` task that are used (and so can appear in the
 /// answer, twice: in the text and in `structuredContent.context`).
-pub const MAX_TASK_CHARS: usize = 8_000;
+pub(crate) const MAX_TASK_CHARS: usize = 8_000;
 
 /// The task cut to [`MAX_TASK_CHARS`], and a note saying so when it was cut.
 fn cap_task(task: String) -> (String, Option<String>) {

@@ -5,15 +5,15 @@
 //! adapters in [`crate::proxy`]; `ctxopt serve` ([`server`]) uses it as a plain MCP server.
 //! How the proxy wires it in is in `docs/injected-tools.md`.
 
-pub mod handlers;
+pub(crate) mod handlers;
 pub mod server;
 pub mod tool_filter;
-pub mod tools;
-pub mod tools_list;
+pub(crate) mod tools;
+pub(crate) mod tools_list;
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Mutex, MutexGuard, PoisonError};
+use std::sync::{mpsc, Mutex};
 
 use serde_json::Value;
 
@@ -24,6 +24,7 @@ use crate::import::mcp::{self as ingest, FramePair, IngestError};
 use crate::protocol;
 use crate::store::results::{unix_now, DEFAULT_RETENTION, MAX_KEPT_BYTES};
 use crate::store::{InsertOutcome, Scope, Store, StoreError, BUSY_TIMEOUT};
+use crate::sync::lock;
 use handlers::ToolError;
 use tool_filter::ToolFilter;
 use tools::{InjectedTool, Selection, ToolNames};
@@ -32,7 +33,7 @@ use tools_list::Extended;
 /// Why a frame pair was not stored.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum BridgeError {
+pub(crate) enum BridgeError {
     /// The pair gives no records (not a tool call, a call to an injected tool, …): nothing
     /// to report.
     #[error("not ingested: {0}")]
@@ -71,7 +72,7 @@ struct Failures {
 /// What becomes of a server's `tools/call` result with compaction on
 /// ([`Bridge::compact_response`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ResultVerdict {
+pub(crate) enum ResultVerdict {
     /// Relay it as it is: compaction is off, or its text is not over the limit.
     Relay,
     /// Relay it as it is, although its text is over the limit, for this reason (logged).
@@ -109,11 +110,6 @@ pub struct Bridge {
     schemas: Mutex<HashMap<String, Option<Value>>>,
     /// Where the pages `get_result` served end.
     pages: PageCache,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // A panic while holding a lock leaves plain data behind; carry on with it.
-    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// A store being opened on a thread of its own ([`Bridge::opening`]).
@@ -292,7 +288,7 @@ impl Bridge {
     }
 
     /// Offers only the `selection` of tools (`--inject`).
-    pub fn with_selection(mut self, selection: Selection) -> Bridge {
+    pub(crate) fn with_selection(mut self, selection: Selection) -> Bridge {
         self.selection = selection;
         self.offer();
         self
@@ -300,7 +296,7 @@ impl Bridge {
 
     /// Compacts oversized tool results under `limits` (`--compact-results`), and offers
     /// `get_result`.
-    pub fn with_compaction(mut self, limits: Limits) -> Bridge {
+    pub(crate) fn with_compaction(mut self, limits: Limits) -> Bridge {
         self.compaction = Some(limits);
         self.offer();
         self
@@ -308,13 +304,13 @@ impl Bridge {
 
     /// Keeps results of at most `bytes` for `get_result` (default [`MAX_KEPT_BYTES`]); a
     /// larger result is relayed whole.
-    pub fn with_kept_cap(mut self, bytes: usize) -> Bridge {
+    pub(crate) fn with_kept_cap(mut self, bytes: usize) -> Bridge {
         self.kept_cap = bytes;
         self
     }
 
     /// Takes the server's tools `filter` hides out of the client's view.
-    pub fn with_tool_filter(mut self, filter: ToolFilter) -> Bridge {
+    pub(crate) fn with_tool_filter(mut self, filter: ToolFilter) -> Bridge {
         self.filter = filter;
         self
     }
@@ -329,12 +325,12 @@ impl Bridge {
 
     /// Whether the proxy takes part in the conversation at all: it offers tools, compacts
     /// results or hides tools. Without, it is a plain relay.
-    pub fn takes_part(&self) -> bool {
+    pub(crate) fn takes_part(&self) -> bool {
         !self.offered.is_empty() || self.compaction.is_some() || self.filter.is_active()
     }
 
     /// Whether every `tools/call` must be looked at: results are compacted or tools hidden.
-    pub fn sees_calls(&self) -> bool {
+    pub(crate) fn sees_calls(&self) -> bool {
         self.compaction.is_some() || self.filter.is_active()
     }
 
@@ -352,7 +348,12 @@ impl Bridge {
     /// `tools/call` of `tool` with `arguments`, keeping the original in the store first.
     /// A result over the limit that cannot be cut down is relayed whole, and the log says
     /// why ([`ResultVerdict::LeftWhole`]; a diagnostic line says it too).
-    pub fn compact_response(&self, frame: &str, tool: &str, arguments: &Value) -> ResultVerdict {
+    pub(crate) fn compact_response(
+        &self,
+        frame: &str,
+        tool: &str,
+        arguments: &Value,
+    ) -> ResultVerdict {
         let Some(limits) = self.compaction else {
             return ResultVerdict::Relay;
         };
@@ -362,11 +363,7 @@ impl Bridge {
             Some(None) => Schema::None,
             None => Schema::Unknown,
         };
-        let call = Call {
-            tool,
-            arguments,
-            schema,
-        };
+        let call = Call { arguments, schema };
         let handle = compact::handle_for(&self.scope.workspace, frame);
         let get_result = self
             .names()
@@ -420,11 +417,6 @@ impl Bridge {
         }
     }
 
-    /// Which injected tools this bridge offers.
-    pub fn selection(&self) -> Selection {
-        self.selection
-    }
-
     /// Whose records this bridge writes and reads.
     pub fn scope(&self) -> &Scope {
         &self.scope
@@ -437,7 +429,7 @@ impl Bridge {
 
     /// Ingests one `tools/call` request and its response (call it on the tap thread, off
     /// the relay path). Calls to the injected tools are skipped.
-    pub fn on_frame_pair(&self, pair: &FramePair<'_>) -> Result<InsertOutcome, BridgeError> {
+    pub(crate) fn on_frame_pair(&self, pair: &FramePair<'_>) -> Result<InsertOutcome, BridgeError> {
         let names = self.names();
         let records = ingest::ingest(pair, &|name| names.is_injected(name))?;
         self.wait_opened();
@@ -491,7 +483,7 @@ impl Bridge {
     /// injected tools, on the last page only, renaming ours where the server's names
     /// collide; the new names then route [`answer`](Bridge::answer). Call it for every
     /// page of a listing in order; `None` means relay the result unchanged.
-    pub fn extend_tools_list(&self, raw_result: &str) -> Option<Extended> {
+    pub(crate) fn extend_tools_list(&self, raw_result: &str) -> Option<Extended> {
         let value: Value = serde_json::from_str(raw_result).ok()?;
         let mut schemas = lock(&self.schemas);
         for tool in value
@@ -521,12 +513,12 @@ impl Bridge {
 
     /// The `tools/list` result of the injected tools alone (for a server that has no tools,
     /// and for `ctxopt serve`).
-    pub fn own_tools_list(&self) -> Value {
+    pub(crate) fn own_tools_list(&self) -> Value {
         serde_json::json!({"tools": self.names().definitions()})
     }
 
     /// The injected tool a client-side name refers to.
-    pub fn lookup(&self, name: &str) -> Option<InjectedTool> {
+    pub(crate) fn lookup(&self, name: &str) -> Option<InjectedTool> {
         lock(&self.names).lookup(name)
     }
 
@@ -586,7 +578,7 @@ impl Bridge {
 
     /// A line for the log trailer when the store failed: how many writes failed and the
     /// first reason.
-    pub fn failure_summary(&self) -> Option<String> {
+    pub(crate) fn failure_summary(&self) -> Option<String> {
         let f = lock(&self.failures);
         let first = f.first.as_ref()?;
         Some(format!(

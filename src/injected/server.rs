@@ -45,7 +45,7 @@ pub fn serve(bridge: &Bridge, input: impl BufRead, mut output: impl Write) -> io
 }
 
 /// The response to one incoming line, or `None` (notifications, responses).
-pub fn respond(bridge: &Bridge, line: &str) -> Option<String> {
+pub(crate) fn respond(bridge: &Bridge, line: &str) -> Option<String> {
     let Ok(message) = serde_json::from_str::<Value>(line) else {
         return Some(protocol::error_frame(
             &Value::Null,

@@ -52,7 +52,7 @@ impl ToolFilter {
     /// The names given to `--hide-tools` that are also names of ctxopt-proxy's own tools:
     /// those are never hidden (the proxy's tools are chosen with `--inject`), only a
     /// server tool of the same name is.
-    pub fn injected_names_hidden(&self) -> Vec<&'static str> {
+    pub(crate) fn injected_names_hidden(&self) -> Vec<&'static str> {
         match self {
             ToolFilter::Hide(hidden) => InjectedTool::every()
                 .map(InjectedTool::name)
@@ -63,7 +63,7 @@ impl ToolFilter {
     }
 
     /// The message of the JSON-RPC error a call to a hidden tool gets.
-    pub fn refusal(name: &str) -> String {
+    pub(crate) fn refusal(name: &str) -> String {
         format!("Unknown tool: {name} (hidden by ctxopt-proxy --hide-tools/--only-tools)")
     }
 }

@@ -13,7 +13,7 @@ use std::sync::LazyLock;
 use serde_json::Value;
 
 /// The prefix our tools take when the server already has a tool of the same name.
-pub const COLLISION_PREFIX: &str = "ctxopt_";
+pub(crate) const COLLISION_PREFIX: &str = "ctxopt_";
 
 /// One of the injected tools.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -37,7 +37,7 @@ pub enum InjectedTool {
 
 impl InjectedTool {
     /// The tools `--inject all` offers, in the order they are listed.
-    pub const ALL: [InjectedTool; 6] = [
+    pub(crate) const ALL: [InjectedTool; 6] = [
         InjectedTool::BuildContext,
         InjectedTool::SearchContext,
         InjectedTool::GetDecisions,
@@ -47,14 +47,14 @@ impl InjectedTool {
     ];
 
     /// Every injected tool: [`InjectedTool::ALL`], then `get_result`.
-    pub fn every() -> impl Iterator<Item = InjectedTool> {
+    pub(crate) fn every() -> impl Iterator<Item = InjectedTool> {
         InjectedTool::ALL
             .into_iter()
             .chain([InjectedTool::GetResult])
     }
 
     /// The tool's own name (before any collision prefix).
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             InjectedTool::BuildContext => "build_context",
             InjectedTool::SearchContext => "search_context",
@@ -68,7 +68,7 @@ impl InjectedTool {
 
     /// The tool's whole definition in `tools.json`, under its own name: what is listed in
     /// `tools/list` ([`InjectedTool::offered`]) plus its `outputSchema`.
-    pub fn definition(self) -> &'static Value {
+    pub(crate) fn definition(self) -> &'static Value {
         // The definitions test checks tools.json defines every variant.
         DEFINITIONS
             .iter()
@@ -80,7 +80,7 @@ impl InjectedTool {
 impl InjectedTool {
     /// The definition as listed in `tools/list`, under its own name: [`InjectedTool::definition`]
     /// without the `outputSchema`.
-    pub fn offered(self) -> Value {
+    pub(crate) fn offered(self) -> Value {
         let mut def = self.definition().clone();
         if let Some(members) = def.as_object_mut() {
             members.remove("outputSchema");
@@ -118,7 +118,7 @@ pub enum Selection {
 
 impl Selection {
     /// The tools selected.
-    pub fn tools(self) -> &'static [InjectedTool] {
+    pub(crate) fn tools(self) -> &'static [InjectedTool] {
         match self {
             Selection::None => &[],
             Selection::BuildContext => &InjectedTool::ALL[..1],
@@ -150,7 +150,7 @@ pub struct ToolNames {
 
 impl ToolNames {
     /// The tools under their own names.
-    pub fn plain(tools: &[InjectedTool]) -> ToolNames {
+    pub(crate) fn plain(tools: &[InjectedTool]) -> ToolNames {
         ToolNames {
             names: tools.iter().map(|t| (t.name().to_string(), *t)).collect(),
         }
@@ -159,7 +159,7 @@ impl ToolNames {
     /// Names for the tools that avoid `taken`: a taken name gets the `ctxopt_`
     /// prefix (and, if that is taken too, a number). Returns the names and the renames made
     /// (own name, offered name).
-    pub fn avoiding(
+    pub(crate) fn avoiding(
         tools: &[InjectedTool],
         taken: &dyn Fn(&str) -> bool,
     ) -> (ToolNames, Vec<(String, String)>) {
@@ -186,7 +186,7 @@ impl ToolNames {
     }
 
     /// The name `tool` is offered under, if it is offered.
-    pub fn offered_name(&self, tool: InjectedTool) -> Option<&str> {
+    pub(crate) fn offered_name(&self, tool: InjectedTool) -> Option<&str> {
         self.names
             .iter()
             .find(|(_, t)| *t == tool)
@@ -194,17 +194,17 @@ impl ToolNames {
     }
 
     /// The tool a client-side name refers to.
-    pub fn lookup(&self, name: &str) -> Option<InjectedTool> {
+    pub(crate) fn lookup(&self, name: &str) -> Option<InjectedTool> {
         self.names.iter().find(|(n, _)| n == name).map(|(_, t)| *t)
     }
 
     /// Whether `name` is one of ours.
-    pub fn is_injected(&self, name: &str) -> bool {
+    pub(crate) fn is_injected(&self, name: &str) -> bool {
         self.lookup(name).is_some()
     }
 
     /// The definitions as offered: each under its offered name.
-    pub fn definitions(&self) -> Vec<Value> {
+    pub(crate) fn definitions(&self) -> Vec<Value> {
         self.names
             .iter()
             .map(|(name, tool)| {

@@ -13,22 +13,22 @@ use super::tools::{InjectedTool, ToolNames};
 
 /// An extended `tools/list` result.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Extended {
+pub(crate) struct Extended {
     /// The result object as JSON text: the server's members in their order, our tools
     /// appended to `tools`.
-    pub result: String,
+    pub(crate) result: String,
     /// The names our tools were offered under (`None` on a page that is not the last).
-    pub names: Option<ToolNames>,
+    pub(crate) names: Option<ToolNames>,
     /// Renames made to avoid the server's names: (own name, offered name).
-    pub renamed: Vec<(String, String)>,
+    pub(crate) renamed: Vec<(String, String)>,
     /// How many of the server's tools this page no longer lists (`--hide-tools`,
     /// `--only-tools`).
-    pub hidden: usize,
+    pub(crate) hidden: usize,
 }
 
 impl Extended {
     /// One line per rename, for stderr.
-    pub fn notes(&self) -> Vec<String> {
+    pub(crate) fn notes(&self) -> Vec<String> {
         self.renamed
             .iter()
             .map(|(own, offered)| {
@@ -39,7 +39,7 @@ impl Extended {
 }
 
 /// The names of the tools listed in a `tools/list` result.
-pub fn listed_names(result: &Value) -> Vec<String> {
+pub(crate) fn listed_names(result: &Value) -> Vec<String> {
     result
         .get("tools")
         .and_then(Value::as_array)
@@ -50,7 +50,7 @@ pub fn listed_names(result: &Value) -> Vec<String> {
 }
 
 /// Whether a `tools/list` result says more pages follow.
-pub fn has_next_page(result: &Value) -> bool {
+pub(crate) fn has_next_page(result: &Value) -> bool {
     result.get("nextCursor").is_some_and(|c| !c.is_null())
 }
 
@@ -59,7 +59,7 @@ pub fn has_next_page(result: &Value) -> bool {
 /// `earlier_pages` holds the tool names of the earlier pages of the same listing. `None`
 /// when the text is not a result with a `tools` array, or when nothing changes: the result
 /// is then relayed as it is.
-pub fn extend_tools_list(
+pub(crate) fn extend_tools_list(
     raw_result: &str,
     tools: &[InjectedTool],
     earlier_pages: &BTreeSet<String>,
@@ -100,7 +100,7 @@ pub fn extend_tools_list(
 /// object's JSON text) that lacks it, so the client asks for tools and the proxy can serve
 /// the injected ones ([`Bridge::own_tools_list`](super::Bridge::own_tools_list)). `None` when
 /// the server already declares tools, or the text is not a result with `capabilities`.
-pub fn ensure_tools_capability(raw_result: &str) -> Option<String> {
+pub(crate) fn ensure_tools_capability(raw_result: &str) -> Option<String> {
     let mut result: Value = serde_json::from_str(raw_result).ok()?;
     let capabilities = result.get_mut("capabilities")?.as_object_mut()?;
     if capabilities.contains_key("tools") {
@@ -113,7 +113,7 @@ pub fn ensure_tools_capability(raw_result: &str) -> Option<String> {
 /// A response frame with its `result` replaced (the frame's other members, the id's
 /// spelling included, kept as parsed). `None` when either text is not JSON or the frame is
 /// not a response.
-pub fn with_result(frame: &str, result: &str) -> Option<String> {
+pub(crate) fn with_result(frame: &str, result: &str) -> Option<String> {
     let mut frame: Value = serde_json::from_str(frame).ok()?;
     let slot = frame.get_mut("result")?;
     *slot = serde_json::from_str(result).ok()?;

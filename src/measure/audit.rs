@@ -29,7 +29,7 @@ pub struct AuditReport {
     /// The same with same-document `$ref`s inlined and `$defs` dropped.
     pub ref_resolved_total_tokens: usize,
     /// Bytes of the canonical serialization.
-    pub canonical_bytes: usize,
+    pub(crate) canonical_bytes: usize,
     /// SHA-256 (hex) of the canonical serialization.
     pub canonical_sha256: String,
     /// SHA-256 (hex) of the serialization with `$ref`s inlined.
@@ -90,7 +90,7 @@ pub struct ToolFootprint {
     pub schema_dialect: String,
     /// The dialect `outputSchema` declares, when there is one.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub output_schema_dialect: Option<String>,
+    pub(crate) output_schema_dialect: Option<String>,
     /// Compact bytes of `inputSchema` plus `outputSchema`.
     pub schema_bytes: usize,
     /// Compact bytes of the tool's `_meta` member (0 when absent).
@@ -102,7 +102,7 @@ pub struct ToolFootprint {
     pub envelope_tokens: usize,
     /// `true` when a `$ref` could not be inlined (recursive or dangling).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub unresolved_refs: bool,
+    pub(crate) unresolved_refs: bool,
 }
 
 /// The footprint of a prompt or resource list.
@@ -266,7 +266,7 @@ fn list_footprint(items: &[Value], tokenizer: Tokenizer) -> ListFootprint {
 }
 
 /// The JSON Schema dialect a schema declares with `$schema`.
-pub fn dialect(schema: Option<&Value>) -> &'static str {
+pub(crate) fn dialect(schema: Option<&Value>) -> &'static str {
     let Some(uri) = schema
         .and_then(|s| s.get("$schema"))
         .and_then(Value::as_str)

@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 
 /// The tool members the canonical serialization keeps, in no particular order (the
 /// server's order wins).
-pub const TOOL_MEMBERS: [&str; 8] = [
+pub(crate) const TOOL_MEMBERS: [&str; 8] = [
     "name",
     "title",
     "description",
@@ -25,7 +25,7 @@ pub const TOOL_MEMBERS: [&str; 8] = [
 ];
 
 /// Writes `value` as compact JSON under the canonical escaping rule.
-pub fn to_compact(value: &Value) -> String {
+pub(crate) fn to_compact(value: &Value) -> String {
     let mut out = String::new();
     write_value(&mut out, value);
     out
@@ -91,7 +91,7 @@ fn write_string(out: &mut String, s: &str) {
 
 /// Restricts one tool object to [`TOOL_MEMBERS`], keeping the server's key order. A tool
 /// that is not an object is returned unchanged.
-pub fn restrict_tool(tool: &Value) -> Value {
+pub(crate) fn restrict_tool(tool: &Value) -> Value {
     match tool {
         Value::Object(map) => Value::Object(
             map.iter()
@@ -104,7 +104,7 @@ pub fn restrict_tool(tool: &Value) -> Value {
 }
 
 /// Returns `value` with the members named in `names` removed from its top level only.
-pub fn without_top_level(value: &Value, names: &[&str]) -> Value {
+pub(crate) fn without_top_level(value: &Value, names: &[&str]) -> Value {
     match value {
         Value::Object(map) => Value::Object(
             map.iter()
@@ -125,7 +125,7 @@ const MAX_REF_DEPTH: usize = 32;
 /// recursive or unresolvable reference is left as it is, and when every reference
 /// resolved the schema's `$defs`/`definitions` are dropped. Returns the rewritten tool and
 /// whether any reference was left unresolved.
-pub fn resolve_tool_refs(tool: &Value) -> (Value, bool) {
+pub(crate) fn resolve_tool_refs(tool: &Value) -> (Value, bool) {
     let Value::Object(map) = tool else {
         return (tool.clone(), false);
     };

@@ -12,12 +12,12 @@
 //! - [`stats`]: nearest-rank order statistics.
 
 pub mod audit;
-pub mod canonical;
+pub(crate) mod canonical;
 pub mod gap;
 pub mod live_server;
 pub mod probe;
 pub mod report;
-pub mod stats;
+pub(crate) mod stats;
 pub mod toollist;
 
 /// What can go wrong while measuring.

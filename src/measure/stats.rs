@@ -62,7 +62,7 @@ impl Latency {
 }
 
 /// The nearest-rank percentile `p` (0–100] of an ascending sample; 0 when empty.
-pub fn percentile(sorted: &[u64], p: f64) -> u64 {
+pub(crate) fn percentile(sorted: &[u64], p: f64) -> u64 {
     if sorted.is_empty() {
         return 0;
     }

@@ -14,7 +14,7 @@ use crate::protocol;
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Listing {
     /// The server's identity (`serverInfo` of `initialize` or `server/discover`), if known.
-    pub server_info: Option<Value>,
+    pub(crate) server_info: Option<Value>,
     /// The protocol revision in effect, if known.
     pub protocol: Option<String>,
     /// How the listing was obtained (`capture`, `frame-log`, `initialize`, `server/discover`).
@@ -53,7 +53,7 @@ fn tool_names(page: &Value) -> impl Iterator<Item = &str> {
 
 /// Appends the tools of one `tools/list` response (a JSON-RPC response, or its bare
 /// `result`) to `tools`. Returns the page's `nextCursor`, if any.
-pub fn push_tools_page(
+pub(crate) fn push_tools_page(
     page: &Value,
     tools: &mut Vec<Value>,
 ) -> Result<Option<String>, MeasureError> {

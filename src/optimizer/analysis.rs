@@ -13,22 +13,22 @@ use crate::records::Kind;
 #[derive(Debug, Clone, PartialEq)]
 pub struct UnitAnalysis {
     /// Why the unit left the candidates before scoring, or `None` when it is live.
-    pub dropped: Option<Dropped>,
+    pub(crate) dropped: Option<Dropped>,
     /// The outcome of a run or test result ([`Outcome::Unknown`] for other records).
-    pub outcome: Outcome,
+    pub(crate) outcome: Outcome,
     /// The highest containment in a later record (see [`Deduped::redundancy`]): a score
     /// input.
-    pub redundancy: f64,
+    pub(crate) redundancy: f64,
     /// The lines shown once before the unit's first fragment in a section: its run header
     /// and the history line of earlier runs folded into it.
-    pub header: Option<String>,
+    pub(crate) header: Option<String>,
     /// Whether it is part of the session's current change (see [`current_diffs`]).
-    pub current_change: bool,
+    pub(crate) current_change: bool,
 }
 
 impl UnitAnalysis {
     /// Whether the unit is still a candidate (dedupe and superseding kept it).
-    pub fn is_live(&self) -> bool {
+    pub(crate) fn is_live(&self) -> bool {
         self.dropped.is_none()
     }
 }
@@ -36,7 +36,7 @@ impl UnitAnalysis {
 index_by!(UnitIx, UnitAnalysis);
 
 /// Gathers, per unit, what dedupe and superseding decided (`deduped`) and its outcome.
-pub fn analyse(units: &[Unit], deduped: Deduped, outcomes: &[Outcome]) -> Vec<UnitAnalysis> {
+pub(crate) fn analyse(units: &[Unit], deduped: Deduped, outcomes: &[Outcome]) -> Vec<UnitAnalysis> {
     let live: Vec<bool> = deduped.dropped.iter().map(Option::is_none).collect();
     let reverted: Vec<bool> = deduped
         .dropped
@@ -73,7 +73,7 @@ pub fn analyse(units: &[Unit], deduped: Deduped, outcomes: &[Outcome]) -> Vec<Un
 /// Every unit live, with its outcome, nothing folded into it and nothing redundant: for
 /// tests of the stages after dedupe.
 #[cfg(test)]
-pub fn all_live(units: &[Unit]) -> Vec<UnitAnalysis> {
+pub(crate) fn all_live(units: &[Unit]) -> Vec<UnitAnalysis> {
     let outcomes = crate::optimizer::extract::outcomes(units, 1);
     units
         .iter()

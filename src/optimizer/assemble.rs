@@ -17,7 +17,7 @@ use crate::optimizer::select::{Candidate, Selection};
 use crate::optimizer::{BuildConfig, PIPELINE_VERSION};
 
 /// sha256 (hex) of the canonical JSON of the configuration (keys sorted).
-pub fn config_hash(config: &BuildConfig) -> String {
+pub(crate) fn config_hash(config: &BuildConfig) -> String {
     let json = serde_json::json!({
         "budget": config.budget,
         "min_relevance": config.min_relevance,
@@ -30,29 +30,29 @@ pub fn config_hash(config: &BuildConfig) -> String {
 }
 
 /// Everything the output is made of.
-pub struct Parts<'a> {
+pub(crate) struct Parts<'a> {
     /// The configuration.
-    pub config: &'a BuildConfig,
+    pub(crate) config: &'a BuildConfig,
     /// The units.
-    pub units: &'a [Unit],
+    pub(crate) units: &'a [Unit],
     /// The fragments.
-    pub fragments: &'a [Fragment],
+    pub(crate) fragments: &'a [Fragment],
     /// Per unit: what dedupe and supersede decided.
-    pub analyses: &'a [UnitAnalysis],
+    pub(crate) analyses: &'a [UnitAnalysis],
     /// Every merge dedupe made, explained.
-    pub merges: &'a [String],
+    pub(crate) merges: &'a [String],
     /// The live fragments offered to selection.
-    pub candidates: &'a [Candidate],
+    pub(crate) candidates: &'a [Candidate],
     /// Per fragment: its score, when it was live.
-    pub scores: &'a [Option<Scored>],
+    pub(crate) scores: &'a [Option<Scored>],
     /// What selection decided.
-    pub selection: Selection,
+    pub(crate) selection: Selection,
     /// Tokens of the input.
-    pub input_tokens: usize,
+    pub(crate) input_tokens: usize,
 }
 
 /// Builds the output.
-pub fn assemble(p: Parts<'_>) -> BuildOutput {
+pub(crate) fn assemble(p: Parts<'_>) -> BuildOutput {
     let Parts {
         config,
         units,

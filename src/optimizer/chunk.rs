@@ -9,12 +9,12 @@
 use std::ops::Range;
 
 /// The most lines a chunk holds.
-pub const MAX_CHUNK_LINES: usize = 24;
+pub(crate) const MAX_CHUNK_LINES: usize = 24;
 /// The most bytes a chunk holds (a single longer line is cut).
-pub const MAX_CHUNK_BYTES: usize = 2048;
+pub(crate) const MAX_CHUNK_BYTES: usize = 2048;
 
 /// Cuts `text` into chunk spans, in order. Empty or blank text gives no chunk.
-pub fn chunks(text: &str, pack: bool) -> Vec<Range<usize>> {
+pub(crate) fn chunks(text: &str, pack: bool) -> Vec<Range<usize>> {
     let mut out: Vec<Range<usize>> = Vec::new();
     let mut current: Option<(Range<usize>, usize)> = None; // span, lines
     let mut after_blank = false;

@@ -32,17 +32,17 @@ const MIN_RUN: usize = 2;
 
 /// Text with library frame runs collapsed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Condensed {
+pub(crate) struct Condensed {
     /// The condensed text.
-    pub text: String,
+    pub(crate) text: String,
     /// The removed lines, each followed by a newline.
-    pub removed: String,
+    pub(crate) removed: String,
     /// How many frames were collapsed.
-    pub frames: usize,
+    pub(crate) frames: usize,
 }
 
 /// Collapses every run of at least two library frames in `text`.
-pub fn condense_frames(text: &str) -> Condensed {
+pub(crate) fn condense_frames(text: &str) -> Condensed {
     let lines: Vec<&str> = text.split('\n').collect();
     let mut out: Vec<String> = Vec::with_capacity(lines.len());
     let mut removed = String::new();
@@ -84,7 +84,7 @@ pub fn condense_frames(text: &str) -> Condensed {
 
 /// Whether a frame line or file path belongs to library code (runtime, standard library,
 /// installed packages, test harness): it holds one of the library markers.
-pub fn is_library(s: &str) -> bool {
+pub(crate) fn is_library(s: &str) -> bool {
     LIBRARY_MARKERS.iter().any(|m| s.contains(m))
 }
 

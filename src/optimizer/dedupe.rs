@@ -15,41 +15,41 @@ use crate::optimizer::parallel::par_map;
 use crate::records::Kind;
 
 /// Containment at or above which the earlier record is a near-duplicate of the later.
-pub const NEAR_DUPLICATE: f64 = 0.9;
+pub(crate) const NEAR_DUPLICATE: f64 = 0.9;
 /// Containment at or above which a record counts as partly redundant.
-pub const PARTLY_REDUNDANT: f64 = 0.5;
+pub(crate) const PARTLY_REDUNDANT: f64 = 0.5;
 /// Records with fewer word trigrams are compared exactly only.
-pub const MIN_SHINGLES: usize = 8;
+pub(crate) const MIN_SHINGLES: usize = 8;
 /// Only the first this-many words of a record are shingled.
 const MAX_SHINGLE_WORDS: usize = 20_000;
 /// How many of a record's smallest shingle hashes index it.
-pub const SKETCH: usize = 4;
+pub(crate) const SKETCH: usize = 4;
 /// How many earlier records one index entry remembers.
-pub const POSTING_CAP: usize = 16;
+pub(crate) const POSTING_CAP: usize = 16;
 /// How many earlier runs a history line lists.
 const HISTORY_CAP: usize = 10;
 
 /// What dedupe decided.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Deduped {
+pub(crate) struct Deduped {
     /// Per unit: why it was dropped, or `None` when it stays.
-    pub dropped: Vec<Option<Dropped>>,
+    pub(crate) dropped: Vec<Option<Dropped>>,
     /// Per unit: the history line of earlier runs folded into it.
-    pub history: Vec<Option<String>>,
+    pub(crate) history: Vec<Option<String>>,
     /// Per unit: the highest containment in a later record of the same kind (0 when below
     /// [`PARTLY_REDUNDANT`]). Superseding raises it for a run partly shown again by an error
     /// record (see [`crate::optimizer::supersede`]): a score input, not a merge.
-    pub redundancy: Vec<f64>,
+    pub(crate) redundancy: Vec<f64>,
     /// Every merge, explained.
-    pub merges: Vec<String>,
+    pub(crate) merges: Vec<String>,
     /// Per unit: its [`shingles`] when the near-duplicate pass compared it (empty when it has
     /// no bucket or fewer than [`MIN_SHINGLES`]), for superseding to reuse.
-    pub shingles: Vec<Vec<u64>>,
+    pub(crate) shingles: Vec<Vec<u64>>,
 }
 
 /// Runs the three dedupe passes over `units`, shingling on `threads` threads (the result
 /// never depends on it).
-pub fn dedupe(units: &[Unit], threads: usize) -> Deduped {
+pub(crate) fn dedupe(units: &[Unit], threads: usize) -> Deduped {
     let mut out = Deduped {
         dropped: vec![None; units.len()],
         history: vec![None; units.len()],
@@ -350,7 +350,7 @@ fn bucket_key(u: &Unit) -> Option<String> {
 }
 
 /// The sorted, distinct hashes of a text's word trigrams.
-pub fn shingles(text: &str) -> Vec<u64> {
+pub(crate) fn shingles(text: &str) -> Vec<u64> {
     let words: Vec<u64> = text
         .split_whitespace()
         .take(MAX_SHINGLE_WORDS)
@@ -373,7 +373,7 @@ fn fnv(bytes: &[u8]) -> u64 {
 }
 
 /// |a ∩ b| / |a| for sorted sets.
-pub fn containment(a: &[u64], b: &[u64]) -> f64 {
+pub(crate) fn containment(a: &[u64], b: &[u64]) -> f64 {
     if a.is_empty() {
         return 0.0;
     }
@@ -475,11 +475,11 @@ fn near(units: &[Unit], out: &mut Deduped, threads: usize) -> Vec<Vec<u64>> {
 
 /// A map keyed by values that are hashes already (shingle hashes, bucket hashes, sha256
 /// digests): it mixes them with one multiplication a word instead of hashing them again.
-pub type HashIndex<K, V> = HashMap<K, V, BuildHasherDefault<HashKeyHasher>>;
+pub(crate) type HashIndex<K, V> = HashMap<K, V, BuildHasherDefault<HashKeyHasher>>;
 
 /// The hasher of a [`HashIndex`]: for keys made of `u64` hashes.
 #[derive(Debug, Default, Clone, Copy)]
-pub struct HashKeyHasher(u64);
+pub(crate) struct HashKeyHasher(u64);
 
 impl Hasher for HashKeyHasher {
     fn finish(&self) -> u64 {

@@ -21,17 +21,17 @@ use crate::optimizer::chunk::MAX_CHUNK_LINES;
 use crate::optimizer::extract::signatures::signature;
 
 /// The fewest lines an output needs to be big: more than two chunks.
-pub const MIN_LINES: usize = 2 * MAX_CHUNK_LINES + 1;
+pub(crate) const MIN_LINES: usize = 2 * MAX_CHUNK_LINES + 1;
 /// The most lines an excerpt shows.
-pub const MAX_LINES: usize = 40;
+pub(crate) const MAX_LINES: usize = 40;
 /// The most times a shape may occur in an output and still be rare.
-pub const RARE_SHAPE: usize = 2;
+pub(crate) const RARE_SHAPE: usize = 2;
 /// Lines of a rare shape are exceptional only while they are at most this share of the
 /// output's lines (one in 20): where most lines are unlike each other, a unique shape
 /// tells nothing.
-pub const RARE_SHARE: usize = 20;
+pub(crate) const RARE_SHARE: usize = 20;
 /// The most bytes of one line an excerpt shows.
-pub const MAX_LINE_BYTES: usize = 400;
+pub(crate) const MAX_LINE_BYTES: usize = 400;
 
 /// A warning: the word in any case (`warning:`, `WARN`, `Warnings`), or a JSON-lines record
 /// at a `warn` level (the quoted word matches the same way).
@@ -70,7 +70,7 @@ fn class(line: &str, shape_count: usize, rare_counts: bool) -> Option<Class> {
 
 /// The shape of a line: trimmed, every hex word of 6+ characters with a digit and a letter
 /// (a hash, an id) read as `#`, every other run of digits as `0`.
-pub fn shape(line: &str) -> String {
+pub(crate) fn shape(line: &str) -> String {
     let mut out = String::with_capacity(line.len());
     let mut rest = line.trim();
     while let Some(c) = rest.chars().next() {
@@ -122,7 +122,7 @@ struct Shown<'a> {
 /// The excerpt of `text` (an output's lines), or `None` when it is not big
 /// ([`MIN_LINES`]) or has no exceptional line. `lines` must yield the same lines each time
 /// it is cloned; it is walked exactly twice.
-pub fn excerpt<'a, I>(lines: I) -> Option<String>
+pub(crate) fn excerpt<'a, I>(lines: I) -> Option<String>
 where
     I: Iterator<Item = &'a str> + Clone,
 {
@@ -199,12 +199,12 @@ where
 
 /// The lines an excerpt shows, as they were written: without its first line, the line
 /// numbers and the `(+N more like it)` counts, so that they read as in the output.
-pub fn plain(excerpt: &str) -> String {
+pub(crate) fn plain(excerpt: &str) -> String {
     shown_lines(excerpt).collect::<Vec<_>>().join("\n")
 }
 
 /// The shown lines of an excerpt, as written (see [`plain`]).
-pub fn shown_lines(excerpt: &str) -> impl Iterator<Item = &str> {
+pub(crate) fn shown_lines(excerpt: &str) -> impl Iterator<Item = &str> {
     excerpt.lines().skip(1).map(|l| {
         let l = l
             .split_once(": ")

@@ -14,65 +14,65 @@ use crate::records::{DecisionStatus, Kind, Role, TestStatus};
 /// A unit's position in the build's list of units (task first, then the records in list
 /// order).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct UnitIx(pub usize);
+pub(crate) struct UnitIx(pub usize);
 
 /// A fragment's position in the build's list of fragments (units in order, each unit's
 /// chunks in order, its excerpt last).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct FragmentIx(pub usize);
+pub(crate) struct FragmentIx(pub usize);
 
 /// One input record, validated and normalized.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Unit {
     /// The record id: the caller's, or `rec_` + a content hash prefix.
-    pub id: String,
+    pub(crate) id: String,
     /// The record's kind.
-    pub kind: Kind,
+    pub(crate) kind: Kind,
     /// Position among all records (task, messages, toolOutputs, errors, files, diffs,
     /// testResults, decisions — in that order).
-    pub order: usize,
+    pub(crate) order: usize,
     /// Position within its own list.
-    pub index: usize,
+    pub(crate) index: usize,
     /// The record's time in Unix milliseconds, when it has one.
-    pub time: Option<i64>,
+    pub(crate) time: Option<i64>,
     /// Caller priority in 0..=1.
-    pub priority: f64,
+    pub(crate) priority: f64,
     /// The file path of a file or diff.
-    pub path: Option<String>,
+    pub(crate) path: Option<String>,
     /// The role of a message.
-    pub role: Option<Role>,
+    pub(crate) role: Option<Role>,
     /// The tool of a tool output.
-    pub tool: Option<String>,
+    pub(crate) tool: Option<String>,
     /// The tool and its canonical arguments: runs with equal keys are repeats.
-    pub tool_key: Option<String>,
+    pub(crate) tool_key: Option<String>,
     /// The exit code of a tool output.
-    pub exit_code: Option<i64>,
+    pub(crate) exit_code: Option<i64>,
     /// The name of a test result.
-    pub test_name: Option<String>,
+    pub(crate) test_name: Option<String>,
     /// The status of a test result.
-    pub test_status: Option<TestStatus>,
+    pub(crate) test_status: Option<TestStatus>,
     /// The status of a decision.
-    pub decision_status: Option<DecisionStatus>,
+    pub(crate) decision_status: Option<DecisionStatus>,
     /// A line shown once before the unit's first fragment in a section (`$ npm test (exit 1)`).
-    pub header: Option<String>,
+    pub(crate) header: Option<String>,
     /// The normalized text the fragments are cut from.
-    pub text: String,
+    pub(crate) text: String,
     /// Lines removed by collapsing repeated log lines (for input token accounting).
-    pub collapsed: String,
+    pub(crate) collapsed: String,
     /// How many lines collapsing removed.
-    pub collapsed_lines: usize,
+    pub(crate) collapsed_lines: usize,
     /// The exceptional lines of a big tool output (see [`crate::optimizer::excerpt`]),
     /// empty when it has none; its fragment is the unit's last.
-    pub excerpt: String,
+    pub(crate) excerpt: String,
     /// sha256 of the kind, the identifying fields and the normalized text.
-    pub hash: [u8; 32],
+    pub(crate) hash: [u8; 32],
     /// The unit's fragments, as a range into the fragment list.
-    pub fragments: Range<usize>,
+    pub(crate) fragments: Range<usize>,
 }
 
 impl Unit {
     /// Where the record sits in the input, as error messages name it (`toolOutputs[2]`).
-    pub fn place(&self) -> String {
+    pub(crate) fn place(&self) -> String {
         match self.kind {
             Kind::Task => "task".to_string(),
             kind => format!("{}[{}]", kind.list(), self.index),
@@ -84,22 +84,22 @@ impl Unit {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Fragment {
     /// `fr_` + the first 12 hex digits of sha256(record id, chunk number, text).
-    pub id: String,
+    pub(crate) id: String,
     /// Its unit.
-    pub unit: UnitIx,
+    pub(crate) unit: UnitIx,
     /// Its number within the unit (0-based).
-    pub chunk: usize,
+    pub(crate) chunk: usize,
     /// Its bytes within the unit's text.
-    pub span: Range<usize>,
+    pub(crate) span: Range<usize>,
     /// Its tokens (the body alone; tags and headers are counted at selection).
-    pub tokens: usize,
+    pub(crate) tokens: usize,
     /// Whether it is its unit's excerpt: `span` is then within [`Unit::excerpt`].
-    pub excerpt: bool,
+    pub(crate) excerpt: bool,
 }
 
 impl Fragment {
     /// The fragment's text.
-    pub fn text<'a>(&self, units: &'a [Unit]) -> &'a str {
+    pub(crate) fn text<'a>(&self, units: &'a [Unit]) -> &'a str {
         let unit = &units[self.unit];
         if self.excerpt {
             &unit.excerpt[self.span.clone()]
@@ -135,7 +135,7 @@ index_by!(UnitIx, Unit);
 index_by!(FragmentIx, Fragment);
 
 /// The first `n` hex digits of a sha256 digest.
-pub fn hex_prefix(hash: &[u8; 32], n: usize) -> String {
+pub(crate) fn hex_prefix(hash: &[u8; 32], n: usize) -> String {
     let mut s = hex::encode(&hash[..n.div_ceil(2).min(32)]);
     s.truncate(n);
     s
@@ -143,7 +143,7 @@ pub fn hex_prefix(hash: &[u8; 32], n: usize) -> String {
 
 /// Whether `a` happened after `b`: by timestamps when both have one, else by list
 /// position when they share a kind; `None` when the records cannot be ordered.
-pub fn is_later(a: &Unit, b: &Unit) -> Option<bool> {
+pub(crate) fn is_later(a: &Unit, b: &Unit) -> Option<bool> {
     match (a.time, b.time) {
         (Some(x), Some(y)) if x != y => Some(x > y),
         _ if a.kind == b.kind => Some(a.index > b.index),
@@ -154,11 +154,11 @@ pub fn is_later(a: &Unit, b: &Unit) -> Option<bool> {
 
 /// Why a unit left the candidates before scoring.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Dropped {
+pub(crate) struct Dropped {
     /// The reason (`duplicate`, `near_duplicate`, `repeated_run`, `superseded`).
-    pub reason: DropReason,
+    pub(crate) reason: DropReason,
     /// The unit that absorbed or superseded it.
-    pub by: Option<UnitIx>,
+    pub(crate) by: Option<UnitIx>,
     /// A sentence saying what happened.
-    pub detail: String,
+    pub(crate) detail: String,
 }

@@ -9,7 +9,12 @@ use crate::records::{DecisionStatus, Kind, Role};
 /// Whether a live fragment must be kept: the task; decisions accepted; requirements stated
 /// by the user; and the errors and failing tests the task is about (see
 /// [`crate::optimizer::score::focus`]).
-pub fn is_mandatory(unit: &Unit, features: &Features, focus: &Focus, unit_index: UnitIx) -> bool {
+pub(crate) fn is_mandatory(
+    unit: &Unit,
+    features: &Features,
+    focus: &Focus,
+    unit_index: UnitIx,
+) -> bool {
     match unit.kind {
         Kind::Task => true,
         Kind::Decision => unit.decision_status == Some(DecisionStatus::Accepted),

@@ -8,30 +8,30 @@
 //! byte-identical output: nothing reads the clock, draws random numbers or iterates a hash
 //! map into the output.
 
-pub mod analysis;
-pub mod assemble;
-pub mod chunk;
-pub mod condense;
-pub mod dedupe;
-pub mod excerpt;
-pub mod extract;
-pub mod fragment;
+pub(crate) mod analysis;
+pub(crate) mod assemble;
+pub(crate) mod chunk;
+pub(crate) mod condense;
+pub(crate) mod dedupe;
+pub(crate) mod excerpt;
+pub(crate) mod extract;
+pub(crate) mod fragment;
 #[cfg(test)]
 mod invariants;
 #[cfg(test)]
 mod losses;
-pub mod mandatory;
-pub mod normalize;
+pub(crate) mod mandatory;
+pub(crate) mod normalize;
 pub mod output;
-pub mod parallel;
+pub(crate) mod parallel;
 pub mod parse;
-pub mod render;
+pub(crate) mod render;
 pub mod score;
-pub mod select;
-pub mod supersede;
+pub(crate) mod select;
+pub(crate) mod supersede;
 mod tokens;
-pub mod working_set;
-pub mod workspace;
+pub(crate) mod working_set;
+pub(crate) mod workspace;
 
 pub use crate::records::Records;
 pub use output::{
@@ -47,10 +47,11 @@ pub const DEFAULT_BUDGET: usize = 4000;
 
 /// The default least relevance (sum of the content signals' contributions) a fragment
 /// needs to fill the budget with.
-pub const DEFAULT_MIN_RELEVANCE: f64 = 1.0;
+pub(crate) const DEFAULT_MIN_RELEVANCE: f64 = 1.0;
 
 /// The pipeline's version, written into every report.
-pub const PIPELINE_VERSION: &str = concat!("ctxopt-optimizer/", env!("CARGO_PKG_VERSION"), "+1");
+pub(crate) const PIPELINE_VERSION: &str =
+    concat!("ctxopt-optimizer/", env!("CARGO_PKG_VERSION"), "+1");
 
 /// How to build a context.
 #[derive(Debug, Clone, PartialEq)]

@@ -23,11 +23,12 @@ use crate::records::Kind;
 use crate::records::{Common, DecisionStatus, Records, Role, TestStatus};
 
 /// The shortest run of same-shaped lines that collapsing shortens.
-pub const MIN_COLLAPSE_RUN: usize = 4;
+pub(crate) const MIN_COLLAPSE_RUN: usize = 4;
 
 /// Normalizes `records` (with `task` overriding the records' task when given) into units
-/// and their fragments, on one thread (see [`normalize_on`]).
-pub fn normalize(
+/// and their fragments, on one thread (see [`normalize_on`]); the tests' shorthand.
+#[cfg(test)]
+pub(crate) fn normalize(
     records: &Records,
     task: Option<&str>,
 ) -> Result<(Vec<Unit>, Vec<Fragment>), OptimizerError> {
@@ -37,7 +38,7 @@ pub fn normalize(
 /// Normalizes `records` (with `task` overriding the records' task when given) into units
 /// and their fragments, on `threads` threads (the result never depends on it). Fragment
 /// token counts are left at 0 for the caller to fill.
-pub fn normalize_on(
+pub(crate) fn normalize_on(
     records: &Records,
     task: Option<&str>,
     threads: usize,
@@ -329,14 +330,14 @@ fn finish(drafts: Vec<Draft>, threads: usize) -> (Vec<Unit>, Vec<Fragment>) {
 }
 
 /// Parses an RFC 3339 timestamp into Unix milliseconds.
-pub fn parse_timestamp(ts: &str) -> Option<i64> {
+pub(crate) fn parse_timestamp(ts: &str) -> Option<i64> {
     chrono::DateTime::parse_from_rfc3339(ts.trim())
         .ok()
         .map(|t| t.timestamp_millis())
 }
 
 /// Turns CRLF and lone CR into LF.
-pub fn normalize_newlines(text: &str) -> Cow<'_, str> {
+pub(crate) fn normalize_newlines(text: &str) -> Cow<'_, str> {
     if !text.contains('\r') {
         return Cow::Borrowed(text);
     }
@@ -345,19 +346,19 @@ pub fn normalize_newlines(text: &str) -> Cow<'_, str> {
 
 /// Text with runs of repeated log lines collapsed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Collapsed {
+pub(crate) struct Collapsed {
     /// The text with every long run shortened to its first and last line and a marker.
-    pub text: String,
+    pub(crate) text: String,
     /// The removed lines, joined with newlines.
-    pub removed: String,
+    pub(crate) removed: String,
     /// How many lines were removed.
-    pub removed_lines: usize,
+    pub(crate) removed_lines: usize,
 }
 
 /// Collapses every run of at least [`MIN_COLLAPSE_RUN`] consecutive lines of the same
 /// shape (equal after each digit run becomes `0`) to its first line, a marker
 /// `[ctxopt: N similar lines collapsed]`, and its last line.
-pub fn collapse_repeats(text: &str) -> Collapsed {
+pub(crate) fn collapse_repeats(text: &str) -> Collapsed {
     let lines: Vec<&str> = text.split('\n').collect();
     let mut out = String::with_capacity(text.len());
     let mut removed = String::new();
@@ -427,7 +428,7 @@ fn same_shape(a: &str, b: &str) -> bool {
 }
 
 /// JSON with object keys sorted, so equal arguments give equal keys.
-pub fn canonical_json(value: &serde_json::Value) -> String {
+pub(crate) fn canonical_json(value: &serde_json::Value) -> String {
     fn sort(v: &serde_json::Value) -> serde_json::Value {
         match v {
             serde_json::Value::Object(map) => {
@@ -465,7 +466,7 @@ fn checked_path(path: &str, kind: Kind, index: usize) -> Result<String, Optimize
 }
 
 /// The lowercase name of a role.
-pub fn role_name(role: Role) -> &'static str {
+pub(crate) fn role_name(role: Role) -> &'static str {
     match role {
         Role::User => "user",
         Role::Assistant => "assistant",

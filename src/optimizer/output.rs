@@ -28,8 +28,9 @@ pub enum DropReason {
 }
 
 impl DropReason {
-    /// Every reason, in name order.
-    pub const ALL: [DropReason; 7] = [
+    /// Every reason, in name order (the tests check each).
+    #[cfg(test)]
+    pub(crate) const ALL: [DropReason; 7] = [
         DropReason::Budget,
         DropReason::Covered,
         DropReason::Duplicate,
@@ -87,8 +88,9 @@ pub enum Signal {
 }
 
 impl Signal {
-    /// Every signal, in the order a score lists its components.
-    pub const ALL: [Signal; 10] = [
+    /// Every signal, in the order a score lists its components (the tests check each).
+    #[cfg(test)]
+    pub(crate) const ALL: [Signal; 10] = [
         Signal::LexicalOverlap,
         Signal::IdentifierMatch,
         Signal::ErrorRelevance,
@@ -120,7 +122,7 @@ impl Signal {
     /// Whether the signal is a content signal: part of a fragment's relevance, how much it
     /// is *about* something that matters (lexical, identifier, error, constraint, failed
     /// attempt, working set), as opposed to when, from whom and how redundant it is.
-    pub fn is_relevance(self) -> bool {
+    pub(crate) fn is_relevance(self) -> bool {
         matches!(
             self,
             Signal::LexicalOverlap
@@ -147,9 +149,9 @@ pub struct ScoreComponent {
     /// The signal's value for this fragment, usually in 0..=1.
     pub value: f64,
     /// The configured weight.
-    pub weight: f64,
+    pub(crate) weight: f64,
     /// `value * weight`.
-    pub contribution: f64,
+    pub(crate) contribution: f64,
 }
 
 /// A fragment kept in the context.
@@ -167,13 +169,13 @@ pub struct SourceFragment {
     /// The section of the context it was rendered into.
     pub section: String,
     /// Whether it was kept as mandatory.
-    pub mandatory: bool,
+    pub(crate) mandatory: bool,
     /// Its tokens as rendered.
     pub tokens: usize,
     /// Its total score.
     pub score: f64,
     /// The score's components.
-    pub components: Vec<ScoreComponent>,
+    pub(crate) components: Vec<ScoreComponent>,
 }
 
 /// A fragment left out of the context.
@@ -189,7 +191,7 @@ pub struct OmittedFragment {
     pub reason: DropReason,
     /// What superseded or absorbed it, when something did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub superseded_by: Option<String>,
+    pub(crate) superseded_by: Option<String>,
     /// Its tokens.
     pub tokens: usize,
     /// Its score, when it was scored.
@@ -204,9 +206,9 @@ pub struct OmittedFragment {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BuildReport {
     /// The pipeline's version.
-    pub pipeline_version: String,
+    pub(crate) pipeline_version: String,
     /// sha256 of the canonical JSON of the configuration.
-    pub config_hash: String,
+    pub(crate) config_hash: String,
     /// The tokenizer every count used.
     pub tokenizer: String,
     /// The token budget.
@@ -214,18 +216,18 @@ pub struct BuildReport {
     /// Warnings, such as `BUDGET_CONFLICT: …`.
     pub warnings: Vec<String>,
     /// Every merge dedupe made, explained.
-    pub merges: Vec<String>,
+    pub(crate) merges: Vec<String>,
     /// Omission counts by reason, sorted by reason.
-    pub omissions: Vec<(DropReason, usize)>,
+    pub(crate) omissions: Vec<(DropReason, usize)>,
 }
 
 /// Token figures.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Stats {
     /// Tokens of all input records' text.
-    pub input_tokens: usize,
+    pub(crate) input_tokens: usize,
     /// Tokens of the rendered context.
-    pub output_tokens: usize,
+    pub(crate) output_tokens: usize,
     /// `1 - output/input` (0 when the input is empty).
     pub reduction: f64,
 }

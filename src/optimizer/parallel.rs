@@ -5,7 +5,7 @@
 const MIN_PARALLEL: usize = 64;
 
 /// The thread count to use: `requested`, or (0) the machine's parallelism, at most 8.
-pub fn thread_count(requested: usize) -> usize {
+pub(crate) fn thread_count(requested: usize) -> usize {
     match requested {
         0 => std::thread::available_parallelism()
             .map_or(1, |n| n.get())
@@ -15,7 +15,7 @@ pub fn thread_count(requested: usize) -> usize {
 }
 
 /// `items.iter().map(f).collect()`, split into contiguous parts on `threads` threads.
-pub fn par_map<T: Sync, R: Send>(
+pub(crate) fn par_map<T: Sync, R: Send>(
     items: &[T],
     threads: usize,
     f: impl Fn(&T) -> R + Sync,

@@ -11,7 +11,7 @@ use crate::records::TestStatus;
 
 /// The context's sections, in render order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Section {
+pub(crate) enum Section {
     /// The task.
     Task,
     /// Decisions in force and explicit requirements.
@@ -32,7 +32,7 @@ pub enum Section {
 
 impl Section {
     /// The section's heading text.
-    pub fn title(self) -> &'static str {
+    pub(crate) fn title(self) -> &'static str {
         match self {
             Section::Task => "Task",
             Section::Constraints => "Constraints & decisions",
@@ -46,12 +46,12 @@ impl Section {
     }
 
     /// The heading line as rendered (with its newline).
-    pub fn heading(self) -> String {
+    pub(crate) fn heading(self) -> String {
         format!("## {}\n", self.title())
     }
 
     /// The section a fragment goes to.
-    pub fn of(unit: &Unit, features: &Features) -> Section {
+    pub(crate) fn of(unit: &Unit, features: &Features) -> Section {
         match unit.kind {
             Kind::Task => Section::Task,
             Kind::Decision => Section::Constraints,
@@ -70,7 +70,7 @@ impl Section {
 }
 
 /// The source tag line of a fragment (with its newline).
-pub fn tag(fragment: &Fragment, unit: &Unit) -> String {
+pub(crate) fn tag(fragment: &Fragment, unit: &Unit) -> String {
     match &unit.path {
         Some(path) => format!(
             "[source: {} | record {} | {}]\n",
@@ -82,7 +82,7 @@ pub fn tag(fragment: &Fragment, unit: &Unit) -> String {
 
 /// The line(s) shown once before a unit's first fragment in a section (with newline):
 /// the command line of a run and its history, or who spoke.
-pub fn unit_header(unit: &Unit, history: Option<&str>) -> Option<String> {
+pub(crate) fn unit_header(unit: &Unit, history: Option<&str>) -> Option<String> {
     let header = unit.header.as_deref()?;
     Some(match history {
         Some(h) => format!("{header}\n{h}\n"),
@@ -92,20 +92,20 @@ pub fn unit_header(unit: &Unit, history: Option<&str>) -> Option<String> {
 
 /// One fragment to render, with its section.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Placed {
+pub(crate) struct Placed {
     /// The section.
-    pub section: Section,
+    pub(crate) section: Section,
     /// The unit's input order.
-    pub order: usize,
+    pub(crate) order: usize,
     /// The fragment's number within its unit.
-    pub chunk: usize,
+    pub(crate) chunk: usize,
     /// The fragment.
-    pub fragment: FragmentIx,
+    pub(crate) fragment: FragmentIx,
 }
 
 /// Renders `placed` (sorted here by section, record order and chunk) and returns the text
 /// and the fragments in render order.
-pub fn render(
+pub(crate) fn render(
     units: &[Unit],
     fragments: &[Fragment],
     analyses: &[UnitAnalysis],

@@ -22,30 +22,30 @@ use crate::records::{DecisionStatus, Role, TestStatus};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Weights {
     /// Share of the task's terms the fragment contains.
-    pub lexical_overlap: f64,
+    pub(crate) lexical_overlap: f64,
     /// Identifiers (paths, symbols) shared with the task and the errors it is about.
-    pub identifier_match: f64,
+    pub(crate) identifier_match: f64,
     /// The fragment shows an error, above all one the task is about.
-    pub error_relevance: f64,
+    pub(crate) error_relevance: f64,
     /// A decision in force or an explicit requirement.
-    pub constraint_decision: f64,
+    pub(crate) constraint_decision: f64,
     /// Evidence of a failed attempt (a run that failed).
-    pub failed_attempt: f64,
+    pub(crate) failed_attempt: f64,
     /// Newer is better: halves every `half_life_days`.
-    pub recency: f64,
+    pub(crate) recency: f64,
     /// Who said it (user over system over assistant over tool).
     pub role: f64,
     /// Penalty for content that largely recurs in a later record (negative).
-    pub redundancy: f64,
+    pub(crate) redundancy: f64,
     /// The caller's priority.
     pub priority: f64,
     /// The files the session keeps coming back to (see [`crate::optimizer::working_set`]).
     #[serde(default = "default_working_set")]
-    pub working_set: f64,
+    pub(crate) working_set: f64,
     /// Recency half-life in days.
-    pub half_life_days: f64,
+    pub(crate) half_life_days: f64,
     /// The lowest recency value of a constraint or decision.
-    pub constraint_recency_floor: f64,
+    pub(crate) constraint_recency_floor: f64,
 }
 
 impl Default for Weights {
@@ -76,14 +76,14 @@ fn default_working_set() -> f64 {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Focus {
     /// The task's terms.
-    pub terms: HashSet<String>,
+    pub(crate) terms: HashSet<String>,
     /// Identifiers of the task and of the errors it is about (lowercase, with basenames),
     /// without those that only name the workspace root.
-    pub identifiers: HashSet<String>,
+    pub(crate) identifiers: HashSet<String>,
     /// Error signature keys and failing test names of the errors the task is about.
     pub errors: HashSet<String>,
     /// Units (errors and failing test results) the task is about.
-    pub error_units: BTreeSet<UnitIx>,
+    pub(crate) error_units: BTreeSet<UnitIx>,
     /// The session's workspace root: its names are left out of `identifiers`, and the
     /// places where a text names it are left out of `terms` and of lexical overlap.
     pub workspace: WorkspaceRoot,
@@ -96,17 +96,17 @@ pub struct Scored {
     pub total: f64,
     /// The contributions of the content signals (lexical, identifier, error, constraint,
     /// failed attempt): how much the fragment is *about* something that matters.
-    pub relevance: f64,
+    pub(crate) relevance: f64,
     /// Every signal.
-    pub components: Vec<ScoreComponent>,
+    pub(crate) components: Vec<ScoreComponent>,
     /// Whether the fragment is linked to the task: it names a file or symbol of the focus
     /// (or is such a file), or shows an error the task is about. While budget remains, such
     /// a fragment is never left out as low relevance.
-    pub linked: bool,
+    pub(crate) linked: bool,
 }
 
 /// Share of the task's terms in `text`.
-pub fn lexical(focus: &Focus, text: &str) -> f64 {
+pub(crate) fn lexical(focus: &Focus, text: &str) -> f64 {
     lexical_of(focus, &[text])
 }
 
@@ -181,10 +181,10 @@ fn without_dots(id: &str) -> &str {
 }
 
 /// The most errors, and the most failing test results, the task is taken to be about.
-pub const MAX_TASK_ERRORS: usize = 3;
+pub(crate) const MAX_TASK_ERRORS: usize = 3;
 
 /// Share of an error's first-line words the task must contain for the task to name it.
-pub const NAMES_ERROR: f64 = 0.8;
+pub(crate) const NAMES_ERROR: f64 = 0.8;
 
 /// Lowercase alphanumeric words (all of them, no stemming): for matching error messages.
 fn word_set(text: &str) -> HashSet<String> {
@@ -252,7 +252,7 @@ fn exception_type(unit: &Unit) -> Option<String> {
 /// among the errors of an exception type the task mentions. Of those, the latest with each signature (test name for
 /// tests), at most [`MAX_TASK_ERRORS`] errors and as many tests, are the task's errors: their
 /// identifiers, signatures and test names join the focus.
-pub fn focus(units: &[Unit], features: &[Features], analyses: &[UnitAnalysis]) -> Focus {
+pub(crate) fn focus(units: &[Unit], features: &[Features], analyses: &[UnitAnalysis]) -> Focus {
     let live: Vec<bool> = analyses.iter().map(UnitAnalysis::is_live).collect();
     let live = live.as_slice();
     let mut f = Focus {
@@ -480,7 +480,7 @@ fn add_frames_showing_task_errors(
 
 /// Whether a fragment states a constraint: a decision in force, or a requirement said by
 /// the user or the system.
-pub fn is_constraint(unit: &Unit, features: &Features) -> bool {
+pub(crate) fn is_constraint(unit: &Unit, features: &Features) -> bool {
     match unit.kind {
         Kind::Decision => matches!(
             unit.decision_status,
@@ -624,7 +624,7 @@ pub fn score(
 }
 
 /// Rounds to four decimals, so reports read well and sums are stable.
-pub fn round4(x: f64) -> f64 {
+pub(crate) fn round4(x: f64) -> f64 {
     (x * 10_000.0).round() / 10_000.0
 }
 

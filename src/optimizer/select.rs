@@ -17,34 +17,34 @@ use crate::tokenizer::Tokenizer;
 
 /// The fewest tokens a fragment counts as in score per token: below this, size stops
 /// mattering, so a swarm of one-liners cannot outrank one diff or file that matters.
-pub const MIN_COST: usize = 96;
+pub(crate) const MIN_COST: usize = 96;
 
 /// A fragment that may go into the context.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Candidate {
+pub(crate) struct Candidate {
     /// Its place in the context.
-    pub placed: Placed,
+    pub(crate) placed: Placed,
     /// Whether it must go in.
-    pub mandatory: bool,
+    pub(crate) mandatory: bool,
     /// Its total score.
-    pub score: f64,
+    pub(crate) score: f64,
     /// Whether it is relevant enough to fill the budget with.
-    pub eligible: bool,
+    pub(crate) eligible: bool,
     /// Whether it is part of the session's current change (the latest live diff of its
     /// path): tried right after the mandatory fragments.
-    pub current_change: bool,
+    pub(crate) current_change: bool,
     /// Whether it is the best chunk of a file the session keeps coming back to (see
     /// [`crate::optimizer::working_set`]): tried right after the current change.
-    pub working_set: bool,
+    pub(crate) working_set: bool,
     /// Whether, when not eligible, it still takes what budget is left once every eligible
     /// fragment was tried (a chunk of a file the session read).
-    pub leftover: bool,
+    pub(crate) leftover: bool,
 }
 
 /// Per unit: whether it is the latest live diff of its path — the session's current change
 /// to that file. When the latest diff of a path reverted an earlier one (`reverted`), the
 /// path has no current change.
-pub fn current_diffs(units: &[Unit], live: &[bool], reverted: &[bool]) -> Vec<bool> {
+pub(crate) fn current_diffs(units: &[Unit], live: &[bool], reverted: &[bool]) -> Vec<bool> {
     let mut latest: BTreeMap<&str, usize> = BTreeMap::new();
     for (i, u) in units.iter().enumerate() {
         let (Kind::Diff, true, Some(path)) = (u.kind, live[i] || reverted[i], u.path.as_deref())
@@ -66,24 +66,24 @@ pub fn current_diffs(units: &[Unit], live: &[bool], reverted: &[bool]) -> Vec<bo
 }
 
 /// How many of the best fragments left out for budget the swap pass tries (keeps it linear).
-pub const SWAP_TRIES: usize = 32;
+pub(crate) const SWAP_TRIES: usize = 32;
 
 /// What selection decided.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Selection {
+pub(crate) struct Selection {
     /// The rendered context.
-    pub context: String,
+    pub(crate) context: String,
     /// Its exact token count.
-    pub tokens: usize,
+    pub(crate) tokens: usize,
     /// The kept fragments, in render order.
-    pub kept: Vec<Placed>,
+    pub(crate) kept: Vec<Placed>,
     /// Candidates left out, with the reason (`budget`, `low_relevance`, or `covered` for an
     /// excerpt whose lines the kept chunks show), by fragment.
-    pub left_out: BTreeMap<FragmentIx, DropReason>,
+    pub(crate) left_out: BTreeMap<FragmentIx, DropReason>,
     /// Tokens the mandatory content needs when it exceeds the budget.
-    pub conflict: Option<usize>,
+    pub(crate) conflict: Option<usize>,
     /// Per kept fragment: its tokens as rendered (tag, header share and body).
-    pub rendered_tokens: BTreeMap<FragmentIx, usize>,
+    pub(crate) rendered_tokens: BTreeMap<FragmentIx, usize>,
 }
 
 /// Token costs, counted once each and cached.
@@ -257,7 +257,7 @@ impl Kept {
 }
 
 /// Picks what goes into a context of `budget` tokens.
-pub fn select(
+pub(crate) fn select(
     units: &[Unit],
     fragments: &[Fragment],
     analyses: &[UnitAnalysis],

@@ -22,7 +22,7 @@ use crate::records::{DecisionStatus, Role};
 /// Marks superseded units in `deduped.dropped` (units already dropped stay as they are),
 /// reusing the word trigrams dedupe computed; a run partly shown again by an error record
 /// gets that containment in `deduped.redundancy`.
-pub fn supersede(units: &[Unit], outcomes: &[Outcome], deduped: &mut Deduped) {
+pub(crate) fn supersede(units: &[Unit], outcomes: &[Outcome], deduped: &mut Deduped) {
     let dropped = &mut deduped.dropped;
     let live: Vec<usize> = (0..units.len()).filter(|&i| dropped[i].is_none()).collect();
     runs_showing_an_error(

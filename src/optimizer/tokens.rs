@@ -8,14 +8,14 @@ use crate::tokenizer::Tokenizer;
 
 /// Token figures of the input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Counts {
+pub(crate) struct Counts {
     /// Tokens of every record's text as the optimizer reads it: fragments (excerpts
     /// aside), run and message headers, and lines that collapsing removed.
-    pub input_tokens: usize,
+    pub(crate) input_tokens: usize,
 }
 
 /// Fills every fragment's `tokens` and returns the input's token figures.
-pub fn count(
+pub(crate) fn count(
     units: &[Unit],
     fragments: &mut [Fragment],
     tokenizer: Tokenizer,

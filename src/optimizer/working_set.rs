@@ -32,14 +32,14 @@ use crate::records::Kind;
 
 /// The least share a file needs for its best chunk to *lead* in any case: be tried for the
 /// budget right after the mandatory fragments and the current change (see [`apply`]).
-pub const LEAD_SHARE: f64 = 0.75;
+pub(crate) const LEAD_SHARE: f64 = 0.75;
 
 /// The share of the budget the leads may take: the best chunks of the other files the session
 /// returned to lead too, most visited first, while all the leads' tokens fit in it.
-pub const LEAD_BUDGET_SHARE: f64 = 0.25;
+pub(crate) const LEAD_BUDGET_SHARE: f64 = 0.25;
 
 /// Each file the session read, by its normalized lowercase path: how many records touch it.
-pub fn attention(
+pub(crate) fn attention(
     units: &[Unit],
     features: &[Features],
     analyses: &[UnitAnalysis],
@@ -123,7 +123,7 @@ fn file_name(path: &str) -> &str {
 /// the best chunk of every file whose share is at least [`LEAD_SHARE`], then the best chunks
 /// of the other files returned to, most visited first, while the leads' tokens fit in
 /// [`LEAD_BUDGET_SHARE`] of `budget`.
-pub fn apply(
+pub(crate) fn apply(
     weight: f64,
     units: &[Unit],
     fragments: &[Fragment],

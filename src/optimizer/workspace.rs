@@ -11,13 +11,13 @@ use crate::optimizer::condense;
 /// Share of a session's absolute paths (library paths left out) a folder must hold to be
 /// the workspace root. Above one half, so the folders that qualify are the ancestors of one
 /// another and the deepest is the root.
-pub const ROOT_SHARE: f64 = 0.9;
+pub(crate) const ROOT_SHARE: f64 = 0.9;
 
 /// A session's workspace root and the identifiers that only name it.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct WorkspaceRoot {
     /// The root (lowercase, forward slashes), when the session's absolute paths have one.
-    pub root: Option<String>,
+    pub(crate) root: Option<String>,
     /// The root, its ancestors, its components, and the words of those components.
     names: HashSet<String>,
 }
@@ -27,7 +27,7 @@ impl WorkspaceRoot {
     /// absolute, and library paths, are skipped): the deepest folder holding at least
     /// [`ROOT_SHARE`] of the distinct absolute paths. A folder qualifies only when some path
     /// lies under it, so a lone file's root is its folder, never the file.
-    pub fn of<'a>(paths: impl IntoIterator<Item = &'a str>) -> WorkspaceRoot {
+    pub(crate) fn of<'a>(paths: impl IntoIterator<Item = &'a str>) -> WorkspaceRoot {
         let distinct: BTreeSet<&str> = paths
             .into_iter()
             .map(|p| p.trim_end_matches('/'))
@@ -74,7 +74,7 @@ impl WorkspaceRoot {
     /// Whether `identifier` (lowercase) only names where the workspace lives: the root, one
     /// of its ancestors, one of its components, or a word of one (`tmpabc123` of
     /// `.tmpAbC123`, the symbol a camel-cased folder name reads as).
-    pub fn names_the_root(&self, identifier: &str) -> bool {
+    pub(crate) fn names_the_root(&self, identifier: &str) -> bool {
         self.names.contains(identifier.trim_end_matches('/'))
     }
 
@@ -82,7 +82,7 @@ impl WorkspaceRoot {
     /// (`/tmp/.tmpAbC123/proj` of `/tmp/.tmpAbC123/proj/notes.txt`: in any ASCII case, with
     /// `\` for `/`, followed by no more of a folder name), in order; with no root, with the
     /// whole text.
-    pub fn for_each_part_outside<'t>(&self, text: &'t str, mut f: impl FnMut(&'t str)) {
+    pub(crate) fn for_each_part_outside<'t>(&self, text: &'t str, mut f: impl FnMut(&'t str)) {
         let Some(root) = self.root.as_deref() else {
             f(text);
             return;

@@ -12,7 +12,7 @@ use std::time::Duration;
 use super::OtelError;
 
 /// The service name when neither `OTEL_SERVICE_NAME` nor `OTEL_RESOURCE_ATTRIBUTES` gives one.
-pub const DEFAULT_SERVICE_NAME: &str = "ctxopt-proxy";
+pub(crate) const DEFAULT_SERVICE_NAME: &str = "ctxopt-proxy";
 
 /// `OTEL_EXPORTER_OTLP_TIMEOUT`'s default: 10 seconds per request.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -44,9 +44,9 @@ pub struct ExportConfig {
     /// Resource attributes, `service.name` first.
     pub resource: Vec<(String, String)>,
     /// Spans that may wait for the exporter before new ones are dropped.
-    pub queue_capacity: usize,
+    pub(crate) queue_capacity: usize,
     /// Spans per export request.
-    pub batch_size: usize,
+    pub(crate) batch_size: usize,
     /// Whether tool arguments and results go into spans (after redaction).
     pub capture_content: bool,
 }

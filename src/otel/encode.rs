@@ -10,15 +10,15 @@ use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, ScopeSpans, Span};
 use prost::Message;
 
 /// The semantic-conventions schema the attribute names follow.
-pub const SCHEMA_URL: &str = "https://opentelemetry.io/schemas/1.39.0";
+pub(crate) const SCHEMA_URL: &str = "https://opentelemetry.io/schemas/1.39.0";
 
 /// A string attribute.
-pub fn string(key: &str, value: impl Into<String>) -> KeyValue {
+pub(crate) fn string(key: &str, value: impl Into<String>) -> KeyValue {
     attribute(key, any_value::Value::StringValue(value.into()))
 }
 
 /// An integer attribute (counts above `i64::MAX` are clamped).
-pub fn int(key: &str, value: u64) -> KeyValue {
+pub(crate) fn int(key: &str, value: u64) -> KeyValue {
     attribute(
         key,
         any_value::Value::IntValue(i64::try_from(value).unwrap_or(i64::MAX)),
@@ -26,12 +26,12 @@ pub fn int(key: &str, value: u64) -> KeyValue {
 }
 
 /// A signed integer attribute.
-pub fn signed(key: &str, value: i64) -> KeyValue {
+pub(crate) fn signed(key: &str, value: i64) -> KeyValue {
     attribute(key, any_value::Value::IntValue(value))
 }
 
 /// A boolean attribute.
-pub fn boolean(key: &str, value: bool) -> KeyValue {
+pub(crate) fn boolean(key: &str, value: bool) -> KeyValue {
     attribute(key, any_value::Value::BoolValue(value))
 }
 
@@ -44,7 +44,7 @@ fn attribute(key: &str, value: any_value::Value) -> KeyValue {
 }
 
 /// The resource every request carries.
-pub fn resource(attributes: &[(String, String)]) -> Resource {
+pub(crate) fn resource(attributes: &[(String, String)]) -> Resource {
     Resource {
         attributes: attributes
             .iter()
@@ -63,7 +63,7 @@ fn scope() -> InstrumentationScope {
 }
 
 /// The protobuf body of a `/v1/traces` request holding `spans`.
-pub fn traces_body(resource: &Resource, spans: Vec<Span>) -> Vec<u8> {
+pub(crate) fn traces_body(resource: &Resource, spans: Vec<Span>) -> Vec<u8> {
     ExportTraceServiceRequest {
         resource_spans: vec![ResourceSpans {
             resource: Some(resource.clone()),
@@ -79,7 +79,7 @@ pub fn traces_body(resource: &Resource, spans: Vec<Span>) -> Vec<u8> {
 }
 
 /// The protobuf body of a `/v1/metrics` request holding `metrics`.
-pub fn metrics_body(resource: &Resource, metrics: Vec<Metric>) -> Vec<u8> {
+pub(crate) fn metrics_body(resource: &Resource, metrics: Vec<Metric>) -> Vec<u8> {
     ExportMetricsServiceRequest {
         resource_metrics: vec![ResourceMetrics {
             resource: Some(resource.clone()),

@@ -22,6 +22,8 @@ use opentelemetry_proto::tonic::trace::v1::Span;
 use super::config::{ExportConfig, Target};
 use super::{encode, OtelError};
 
+use crate::sync::lock;
+
 enum Job {
     Span(Box<Span>),
     Metrics(Vec<Metric>),
@@ -37,9 +39,9 @@ pub struct ExportReport {
     /// Spans dropped: queue full, a request that failed, or still unsent when time ran out.
     pub dropped: u64,
     /// The first reason a span was dropped.
-    pub first_error: Option<String>,
+    pub(crate) first_error: Option<String>,
     /// Metric exports that failed, and the first reason.
-    pub metrics_failed: Option<String>,
+    pub(crate) metrics_failed: Option<String>,
 }
 
 impl ExportReport {
@@ -76,16 +78,13 @@ impl Shared {
             return;
         }
         self.dropped.fetch_add(n, Ordering::Relaxed);
-        let mut first = self.first_error.lock().unwrap_or_else(|e| e.into_inner());
+        let mut first = lock(&self.first_error);
         first.get_or_insert_with(reason);
     }
 
     /// Keeps the first reason a metrics export failed.
     fn fail_metrics(&self, reason: impl FnOnce() -> String) {
-        let mut failed = self
-            .metrics_failed
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
+        let mut failed = lock(&self.metrics_failed);
         failed.get_or_insert_with(reason);
     }
 
@@ -96,16 +95,8 @@ impl Shared {
             offered,
             sent,
             dropped: self.dropped.load(Ordering::Relaxed),
-            first_error: self
-                .first_error
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .clone(),
-            metrics_failed: self
-                .metrics_failed
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .clone(),
+            first_error: lock(&self.first_error).clone(),
+            metrics_failed: lock(&self.metrics_failed).clone(),
         };
         // Whatever is neither sent nor counted yet was still queued or in flight.
         let unconfirmed = offered.saturating_sub(sent + report.dropped);
@@ -160,7 +151,7 @@ impl Exporter {
 
     /// Queues a span if there is room, else drops and counts it. Never blocks. Spans are
     /// ignored when traces export is off (`OTEL_TRACES_EXPORTER=none`).
-    pub fn offer(&self, span: Span) {
+    pub(crate) fn offer(&self, span: Span) {
         if !self.traces_on {
             return;
         }
@@ -190,7 +181,7 @@ impl Exporter {
 
     /// Queues metrics (after the spans queued before them); when the queue is full they are
     /// not exported and the report says so. Never blocks.
-    pub fn offer_metrics(&self, metrics: Vec<Metric>) {
+    pub(crate) fn offer_metrics(&self, metrics: Vec<Metric>) {
         if metrics.is_empty() {
             return;
         }

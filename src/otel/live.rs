@@ -13,11 +13,11 @@ use crate::relay::sink::{FrameSink, LogPlace};
 
 /// How long the proxy, at the end of a session, waits for the collector to take what is
 /// still queued; what it has not taken by then is counted as dropped.
-pub const FINISH_LIMIT: Duration = Duration::from_secs(2);
+pub(crate) const FINISH_LIMIT: Duration = Duration::from_secs(2);
 
 /// One session's live export, as a sink of the relay.
 #[derive(Debug)]
-pub struct OtlpSink {
+pub(crate) struct OtlpSink {
     /// What redacts tool arguments and results, when they go into spans.
     content: Option<Arc<Redactor>>,
     /// The session's spans, from its header on.
@@ -32,7 +32,10 @@ impl OtlpSink {
     /// Starts the exporter thread for `config` (it opens a connection only when it has
     /// something to send); `redactor` redacts tool arguments and results when the config
     /// puts them into spans.
-    pub fn new(config: &ExportConfig, redactor: Arc<Redactor>) -> Result<OtlpSink, OtelError> {
+    pub(crate) fn new(
+        config: &ExportConfig,
+        redactor: Arc<Redactor>,
+    ) -> Result<OtlpSink, OtelError> {
         Ok(OtlpSink {
             content: config.capture_content.then_some(redactor),
             spans: None,

@@ -13,7 +13,7 @@ use opentelemetry_proto::tonic::metrics::v1::{
 use super::encode;
 
 /// The histogram's bucket boundaries in seconds (the ones the MCP conventions recommend).
-pub const DURATION_BOUNDS: [f64; 14] = [
+pub(crate) const DURATION_BOUNDS: [f64; 14] = [
     0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0,
 ];
 
@@ -45,7 +45,7 @@ impl Distribution {
 
 /// The metrics of one session, as they accumulate.
 #[derive(Debug)]
-pub struct Metrics {
+pub(crate) struct Metrics {
     started_ns: u64,
     durations: BTreeMap<Series, Distribution>,
     tokens: BTreeMap<Series, u64>,
@@ -60,7 +60,7 @@ fn attributes(series: &Series) -> Vec<KeyValue> {
 
 impl Metrics {
     /// Metrics of a session that started at `started_ns` (Unix nanoseconds).
-    pub fn new(started_ns: u64) -> Metrics {
+    pub(crate) fn new(started_ns: u64) -> Metrics {
         Metrics {
             started_ns,
             durations: BTreeMap::new(),
@@ -69,7 +69,7 @@ impl Metrics {
     }
 
     /// One answered request the client sent: its method, tool, error type and duration.
-    pub fn operation(
+    pub(crate) fn operation(
         &mut self,
         method: &str,
         tool: Option<&str>,
@@ -89,7 +89,7 @@ impl Metrics {
     }
 
     /// The tokens of one answered tool call: its request's and its response's.
-    pub fn tool_tokens(&mut self, tool: &str, request: u64, response: u64) {
+    pub(crate) fn tool_tokens(&mut self, tool: &str, request: u64, response: u64) {
         for (direction, tokens) in [("request", request), ("response", response)] {
             let series: Series = vec![
                 ("ctxopt.token.direction", direction.to_string()),
@@ -100,7 +100,7 @@ impl Metrics {
     }
 
     /// The metrics as of `now_ns`; empty when nothing was observed.
-    pub fn export(&self, now_ns: u64) -> Vec<Metric> {
+    pub(crate) fn export(&self, now_ns: u64) -> Vec<Metric> {
         let mut metrics = Vec::new();
         if !self.durations.is_empty() {
             let data_points = self

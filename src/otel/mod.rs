@@ -18,13 +18,13 @@
 //! - [`live`]: the proxy's export of the session it relays.
 
 pub mod config;
-pub mod encode;
+pub(crate) mod encode;
 pub mod exporter;
-pub mod live;
+pub(crate) mod live;
 pub mod log_spans;
-pub mod metrics;
-pub mod spans;
-pub mod trace_context;
+pub(crate) mod metrics;
+pub(crate) mod spans;
+pub(crate) mod trace_context;
 
 pub use config::ExportConfig;
 pub use exporter::{ExportReport, Exporter};

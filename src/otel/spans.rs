@@ -25,10 +25,10 @@ use crate::protocol::MODERN_VERSION;
 use crate::redact::Redactor;
 
 /// `error.type` of a request that was never answered.
-pub const UNANSWERED: &str = "unanswered";
+pub(crate) const UNANSWERED: &str = "unanswered";
 
 /// Unix nanoseconds of an RFC 3339 time; `None` when it does not parse.
-pub fn unix_nanos(ts: &str) -> Option<u64> {
+pub(crate) fn unix_nanos(ts: &str) -> Option<u64> {
     chrono::DateTime::parse_from_rfc3339(ts)
         .ok()?
         .timestamp_nanos_opt()
@@ -74,7 +74,7 @@ enum End<'a> {
 
 /// The spans and metrics of one session (one header … trailer run).
 #[derive(Debug)]
-pub struct SessionSpans {
+pub(crate) struct SessionSpans {
     ids: SessionIds,
     server_name: String,
     tokenizer: String,
@@ -122,7 +122,7 @@ fn json_of(frame: &Frame) -> Option<Value> {
 impl SessionSpans {
     /// Spans for the session `header` opens; with `content`, tool arguments and results go
     /// into `tools/call` spans, redacted by it.
-    pub fn new(header: &Header, content: Option<Arc<Redactor>>) -> SessionSpans {
+    pub(crate) fn new(header: &Header, content: Option<Arc<Redactor>>) -> SessionSpans {
         let started_ns = unix_nanos(&header.started).unwrap_or(0);
         SessionSpans {
             ids: SessionIds::of(header),
@@ -142,7 +142,7 @@ impl SessionSpans {
     /// Takes one frame record; returns the spans it finishes: a response's or error's
     /// request, a notification, and a tool call's answered by the frame before (held one
     /// frame for the compacted replacement the proxy logs after it).
-    pub fn frame(&mut self, frame: &Frame) -> Vec<Span> {
+    pub(crate) fn frame(&mut self, frame: &Frame) -> Vec<Span> {
         let at = unix_nanos(&frame.ts).unwrap_or(self.last_ns);
         self.last_ns = self.last_ns.max(at);
         if frame.protocol.is_some() {
@@ -197,7 +197,7 @@ impl SessionSpans {
 
     /// Ends the session at `end_ts` (the trailer's time; `None`: the last frame's): the
     /// spans of requests never answered, in log order, then the session span.
-    pub fn finish(&mut self, end_ts: Option<&str>, exit: Option<&ExitStatus>) -> Vec<Span> {
+    pub(crate) fn finish(&mut self, end_ts: Option<&str>, exit: Option<&ExitStatus>) -> Vec<Span> {
         let end = end_ts
             .and_then(unix_nanos)
             .unwrap_or(self.last_ns)
@@ -214,7 +214,7 @@ impl SessionSpans {
     }
 
     /// The session's metrics as of its last frame (or `end_ts`).
-    pub fn metrics(&self, end_ts: Option<&str>) -> Vec<Metric> {
+    pub(crate) fn metrics(&self, end_ts: Option<&str>) -> Vec<Metric> {
         let end = end_ts
             .and_then(unix_nanos)
             .unwrap_or(self.last_ns)

@@ -10,20 +10,20 @@ use sha2::{Digest, Sha256};
 use crate::framelog::Header;
 
 /// A 16-byte trace id.
-pub type TraceId = [u8; 16];
+pub(crate) type TraceId = [u8; 16];
 
 /// An 8-byte span id.
-pub type SpanId = [u8; 8];
+pub(crate) type SpanId = [u8; 8];
 
 /// The ids of one session (one header … trailer run of a frame log).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SessionIds {
+pub(crate) struct SessionIds {
     key: [u8; 32],
 }
 
 impl SessionIds {
     /// The ids of the session `header` opens.
-    pub fn of(header: &Header) -> SessionIds {
+    pub(crate) fn of(header: &Header) -> SessionIds {
         let mut hash = Sha256::new();
         hash.update(header.started.as_bytes());
         hash.update(b"\n");
@@ -36,17 +36,17 @@ impl SessionIds {
     }
 
     /// The session's trace id.
-    pub fn trace_id(&self) -> TraceId {
+    pub(crate) fn trace_id(&self) -> TraceId {
         self.key[..16].try_into().expect("16 of 32 bytes")
     }
 
     /// The id of the span that covers the whole session.
-    pub fn session_span_id(&self) -> SpanId {
+    pub(crate) fn session_span_id(&self) -> SpanId {
         self.key[16..24].try_into().expect("8 of 32 bytes")
     }
 
     /// The id of the span opened by the frame with this `seq`.
-    pub fn span_id(&self, seq: u64) -> SpanId {
+    pub(crate) fn span_id(&self, seq: u64) -> SpanId {
         let mut hash = Sha256::new();
         hash.update(self.key);
         hash.update(seq.to_le_bytes());
@@ -57,21 +57,21 @@ impl SessionIds {
 
 /// A remote parent: the W3C trace context a request carried.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RemoteParent {
+pub(crate) struct RemoteParent {
     /// The caller's trace.
-    pub trace_id: TraceId,
+    pub(crate) trace_id: TraceId,
     /// The caller's span, the parent of the request's span.
-    pub span_id: SpanId,
+    pub(crate) span_id: SpanId,
     /// The trace flags (bit 0: sampled).
-    pub flags: u8,
+    pub(crate) flags: u8,
     /// The `tracestate` that came with it, as it came (empty when none).
-    pub trace_state: String,
+    pub(crate) trace_state: String,
 }
 
 /// Parses a `traceparent` (`00-<32 hex>-<16 hex>-<2 hex>`; a later version may append
 /// fields). `None` for anything invalid: a bad length or digit, version `ff`, or an all-zero
 /// trace or span id.
-pub fn parse_traceparent(text: &str, trace_state: Option<&str>) -> Option<RemoteParent> {
+pub(crate) fn parse_traceparent(text: &str, trace_state: Option<&str>) -> Option<RemoteParent> {
     let mut fields = text.trim().split('-');
     let version = fields.next()?;
     let (trace, span, flags) = (fields.next()?, fields.next()?, fields.next()?);

@@ -13,7 +13,7 @@ use crate::relay::sink::{FrameSink, LogPlace};
 
 /// Tool results of the relayed traffic into the bridge's store.
 #[derive(Debug)]
-pub struct IngestSink {
+pub(crate) struct IngestSink {
     bridge: Arc<Bridge>,
     requests: HashMap<String, VecDeque<String>>,
     /// The last write failed (said once on stderr, until one succeeds again).
@@ -22,7 +22,7 @@ pub struct IngestSink {
 
 impl IngestSink {
     /// Ingestion into `bridge`.
-    pub fn new(bridge: Arc<Bridge>) -> IngestSink {
+    pub(crate) fn new(bridge: Arc<Bridge>) -> IngestSink {
         IngestSink {
             bridge,
             requests: HashMap::new(),

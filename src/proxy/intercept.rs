@@ -27,7 +27,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use memchr::memmem::Finder;
 use serde_json::Value;
@@ -38,6 +38,7 @@ use crate::injected::tool_filter::ToolFilter;
 use crate::injected::{tools_list, Bridge, ResultVerdict};
 use crate::protocol;
 use crate::relay::handler::{ClientVerdict, FrameHandler, Replaced, ServerVerdict};
+use crate::sync::lock;
 
 /// Which client request a remembered id belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,7 +75,7 @@ struct Calls {
 }
 
 /// Shared by the `c2s` and `s2c` pumps and the workers answering injected calls.
-pub struct Interceptor {
+pub(crate) struct Interceptor {
     bridge: Arc<Bridge>,
     watched: Mutex<HashMap<String, Watched>>,
     watched_count: AtomicUsize,
@@ -95,10 +96,6 @@ impl std::fmt::Debug for Interceptor {
             .field("serves_tools_list", &self.serves_tools_list)
             .finish_non_exhaustive()
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Byte patterns of the client requests whose responses may be rewritten.
@@ -133,7 +130,7 @@ fn id_key(id: &Value) -> String {
 
 impl Interceptor {
     /// An interceptor answering for `bridge` (with the tools of its selection).
-    pub fn new(bridge: Arc<Bridge>) -> Interceptor {
+    pub(crate) fn new(bridge: Arc<Bridge>) -> Interceptor {
         let tool_names = bridge
             .names()
             .definitions()

@@ -10,8 +10,8 @@
 //! [`PROXY_FAILED`] (125) when the proxy itself failed (bad arguments, a workspace it cannot
 //! use, a relay it could not set up), the code `env(1)` and `timeout(1)` use for theirs.
 
-pub mod ingest_sink;
-pub mod intercept;
+pub(crate) mod ingest_sink;
+pub(crate) mod intercept;
 pub mod options;
 
 use std::sync::Arc;

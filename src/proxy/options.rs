@@ -12,7 +12,7 @@ use crate::compact;
 use crate::injected::tool_filter::ToolFilter;
 use crate::injected::tools::Selection;
 use crate::relay::{server_name, LogTarget};
-use crate::store::{self, Scope};
+use crate::store::{self, Scope, StoreArgs};
 use crate::tokenizer::Tokenizer;
 
 /// The proxy's command line.
@@ -45,25 +45,22 @@ pub struct ProxyArgs {
     pub tokenizer: Tokenizer,
     /// Seconds a server may take to exit after a forwarded signal before it is killed.
     #[arg(long, value_name = "SECS", default_value = "5", value_parser = parse_seconds)]
-    pub grace_period: Duration,
+    pub(crate) grace_period: Duration,
     /// Injected tools: none (a byte-exact relay), build_context, or all six.
     #[arg(long, value_name = "WHICH", default_value = "all")]
     pub inject: Selection,
-    /// The session store: a file, or `:memory:` for none that outlives the run.
-    #[arg(long, value_name = "PATH")]
-    pub store: Option<String>,
-    /// The workspace the session's records belong to (default: the current directory).
-    #[arg(long, value_name = "DIR")]
-    pub workspace: Option<PathBuf>,
+    /// `--store` and `--workspace`.
+    #[command(flatten)]
+    pub store: StoreArgs,
     /// Compact every tools/call result whose text counts more than TOKENS (o200k_base) to at
     /// most TOKENS; the whole result stays one get_result call away. Also
     /// CTXOPT_COMPACT_RESULTS. At least 200.
     #[arg(long, value_name = "TOKENS", value_parser = parse_limit)]
-    pub compact_results: Option<usize>,
+    pub(crate) compact_results: Option<usize>,
     /// With --compact-results: the largest result kept for get_result, in bytes; a larger
     /// one is relayed whole (with a line on stderr).
     #[arg(long, value_name = "BYTES", default_value_t = crate::store::results::MAX_KEPT_BYTES)]
-    pub max_kept_bytes: usize,
+    pub(crate) max_kept_bytes: usize,
     /// Take these server tools out of tools/list (comma-separated); calls to them get an
     /// error and never reach the server.
     #[arg(long, value_name = "NAME,…", conflicts_with = "only_tools")]
@@ -78,16 +75,16 @@ pub struct ProxyArgs {
     /// Hold each injected tool's answer back this many milliseconds (for testing
     /// cancellation).
     #[arg(long, value_name = "MS", default_value = "0", hide = true)]
-    pub answer_delay_ms: u64,
+    pub(crate) answer_delay_ms: u64,
     /// Export every request/response pair as an OpenTelemetry span (and metrics) to this
     /// OTLP/HTTP collector, e.g. http://127.0.0.1:4318; the standard OTEL_* variables work
     /// too. Off unless configured.
     #[arg(long, value_name = "URL")]
-    pub otlp_endpoint: Option<String>,
+    pub(crate) otlp_endpoint: Option<String>,
     /// With export on: put tool arguments and results into spans (secret-named members
     /// masked). They can hold file contents and secrets.
     #[arg(long)]
-    pub otlp_capture_content: bool,
+    pub(crate) otlp_capture_content: bool,
     /// The server's command and arguments (after `--`).
     #[arg(required = true, trailing_var_arg = true)]
     pub command: Vec<OsString>,
@@ -152,23 +149,23 @@ pub struct ProxyOptions {
     /// `--store` as given (a file, `:memory:`, or the default).
     pub store: Option<String>,
     /// The store's file, when it has one (the redaction key lives beside it).
-    pub store_file: Option<PathBuf>,
+    pub(crate) store_file: Option<PathBuf>,
     /// Whose records the session's are.
     pub scope: Scope,
     /// Compaction of oversized results, when on.
     pub compaction: Option<compact::Limits>,
     /// The largest result kept for `get_result`, in bytes.
-    pub max_kept_bytes: usize,
+    pub(crate) max_kept_bytes: usize,
     /// The server tools the client sees.
     pub tool_filter: ToolFilter,
     /// Whether the frame log and the store are redacted (not `--no-redact`).
     pub redact: bool,
     /// How long each injected tool's answer is held back.
-    pub answer_delay: Duration,
+    pub(crate) answer_delay: Duration,
     /// `--otlp-endpoint`.
-    pub otlp_endpoint: Option<String>,
+    pub(crate) otlp_endpoint: Option<String>,
     /// `--otlp-capture-content`.
-    pub otlp_capture_content: bool,
+    pub(crate) otlp_capture_content: bool,
 }
 
 impl ProxyOptions {
@@ -200,12 +197,12 @@ impl ProxyOptions {
             .map(|n| server_name::sanitize(&n))
             .unwrap_or_else(|| server_name::derive(&args.command));
         let scope = Scope::resolve(
-            args.workspace.as_deref(),
+            args.store.workspace.as_deref(),
             &server_name,
             store::new_session_id(),
         )
         .map_err(OptionsError::Workspace)?;
-        let store_file = match args.store.as_deref() {
+        let store_file = match args.store.store.as_deref() {
             Some(store::location::MEMORY) => None,
             Some(path) => Some(PathBuf::from(path)),
             None => store::StoreLocation::default_file().and_then(|l| match l {
@@ -222,7 +219,7 @@ impl ProxyOptions {
             tokenizer: args.tokenizer,
             grace: args.grace_period,
             inject: args.inject,
-            store: args.store,
+            store: args.store.store,
             store_file,
             scope,
             compaction: compact_results.map(|tokens| compact::Limits {

@@ -28,7 +28,7 @@ pub enum Kind {
 impl Kind {
     /// The kinds a session record can have (every kind but the task), in the records
     /// format's list order; the store keeps these.
-    pub const RECORDS: [Kind; 7] = [
+    pub(crate) const RECORDS: [Kind; 7] = [
         Kind::Message,
         Kind::ToolOutput,
         Kind::Error,
@@ -68,7 +68,7 @@ impl Kind {
     }
 
     /// Whether records of this kind are structured: kept or dropped whole, never split.
-    pub fn is_structured(self) -> bool {
+    pub(crate) fn is_structured(self) -> bool {
         !matches!(self, Kind::Message | Kind::ToolOutput | Kind::File)
     }
 }

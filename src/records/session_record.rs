@@ -95,7 +95,7 @@ impl SessionRecord {
     }
 
     /// The record as compact JSON in the records format.
-    pub fn to_json(&self) -> String {
+    pub(crate) fn to_json(&self) -> String {
         let result = match self {
             SessionRecord::Message(r) => serde_json::to_string(r),
             SessionRecord::ToolOutput(r) => serde_json::to_string(r),

@@ -66,7 +66,7 @@ fn pair(text: &[u8], range: Range<usize>) -> Range<usize> {
 
 /// `span` widened so that it neither starts nor ends inside an escape sequence, and takes
 /// both halves of a surrogate pair or neither.
-pub fn widen_to_escapes(text: &[u8], span: Range<usize>) -> Range<usize> {
+pub(crate) fn widen_to_escapes(text: &[u8], span: Range<usize>) -> Range<usize> {
     if span.is_empty() {
         return span;
     }

@@ -9,13 +9,13 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 /// The key file's name, in the directory of the store (by default the state directory).
-pub const KEY_FILE_NAME: &str = "redact.key";
+pub(crate) const KEY_FILE_NAME: &str = "redact.key";
 
 /// Mode of the key file.
-pub const KEY_FILE_MODE: u32 = 0o600;
+pub(crate) const KEY_FILE_MODE: u32 = 0o600;
 
 /// Bytes of key.
-pub const KEY_LEN: usize = 32;
+pub(crate) const KEY_LEN: usize = 32;
 
 /// A redaction key.
 #[derive(Clone, PartialEq, Eq)]
@@ -78,7 +78,7 @@ pub enum KeyError {
 /// Where the key lives: beside the store file when the store is a file, else in the
 /// default state directory (`$XDG_STATE_HOME/ctxopt/`, where the default store is).
 /// `None` when there is no home directory either.
-pub fn key_path(store_file: Option<&Path>) -> Option<PathBuf> {
+pub(crate) fn key_path(store_file: Option<&Path>) -> Option<PathBuf> {
     if let Some(dir) = store_file.map(|f| f.parent().unwrap_or(Path::new(""))) {
         return Some(dir.join(KEY_FILE_NAME));
     }
@@ -88,7 +88,7 @@ pub fn key_path(store_file: Option<&Path>) -> Option<PathBuf> {
 
 /// Reads the key at `path`, creating it (mode 0600, its directory 0700) when missing. A
 /// file wider than 0600 is narrowed.
-pub fn load_or_create(path: &Path) -> Result<Key, KeyError> {
+pub(crate) fn load_or_create(path: &Path) -> Result<Key, KeyError> {
     let io_err = |source| KeyError::Io {
         path: path.to_path_buf(),
         source,

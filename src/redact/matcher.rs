@@ -17,7 +17,7 @@ use super::escape::widen_to_escapes;
 use super::rules::{Rule, RULES};
 
 /// What a placeholder looks like; text inside one is never redacted again.
-pub const PLACEHOLDER_PATTERN: &str = r"\[REDACTED:[a-z0-9-]+:[0-9]+:[0-9a-f]{8}\]";
+pub(crate) const PLACEHOLDER_PATTERN: &str = r"\[REDACTED:[a-z0-9-]+:[0-9]+:[0-9a-f]{8}\]";
 
 /// One secret found: its bytes and the rule that found it.
 #[derive(Debug, Clone, PartialEq, Eq)]

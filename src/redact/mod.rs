@@ -13,10 +13,10 @@
 //! - [`escape`]: matches widened so that they never cut a JSON escape.
 //! - [`key`]: the per-installation HMAC key file (0600, created on first use).
 
-pub mod escape;
+pub(crate) mod escape;
 pub mod key;
 pub mod matcher;
-pub mod rules;
+pub(crate) mod rules;
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
@@ -61,7 +61,7 @@ impl Redactor {
     /// secret is found. When the file cannot be used it warns once on stderr and uses a
     /// key for this run: nothing is written in clear either way, but placeholders then
     /// only compare within the run.
-    pub fn with_key_file(path: PathBuf) -> Redactor {
+    pub(crate) fn with_key_file(path: PathBuf) -> Redactor {
         Redactor {
             key: KeySource::File(path, OnceLock::new()),
         }
@@ -69,7 +69,7 @@ impl Redactor {
 
     /// A redactor with a random key for this run only (an in-memory store, whose texts do
     /// not outlive the process).
-    pub fn for_this_run() -> Redactor {
+    pub(crate) fn for_this_run() -> Redactor {
         Redactor {
             key: KeySource::Run(OnceLock::new()),
         }
@@ -77,7 +77,7 @@ impl Redactor {
 
     /// The redactor for a store at `store_file` (`None`: an in-memory store or none): its
     /// key file is [`key::key_path`] of it; without a home directory, a key for this run.
-    pub fn for_store(store_file: Option<&Path>) -> Redactor {
+    pub(crate) fn for_store(store_file: Option<&Path>) -> Redactor {
         match key::key_path(store_file) {
             Some(path) => Redactor::with_key_file(path),
             None => {
@@ -105,7 +105,7 @@ impl Redactor {
     }
 
     /// The placeholder for `secret` found by `rule`.
-    pub fn placeholder(&self, rule: &str, secret: &[u8]) -> String {
+    pub(crate) fn placeholder(&self, rule: &str, secret: &[u8]) -> String {
         let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(&self.key().0)
             .expect("HMAC takes a key of any length");
         mac.update(secret);
@@ -146,7 +146,7 @@ impl Redactor {
 
     /// [`Redactor::redact`] for text: valid UTF-8 in, valid UTF-8 out (matches begin and
     /// end on character boundaries, and placeholders are ASCII).
-    pub fn redact_str<'a>(&self, text: &'a str) -> (Cow<'a, str>, usize) {
+    pub(crate) fn redact_str<'a>(&self, text: &'a str) -> (Cow<'a, str>, usize) {
         match self.redact(text.as_bytes()) {
             (Cow::Borrowed(_), count) => (Cow::Borrowed(text), count),
             (Cow::Owned(bytes), count) => {
@@ -158,7 +158,7 @@ impl Redactor {
     }
 
     /// Redacts `text` in place; returns how many secrets it replaced.
-    pub fn redact_string(&self, text: &mut String) -> usize {
+    pub(crate) fn redact_string(&self, text: &mut String) -> usize {
         let (redacted, count) = self.redact_str(text);
         if let Cow::Owned(redacted) = redacted {
             *text = redacted;

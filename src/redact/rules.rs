@@ -9,16 +9,16 @@
 
 /// One kind of secret.
 #[derive(Debug, Clone, Copy)]
-pub struct Rule {
+pub(crate) struct Rule {
     /// The name written into the placeholder (`[REDACTED:<name>:…]`).
-    pub name: &'static str,
+    pub(crate) name: &'static str,
     /// Every match contains one of these (ASCII, compared case-insensitively).
-    pub keywords: &'static [&'static str],
+    pub(crate) keywords: &'static [&'static str],
     /// The pattern. When it has capture groups, the first group that took part in a match
     /// is the secret (the rest of the match is context, such as a key name, left in place).
-    pub pattern: &'static str,
+    pub(crate) pattern: &'static str,
     /// A match that this pattern finds in the whole match text is not a secret.
-    pub allow: Option<&'static str>,
+    pub(crate) allow: Option<&'static str>,
 }
 
 /// Sensitive key names: the word itself or as the last part of a longer name
@@ -59,7 +59,7 @@ const SENSITIVE_KEYWORDS: &[&str] = &[
 ];
 
 /// The rules, in the order the placeholder names and docs list them.
-pub const RULES: &[Rule] = &[
+pub(crate) const RULES: &[Rule] = &[
     Rule {
         name: "github-token",
         keywords: &["ghp_", "gho_", "ghu_", "ghs_", "ghr_"],

@@ -8,7 +8,7 @@
 //! results the client saw before asking.
 
 use std::collections::VecDeque;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use super::handler::Answer;
@@ -16,10 +16,11 @@ use super::outlet::Outlet;
 use super::stats::RelayStats;
 use super::tap::TapSender;
 use crate::framelog::Direction;
+use crate::sync::lock;
 
 /// The most worker threads answering at once. Answers of the injected tools take a lock on
 /// the store each, so more threads would only wait.
-pub const WORKERS: usize = 4;
+pub(crate) const WORKERS: usize = 4;
 
 /// The longest an answer waits for the tap to log what was relayed before its call. The
 /// tap is usually milliseconds behind; on a loaded machine, right after start (while the
@@ -51,7 +52,7 @@ struct Pool {
 }
 
 /// Writes the proxy's own frames to the client; runs the answers that take work.
-pub struct Answers {
+pub(crate) struct Answers {
     to_client: Arc<Outlet>,
     tap: TapSender,
     stats: Arc<RelayStats>,
@@ -68,15 +69,11 @@ impl std::fmt::Debug for Answers {
     }
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
 impl Answers {
     /// Answers written through `to_client` (the `s2c` pump's outlet), logged through
     /// `tap`, and counted in `stats` when they cannot be delivered. `delay` holds every
     /// answer that takes work back that long (for tests of cancellation; zero otherwise).
-    pub fn new(
+    pub(crate) fn new(
         to_client: Arc<Outlet>,
         tap: TapSender,
         stats: Arc<RelayStats>,
@@ -94,7 +91,7 @@ impl Answers {
 
     /// Sends one message (without line ending) to the client and logs it `p2c`; counts it
     /// as undelivered when the client's outlet is closed or broke.
-    pub fn answer_now(&self, message: Vec<u8>) {
+    pub(crate) fn answer_now(&self, message: Vec<u8>) {
         if !self.send(message) {
             self.stats.undelivered_answers(1);
         }
@@ -120,7 +117,7 @@ impl Answers {
     /// Runs `answer` on a worker and sends what it returns; `order` is the place in the
     /// relay order of the frame it answers. Without any worker (none could be started) it
     /// runs here.
-    pub fn later(self: &Arc<Self>, order: u64, answer: Answer) {
+    pub(crate) fn later(self: &Arc<Self>, order: u64, answer: Answer) {
         let job = Job { order, answer };
         let mut pool = lock(&self.pool);
         if pool.idle == 0 && pool.threads < WORKERS {
@@ -199,7 +196,7 @@ impl Answers {
     /// none was waiting for the tap. Then
     /// closes the client's outlet, which the `s2c` pump leaves open for these answers.
     /// Answers given up on are counted as undelivered.
-    pub fn finish(&self, limit: Duration) {
+    pub(crate) fn finish(&self, limit: Duration) {
         let mut pool = lock(&self.pool);
         let mut last = (pool.unfinished, Instant::now());
         while pool.unfinished > 0 {

@@ -11,11 +11,11 @@ use std::time::{Duration, Instant};
 
 /// A reader or writer whose `EAGAIN` means "wait", never "fail".
 #[derive(Debug)]
-pub struct Blocking<T>(pub T);
+pub(crate) struct Blocking<T>(pub T);
 
 /// Waits until `fd` is ready for `events` (`POLLIN`, `POLLOUT`); an interrupted wait
 /// returns early, and the caller tries again.
-pub fn wait_ready(fd: &impl AsFd, events: libc::c_short) -> io::Result<()> {
+pub(crate) fn wait_ready(fd: &impl AsFd, events: libc::c_short) -> io::Result<()> {
     let mut pfd = libc::pollfd {
         fd: fd.as_fd().as_raw_fd(),
         events,
@@ -34,7 +34,7 @@ pub fn wait_ready(fd: &impl AsFd, events: libc::c_short) -> io::Result<()> {
 
 /// Waits up to `limit` until no process holds the write end of the pipe whose read end is
 /// `fd` open any more (`POLLHUP`; bytes may still wait in it). `false` when it is still open.
-pub fn wait_hangup(fd: &impl AsFd, limit: Duration) -> bool {
+pub(crate) fn wait_hangup(fd: &impl AsFd, limit: Duration) -> bool {
     let deadline = Instant::now() + limit;
     loop {
         let mut pfd = libc::pollfd {

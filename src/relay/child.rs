@@ -18,18 +18,18 @@ use crate::framelog::ExitStatus;
 #[derive(Debug, thiserror::Error)]
 #[error("cannot start `{command}`: {source}")]
 #[non_exhaustive]
-pub struct SpawnError {
+pub(crate) struct SpawnError {
     /// The command as given.
-    pub command: String,
+    pub(crate) command: String,
     /// Why.
     #[source]
-    pub source: io::Error,
+    pub(crate) source: io::Error,
 }
 
 impl SpawnError {
     /// The shell's convention: 127 when the command was not found, 126 when it was found
     /// but could not be executed.
-    pub fn exit_code(&self) -> u8 {
+    pub(crate) fn exit_code(&self) -> u8 {
         if self.source.kind() == io::ErrorKind::NotFound {
             127
         } else {
@@ -40,7 +40,7 @@ impl SpawnError {
 
 /// Starts `argv` with piped stdin and stdout, inherited stderr, environment and working
 /// directory, in a new process group.
-pub fn spawn(argv: &[OsString]) -> Result<Child, SpawnError> {
+pub(crate) fn spawn(argv: &[OsString]) -> Result<Child, SpawnError> {
     let mut cmd = Command::new(&argv[0]);
     cmd.args(&argv[1..])
         .stdin(Stdio::piped())
@@ -90,7 +90,7 @@ fn arm_death_signal(_proxy: libc::pid_t) -> io::Result<()> {
 }
 
 /// Sends `sig` to the server's process group (nothing happens when the group is empty).
-pub fn signal_group(pid: u32, sig: libc::c_int) {
+pub(crate) fn signal_group(pid: u32, sig: libc::c_int) {
     // SAFETY: kill has no memory-safety preconditions.
     unsafe {
         libc::kill(-(pid as libc::pid_t), sig);
@@ -99,7 +99,7 @@ pub fn signal_group(pid: u32, sig: libc::c_int) {
 
 /// The log's form of an exit status, and the proxy's own exit code for it (the code, or
 /// 128 + the signal number).
-pub fn exit_of(status: std::process::ExitStatus) -> (ExitStatus, u8) {
+pub(crate) fn exit_of(status: std::process::ExitStatus) -> (ExitStatus, u8) {
     match (status.code(), status.signal()) {
         (Some(code), _) => (
             ExitStatus {

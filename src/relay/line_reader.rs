@@ -9,20 +9,20 @@
 use std::io::{self, Read};
 
 /// Bytes asked for per `read` call.
-pub const READ_CHUNK: usize = 64 * 1024;
+pub(crate) const READ_CHUNK: usize = 64 * 1024;
 
 /// Part of a frame, borrowed from the reader's buffer until the next call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Piece<'a> {
+pub(crate) struct Piece<'a> {
     /// The bytes.
-    pub bytes: &'a [u8],
+    pub(crate) bytes: &'a [u8],
     /// Whether these bytes end a frame (they end with `\n`).
-    pub ends_frame: bool,
+    pub(crate) ends_frame: bool,
 }
 
 /// Splits a reader into pieces of frames without looking inside them.
 #[derive(Debug)]
-pub struct LineReader<R> {
+pub(crate) struct LineReader<R> {
     inner: R,
     chunk: Box<[u8]>,
     /// `chunk[pos..len]` was read and not yet handed out.
@@ -32,7 +32,7 @@ pub struct LineReader<R> {
 
 impl<R: Read> LineReader<R> {
     /// Wraps `inner`.
-    pub fn new(inner: R) -> Self {
+    pub(crate) fn new(inner: R) -> Self {
         LineReader {
             inner,
             chunk: vec![0; READ_CHUNK].into_boxed_slice(),
@@ -43,7 +43,7 @@ impl<R: Read> LineReader<R> {
 
     /// The next piece, or `None` at end of stream. A frame still unfinished at end of
     /// stream has had all its bytes handed out; it ends there.
-    pub fn next_piece(&mut self) -> io::Result<Option<Piece<'_>>> {
+    pub(crate) fn next_piece(&mut self) -> io::Result<Option<Piece<'_>>> {
         while self.pos == self.len {
             match self.inner.read(&mut self.chunk) {
                 Ok(0) => return Ok(None),

@@ -34,19 +34,19 @@
 //! The relay knows nothing of the store, the optimizer or the injected tools: what it is
 //! given through [`ProxyConfig::sinks`] and [`ProxyConfig::handler`] is all it sees of them.
 
-pub mod answers;
-pub mod blocking;
-pub mod child;
+pub(crate) mod answers;
+pub(crate) mod blocking;
+pub(crate) mod child;
 pub mod handler;
-pub mod line_reader;
-pub mod outlet;
-pub mod pump;
+pub(crate) mod line_reader;
+pub(crate) mod outlet;
+pub(crate) mod pump;
 pub mod server_name;
-pub mod signals;
+pub(crate) mod signals;
 pub mod sink;
-pub mod stats;
-pub mod tap;
-pub mod zero_copy;
+pub(crate) mod stats;
+pub(crate) mod tap;
+pub(crate) mod zero_copy;
 
 use std::ffi::OsString;
 use std::fs::File;
@@ -98,13 +98,13 @@ pub struct ProxyConfig {
     /// How long a server may take to exit after a forwarded signal before `SIGKILL`.
     pub grace: Duration,
     /// What receives a copy of each frame, after it is logged (ingestion into the store).
-    pub sinks: Vec<Box<dyn FrameSink>>,
+    pub(crate) sinks: Vec<Box<dyn FrameSink>>,
     /// What takes part in the conversation (the injected tools); `None`: every frame
     /// passes untouched.
     pub handler: Option<Arc<dyn FrameHandler>>,
     /// How long each answer that takes work is held back (zero; tests of cancellation set
     /// it).
-    pub answer_delay: Duration,
+    pub(crate) answer_delay: Duration,
     /// Redacts the log's raw copies (never the relayed bytes); `None` keeps them raw
     /// (`--no-redact`).
     pub redactor: Option<Arc<Redactor>>,

@@ -1,9 +1,8 @@
 //! Where one direction of the relay writes (the server's stdin, the proxy's stdout), with
 //! a way for the other direction to close it.
 //!
-//! A frame is written under the outlet's lock, in one call ([`Outlet::write_frame`]) or in
-//! pieces as it arrives ([`Outlet::lock`]); either way no other frame can come between its
-//! bytes. The proxy's own answers (injected tools) share the client's outlet with the
+//! A frame is written under the outlet's lock ([`Outlet::lock`]), whole or in pieces as it
+//! arrives; either way no other frame can come between its bytes. The proxy's own answers (injected tools) share the client's outlet with the
 //! `s2c` relay, so they wait for a frame being streamed to end. An outlet on a descriptor
 //! also takes bytes spliced from a pipe ([`FrameWriter::splice_from`]).
 
@@ -16,9 +15,12 @@ use std::sync::{Mutex, MutexGuard};
 use super::blocking::Blocking;
 use super::zero_copy::{self, Moved};
 
+use crate::sync::lock;
+
 /// What an outlet writes to: a descriptor, or any writer (tests).
 enum Target {
     Fd(Blocking<File>),
+    #[cfg(test)]
     Writer(Box<dyn Write + Send>),
 }
 
@@ -26,6 +28,7 @@ impl Target {
     fn writer(&mut self) -> &mut dyn Write {
         match self {
             Target::Fd(file) => file,
+            #[cfg(test)]
             Target::Writer(w) => w,
         }
     }
@@ -35,7 +38,7 @@ impl Target {
 type Sink = Option<Target>;
 
 /// A writable end that is written by one relay thread and may be closed by either.
-pub struct Outlet {
+pub(crate) struct Outlet {
     sink: Mutex<Sink>,
     close_requested: AtomicBool,
 }
@@ -51,7 +54,7 @@ impl std::fmt::Debug for Outlet {
 /// The outlet held for one frame: its pieces are written through it, and nothing else can
 /// be written until it is dropped. A close asked for meanwhile happens on drop, so it
 /// never cuts the frame short.
-pub struct FrameWriter<'a> {
+pub(crate) struct FrameWriter<'a> {
     sink: MutexGuard<'a, Sink>,
     close_requested: &'a AtomicBool,
 }
@@ -67,7 +70,7 @@ impl std::fmt::Debug for FrameWriter<'_> {
 impl FrameWriter<'_> {
     /// Writes a piece of the frame and flushes it. `Ok(false)` when the outlet is closed.
     /// A failed write closes the outlet.
-    pub fn write(&mut self, bytes: &[u8]) -> io::Result<bool> {
+    pub(crate) fn write(&mut self, bytes: &[u8]) -> io::Result<bool> {
         let Some(target) = self.sink.as_mut() else {
             return Ok(false);
         };
@@ -85,9 +88,11 @@ impl FrameWriter<'_> {
     /// part of the frame, without copying them. `None` when the outlet is closed;
     /// [`Moved::Unsupported`] when it is not a descriptor or does not take spliced bytes.
     /// A failure closes the outlet.
-    pub fn splice_from(&mut self, input: BorrowedFd<'_>, len: usize) -> Option<Moved> {
+    pub(crate) fn splice_from(&mut self, input: BorrowedFd<'_>, len: usize) -> Option<Moved> {
         let target = self.sink.as_mut()?;
-        let Target::Fd(Blocking(file)) = target else {
+        #[cfg_attr(not(test), allow(irrefutable_let_patterns))]
+        let Target::Fd(Blocking(file)) = target
+        else {
             return Some(Moved::Unsupported);
         };
         let moved = zero_copy::splice_exact(input, file.as_fd(), len);
@@ -108,14 +113,15 @@ impl Drop for FrameWriter<'_> {
 }
 
 impl Outlet {
-    /// Wraps an unbuffered writer.
-    pub fn new(sink: impl Write + Send + 'static) -> Self {
+    /// Wraps an unbuffered writer (the tests').
+    #[cfg(test)]
+    pub(crate) fn new(sink: impl Write + Send + 'static) -> Self {
         Self::with(Target::Writer(Box::new(sink)))
     }
 
     /// Writes to a descriptor (waiting whenever it is non-blocking and full), which can
     /// also take spliced bytes.
-    pub fn for_fd(file: File) -> Self {
+    pub(crate) fn for_fd(file: File) -> Self {
         Self::with(Target::Fd(Blocking(file)))
     }
 
@@ -127,8 +133,8 @@ impl Outlet {
     }
 
     /// Holds the outlet for one frame (waiting while another frame is being written).
-    pub fn lock(&self) -> FrameWriter<'_> {
-        let mut sink = self.sink.lock().unwrap_or_else(|e| e.into_inner());
+    pub(crate) fn lock(&self) -> FrameWriter<'_> {
+        let mut sink = lock(&self.sink);
         if self.close_requested.load(Ordering::Relaxed) {
             *sink = None;
         }
@@ -140,14 +146,15 @@ impl Outlet {
 
     /// Writes one whole frame and flushes it. `Ok(false)` when the outlet is closed. A
     /// failed write closes the outlet.
-    pub fn write_frame(&self, frame: &[u8]) -> io::Result<bool> {
+    #[cfg(test)]
+    pub(crate) fn write_frame(&self, frame: &[u8]) -> io::Result<bool> {
         self.lock().write(frame)
     }
 
     /// Closes the outlet (the reader on the other end sees end of stream). Safe to call
     /// from the thread that does not write it: when that thread is inside a frame, the
     /// close happens as soon as the frame is written.
-    pub fn close(&self) {
+    pub(crate) fn close(&self) {
         self.close_requested.store(true, Ordering::Relaxed);
         if let Ok(mut sink) = self.sink.try_lock() {
             *sink = None;

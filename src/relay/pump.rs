@@ -43,32 +43,32 @@ use crate::framelog::Direction;
 
 /// A frame longer than this, still unfinished, is written on as it arrives when it may be;
 /// shorter frames are written whole.
-pub const STREAM_AFTER: usize = READ_CHUNK;
+pub(crate) const STREAM_AFTER: usize = READ_CHUNK;
 
 /// A relay direction and what it needs.
 #[derive(Debug)]
-pub struct Pump {
+pub(crate) struct Pump {
     /// Which way this pump relays.
-    pub dir: Direction,
+    pub(crate) dir: Direction,
     /// Where it writes.
-    pub outlet: Arc<Outlet>,
+    pub(crate) outlet: Arc<Outlet>,
     /// An outlet to close when ours breaks (the client vanishing closes the server's stdin).
-    pub on_break_close: Option<Arc<Outlet>>,
+    pub(crate) on_break_close: Option<Arc<Outlet>>,
     /// The tap.
-    pub tap: TapSender,
+    pub(crate) tap: TapSender,
     /// The shared counters.
-    pub stats: Arc<RelayStats>,
+    pub(crate) stats: Arc<RelayStats>,
     /// The proxy's part in the conversation, when it takes part.
-    pub intercept: Option<Intercept>,
+    pub(crate) intercept: Option<Intercept>,
 }
 
 /// What takes part in the conversation, and how its answers reach the client.
 #[derive(Debug, Clone)]
-pub struct Intercept {
+pub(crate) struct Intercept {
     /// Decides what becomes of each whole frame.
-    pub handler: Arc<dyn FrameHandler>,
+    pub(crate) handler: Arc<dyn FrameHandler>,
     /// Writes the answers to the frames it takes (the `c2s` pump uses it).
-    pub answers: Arc<Answers>,
+    pub(crate) answers: Arc<Answers>,
 }
 
 /// How a frame moved on by zero copy ended.
@@ -99,7 +99,7 @@ impl Pump {
 
     /// Relays `input` until end of stream, then closes the outlet (see below for the
     /// client's outlet when tools are injected).
-    pub fn run(self, input: File) {
+    pub(crate) fn run(self, input: File) {
         let mut peeker = Peeker::new().ok();
         let mut reader = LineReader::new(Blocking(&input));
         // The frame being read: the tap's copy, and the only one.

@@ -8,18 +8,18 @@ use std::mem::MaybeUninit;
 use std::time::Duration;
 
 /// Signals forwarded to the server.
-pub const FORWARDED: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+pub(crate) const FORWARDED: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
 
 /// The blocked set, to wait on.
 #[derive(Debug)]
-pub struct Signals {
+pub(crate) struct Signals {
     set: libc::sigset_t,
 }
 
 impl Signals {
     /// Blocks the forwarded signals and `SIGCHLD` in the calling thread and every thread it
     /// starts afterwards. Call it before starting any thread.
-    pub fn block() -> io::Result<Self> {
+    pub(crate) fn block() -> io::Result<Self> {
         let mut set = MaybeUninit::<libc::sigset_t>::uninit();
         // SAFETY: sigemptyset initialises the set; sigaddset and pthread_sigmask only read
         // and write that set and the calling thread's mask.
@@ -38,7 +38,7 @@ impl Signals {
     }
 
     /// Waits up to `timeout` for one of the blocked signals; `None` on timeout.
-    pub fn wait(&self, timeout: Duration) -> Option<libc::c_int> {
+    pub(crate) fn wait(&self, timeout: Duration) -> Option<libc::c_int> {
         let ts = libc::timespec {
             tv_sec: timeout.as_secs() as libc::time_t,
             tv_nsec: timeout.subsec_nanos() as libc::c_long,

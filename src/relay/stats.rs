@@ -8,28 +8,28 @@ use crate::framelog::PerDirection;
 
 /// Counters for one direction.
 #[derive(Debug, Default)]
-pub struct DirStats {
+pub(crate) struct DirStats {
     /// Frames written on.
-    pub frames: AtomicU64,
+    pub(crate) frames: AtomicU64,
     /// Bytes written on.
-    pub bytes: AtomicU64,
+    pub(crate) bytes: AtomicU64,
     /// Frames read but not written on (the receiving side had gone).
-    pub discarded_frames: AtomicU64,
+    pub(crate) discarded_frames: AtomicU64,
     /// Bytes of those frames.
-    pub discarded_bytes: AtomicU64,
+    pub(crate) discarded_bytes: AtomicU64,
     /// Bytes moved on without a copy (`splice`; see [`super::zero_copy`]), part of `bytes`.
-    pub spliced_bytes: AtomicU64,
+    pub(crate) spliced_bytes: AtomicU64,
 }
 
 impl DirStats {
     /// Counts a frame written on.
-    pub fn relayed(&self, len: usize) {
+    pub(crate) fn relayed(&self, len: usize) {
         self.frames.fetch_add(1, Ordering::Relaxed);
         self.bytes.fetch_add(len as u64, Ordering::Relaxed);
     }
 
     /// Counts a frame that could not be written on.
-    pub fn discarded(&self, len: usize) {
+    pub(crate) fn discarded(&self, len: usize) {
         self.discarded_frames.fetch_add(1, Ordering::Relaxed);
         self.discarded_bytes
             .fetch_add(len as u64, Ordering::Relaxed);
@@ -38,20 +38,20 @@ impl DirStats {
 
 /// Counters for both directions plus the relay's own errors.
 #[derive(Debug, Default)]
-pub struct RelayStats {
+pub(crate) struct RelayStats {
     /// Client to server.
-    pub c2s: DirStats,
+    pub(crate) c2s: DirStats,
     /// Server to client.
-    pub s2c: DirStats,
+    pub(crate) s2c: DirStats,
     /// The proxy's own answers that could not be delivered (the client's end had closed,
     /// or the run ended first).
-    pub undelivered: AtomicU64,
+    pub(crate) undelivered: AtomicU64,
     errors: Mutex<Vec<String>>,
 }
 
 impl RelayStats {
     /// Frames relayed each way.
-    pub fn frames(&self) -> PerDirection {
+    pub(crate) fn frames(&self) -> PerDirection {
         PerDirection {
             c2s: self.c2s.frames.load(Ordering::Relaxed),
             s2c: self.s2c.frames.load(Ordering::Relaxed),
@@ -59,7 +59,7 @@ impl RelayStats {
     }
 
     /// Bytes relayed each way.
-    pub fn bytes(&self) -> PerDirection {
+    pub(crate) fn bytes(&self) -> PerDirection {
         PerDirection {
             c2s: self.c2s.bytes.load(Ordering::Relaxed),
             s2c: self.s2c.bytes.load(Ordering::Relaxed),
@@ -67,12 +67,12 @@ impl RelayStats {
     }
 
     /// Counts answers of the proxy that could not be delivered.
-    pub fn undelivered_answers(&self, count: u64) {
+    pub(crate) fn undelivered_answers(&self, count: u64) {
         self.undelivered.fetch_add(count, Ordering::Relaxed);
     }
 
     /// The line for the trailer and stderr when answers of the proxy were not delivered.
-    pub fn undelivered_line(&self) -> Option<String> {
+    pub(crate) fn undelivered_line(&self) -> Option<String> {
         let count = self.undelivered.load(Ordering::Relaxed);
         (count > 0).then(|| {
             format!(
@@ -82,7 +82,7 @@ impl RelayStats {
     }
 
     /// Records a relay error (a failed read or write) for the trailer.
-    pub fn error(&self, line: String) {
+    pub(crate) fn error(&self, line: String) {
         if let Ok(mut errors) = self.errors.lock() {
             errors.push(line);
         }
@@ -90,7 +90,7 @@ impl RelayStats {
 
     /// The relay's errors, plus a line per direction that discarded frames and one for
     /// undelivered answers.
-    pub fn error_lines(&self) -> Vec<String> {
+    pub(crate) fn error_lines(&self) -> Vec<String> {
         let mut lines = self.errors.lock().map(|e| e.clone()).unwrap_or_default();
         lines.extend(self.undelivered_line());
         for (name, d) in [("c2s", &self.c2s), ("s2c", &self.s2c)] {

@@ -34,7 +34,7 @@ use crate::framelog::{Direction, ExitStatus, Frame, Header, LeftWhole, LogLine, 
 use crate::tokenizer::Tokenizer;
 
 /// Bytes of frames that may wait for accounting before new frames skip the log.
-pub const TAP_BUDGET_BYTES: usize = 256 << 20;
+pub(crate) const TAP_BUDGET_BYTES: usize = 256 << 20;
 
 /// While traffic flows, the tap looks for new frames this often instead of sleeping on
 /// the channel, so handing a frame over never costs the relay a wake-up system call.
@@ -85,7 +85,7 @@ fn next_message(rx: &mpsc::Receiver<TapMsg>, writer: &mut LogWriter) -> Option<T
 
 /// A frame's place in the relay order, and when it was relayed.
 #[derive(Debug)]
-pub struct Ticket {
+pub(crate) struct Ticket {
     order: u64,
     at: SystemTime,
     instant: Instant,
@@ -93,7 +93,7 @@ pub struct Ticket {
 
 /// What the log adds to a relayed frame's record beyond its own accounting.
 #[derive(Debug)]
-pub enum Note {
+pub(crate) enum Note {
     /// The server's original text, when the proxy rewrote the frame (`server_raw`).
     ServerRaw(String),
     /// Why a `tools/call` result over the compaction limit was relayed whole
@@ -118,7 +118,7 @@ enum TapMsg {
 
 /// The relay's end of the tap. Cheap to clone; nothing on it ever blocks.
 #[derive(Debug, Clone)]
-pub struct TapSender {
+pub(crate) struct TapSender {
     tx: mpsc::Sender<TapMsg>,
     order: Arc<AtomicU64>,
     queued: Arc<AtomicUsize>,
@@ -128,14 +128,14 @@ pub struct TapSender {
 
 impl TapSender {
     /// The place in the relay order a ticket holds.
-    pub fn order_of(ticket: &Ticket) -> u64 {
+    pub(crate) fn order_of(ticket: &Ticket) -> u64 {
         ticket.order
     }
 
     /// Waits (up to `limit`) until the tap has processed every frame ordered before
     /// `order`: logged it and ingested it. An injected tool answers after this, so it sees
     /// every tool result the client saw before calling it.
-    pub fn wait_processed(&self, order: u64, limit: Duration) {
+    pub(crate) fn wait_processed(&self, order: u64, limit: Duration) {
         let start = Instant::now();
         while self.processed.load(Ordering::Acquire) < order && start.elapsed() < limit {
             std::thread::sleep(POLL_TICK);
@@ -146,14 +146,14 @@ impl TapSender {
     /// `writer`. Taken while the outlet is held, so that frames written to one outlet by
     /// several threads (relayed frames and the proxy's answers) are logged in the order in
     /// which they reach the reader.
-    pub fn ticket_writing(&self, writer: &FrameWriter<'_>) -> Ticket {
+    pub(crate) fn ticket_writing(&self, writer: &FrameWriter<'_>) -> Ticket {
         let _held = writer;
         self.ticket()
     }
 
     /// Takes the next place in the relay order for a frame that is not written to an
     /// outlet (one the proxy took), or that only one thread writes.
-    pub fn ticket(&self) -> Ticket {
+    pub(crate) fn ticket(&self) -> Ticket {
         Ticket {
             order: self.order.fetch_add(1, Ordering::Relaxed),
             at: SystemTime::now(),
@@ -167,14 +167,20 @@ impl TapSender {
     }
 
     /// Hands a frame that was just written on to the accounting thread.
-    pub fn relayed(&self, ticket: Ticket, dir: Direction, bytes: Vec<u8>) {
+    pub(crate) fn relayed(&self, ticket: Ticket, dir: Direction, bytes: Vec<u8>) {
         self.relayed_as(ticket, dir, bytes, None);
     }
 
     /// Hands a frame that was just written on to the accounting thread, with what its
     /// record adds (the server's original text when the proxy rewrote the frame, why a
     /// result was left whole).
-    pub fn relayed_as(&self, ticket: Ticket, dir: Direction, bytes: Vec<u8>, note: Option<Note>) {
+    pub(crate) fn relayed_as(
+        &self,
+        ticket: Ticket,
+        dir: Direction,
+        bytes: Vec<u8>,
+        note: Option<Note>,
+    ) {
         if self.admit(&ticket, bytes.len()) {
             let tapped = tapped(&ticket, dir, bytes);
             self.send(ticket.order, Item::Frame(tapped, note));
@@ -185,7 +191,7 @@ impl TapSender {
     /// `original` (logged `s2c` as it came) and the `replacement` written on in its place
     /// (logged `p2c` right after it, with the original's pairing and its `seq` in
     /// `compacts`).
-    pub fn replaced(&self, ticket: Ticket, original: Vec<u8>, replacement: Vec<u8>) {
+    pub(crate) fn replaced(&self, ticket: Ticket, original: Vec<u8>, replacement: Vec<u8>) {
         if self.admit(&ticket, original.len() + replacement.len()) {
             let item = Item::Replacement(
                 tapped(&ticket, Direction::S2c, original),
@@ -210,7 +216,7 @@ impl TapSender {
     }
 
     /// Gives back a ticket whose frame could not be written on.
-    pub fn not_relayed(&self, ticket: Ticket) {
+    pub(crate) fn not_relayed(&self, ticket: Ticket) {
         self.send(ticket.order, Item::NotRelayed);
     }
 }
@@ -227,7 +233,7 @@ fn tapped(ticket: &Ticket, dir: Direction, bytes: Vec<u8>) -> Tapped {
 
 /// The accounting thread; [`Tap::finish`] makes it write the trailer and waits for it.
 #[derive(Debug)]
-pub struct Tap {
+pub(crate) struct Tap {
     tx: mpsc::Sender<TapMsg>,
     handle: JoinHandle<()>,
 }
@@ -363,7 +369,7 @@ impl Tap {
     /// (frames queue meanwhile; the relay does not wait), then logs frames as they come,
     /// and hands each to the `sinks`, telling them where it was logged (`log_path`:
     /// the log file as they should name it).
-    pub fn start(
+    pub(crate) fn start(
         header: Header,
         writer: LogWriter,
         tokenizer: Tokenizer,
@@ -426,7 +432,7 @@ impl Tap {
     }
 
     /// Logs what is still queued, writes the trailer with `exit`, and waits for it.
-    pub fn finish(self, exit: ExitStatus) {
+    pub(crate) fn finish(self, exit: ExitStatus) {
         let _ = self.tx.send(TapMsg::Finish(exit));
         let _ = self.handle.join();
     }

@@ -26,14 +26,14 @@ const PIPE_BYTES: libc::c_int = 1 << 20;
 /// A private pipe through which the bytes waiting in an input pipe are looked at without
 /// being consumed.
 #[derive(Debug)]
-pub struct Peeker {
+pub(crate) struct Peeker {
     read: OwnedFd,
     write: OwnedFd,
 }
 
 /// What [`splice_exact`] did.
 #[derive(Debug)]
-pub enum Moved {
+pub(crate) enum Moved {
     /// Every byte reached the outlet.
     All,
     /// The outlet does not take spliced bytes (`EINVAL`); none were moved.
@@ -74,14 +74,14 @@ fn retrying(
 
 /// Raises a pipe's capacity to 1 MiB where the system allows; failure (or a descriptor that
 /// is not a pipe) leaves it as it was.
-pub fn widen(pipe: BorrowedFd<'_>) {
+pub(crate) fn widen(pipe: BorrowedFd<'_>) {
     // SAFETY: fcntl on an open descriptor, no pointers.
     unsafe { libc::fcntl(pipe.as_raw_fd(), libc::F_SETPIPE_SZ, PIPE_BYTES) };
 }
 
 impl Peeker {
     /// A private pipe, raised to 1 MiB when the system allows (64 KiB otherwise).
-    pub fn new() -> io::Result<Peeker> {
+    pub(crate) fn new() -> io::Result<Peeker> {
         let mut fds = [0 as RawFd; 2];
         // SAFETY: `fds` has room for the two descriptors pipe2 writes.
         if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } < 0 {
@@ -96,7 +96,7 @@ impl Peeker {
     /// Appends a copy of the bytes waiting at the front of `input` (a pipe; waits for some
     /// when there are none) to `into`, leaving them in `input`. `Ok(0)` at end of stream;
     /// `Err` with [`io::ErrorKind::InvalidInput`] when `input` is not a pipe.
-    pub fn peek(&self, input: BorrowedFd<'_>, into: &mut Vec<u8>) -> io::Result<usize> {
+    pub(crate) fn peek(&self, input: BorrowedFd<'_>, into: &mut Vec<u8>) -> io::Result<usize> {
         let (input_fd, dup) = (input.as_raw_fd(), self.write.as_raw_fd());
         // SAFETY: tee on two open descriptors, no pointers.
         let n = retrying(input, libc::POLLIN, || unsafe {
@@ -127,7 +127,7 @@ impl Peeker {
 
 /// Moves exactly `len` bytes from the front of `input` (a pipe holding at least that many)
 /// to `out`.
-pub fn splice_exact(input: BorrowedFd<'_>, out: BorrowedFd<'_>, len: usize) -> Moved {
+pub(crate) fn splice_exact(input: BorrowedFd<'_>, out: BorrowedFd<'_>, len: usize) -> Moved {
     let (input_fd, out_fd) = (input.as_raw_fd(), out.as_raw_fd());
     let mut moved = 0;
     while moved < len {
@@ -162,7 +162,7 @@ pub fn splice_exact(input: BorrowedFd<'_>, out: BorrowedFd<'_>, len: usize) -> M
 
 /// Consumes exactly `len` bytes from `input` without passing them on (their copy was
 /// written another way, or the outlet is gone).
-pub fn discard(input: BorrowedFd<'_>, len: usize) -> io::Result<()> {
+pub(crate) fn discard(input: BorrowedFd<'_>, len: usize) -> io::Result<()> {
     let fd = input.as_raw_fd();
     let mut scratch = vec![0u8; len.min(64 * 1024)];
     let mut left = len;

@@ -8,10 +8,23 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 /// The spelling that asks for an in-memory store (nothing written to disk).
-pub const MEMORY: &str = ":memory:";
+pub(crate) const MEMORY: &str = ":memory:";
 
 /// The store's file name inside the state directory.
-pub const FILE_NAME: &str = "store.sqlite3";
+pub(crate) const FILE_NAME: &str = "store.sqlite3";
+
+/// The arguments that say which store and whose records, shared by `ctxopt-proxy`,
+/// `ctxopt serve` and `ctxopt ingest` (flattened into each).
+#[derive(Debug, Clone, Default, PartialEq, Eq, clap::Args)]
+pub struct StoreArgs {
+    /// The session store: a SQLite file, or `:memory:` for none that outlives the run
+    /// (default: $XDG_STATE_HOME/ctxopt/store.sqlite3, else ~/.local/state/ctxopt/store.sqlite3).
+    #[arg(long, value_name = "PATH")]
+    pub store: Option<String>,
+    /// The workspace the session's records belong to (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+}
 
 /// Where a store lives.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,7 +67,7 @@ impl fmt::Display for StoreLocation {
 /// creates it with the umask's mode: the file is 0600, and SQLite gives its `-wal` and
 /// `-shm` files the mode of the database file. An existing file wider than 0600 is
 /// narrowed.
-pub fn prepare_file(path: &Path) -> io::Result<()> {
+pub(crate) fn prepare_file(path: &Path) -> io::Result<()> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         if !dir.exists() {
             fs::DirBuilder::new()

@@ -12,8 +12,8 @@
 //! its path.
 
 pub mod location;
-pub mod results;
-pub mod schema;
+pub(crate) mod results;
+pub(crate) mod schema;
 
 use std::borrow::Cow;
 use std::collections::BTreeSet;
@@ -29,13 +29,13 @@ use crate::records::Kind;
 use crate::records::{Records, SessionRecord};
 use crate::redact::Redactor;
 
-pub use location::StoreLocation;
+pub use location::{StoreArgs, StoreLocation};
 
 /// How long a write waits for another process's lock before giving up.
-pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// How many of a workspace's newest records a build loads by default.
-pub const DEFAULT_LOAD_LIMIT: usize = 5000;
+pub(crate) const DEFAULT_LOAD_LIMIT: usize = 5000;
 
 /// Why the store could not do what was asked. Each variant names the store; a caller reports
 /// the first failure once and carries on without the store.
@@ -381,7 +381,8 @@ impl Store {
     }
 
     /// Opens a private in-memory store.
-    pub fn open_in_memory() -> Result<Store, StoreError> {
+    #[cfg(test)]
+    pub(crate) fn open_in_memory() -> Result<Store, StoreError> {
         Store::open(&StoreLocation::Memory)
     }
 
@@ -493,7 +494,8 @@ impl Store {
     }
 
     /// The schema version of the open store.
-    pub fn schema_version(&self) -> Result<i64, StoreError> {
+    #[cfg(test)]
+    pub(crate) fn schema_version(&self) -> Result<i64, StoreError> {
         self.conn
             .query_row("PRAGMA user_version", [], |r| r.get(0))
             .map_err(|e| self.err(e))
@@ -685,7 +687,7 @@ impl Store {
 /// Gives loaded records the ids the optimizer shows in its source tags: the caller's id
 /// when it has one not used before, else `r<row>` (the store's row id). Returns the records
 /// and, per record in the same order, its id.
-pub fn to_records(
+pub(crate) fn to_records(
     task: Option<String>,
     stored: Vec<StoredRecord>,
 ) -> (Records, Vec<(String, StoredRecord)>) {

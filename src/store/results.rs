@@ -11,26 +11,26 @@ use rusqlite::{params, OptionalExtension};
 use super::{Scope, Store, StoreError};
 
 /// How long a kept result stays by default.
-pub const DEFAULT_RETENTION: Duration = Duration::from_secs(24 * 60 * 60);
+pub(crate) const DEFAULT_RETENTION: Duration = Duration::from_secs(24 * 60 * 60);
 
 /// The largest response frame kept, in bytes; a larger result is relayed whole.
-pub const MAX_KEPT_BYTES: usize = 64 * 1024 * 1024;
+pub(crate) const MAX_KEPT_BYTES: usize = 64 * 1024 * 1024;
 
 /// One kept result.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KeptResult {
+pub(crate) struct KeptResult {
     /// The handle `get_result` takes.
-    pub handle: String,
+    pub(crate) handle: String,
     /// The tool that produced it.
-    pub tool: Option<String>,
+    pub(crate) tool: Option<String>,
     /// The server's response frame, exactly as it arrived, without its line ending.
-    pub frame: String,
+    pub(crate) frame: String,
     /// When it was kept, Unix seconds.
-    pub created: i64,
+    pub(crate) created: i64,
 }
 
 /// Seconds since the Unix epoch.
-pub fn unix_now() -> i64 {
+pub(crate) fn unix_now() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64)
@@ -40,7 +40,7 @@ impl Store {
     /// Keeps `frame` under `handle` for `scope`'s workspace (once: keeping the same handle
     /// again changes nothing), after deleting every kept result older than `retention`
     /// relative to `now` (Unix seconds; [`Store::purge_results`]).
-    pub fn keep_result(
+    pub(crate) fn keep_result(
         &mut self,
         scope: &Scope,
         handle: &str,
@@ -71,7 +71,7 @@ impl Store {
     /// Deletes every kept result older than `retention` relative to `now`, its bytes
     /// overwritten (`secure_delete`, then a checkpoint that empties the write-ahead log);
     /// returns how many were deleted.
-    pub fn purge_results(&self, now: i64, retention: Duration) -> Result<usize, StoreError> {
+    pub(crate) fn purge_results(&self, now: i64, retention: Duration) -> Result<usize, StoreError> {
         self.conn
             .pragma_update(None, "secure_delete", true)
             .map_err(|e| self.err(e))?;
@@ -97,7 +97,7 @@ impl Store {
     /// The result kept under `handle` for `workspace`, unless it is older than `retention`
     /// relative to `now`; every result older than that is deleted first
     /// ([`Store::purge_results`]).
-    pub fn kept_result(
+    pub(crate) fn kept_result(
         &self,
         workspace: &str,
         handle: &str,
@@ -124,7 +124,8 @@ impl Store {
     }
 
     /// How many results are kept (of any age), over all workspaces.
-    pub fn kept_results(&self) -> Result<u64, StoreError> {
+    #[cfg(test)]
+    pub(crate) fn kept_results(&self) -> Result<u64, StoreError> {
         self.conn
             .query_row("SELECT COUNT(*) FROM results", [], |r| r.get::<_, i64>(0))
             .map(|n| n as u64)

@@ -3,7 +3,7 @@
 //! transaction, so two processes opening a fresh store at once apply each exactly once.
 
 /// The migrations, in order: migration `i` brings the schema from version `i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[
+pub(crate) const MIGRATIONS: &[&str] = &[
     // 1: the records table. `key` makes ingestion idempotent (INSERT OR IGNORE); `record`
     // holds the record in the optimizer's records format; the other columns index it.
     "CREATE TABLE records (
@@ -42,6 +42,6 @@ pub const MIGRATIONS: &[&str] = &[
 ];
 
 /// The schema version this build writes and reads.
-pub fn current_version() -> i64 {
+pub(crate) fn current_version() -> i64 {
     MIGRATIONS.len() as i64
 }

@@ -8,8 +8,8 @@
 //! - `pretokenize`: tiktoken's split patterns, on `regex-automata`;
 //! - `merge`: byte-pair merging of one piece, linear in its length for long pieces.
 //!
-//! The regex is compiled on first use (a few milliseconds); [`Tokenizer::preload`] does that
-//! on a background thread so the relay never waits for it.
+//! The regex is compiled on first use (a few milliseconds); [`Tokenizer::warm`] does that up
+//! front.
 
 #[cfg(test)]
 mod crosscheck;
@@ -68,22 +68,13 @@ impl Tokenizer {
 
     /// Counts the tokens of bytes that may not be UTF-8 (invalid sequences are replaced
     /// by U+FFFD first, as a client decoding the stream would).
-    pub fn count_bytes(self, bytes: &[u8]) -> usize {
+    pub(crate) fn count_bytes(self, bytes: &[u8]) -> usize {
         self.count(&String::from_utf8_lossy(bytes))
     }
 
     /// Prepares the counter now, on the calling thread (compiles its split patterns).
     pub fn warm(self) {
         self.count("warm");
-    }
-
-    /// Prepares the counter on a background thread, so a later [`Tokenizer::count`] does
-    /// not pay for it.
-    pub fn preload(self) {
-        std::thread::Builder::new()
-            .name("tokenizer-preload".into())
-            .spawn(move || self.warm())
-            .ok();
     }
 }
 

@@ -8,18 +8,18 @@
 //! touching the token bytes. [`EMPTY`] marks a free slot.
 
 /// How many low bits of an entry hold the rank (o200k_base has 199,998 ordinary tokens).
-pub const RANK_BITS: u32 = 18;
+pub(crate) const RANK_BITS: u32 = 18;
 
 /// The mask of an entry's rank bits.
-pub const RANK_MASK: u32 = (1 << RANK_BITS) - 1;
+pub(crate) const RANK_MASK: u32 = (1 << RANK_BITS) - 1;
 
 /// A free slot. Its rank bits are all ones, which no rank may be.
-pub const EMPTY: u32 = u32::MAX;
+pub(crate) const EMPTY: u32 = u32::MAX;
 
 /// The hash of a token's bytes: 8-byte words folded by multiplication, then mixed (the
 /// finalizer of MurmurHash3) so that every bit depends on every input bit.
 #[inline]
-pub fn hash(bytes: &[u8]) -> u64 {
+pub(crate) fn hash(bytes: &[u8]) -> u64 {
     const K: u64 = 0x9E37_79B9_7F4A_7C15;
     let mut h = (bytes.len() as u64).wrapping_mul(K);
     let mut words = bytes.chunks_exact(8);
@@ -43,18 +43,18 @@ pub fn hash(bytes: &[u8]) -> u64 {
 
 /// The key of a pair of ranks in a merge table: both ranks, little-endian.
 #[inline]
-pub fn pair_key(left: u32, right: u32) -> [u8; 8] {
+pub(crate) fn pair_key(left: u32, right: u32) -> [u8; 8] {
     (u64::from(left) | u64::from(right) << 32).to_le_bytes()
 }
 
 /// The first slot probed for a key with hash `h` in a table of `mask + 1` slots.
 #[inline]
-pub fn home(h: u64, mask: usize) -> usize {
+pub(crate) fn home(h: u64, mask: usize) -> usize {
     h as usize & mask
 }
 
 /// The tag bits of an entry whose key has hash `h` (the entry's bits above [`RANK_BITS`]).
 #[inline]
-pub fn tag(h: u64) -> u32 {
+pub(crate) fn tag(h: u64) -> u32 {
     ((h >> 32) as u32) & !RANK_MASK
 }

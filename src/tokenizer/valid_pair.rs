@@ -12,7 +12,7 @@
 /// Whether `left` followed by `right` is a valid encoding of their bytes, given `merge(a, b)`
 /// (the token that the merge of `a` and `b` makes, if that merge exists) and `split(t)` (the
 /// two tokens whose merge makes `t`, or `(t, t)` for a token no merge makes).
-pub fn is_valid_pair(
+pub(crate) fn is_valid_pair(
     merge: impl Fn(u32, u32) -> Option<u32>,
     split: impl Fn(u32) -> (u32, u32),
     mut left: u32,

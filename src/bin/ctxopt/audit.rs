@@ -14,7 +14,7 @@ use ctxopt::tokenizer::Tokenizer;
 
 /// Output formats of `ctxopt audit`.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
-pub enum Format {
+pub(crate) enum Format {
     /// A plain-text table.
     Table,
     /// The JSON document described in docs/audit.md.
@@ -24,7 +24,7 @@ pub enum Format {
 /// Arguments of `ctxopt audit`.
 #[derive(Debug, clap::Args)]
 #[command(group = clap::ArgGroup::new("input").required(true).args(["capture", "log", "diff", "server"]))]
-pub struct Args {
+pub(crate) struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
@@ -61,7 +61,7 @@ pub struct Args {
 }
 
 /// Runs `ctxopt audit`.
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let [a, b] = args.diff.as_slice() {
         let diff = catalog::diff(
             &toollist::from_frame_log(a)?.tools,

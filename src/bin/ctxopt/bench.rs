@@ -26,7 +26,7 @@ const DEFAULT_CORPUS: &str = "fixtures/real-world/agent-transcripts";
 
 /// Arguments of `ctxopt bench`.
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// The folder of scenario files.
     #[arg(long, default_value = "fixtures/scenarios")]
     pub scenarios: PathBuf,
@@ -67,7 +67,7 @@ pub struct Args {
 
 /// Runs `ctxopt bench`: exit 0 when ctxopt meets the bar (or the speed run finished), 1 when
 /// it falls short, 2 on bad input.
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     std::fs::create_dir_all(&args.output_dir)
         .with_context(|| format!("creating {}", args.output_dir.display()))?;
     let code = if args.speed {

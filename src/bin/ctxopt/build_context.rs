@@ -13,7 +13,7 @@ use serde_json::Value;
 
 /// Output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
+pub(crate) enum Format {
     /// The context text.
     Text,
     /// The whole result: context, sources, omitted, report, stats.
@@ -22,7 +22,7 @@ pub enum Format {
 
 /// Arguments of `ctxopt build`.
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// The records file (JSON, see docs/records.md).
     #[arg(long, conflicts_with = "stdin", required_unless_present = "stdin")]
     records: Option<PathBuf>,
@@ -48,7 +48,7 @@ pub struct Args {
 
 /// Runs `ctxopt build`. Malformed records are an error naming the place; nothing is
 /// written then.
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (text, origin) = match &args.records {
         Some(path) => (
             std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?,

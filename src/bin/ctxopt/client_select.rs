@@ -8,7 +8,7 @@ use ctxopt::clients::catalog::{self, Client, ConfigScope, Location, Roots};
 
 /// Which client files to look at.
 #[derive(Debug, clap::Args)]
-pub struct Selector {
+pub(crate) struct Selector {
     /// Only these clients (claude-code, gemini-cli, cursor, vscode, codex, claude-desktop,
     /// windsurf, zed); default: all.
     #[arg(long = "client", value_name = "NAME")]
@@ -24,7 +24,7 @@ pub struct Selector {
 
 impl Selector {
     /// The locations selected whose file exists.
-    pub fn locations(&self) -> anyhow::Result<Vec<Location>> {
+    pub(crate) fn locations(&self) -> anyhow::Result<Vec<Location>> {
         if let Some(path) = &self.config {
             anyhow::ensure!(
                 self.clients.len() <= 1,
@@ -44,13 +44,13 @@ impl Selector {
 }
 
 /// The folders config paths are relative to (the project is the current directory).
-pub fn roots() -> anyhow::Result<Roots> {
+pub(crate) fn roots() -> anyhow::Result<Roots> {
     let project = std::env::current_dir().context("reading the current directory")?;
     Roots::from_env(project).context("no home directory ($HOME is not set)")
 }
 
 /// How a location is named in output: `client scope path`.
-pub fn title(location: &Location) -> String {
+pub(crate) fn title(location: &Location) -> String {
     format!(
         "{} ({}): {}",
         location.client,
@@ -60,7 +60,7 @@ pub fn title(location: &Location) -> String {
 }
 
 /// Whether a Claude Code process is running (it rewrites `~/.claude.json` while it runs).
-pub fn claude_code_running() -> bool {
+pub(crate) fn claude_code_running() -> bool {
     let Ok(procs) = std::fs::read_dir("/proc") else {
         return false;
     };

@@ -5,7 +5,7 @@ use ctxopt::evidence::volatile::Volatile;
 
 /// How a log is read and its messages compared.
 #[derive(Debug, clap::Args)]
-pub struct MatchArgs {
+pub(crate) struct MatchArgs {
     /// Which run of a log holding several (1-based).
     #[arg(long, value_name = "N")]
     pub run: Option<usize>,
@@ -24,7 +24,7 @@ pub struct MatchArgs {
 
 impl MatchArgs {
     /// The volatile fields these options name.
-    pub fn volatile(&self) -> anyhow::Result<Volatile> {
+    pub(crate) fn volatile(&self) -> anyhow::Result<Volatile> {
         let mut volatile = if self.no_default_volatile {
             Volatile::default()
         } else {

@@ -12,7 +12,7 @@ use ctxopt::store::{self, StoreLocation};
 
 /// Arguments of `ctxopt export`.
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// The collector's OTLP/HTTP base URL (`/v1/traces` and `/v1/metrics` are appended),
     /// e.g. http://127.0.0.1:4318. The standard OTEL_EXPORTER_OTLP_* variables give the
     /// headers, timeout and resource.
@@ -29,7 +29,7 @@ pub struct Args {
 
 /// Runs `ctxopt export`: exit 0 when the collector took every span, 1 when some were
 /// dropped.
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let config = ExportConfig::from_env(Some(&args.otlp), args.capture_content)?
         .context("export is disabled (OTEL_SDK_DISABLED=true, or OTEL_TRACES_EXPORTER and OTEL_METRICS_EXPORTER are none)")?;
     let exporter = Exporter::start(&config)?;

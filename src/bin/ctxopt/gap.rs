@@ -9,7 +9,7 @@ use ctxopt::measure::gap::{compare, read_wire, render_table};
 
 /// Client output formats.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
-pub enum Format {
+pub(crate) enum Format {
     /// Gemini CLI `--output-format json` (stats.tools.byName).
     GeminiJson,
     /// Claude Code `--output-format stream-json` (tool_use blocks).
@@ -18,7 +18,7 @@ pub enum Format {
 
 /// Output formats.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
-pub enum Output {
+pub(crate) enum Output {
     /// A plain-text table.
     Table,
     /// The JSON document described in docs/gap.md.
@@ -27,7 +27,7 @@ pub enum Output {
 
 /// Arguments of `ctxopt gap`.
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// The frame log of the trial.
     #[arg(long, value_name = "FRAME-LOG")]
     log: PathBuf,
@@ -49,7 +49,7 @@ pub struct Args {
 }
 
 /// Runs `ctxopt gap`. Exits 0 when clean, 1 when there is a gap, strays or no wire calls.
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let wire = read_wire(&args.log)?;
     let text = std::fs::read_to_string(&args.client)
         .with_context(|| format!("reading {}", args.client.display()))?;

@@ -13,7 +13,7 @@ use crate::output_file;
 
 /// The formats `--from` takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum From {
+pub(crate) enum From {
     /// Claude Code transcripts (`~/.claude/projects/…/<session>.jsonl`).
     ClaudeCode,
     /// Gemini CLI saved chats (`~/.gemini/tmp/…/chats/session-*.json`).
@@ -37,7 +37,7 @@ impl From {
 
 /// Arguments of `ctxopt import`.
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// The format of the files.
     #[arg(long, value_enum)]
     pub from: From,
@@ -54,7 +54,7 @@ pub struct Args {
 
 /// Where to stop reading a mini-swe-agent trajectory (`--from swe-agent` only).
 #[derive(Debug, clap::Args)]
-pub struct Cuts {
+pub(crate) struct Cuts {
     /// Keep only this share of the steps (assistant turns), in (0, 1]: ⌊share × steps⌋,
     /// at least one, as if the session were stopped mid-work (swe-agent only).
     #[arg(long, value_name = "SHARE", conflicts_with = "until_step")]
@@ -77,7 +77,7 @@ impl Cuts {
 
 /// Runs `ctxopt import`: exit 0 when the records were written (lines that could not be read
 /// are named on stderr), 2 when a file cannot be read or is not of the format.
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let format = args.from.format();
     let options = args.cuts.options();
     let mut merged = Records::default();

@@ -8,7 +8,7 @@ use crate::import::{self, Cuts, From};
 
 /// Arguments of `ctxopt import-swe`.
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// The trajectory (`*.traj.json`, format mini-swe-agent-1.1).
     pub trajectory: PathBuf,
     #[command(flatten)]
@@ -19,7 +19,7 @@ pub struct Args {
 }
 
 /// Runs `ctxopt import-swe` as `ctxopt import --from swe-agent`.
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     import::run(import::Args {
         from: From::SweAgent,
         files: vec![args.trajectory],

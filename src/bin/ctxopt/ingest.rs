@@ -9,20 +9,16 @@ use anyhow::Context;
 use ctxopt::framelog::Header;
 use ctxopt::import::frame_log::{Replay, Replayed};
 use ctxopt::import::mcp::{ingest, IngestError};
-use ctxopt::store::{Scope, Store};
+use ctxopt::store::{Scope, Store, StoreArgs};
 
 /// Arguments of `ctxopt ingest`.
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// Frame logs (JSON Lines, as ctxopt-proxy writes them).
     #[arg(required = true)]
     logs: Vec<PathBuf>,
-    /// The store: a SQLite file, or `:memory:` (default: as `ctxopt serve`).
-    #[arg(long)]
-    store: Option<String>,
-    /// The workspace the records belong to (default: the current directory).
-    #[arg(long)]
-    workspace: Option<PathBuf>,
+    #[command(flatten)]
+    store: StoreArgs,
     /// Store raw copies: secrets in the records are not redacted. Warns on stderr.
     #[arg(long)]
     no_redact: bool,
@@ -38,9 +34,9 @@ const BATCH: usize = 64;
 /// Runs `ctxopt ingest`: one short transaction per [`BATCH`] tool calls, so an interrupted
 /// run keeps what it stored and a rerun completes it. Each log streams by (a line at a
 /// time): memory does not grow with its size.
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut store = crate::serve::raw_if_asked(
-        Store::open_arg(args.store.as_deref())?,
+        Store::open_arg(args.store.store.as_deref())?,
         args.no_redact,
         "ctxopt ingest",
     );
@@ -79,7 +75,7 @@ fn target(args: &Args, log: &Path, header: Option<&Header>) -> anyhow::Result<Ta
         || log.display().to_string(),
         |h| format!("{}-{}", h.started, h.proxy_pid),
     );
-    let scope = Scope::resolve(args.workspace.as_deref(), &server, session)
+    let scope = Scope::resolve(args.store.workspace.as_deref(), &server, session)
         .context("resolving the workspace")?;
     let log_path = std::path::absolute(log)
         .unwrap_or_else(|_| log.to_path_buf())

@@ -13,7 +13,7 @@ use crate::client_select::roots;
 
 /// Arguments of `ctxopt hooks`.
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     #[command(subcommand)]
     action: Action,
 }
@@ -40,7 +40,7 @@ struct Target {
 }
 
 /// Runs `ctxopt hooks`.
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (target, installing) = match &args.action {
         Action::Install(t) => (t, true),
         Action::Uninstall(t) => (t, false),

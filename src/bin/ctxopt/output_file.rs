@@ -11,7 +11,7 @@ use anyhow::Context;
 /// sibling with mode 0600 and renamed into place, so a failure leaves no partial file.
 /// A stdout whose reader has gone (`ctxopt report … | head`) is not an error: the rest is
 /// dropped quietly and the command ends as it would have.
-pub fn emit(path: Option<&Path>, bytes: &[u8]) -> anyhow::Result<()> {
+pub(crate) fn emit(path: Option<&Path>, bytes: &[u8]) -> anyhow::Result<()> {
     let Some(path) = path else {
         let mut out = std::io::stdout().lock();
         return match out.write_all(bytes).and_then(|()| out.flush()) {

@@ -10,7 +10,7 @@ use crate::evidence_args::MatchArgs;
 
 /// Arguments of `ctxopt replay`.
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// The frame log to serve (opened read-only).
     #[arg(value_name = "FRAME-LOG")]
     log: PathBuf,
@@ -27,7 +27,7 @@ pub struct Args {
 }
 
 /// Runs `ctxopt replay`.
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let options = LoadOptions {
         run: args.matching.run,
         allow_incomplete: args.matching.allow_incomplete,

@@ -7,7 +7,7 @@ use ctxopt::measure::report::{self, html, text};
 
 /// Output formats of `ctxopt report`.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
-pub enum Format {
+pub(crate) enum Format {
     /// Aligned plain-text tables.
     Table,
     /// The JSON document described in docs/report.md.
@@ -20,7 +20,7 @@ pub enum Format {
 
 /// Arguments of `ctxopt report`.
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// Frame logs written by ctxopt-proxy (any number; several sessions and servers).
     #[arg(required = true, value_name = "FRAME-LOG")]
     logs: Vec<PathBuf>,
@@ -34,7 +34,7 @@ pub struct Args {
 }
 
 /// Runs `ctxopt report`.
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let report = report::collect(&args.logs)?;
     let rendered = match args.format {
         Format::Table => text::render(&report, text::Style::Plain),

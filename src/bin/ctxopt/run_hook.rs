@@ -15,7 +15,7 @@ const MAX_PAYLOAD: u64 = 4 * 1024 * 1024;
 
 /// Arguments of `ctxopt hook`.
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// The client that runs the hook.
     #[arg(value_enum)]
     pub client: HookClient,
@@ -33,7 +33,7 @@ pub struct Args {
 }
 
 /// Runs the hook: prints the answer when there is one; exit code 0 whatever happens.
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     // A panic must not print on stderr (the client may show it) nor change the exit code.
     std::panic::set_hook(Box::new(|_| {}));
     let started = Instant::now();

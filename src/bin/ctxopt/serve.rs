@@ -2,31 +2,24 @@
 //! over the session store.
 
 use std::io::{self, BufReader};
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
 use ctxopt::injected::{server, Bridge};
-use ctxopt::store::{self, Scope, Store};
+use ctxopt::store::{self, Scope, Store, StoreArgs};
 
 /// Arguments of `ctxopt serve`.
 #[derive(Debug, clap::Args)]
-pub struct Args {
-    /// The store: a SQLite file, or `:memory:` for none (default:
-    /// $XDG_STATE_HOME/ctxopt/store.sqlite3, else ~/.local/state/ctxopt/store.sqlite3).
-    #[arg(long)]
-    store: Option<String>,
-    /// The workspace whose records the tools read and write (default: the current
-    /// directory).
-    #[arg(long)]
-    workspace: Option<PathBuf>,
+pub(crate) struct Args {
+    #[command(flatten)]
+    store: StoreArgs,
     /// Store raw copies: secrets in the records are not redacted. Warns on stderr.
     #[arg(long)]
     no_redact: bool,
 }
 
 /// `store`, redacting unless `no_redact` (then with a warning naming `who`).
-pub fn raw_if_asked(store: Store, no_redact: bool, who: &str) -> Store {
+pub(crate) fn raw_if_asked(store: Store, no_redact: bool, who: &str) -> Store {
     if !no_redact {
         return store;
     }
@@ -36,10 +29,14 @@ pub fn raw_if_asked(store: Store, no_redact: bool, who: &str) -> Store {
 
 /// Runs `ctxopt serve` until standard input ends. A store that cannot be opened is reported
 /// once; the server still runs and its tools answer with the reason.
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let scope = Scope::resolve(args.workspace.as_deref(), "ctxopt", store::new_session_id())
-        .context("resolving the workspace")?;
-    let bridge = match Store::open_arg(args.store.as_deref()) {
+pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let scope = Scope::resolve(
+        args.store.workspace.as_deref(),
+        "ctxopt",
+        store::new_session_id(),
+    )
+    .context("resolving the workspace")?;
+    let bridge = match Store::open_arg(args.store.store.as_deref()) {
         Ok(store) => Bridge::new(raw_if_asked(store, args.no_redact, "ctxopt serve"), scope),
         Err(err) => {
             tracing::warn!("ctxopt serve: {err}; serving without a store");

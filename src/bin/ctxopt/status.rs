@@ -14,7 +14,7 @@ use crate::client_select::{title, Selector};
 
 /// Arguments of `ctxopt status`.
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     #[command(flatten)]
     select: Selector,
     /// Where the frame logs are (default: $XDG_STATE_HOME/ctxopt/logs, else
@@ -24,7 +24,7 @@ pub struct Args {
 }
 
 /// Runs `ctxopt status`.
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let logs = args.log_dir.or_else(default_log_dir);
     let locations = args.select.locations()?;
     if locations.is_empty() {

@@ -12,7 +12,7 @@ use crate::evidence_args::MatchArgs;
 
 /// Output formats of `ctxopt verify`.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
-pub enum Format {
+pub(crate) enum Format {
     /// Plain text.
     Table,
     /// The JSON document described in docs/replay.md.
@@ -21,7 +21,7 @@ pub enum Format {
 
 /// Arguments of `ctxopt verify`.
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// The frame log whose client requests are re-sent.
     #[arg(value_name = "FRAME-LOG")]
     log: PathBuf,
@@ -45,7 +45,7 @@ pub struct Args {
 }
 
 /// Runs `ctxopt verify`: exit 0 without drift, 1 with drift, 2 on error.
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let recording = load(
         &args.log,
         &LoadOptions {

@@ -15,7 +15,7 @@ use crate::client_select::{claude_code_running, title, Selector};
 
 /// Arguments of `ctxopt wrap`.
 #[derive(Debug, clap::Args)]
-pub struct WrapArgs {
+pub(crate) struct WrapArgs {
     #[command(flatten)]
     select: Selector,
     /// Print the unified diff of each change and write nothing.
@@ -28,7 +28,7 @@ pub struct WrapArgs {
 
 /// Arguments of `ctxopt unwrap`.
 #[derive(Debug, clap::Args)]
-pub struct UnwrapArgs {
+pub(crate) struct UnwrapArgs {
     #[command(flatten)]
     select: Selector,
     /// Print the unified diff of each change and write nothing.
@@ -37,7 +37,7 @@ pub struct UnwrapArgs {
 }
 
 /// Runs `ctxopt wrap`.
-pub fn run_wrap(args: WrapArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn run_wrap(args: WrapArgs) -> anyhow::Result<ExitCode> {
     let records = records()?;
     let plan = |file: &ConfigFile, location: &Location| {
         let options = WrapOptions {
@@ -71,7 +71,7 @@ pub fn run_wrap(args: WrapArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// Runs `ctxopt unwrap`.
-pub fn run_unwrap(args: UnwrapArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn run_unwrap(args: UnwrapArgs) -> anyhow::Result<ExitCode> {
     let records = records()?;
     let plan = |file: &ConfigFile, location: &Location| {
         let Some(text) = file.text.as_deref() else {

@@ -22,7 +22,7 @@ use serde_json::{Map, Value};
 use crate::import::mcp::content;
 
 /// The tools whose results are file contents (matched case-insensitively).
-pub const FILE_READ_TOOLS: &[&str] = &[
+pub(crate) const FILE_READ_TOOLS: &[&str] = &[
     "read_file",
     "read_text_file",
     "read_multiple_files",
@@ -33,7 +33,7 @@ pub const FILE_READ_TOOLS: &[&str] = &[
 
 /// One file in a read result.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum FileOutcome {
+pub(crate) enum FileOutcome {
     /// The file's path and content.
     Snapshot {
         /// The path, as the arguments name it.
@@ -51,7 +51,11 @@ pub enum FileOutcome {
 }
 
 /// The files a successful call's result holds, or `None` when the rule does not apply.
-pub fn file_reads(tool: &str, arguments: &Value, blocks: &[Value]) -> Option<Vec<FileOutcome>> {
+pub(crate) fn file_reads(
+    tool: &str,
+    arguments: &Value,
+    blocks: &[Value],
+) -> Option<Vec<FileOutcome>> {
     let tool = tool.to_ascii_lowercase();
     if !FILE_READ_TOOLS.contains(&tool.as_str()) {
         return None;

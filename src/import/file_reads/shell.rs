@@ -18,18 +18,18 @@ use std::collections::BTreeMap;
 
 /// What one command read: the path and the lines, numbered from 1.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileRead {
+pub(crate) struct FileRead {
     /// The path as the command named it (`./` removed).
-    pub path: String,
+    pub(crate) path: String,
     /// The directory the command changed to first (`cd DIR && …`), when it did.
-    pub dir: Option<String>,
+    pub(crate) dir: Option<String>,
     /// (line number, text) in order.
-    pub lines: Vec<(usize, String)>,
+    pub(crate) lines: Vec<(usize, String)>,
 }
 
 /// Recognises a file-reading command and takes its output apart; `None` when `command` is
 /// not one, or when the output is not that of a successful read (`exit_code` non-zero).
-pub fn file_read(command: &str, output: &str, exit_code: Option<i64>) -> Option<FileRead> {
+pub(crate) fn file_read(command: &str, output: &str, exit_code: Option<i64>) -> Option<FileRead> {
     if exit_code.is_some_and(|c| c != 0) || output.trim().is_empty() {
         return None;
     }
@@ -48,7 +48,7 @@ pub fn file_read(command: &str, output: &str, exit_code: Option<i64>) -> Option<
 /// the tail's first one may be cut. The head is placed as a whole read would be; the tail
 /// only when the output numbers its lines (`cat -n`, `nl`), since otherwise its first line
 /// is not known.
-pub fn file_read_elided(
+pub(crate) fn file_read_elided(
     command: &str,
     head: &str,
     tail: &str,
@@ -305,7 +305,7 @@ fn shell_words(text: &str) -> Option<Vec<String>> {
 /// noted with [`FileViews::note_command`] most often `cd` to (the first of them on a tie) —
 /// so that every read of a file lands on one path, as the final patch names it.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct FileViews {
+pub(crate) struct FileViews {
     seen: BTreeMap<String, BTreeMap<usize, String>>,
     /// Absolute `cd` directories: (commands naming it, order first named).
     work_dirs: BTreeMap<String, (usize, usize)>,
@@ -313,7 +313,7 @@ pub struct FileViews {
 
 impl FileViews {
     /// Counts the absolute directory `command` first changes to, if any.
-    pub fn note_command(&mut self, command: &str) {
+    pub(crate) fn note_command(&mut self, command: &str) {
         let first = cd_step(command).map(|(dir, _)| dir);
         // `/` itself would make every absolute path relative: not a working directory.
         let dir = first.filter(|d| d.starts_with('/')).map(|d| join(d, ""));
@@ -333,7 +333,7 @@ impl FileViews {
 
     /// The path `read` is kept under: resolved against its `cd`, relative to the working
     /// directory when it lies under it.
-    pub fn path_of(&self, read: &FileRead) -> String {
+    pub(crate) fn path_of(&self, read: &FileRead) -> String {
         let full = match &read.dir {
             Some(dir) if !read.path.starts_with('/') => join(dir, &read.path),
             _ => read.path.clone(),
@@ -349,7 +349,7 @@ impl FileViews {
     /// seen so far: the known lines in order, a gap of unseen lines shown as
     /// `[ctxopt: lines A-B not seen]` (and, before a first known line above 1,
     /// `[ctxopt: lines 1-B not seen]`).
-    pub fn add(&mut self, read: &FileRead) -> (String, String) {
+    pub(crate) fn add(&mut self, read: &FileRead) -> (String, String) {
         let path = self.path_of(read);
         let lines = self.seen.entry(path.clone()).or_default();
         for (n, text) in &read.lines {
@@ -369,14 +369,14 @@ impl FileViews {
     }
 
     /// Forgets what was seen of `path` (a change the caller knows of, such as an edit).
-    pub fn forget(&mut self, path: &str) {
+    pub(crate) fn forget(&mut self, path: &str) {
         self.seen.remove(path);
     }
 
     /// Forgets what was seen of every path that `command` may write: a path named after
     /// `sed -i`, after a redirection `>`/`>>`, or as the last word of `mv`/`cp`, and any
     /// known path that a command naming it together with `-i` mentions.
-    pub fn forget_written(&mut self, command: &str) {
+    pub(crate) fn forget_written(&mut self, command: &str) {
         let writes = command.contains("sed -i")
             || command.contains('>')
             || command.split_whitespace().any(|w| w == "mv" || w == "cp")

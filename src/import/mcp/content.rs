@@ -8,7 +8,7 @@ use super::stored_text::cap;
 
 /// The text of a `content` array, one block per line. Text blocks and embedded text
 /// resources are inlined; images, audio, blobs and resource links become references.
-pub fn render(blocks: &[Value]) -> String {
+pub(crate) fn render(blocks: &[Value]) -> String {
     blocks
         .iter()
         .map(render_block)
@@ -18,7 +18,7 @@ pub fn render(blocks: &[Value]) -> String {
 
 /// The texts of embedded text resources (`{type: "resource", resource: {uri, text}}`), in
 /// order, as `(uri, text)`.
-pub fn text_resources(blocks: &[Value]) -> Vec<(String, String)> {
+pub(crate) fn text_resources(blocks: &[Value]) -> Vec<(String, String)> {
     blocks
         .iter()
         .filter(|b| str_at(b, "type") == Some("resource"))
@@ -34,7 +34,7 @@ pub fn text_resources(blocks: &[Value]) -> Vec<(String, String)> {
 }
 
 /// The joined text of the `text` blocks only.
-pub fn text_blocks(blocks: &[Value]) -> Option<String> {
+pub(crate) fn text_blocks(blocks: &[Value]) -> Option<String> {
     let texts: Vec<_> = blocks
         .iter()
         .filter(|b| str_at(b, "type") == Some("text"))
@@ -88,7 +88,7 @@ fn reference(what: &str, mime: Option<&str>, base64: Option<&str>) -> String {
 }
 
 /// The byte length of base64 text once decoded, without decoding it.
-pub fn decoded_len(base64: &str) -> usize {
+pub(crate) fn decoded_len(base64: &str) -> usize {
     let chars = base64.bytes().filter(|b| !b.is_ascii_whitespace()).count();
     let padding = base64
         .trim_end()

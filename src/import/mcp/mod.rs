@@ -14,8 +14,8 @@
 
 use serde_json::Value;
 
-pub mod content;
-pub mod stored_text;
+pub(crate) mod content;
+pub(crate) mod stored_text;
 
 use crate::import::file_reads::mcp_tool::{self as file_reads, FileOutcome};
 use crate::optimizer::extract::failing_tests::failing_tests;

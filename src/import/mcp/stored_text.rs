@@ -9,14 +9,14 @@
 use std::borrow::Cow;
 
 /// The most bytes of one text the store keeps (4 MiB): half from the start, half from the end.
-pub const STORED_TEXT_LIMIT: usize = 4 * 1024 * 1024;
+pub(crate) const STORED_TEXT_LIMIT: usize = 4 * 1024 * 1024;
 
 /// How far a cut may move to land on a line end instead of inside a line.
 const LINE_SEARCH: usize = 4096;
 
 /// `text` as the store keeps it: unchanged up to [`STORED_TEXT_LIMIT`] bytes, else its head
 /// and tail around a marker line.
-pub fn cap(text: &str) -> Cow<'_, str> {
+pub(crate) fn cap(text: &str) -> Cow<'_, str> {
     cap_at(text, STORED_TEXT_LIMIT)
 }
 

@@ -19,7 +19,7 @@ use crate::store::{Scope, Store};
 /// The arguments of `get_result`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct GetResultArgs {
+pub(crate) struct GetResultArgs {
     handle: String,
     page: Option<usize>,
     lines: Option<(usize, usize)>,
@@ -33,7 +33,7 @@ const MAX_PATTERN: usize = 1000;
 
 /// Serves part of the result kept under `args.handle` for `scope`'s workspace; `pages`
 /// remembers where the pages of each result end.
-pub fn get_result(
+pub(crate) fn get_result(
     args: GetResultArgs,
     store: &Store,
     scope: &Scope,

@@ -30,7 +30,7 @@ pub struct WireCalls {
     /// The server's short name from the log header.
     pub server_name: String,
     /// Advertised tool names, in the order first listed.
-    pub advertised: Vec<String>,
+    pub(crate) advertised: Vec<String>,
     /// `tools/call` requests relayed to the server, per tool.
     pub calls: BTreeMap<String, u64>,
     /// The tools of `advertised` that ctxopt-proxy offered itself (`get_result`,
@@ -130,7 +130,7 @@ pub struct GapReport {
     /// The client output format read.
     pub client_format: String,
     /// The client's version, when its output says.
-    pub client_version: Option<String>,
+    pub(crate) client_version: Option<String>,
     /// Tools the server advertised (the proxy's own tools aside).
     pub advertised_tools: usize,
     /// `tools/call` requests relayed to the server (all tools).
@@ -138,7 +138,7 @@ pub struct GapReport {
     /// `tools/call` requests of the proxy's own tools, answered by the proxy.
     pub proxy_calls: u64,
     /// Calls the client reports (all names).
-    pub client_calls: u64,
+    pub(crate) client_calls: u64,
     /// Client calls attributed to advertised tools by a qualified spelling.
     pub attributed_calls: u64,
     /// Σ over advertised tools of max(0, attributed − wire).
@@ -169,7 +169,7 @@ pub struct ToolGap {
     /// `tools/call` requests on the wire (to the server; to the proxy for an injected tool).
     pub wire: u64,
     /// Client calls spelled `mcp__<server>__<tool>` (Claude Code).
-    pub claude_qualified: u64,
+    pub(crate) claude_qualified: u64,
     /// Client calls spelled `mcp_<server>_<tool>` (Gemini CLI, current).
     pub gemini_qualified: u64,
     /// Client calls spelled `<server>__<tool>` (Gemini CLI, older versions).

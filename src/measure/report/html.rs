@@ -17,7 +17,7 @@ svg text{font:12px system-ui,sans-serif}.answer{fill:#4c78a8}.envelope{fill:#f58
 .share{fill:#e45756}.p50{fill:#54a24b}.p95{fill:#b279a2}.figure{margin:1em 0}";
 
 /// Escapes text for HTML content and attribute values.
-pub fn escape(text: &str) -> String {
+pub(crate) fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {

@@ -1,5 +1,5 @@
 //! `report`: per server and tool, what the calls in one or more frame logs cost, plus the
-//! anomalies the proxy saw. The logs are read line by line (see [`collect`]); only
+//! anomalies the proxy saw. The logs are read line by line (see [`collect()`]); only
 //! per-tool figures are kept, never frames, so memory grows with the number of calls,
 //! not the size of the log.
 
@@ -14,7 +14,7 @@ pub use collect::collect;
 use super::stats::{Latency, Summary};
 
 /// Most anomalies listed one by one per kind (all are counted).
-pub const MAX_LISTED_ANOMALIES: usize = 200;
+pub(crate) const MAX_LISTED_ANOMALIES: usize = 200;
 
 /// The whole report. Its JSON form is a public interface (see `docs/report.md`).
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -15,7 +15,7 @@ pub enum Style {
 
 /// How a column's cells line up in plain text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Align {
+pub(crate) enum Align {
     /// Padded on the right.
     Left,
     /// Padded on the left (figures).
@@ -52,14 +52,14 @@ impl Table {
     }
 
     /// The same table with `column` aligned as `align` in plain text.
-    pub fn align(mut self, column: usize, align: Align) -> Self {
+    pub(crate) fn align(mut self, column: usize, align: Align) -> Self {
         self.align[column] = align;
         self
     }
 
     /// The same table with each column at least as wide as given (in characters), in
     /// plain text.
-    pub fn min_widths(mut self, widths: &[usize]) -> Self {
+    pub(crate) fn min_widths(mut self, widths: &[usize]) -> Self {
         for (min, &w) in self.min_width.iter_mut().zip(widths) {
             *min = w;
         }
@@ -129,7 +129,7 @@ fn who(identity: &Option<super::Identity>) -> String {
 }
 
 /// The per-session table.
-pub fn sessions_table(sessions: &[Session]) -> Table {
+pub(crate) fn sessions_table(sessions: &[Session]) -> Table {
     let head = [
         "log",
         "server",
@@ -179,7 +179,7 @@ pub fn sessions_table(sessions: &[Session]) -> Table {
 }
 
 /// The per-tool table of one server.
-pub fn tools_table(server: &super::ServerReport) -> Table {
+pub(crate) fn tools_table(server: &super::ServerReport) -> Table {
     let head = [
         "tool",
         "origin",
@@ -260,7 +260,7 @@ pub fn compaction_table(report: &Report) -> Table {
 }
 
 /// The server tools offered and never called: the evidence for `--hide-tools`.
-pub fn never_called_table(report: &Report) -> Table {
+pub(crate) fn never_called_table(report: &Report) -> Table {
     Table::new(
         ["server", "tool", "sessions", "tokens/session", "tokens"],
         report
@@ -314,7 +314,7 @@ pub fn pins_table(sessions: &[Session]) -> Table {
 }
 
 /// The anomaly list.
-pub fn anomalies_table(report: &Report) -> Table {
+pub(crate) fn anomalies_table(report: &Report) -> Table {
     Table::new(
         ["kind", "log", "seq", "dir", "detail"],
         report

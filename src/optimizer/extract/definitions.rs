@@ -52,7 +52,7 @@ const KEYWORDS: [&str; 20] = [
 ];
 
 /// The names `text` defines, lowercased, in order of first definition.
-pub fn definitions(text: &str) -> Vec<String> {
+pub(crate) fn definitions(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for line in text.lines() {
         if let Some(name) = defined_name(line) {

@@ -34,7 +34,7 @@ static PATTERNS: LazyLock<Vec<Regex>> = LazyLock::new(|| {
 static MAY_HAVE: LazyLock<Regex> = LazyLock::new(|| Regex::new("FAIL|ERROR|----|×|✗|✕|●").unwrap());
 
 /// The names of failing tests in `text`, in order of first appearance, without repeats.
-pub fn failing_tests(text: &str) -> Vec<String> {
+pub(crate) fn failing_tests(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     if !MAY_HAVE.is_match(text) {
         return out;

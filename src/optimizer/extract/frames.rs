@@ -8,9 +8,9 @@ use regex::Regex;
 
 /// One frame of a stack trace.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Frame {
+pub(crate) struct Frame {
     /// The trace's language family (`node`, `python`, `rust`, `go`, `jvm`).
-    pub lang: &'static str,
+    pub(crate) lang: &'static str,
     /// The function, when the frame names one.
     pub function: Option<String>,
     /// The file, when the frame names one.
@@ -44,7 +44,7 @@ static MAY_HAVE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r#"(?m)^\s*at |File "|thread '|\.go:\d"#).unwrap());
 
 /// The stack frames in `text`, in order.
-pub fn frames(text: &str) -> Vec<Frame> {
+pub(crate) fn frames(text: &str) -> Vec<Frame> {
     let mut out = Vec::new();
     if !MAY_HAVE.is_match(text) {
         return out;

@@ -21,7 +21,7 @@
 use std::collections::HashMap;
 
 /// The path suffixes the imports of `text` (the content of the file at `path`) may name.
-pub fn imports(path: &str, text: &str) -> Vec<String> {
+pub(crate) fn imports(path: &str, text: &str) -> Vec<String> {
     let path = path.to_lowercase();
     let folder = path.rsplit_once('/').map_or("", |(folder, _)| folder);
     let mut out: Vec<String> = Vec::new();
@@ -52,14 +52,14 @@ pub fn imports(path: &str, text: &str) -> Vec<String> {
 
 /// The files the session read (normalized lowercase paths), indexed by file name and by
 /// folder name, to find the ones an import's suffix names.
-pub struct Resolver<'a> {
+pub(crate) struct Resolver<'a> {
     by_name: HashMap<&'a str, Vec<&'a str>>,
     by_folder: HashMap<&'a str, Vec<&'a str>>,
 }
 
 impl<'a> Resolver<'a> {
     /// Indexes `read`.
-    pub fn new(read: &'a [String]) -> Resolver<'a> {
+    pub(crate) fn new(read: &'a [String]) -> Resolver<'a> {
         let mut by_name: HashMap<&str, Vec<&str>> = HashMap::new();
         let mut by_folder: HashMap<&str, Vec<&str>> = HashMap::new();
         for path in read {
@@ -74,7 +74,7 @@ impl<'a> Resolver<'a> {
     /// The files `suffix` names: a path ending in it on a `/`; for a Go package (a suffix
     /// ending in `/`), a file directly in a folder whose path ends the import path, or the
     /// other way round (the import path starts with the module's name).
-    pub fn files(&self, suffix: &str) -> Vec<&'a str> {
+    pub(crate) fn files(&self, suffix: &str) -> Vec<&'a str> {
         match suffix.strip_suffix('/') {
             Some(package) => {
                 let last = package.rsplit('/').next().unwrap_or(package);

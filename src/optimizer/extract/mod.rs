@@ -1,16 +1,16 @@
 //! Stage 3, extract: the facts the scorer and the selector work with, read from each
 //! fragment's text by small scanners, one family per module.
 
-pub mod definitions;
-pub mod failing_tests;
-pub mod frames;
-pub mod imports;
-pub mod outcomes;
-pub mod paths;
-pub mod requirements;
-pub mod signatures;
-pub mod symbols;
-pub mod terms;
+pub(crate) mod definitions;
+pub(crate) mod failing_tests;
+pub(crate) mod frames;
+pub(crate) mod imports;
+pub(crate) mod outcomes;
+pub(crate) mod paths;
+pub(crate) mod requirements;
+pub(crate) mod signatures;
+pub(crate) mod symbols;
+pub(crate) mod terms;
 
 use crate::optimizer::analysis::UnitAnalysis;
 use crate::optimizer::excerpt;
@@ -19,43 +19,43 @@ use crate::optimizer::parallel::par_map;
 use crate::records::Kind;
 use crate::records::TestStatus;
 
-pub use outcomes::Outcome;
+pub(crate) use outcomes::Outcome;
 
 /// What one fragment says.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Features {
     /// Paths (normalized) and code symbols, lowercased, sorted, without repeats.
-    pub identifiers: Vec<String>,
+    pub(crate) identifiers: Vec<String>,
     /// Stack frames.
-    pub frames: Vec<frames::Frame>,
+    pub(crate) frames: Vec<frames::Frame>,
     /// Error signature keys, sorted, without repeats.
-    pub signatures: Vec<String>,
+    pub(crate) signatures: Vec<String>,
     /// Failing test names.
-    pub failing_tests: Vec<String>,
+    pub(crate) failing_tests: Vec<String>,
     /// How many requirement sentences it states.
-    pub requirements: usize,
+    pub(crate) requirements: usize,
     /// How many lines are evidence of failure.
-    pub failure_lines: usize,
+    pub(crate) failure_lines: usize,
     /// Whether one of its signatures is rare within its record (in at most
     /// [`RARE_SIGNATURE`] of the record's fragments): a one-off error in a long log, not
     /// the noise that repeats all through it.
-    pub rare_signature: bool,
+    pub(crate) rare_signature: bool,
 }
 
 index_by!(FragmentIx, Features);
 
 /// The most fragments of one record a signature may appear in and still be rare.
-pub const RARE_SIGNATURE: usize = 2;
+pub(crate) const RARE_SIGNATURE: usize = 2;
 
 impl Features {
     /// Whether the fragment shows an error: a signature, a frame or a failing test.
-    pub fn shows_error(&self) -> bool {
+    pub(crate) fn shows_error(&self) -> bool {
         !self.signatures.is_empty() || !self.frames.is_empty() || !self.failing_tests.is_empty()
     }
 }
 
 /// Extracts the features of one piece of text.
-pub fn features(text: &str) -> Features {
+pub(crate) fn features(text: &str) -> Features {
     let mut identifiers: Vec<String> = paths::paths(text)
         .into_iter()
         .map(|p| p.to_lowercase())
@@ -82,7 +82,7 @@ pub fn features(text: &str) -> Features {
 
 /// The features of every fragment of a live unit, in fragment order (dropped units'
 /// fragments get empty features), on `threads` threads.
-pub fn extract(
+pub(crate) fn extract(
     units: &[Unit],
     fragments: &[Fragment],
     analyses: &[UnitAnalysis],
@@ -132,7 +132,7 @@ fn mark_rare(units: &[Unit], fragments: &[Fragment], features: &mut [Features]) 
 
 /// The outcome of every unit, on `threads` threads: runs from exit codes and markers, test
 /// results from their status; other records have no outcome.
-pub fn outcomes(units: &[Unit], threads: usize) -> Vec<Outcome> {
+pub(crate) fn outcomes(units: &[Unit], threads: usize) -> Vec<Outcome> {
     par_map(units, threads, |u| match (u.kind, u.test_status) {
         (Kind::ToolOutput, _) => outcomes::run_outcome(u.exit_code, &u.text),
         (Kind::TestResult, Some(TestStatus::Passed)) => Outcome::Passed,

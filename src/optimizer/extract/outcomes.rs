@@ -7,7 +7,7 @@ use regex::Regex;
 
 /// What the evidence says about a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// The run passed: exit code 0, or pass markers and no failure marker.
     Passed,
     /// The run failed: a non-zero exit code or a failure marker.
@@ -30,7 +30,7 @@ static REPORTED_FAILURE: LazyLock<Regex> = LazyLock::new(|| {
 /// Whether a message reports that something failed (`Attempt 2 failed too`, `didn't work`,
 /// `reverting`). Used only to weigh the message as a failed attempt; a message is never
 /// evidence that anything passed.
-pub fn reports_failure(text: &str) -> bool {
+pub(crate) fn reports_failure(text: &str) -> bool {
     REPORTED_FAILURE.is_match(text)
 }
 
@@ -42,13 +42,13 @@ static STATED_CAUSE: LazyLock<Regex> = LazyLock::new(|| {
 /// Whether a message states why something fails (`the root cause is…`, `…because…`,
 /// `…so it cannot…`, `…so the worker panics`, `…strptime raises ValueError`): a diagnosis,
 /// weighed like a reported failure.
-pub fn states_cause(text: &str) -> bool {
+pub(crate) fn states_cause(text: &str) -> bool {
     STATED_CAUSE.is_match(text)
 }
 
 /// How many lines of `text` are evidence of failure (`3 failed`, `test result: FAILED`,
 /// `FAIL`, `--- FAIL`, `FAILED`, `npm ERR!`, `BUILD FAILURE`, a traceback, a panic).
-pub fn failure_lines(text: &str) -> usize {
+pub(crate) fn failure_lines(text: &str) -> usize {
     let mut lines = 0;
     let mut counted_to = 0;
     for m in FAILURE.find_iter(text) {
@@ -63,7 +63,7 @@ pub fn failure_lines(text: &str) -> usize {
 }
 
 /// The outcome of a tool run from its exit code and output.
-pub fn run_outcome(exit_code: Option<i64>, output: &str) -> Outcome {
+pub(crate) fn run_outcome(exit_code: Option<i64>, output: &str) -> Outcome {
     let failed_marker = FAILURE.is_match(output);
     match exit_code {
         Some(0) if failed_marker => Outcome::Failed,

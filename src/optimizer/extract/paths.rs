@@ -12,7 +12,7 @@ const KNOWN_EXTENSIONS: &[&str] = &[
 
 /// The paths in `text`, in order of appearance, normalized by [`normalize_path`]
 /// (duplicates kept; the caller dedupes).
-pub fn paths(text: &str) -> Vec<Cow<'_, str>> {
+pub(crate) fn paths(text: &str) -> Vec<Cow<'_, str>> {
     text.split(is_separator)
         .filter_map(path_in_token)
         .map(normalize_path)
@@ -104,18 +104,13 @@ fn path_in_token(token: &str) -> Option<&str> {
 }
 
 /// A path with forward slashes and without a leading `./`.
-pub fn normalize_path(path: &str) -> Cow<'_, str> {
+pub(crate) fn normalize_path(path: &str) -> Cow<'_, str> {
     let path = path.strip_prefix("./").unwrap_or(path);
     if path.contains('\\') {
         Cow::Owned(path.replace('\\', "/"))
     } else {
         Cow::Borrowed(path)
     }
-}
-
-/// The last component of a normalized path.
-pub fn basename(path: &str) -> &str {
-    path.rsplit('/').next().unwrap_or(path)
 }
 
 #[cfg(test)]
@@ -183,11 +178,5 @@ mod tests {
             found(r#"File "/app/pkg/mod.py", line 3, in run"#),
             vec!["/app/pkg/mod.py"]
         );
-    }
-
-    #[test]
-    fn basename_is_last_component() {
-        assert_eq!(basename("src/a/b.ts"), "b.ts");
-        assert_eq!(basename("b.ts"), "b.ts");
     }
 }

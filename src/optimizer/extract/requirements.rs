@@ -15,7 +15,7 @@ static MAY_HAVE: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// The requirement sentences in `text`, trimmed, in order.
-pub fn requirements(text: &str) -> Vec<&str> {
+pub(crate) fn requirements(text: &str) -> Vec<&str> {
     let mut out = Vec::new();
     if !MAY_HAVE.is_match(text) {
         return out;
@@ -52,7 +52,7 @@ fn sentences(line: &str) -> impl Iterator<Item = &str> {
 }
 
 /// Whether a sentence states a requirement.
-pub fn is_requirement(sentence: &str) -> bool {
+pub(crate) fn is_requirement(sentence: &str) -> bool {
     if sentence.ends_with('?') {
         return false;
     }

@@ -30,7 +30,7 @@ static JSON_MESSAGE: LazyLock<Regex> =
 
 /// An error named in text.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Signature {
+pub(crate) struct Signature {
     /// The error's type (`TypeError`, `error[E0308]`, `panic`, `ERROR`).
     pub kind: String,
     /// The message as written.
@@ -39,7 +39,7 @@ pub struct Signature {
 
 impl Signature {
     /// The comparable key: `kind: message` with digit runs as `0` and hex as `0x0`.
-    pub fn key(&self) -> String {
+    pub(crate) fn key(&self) -> String {
         let mut key = String::with_capacity(self.kind.len() + self.message.len() + 2);
         key.push_str(&self.kind);
         key.push_str(": ");
@@ -63,7 +63,7 @@ static MAY_HAVE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"rror|xception|anic|ault|ailure|ERR|FATAL|atal").unwrap());
 
 /// The error signatures in `text`, one per matching line, in order.
-pub fn signatures(text: &str) -> Vec<Signature> {
+pub(crate) fn signatures(text: &str) -> Vec<Signature> {
     if !MAY_HAVE.is_match(text) {
         return Vec::new();
     }
@@ -71,7 +71,7 @@ pub fn signatures(text: &str) -> Vec<Signature> {
 }
 
 /// The signature a single line names, if any.
-pub fn signature(line: &str) -> Option<Signature> {
+pub(crate) fn signature(line: &str) -> Option<Signature> {
     let line = line.trim();
     if line.len() < 4 || line.len() > 2000 {
         return None;

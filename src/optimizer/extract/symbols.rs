@@ -3,7 +3,7 @@
 
 /// The code symbols in `text`, in order of appearance (duplicates kept). A qualified name
 /// (`billing.computeTotal`, `std::io::Error`) is given whole and then as its last part.
-pub fn symbols(text: &str) -> Vec<&str> {
+pub(crate) fn symbols(text: &str) -> Vec<&str> {
     let bytes = text.as_bytes();
     let mut out = Vec::new();
     let mut i = 0;
@@ -62,7 +62,7 @@ fn is_ident_byte(b: u8) -> bool {
 }
 
 /// Whether one identifier is shaped like code rather than a word.
-pub fn looks_like_code(ident: &str) -> bool {
+pub(crate) fn looks_like_code(ident: &str) -> bool {
     if ident.len() < 3 || !ident.bytes().all(is_ident_byte) {
         return false;
     }

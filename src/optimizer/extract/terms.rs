@@ -14,7 +14,7 @@ const STOP_WORDS: &[&str] = &[
 ];
 
 /// Calls `f` with every term of `text` (lowercased, stop words removed), in order.
-pub fn for_each_term(text: &str, mut f: impl FnMut(&str)) {
+pub(crate) fn for_each_term(text: &str, mut f: impl FnMut(&str)) {
     let mut buf = String::new();
     let mut emit = |word: &str, f: &mut dyn FnMut(&str)| {
         if word.len() < 3 {
@@ -57,7 +57,7 @@ pub fn for_each_term(text: &str, mut f: impl FnMut(&str)) {
 
 /// Cuts one common English suffix (`ing`, `ed`, `es`, `s`) when at least three
 /// characters stay.
-pub fn stem(word: &str) -> &str {
+pub(crate) fn stem(word: &str) -> &str {
     for suffix in ["ing", "ed", "es", "s"] {
         if let Some(stem) = word.strip_suffix(suffix) {
             if stem.len() >= 3 && !stem.ends_with('s') {
@@ -69,7 +69,7 @@ pub fn stem(word: &str) -> &str {
 }
 
 /// The distinct terms of `text`, sorted.
-pub fn term_set(text: &str) -> std::collections::BTreeSet<String> {
+pub(crate) fn term_set(text: &str) -> std::collections::BTreeSet<String> {
     let mut set = std::collections::BTreeSet::new();
     for_each_term(text, |t| {
         set.insert(t.to_string());
