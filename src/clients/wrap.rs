@@ -344,6 +344,13 @@ mod tests {
 
     use super::*;
 
+    /// `unwrap` of `text` with `original` as the backup and the serve entry ours: the plan.
+    fn unwrapped(text: &str, servers: &ServersAt, original: &str) -> Plan {
+        unwrap(text, servers, Path::new("x"), Some(original), true)
+            .unwrap()
+            .unwrap()
+    }
+
     const OPTIONS: WrapOptions = WrapOptions {
         serve: true,
         typed: false,
@@ -396,9 +403,7 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(again.text, plan.text, "wrapping twice is wrapping once");
-        let back = unwrap(&plan.text, &servers, Path::new("x"), Some(text), true)
-            .unwrap()
-            .unwrap();
+        let back = unwrapped(&plan.text, &servers, text);
         assert_eq!(back.text, text);
     }
 
@@ -439,15 +444,7 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(again.text, plan.text);
-        let back = unwrap(
-            &plan.text,
-            &ServersAt::Toml,
-            Path::new("x"),
-            Some(text),
-            true,
-        )
-        .unwrap()
-        .unwrap();
+        let back = unwrapped(&plan.text, &ServersAt::Toml, text);
         assert_eq!(back.text, text);
     }
 
@@ -470,15 +467,7 @@ mod tests {
                 assert!(!plan.text.ends_with('\n'), "{:?}", plan.text);
                 let lines = command_lines(&plan.text, &ServersAt::Toml);
                 assert_eq!(lines[0].1[..2], ["ctxopt-proxy", "--name"], "{}", plan.text);
-                let back = unwrap(
-                    &plan.text,
-                    &ServersAt::Toml,
-                    Path::new("x"),
-                    Some(text),
-                    true,
-                )
-                .unwrap()
-                .unwrap();
+                let back = unwrapped(&plan.text, &ServersAt::Toml, text);
                 assert_eq!(back.text, text, "via {:?}", plan.text);
                 let removed = back
                     .outcomes
@@ -500,9 +489,7 @@ mod tests {
                 .unwrap()
                 .unwrap();
             assert!(plan.text.ends_with('}'), "{:?}", plan.text);
-            let back = unwrap(&plan.text, &servers, Path::new("x"), Some(text), true)
-                .unwrap()
-                .unwrap();
+            let back = unwrapped(&plan.text, &servers, text);
             assert_eq!(back.text, text, "via {:?}", plan.text);
         }
     }
@@ -533,9 +520,7 @@ mod tests {
                 "{}",
                 plan.text
             );
-            let back = unwrap(&plan.text, &ServersAt::Toml, Path::new("x"), Some(text), true)
-                .unwrap()
-                .unwrap();
+            let back = unwrapped(&plan.text, &ServersAt::Toml, text);
             assert_eq!(back.text, text);
         }
     }
@@ -569,10 +554,7 @@ mod tests {
             .unwrap()
             .text;
         let edited = wrapped.replace("\"args\"", "\"env\": {\"NEW\": \"1\"}, \"args\"");
-        let back = unwrap(&edited, &servers, Path::new("x"), Some(text), true)
-            .unwrap()
-            .unwrap()
-            .text;
+        let back = unwrapped(&edited, &servers, text).text;
         assert_eq!(
             back,
             "{\"mcpServers\": {\"fs\": {\"command\": \"npx\", \"env\": {\"NEW\": \"1\"}, \"args\": [\"a\"]}}}"
@@ -640,7 +622,7 @@ mod tests {
             crate::clients::jsonc::parse(&plan.text).unwrap();
             let again = wrap(&plan.text, &servers, Path::new("x"), OPTIONS).unwrap().unwrap();
             prop_assert_eq!(&again.text, &plan.text);
-            let back = unwrap(&plan.text, &servers, Path::new("x"), Some(&text), true).unwrap().unwrap();
+            let back = unwrapped(&plan.text, &servers, &text);
             prop_assert_eq!(back.text, text);
         }
     }

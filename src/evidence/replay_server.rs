@@ -863,6 +863,32 @@ mod tests {
         assert!(delivered[0].len() < original[0].len());
     }
 
+    /// A recorded `tools/call` frame with id 1 at log line `seq + 2`.
+    fn recorded_call(
+        seq: u64,
+        side: Side,
+        kind: FrameKind,
+        bytes: &str,
+        answers: Option<usize>,
+    ) -> Recorded {
+        let dir = match side {
+            Side::Client => crate::framelog::Direction::C2s,
+            Side::Server => crate::framelog::Direction::S2c,
+        };
+        Recorded {
+            seq,
+            line: seq + 2,
+            side,
+            dir,
+            kind,
+            method: Some("tools/call".into()),
+            id: Some("1".into()),
+            bytes: bytes.into(),
+            value: serde_json::from_str(bytes).ok(),
+            answers,
+        }
+    }
+
     #[test]
     fn a_redacted_request_matches_a_secret_of_its_length_and_the_answer_keeps_its_placeholder() {
         let secret_call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"login","arguments":{"token":"[REDACTED:generic-api-key:16:0a1b2c3d]"}}}"#;
@@ -870,30 +896,8 @@ mod tests {
         let rec = Recording {
             header: recording("frame-logs/ts-everything.jsonl", &LoadOptions::default()).header,
             messages: vec![
-                Recorded {
-                    seq: 0,
-                    line: 2,
-                    side: Side::Client,
-                    dir: crate::framelog::Direction::C2s,
-                    kind: FrameKind::Request,
-                    method: Some("tools/call".into()),
-                    id: Some("1".into()),
-                    bytes: secret_call.into(),
-                    value: serde_json::from_str(secret_call).ok(),
-                    answers: None,
-                },
-                Recorded {
-                    seq: 1,
-                    line: 3,
-                    side: Side::Server,
-                    dir: crate::framelog::Direction::S2c,
-                    kind: FrameKind::Response,
-                    method: Some("tools/call".into()),
-                    id: Some("1".into()),
-                    bytes: answer.into(),
-                    value: serde_json::from_str(answer).ok(),
-                    answers: Some(0),
-                },
+                recorded_call(0, Side::Client, FrameKind::Request, secret_call, None),
+                recorded_call(1, Side::Server, FrameKind::Response, answer, Some(0)),
             ],
             redacted_frames: 2,
             notes: Vec::new(),
