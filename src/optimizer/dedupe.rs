@@ -4,7 +4,7 @@
 //! [`NEAR_DUPLICATE`], same kind only; files and diffs never; errors only with the same
 //! signatures and frames). Every merge is explained.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::optimizer::extract::{failing_tests, signatures};
@@ -152,7 +152,17 @@ fn repeated_runs(units: &[Unit], out: &mut Deduped) {
             });
         }
         let shown = &earlier[earlier.len().saturating_sub(HISTORY_CAP)..];
-        let runs: Vec<String> = shown.iter().map(|&i| run_summary(&units[i], key)).collect();
+        let bare = is_bare(&units[keep]);
+        let runs: Vec<String> = shown
+            .iter()
+            .map(|&i| {
+                let summary = run_summary(&units[i], key);
+                match bare.then(|| lines_not_in(&units[i].text, &units[keep].text)) {
+                    Some(lines) if !lines.is_empty() => format!("{summary} {lines}"),
+                    _ => summary,
+                }
+            })
+            .collect();
         let more = earlier.len() - shown.len();
         let more = if more > 0 {
             format!(" and {more} before")
@@ -179,17 +189,7 @@ fn repeated_runs(units: &[Unit], out: &mut Deduped) {
 /// word trigrams at least [`NEAR_DUPLICATE`] contained in the group's first and the other way
 /// round (below [`MIN_SHINGLES`] trigrams, the same text). Other groups stay whole.
 fn same_output_groups(units: &[Unit], group: Vec<usize>) -> Vec<Vec<usize>> {
-    let bare = group.first().is_some_and(|&i| {
-        let u = &units[i];
-        u.tool.is_some()
-            && u.tool == u.tool_key
-            && !u
-                .tool_key
-                .as_deref()
-                .unwrap_or("")
-                .contains(char::is_whitespace)
-    });
-    if !bare {
+    if !group.first().is_some_and(|&i| is_bare(&units[i])) {
         return vec![group];
     }
     let masked = |t: &str| t.replace(|c: char| c.is_ascii_digit(), "0");
@@ -211,6 +211,47 @@ fn same_output_groups(units: &[Unit], group: Vec<usize>) -> Vec<Vec<usize>> {
         }
     }
     out.into_iter().map(|(_, _, g)| g).collect()
+}
+
+/// Whether a run's tool is a bare name — one word and no arguments (`bash`, `shell`) —,
+/// which does not say what ran.
+fn is_bare(u: &Unit) -> bool {
+    u.tool.is_some()
+        && u.tool == u.tool_key
+        && !u
+            .tool_key
+            .as_deref()
+            .unwrap_or("")
+            .contains(char::is_whitespace)
+}
+
+/// How many lines of an earlier run of a bare tool its history entry quotes at most.
+const DIFFERING_LINES: usize = 3;
+
+/// The lines of an earlier run that the latest run does not print, as written (digits
+/// included), for its history entry: a bare tool name does not say what ran, so runs that
+/// differ only in a number may be two commands (`cat config.prod.toml`, then `cat
+/// config.dev.toml`), and the value the earlier one printed must survive the folding.
+/// Up to [`DIFFERING_LINES`] lines are quoted (each cut to 200 bytes); more are counted.
+fn lines_not_in(earlier: &str, latest: &str) -> String {
+    let latest: HashSet<&str> = latest.lines().map(str::trim).collect();
+    let differ: Vec<&str> = earlier
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !latest.contains(l))
+        .collect();
+    match differ.len() {
+        0 => String::new(),
+        n if n > DIFFERING_LINES => format!("printing {n} lines the latest run does not"),
+        _ => format!(
+            "printing {}",
+            differ
+                .iter()
+                .map(|l| format!("`{}`", one_line(l, 200)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
 }
 
 /// Joins groups of runs of one command line (no structured arguments) that differ only in
@@ -266,7 +307,7 @@ fn option_variants(units: &[Unit], groups: Vec<Vec<usize>>) -> Vec<Vec<usize>> {
 }
 
 /// A command line without its options (words starting with `-`).
-fn without_options(command: &str) -> String {
+pub(crate) fn without_options(command: &str) -> String {
     command
         .split_whitespace()
         .filter(|w| !w.starts_with('-'))

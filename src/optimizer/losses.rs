@@ -218,3 +218,35 @@ fn an_excerpt_that_the_kept_chunks_show_is_left_out_as_covered() {
     );
     assert_eq!(roomy.context.matches("ERROR sync failed").count(), 1);
 }
+
+#[test]
+fn a_sessions_only_output_answering_the_task_is_kept_when_everything_fits() {
+    let r = records(&fixture("only-output-answers-the-task"));
+    let out = built(&r, 4000);
+    // The output shares no word with the question it answers; it fits, so it is there.
+    assert!(out.context.contains("v20.11.1"), "{}", out.context);
+    assert!(omitted_reason(&out, "o1").is_empty());
+}
+
+#[test]
+fn a_value_printed_by_cat_behind_a_bare_bash_survives_repeated_run_folding() {
+    let f = fixture("cat-behind-bash-folded");
+    let out = built(&records(&f), 4000);
+    // Folded as a repeat (only a number differs), the earlier run's value stays in the
+    // history line of the run kept.
+    assert_eq!(omitted_reason(&out, "b1"), [DropReason::RepeatedRun]);
+    assert!(
+        out.context.contains("upload_timeout_seconds = 90"),
+        "{}",
+        out.context
+    );
+    assert!(out.context.contains("upload_timeout_seconds = 30"));
+    // Given the commands, the runs are different commands and both are kept.
+    let mut named = f.clone();
+    named["toolOutputs"][0]["args"] = serde_json::json!({"command": "cat config.prod.toml"});
+    named["toolOutputs"][1]["args"] = serde_json::json!({"command": "cat config.dev.toml"});
+    let out = built(&records(&named), 4000);
+    for value in ["upload_timeout_seconds = 90", "upload_timeout_seconds = 30"] {
+        assert!(out.context.contains(value), "{value}: {}", out.context);
+    }
+}

@@ -31,6 +31,7 @@ pub(crate) mod select;
 pub(crate) mod supersede;
 mod tokens;
 pub(crate) mod working_set;
+pub(crate) mod working_state;
 pub(crate) mod workspace;
 
 pub use crate::records::Records;
@@ -106,7 +107,8 @@ pub fn build(records: &Records, config: &BuildConfig) -> Result<BuildOutput, Opt
     let counts = tokens::count(&units, &mut fragments, config.tokenizer, config.threads);
     let features = extract::extract(&units, &fragments, &analyses, config.threads);
     let focus = score::focus(&units, &features, &analyses);
-    let recency = score::Recency::new(&units);
+    let mut state = working_state::working_state(&units, &analyses);
+    let recency = score::Recency::new(&units, &state.steps_after);
     let indices: Vec<usize> = (0..fragments.len()).collect();
     let mut scores: Vec<Option<score::Scored>> =
         parallel::par_map(&indices, config.threads, |&fi| {
@@ -133,13 +135,20 @@ pub fn build(records: &Records, config: &BuildConfig) -> Result<BuildOutput, Opt
         &mut scores,
         config.budget,
     );
+    let state_leads = working_state::apply(
+        config.weights.working_state,
+        &mut state,
+        &fragments,
+        &mut scores,
+        config.budget,
+    );
     let mut candidates = Vec::new();
     for (fi, (f, s)) in fragments.iter().zip(&scores).enumerate() {
         let Some(s) = s else { continue };
         let unit = &units[f.unit];
         candidates.push(select::Candidate {
             placed: render::Placed {
-                section: render::Section::of(unit, &features[fi]),
+                section: render::Section::of(unit, &features[fi], state.roles[f.unit.0]),
                 order: unit.order,
                 chunk: f.chunk,
                 fragment: fragment::FragmentIx(fi),
@@ -155,10 +164,13 @@ pub fn build(records: &Records, config: &BuildConfig) -> Result<BuildOutput, Opt
                     || f.excerpt
                     || (unit.role == Some(crate::records::Role::User) && s.relevance > 0.0)),
             current_change: analyses[f.unit].current_change,
-            working_set: leads.contains(&fi),
-            // What the session read of a file is its working set: what budget is left
-            // after everything else goes to it.
-            leftover: unit.kind == crate::records::Kind::File,
+            working_set: leads.contains(&fi) || state_leads.contains(&fi),
+            // What the session read of its files, then what its tools printed: what budget
+            // is left after everything else goes to them.
+            leftover: matches!(
+                unit.kind,
+                crate::records::Kind::File | crate::records::Kind::ToolOutput
+            ),
         });
     }
     let selection = select::select(

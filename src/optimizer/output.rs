@@ -85,12 +85,15 @@ pub enum Signal {
     Priority,
     /// The files the session keeps coming back to.
     WorkingSet,
+    /// The session's working state: its latest instruction, plan, statement or an open
+    /// problem.
+    WorkingState,
 }
 
 impl Signal {
     /// Every signal, in the order a score lists its components (the tests check each).
     #[cfg(test)]
-    pub(crate) const ALL: [Signal; 10] = [
+    pub(crate) const ALL: [Signal; 11] = [
         Signal::LexicalOverlap,
         Signal::IdentifierMatch,
         Signal::ErrorRelevance,
@@ -101,6 +104,7 @@ impl Signal {
         Signal::Redundancy,
         Signal::Priority,
         Signal::WorkingSet,
+        Signal::WorkingState,
     ];
 
     /// The signal's name in a score's components.
@@ -116,6 +120,7 @@ impl Signal {
             Signal::Redundancy => "redundancy",
             Signal::Priority => "priority",
             Signal::WorkingSet => "working_set",
+            Signal::WorkingState => "working_state",
         }
     }
 
@@ -131,6 +136,7 @@ impl Signal {
                 | Signal::ConstraintDecision
                 | Signal::FailedAttempt
                 | Signal::WorkingSet
+                | Signal::WorkingState
         )
     }
 }
@@ -152,6 +158,10 @@ pub struct ScoreComponent {
     pub(crate) weight: f64,
     /// `value * weight`.
     pub(crate) contribution: f64,
+    /// Why the signal has its value, where a sentence says more than the number (the
+    /// working state's role).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) reason: Option<String>,
 }
 
 /// A fragment kept in the context.
@@ -303,7 +313,8 @@ mod tests {
                 "role",
                 "redundancy",
                 "priority",
-                "working_set"
+                "working_set",
+                "working_state"
             ]
         );
         let relevance: Vec<Signal> = Signal::ALL
@@ -318,7 +329,8 @@ mod tests {
                 Signal::ErrorRelevance,
                 Signal::ConstraintDecision,
                 Signal::FailedAttempt,
-                Signal::WorkingSet
+                Signal::WorkingSet,
+                Signal::WorkingState
             ]
         );
     }

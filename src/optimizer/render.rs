@@ -6,6 +6,7 @@ use crate::optimizer::analysis::UnitAnalysis;
 use crate::optimizer::extract::Features;
 use crate::optimizer::fragment::{Fragment, FragmentIx, Unit, UnitIx};
 use crate::optimizer::score::is_constraint;
+use crate::optimizer::working_state::StateRole;
 use crate::records::Kind;
 use crate::records::TestStatus;
 
@@ -14,6 +15,13 @@ use crate::records::TestStatus;
 pub(crate) enum Section {
     /// The task.
     Task,
+    /// What the session is doing now: the user's latest instruction, the agent's latest
+    /// message.
+    Now,
+    /// The session's latest plan.
+    Plan,
+    /// Commands whose latest run failed, and what they reported.
+    OpenProblems,
     /// Decisions in force and explicit requirements.
     Constraints,
     /// Errors and stack traces.
@@ -35,6 +43,9 @@ impl Section {
     pub(crate) fn title(self) -> &'static str {
         match self {
             Section::Task => "Task",
+            Section::Now => "Now",
+            Section::Plan => "Plan",
+            Section::OpenProblems => "Open problems",
             Section::Constraints => "Constraints & decisions",
             Section::Errors => "Errors",
             Section::FailingTests => "Failing tests",
@@ -51,7 +62,15 @@ impl Section {
     }
 
     /// The section a fragment goes to.
-    pub(crate) fn of(unit: &Unit, features: &Features) -> Section {
+    pub(crate) fn of(unit: &Unit, features: &Features, role: Option<StateRole>) -> Section {
+        match role {
+            Some(StateRole::Instruction | StateRole::Now) if !is_constraint(unit, features) => {
+                return Section::Now
+            }
+            Some(StateRole::Plan) => return Section::Plan,
+            Some(StateRole::OpenProblem) => return Section::OpenProblems,
+            _ => {}
+        }
         match unit.kind {
             Kind::Task => Section::Task,
             Kind::Decision => Section::Constraints,
@@ -173,7 +192,7 @@ mod tests {
             .enumerate()
             .rev()
             .map(|(i, f)| Placed {
-                section: Section::of(&units[f.unit], &feats[i]),
+                section: Section::of(&units[f.unit], &feats[i], None),
                 order: units[f.unit].order,
                 chunk: f.chunk,
                 fragment: FragmentIx(i),

@@ -42,6 +42,9 @@ pub struct Weights {
     /// The files the session keeps coming back to (see [`crate::optimizer::working_set`]).
     #[serde(default = "default_working_set")]
     pub(crate) working_set: f64,
+    /// The session's working state (see [`crate::optimizer::working_state`]).
+    #[serde(default = "default_working_state")]
+    pub(crate) working_state: f64,
     /// Recency half-life in days.
     pub(crate) half_life_days: f64,
     /// The lowest recency value of a constraint or decision.
@@ -61,6 +64,7 @@ impl Default for Weights {
             redundancy: -2.0,
             priority: 1.0,
             working_set: default_working_set(),
+            working_state: default_working_state(),
             half_life_days: 7.0,
             constraint_recency_floor: 0.7,
         }
@@ -70,6 +74,11 @@ impl Default for Weights {
 /// The default weight of the `working_set` signal.
 fn default_working_set() -> f64 {
     3.0
+}
+
+/// The default weight of the `working_state` signal.
+fn default_working_state() -> f64 {
+    4.0
 }
 
 /// What the task is about: its terms and identifiers, and the errors it concerns.
@@ -567,7 +576,7 @@ pub fn score(
         }
         _ => 0.0,
     };
-    let mut recency = recency_clock.value(unit, weights);
+    let mut recency = recency_clock.value(fragment.unit, unit, weights);
     if is_constraint(unit, features) {
         recency = recency.max(weights.constraint_recency_floor);
     }
@@ -607,6 +616,7 @@ pub fn score(
             value: round4(value),
             weight,
             contribution: round4(value * weight),
+            reason: None,
         })
         .collect();
     let relevance = components
@@ -628,17 +638,19 @@ pub(crate) fn round4(x: f64) -> f64 {
     (x * 10_000.0).round() / 10_000.0
 }
 
-/// The recency reference: the newest timestamp in the data, and list lengths for records
-/// without one.
+/// The recency reference: where each record sits in its session (how many later moments
+/// it has), the newest timestamp in the data, and list lengths for records without a time.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Recency {
     newest: Option<i64>,
     list_len: [usize; 8],
+    steps_after: Vec<Option<usize>>,
 }
 
 impl Recency {
-    /// Reads the reference from the units.
-    pub fn new(units: &[Unit]) -> Recency {
+    /// Reads the reference from the units and their positions in the session
+    /// ([`crate::optimizer::working_state::WorkingState::steps_after`]).
+    pub(crate) fn new(units: &[Unit], steps_after: &[Option<usize>]) -> Recency {
         let mut list_len = [0; 8];
         for u in units {
             list_len[u.kind as usize] = list_len[u.kind as usize].max(u.index + 1);
@@ -646,19 +658,24 @@ impl Recency {
         Recency {
             newest: units.iter().filter_map(|u| u.time).max(),
             list_len,
+            steps_after: steps_after.to_vec(),
         }
     }
 
-    /// `0.5^(age / half-life)` for timed records; `(index + 1) / list length` otherwise;
-    /// 1 for the task.
-    pub fn value(&self, unit: &Unit, weights: &Weights) -> f64 {
+    /// For a record with a time: `0.5^(later moments / 20)` by its position in the session
+    /// (tool calls, turns, messages after it), times `0.5^(age / half-life)` by the clock,
+    /// which only tells sessions apart (within one, every record is minutes old);
+    /// `(index + 1) / list length` for records without a time; 1 for the task.
+    pub(crate) fn value(&self, ix: UnitIx, unit: &Unit, weights: &Weights) -> f64 {
         if unit.kind == Kind::Task {
             return 1.0;
         }
         match (unit.time, self.newest) {
             (Some(t), Some(newest)) => {
                 let days = (newest - t) as f64 / 86_400_000.0;
-                0.5f64.powf(days / weights.half_life_days.max(f64::MIN_POSITIVE))
+                let steps = self.steps_after.get(ix.0).copied().flatten().unwrap_or(0) as f64;
+                0.5f64.powf(steps / crate::optimizer::working_state::HALF_LIFE_STEPS)
+                    * 0.5f64.powf(days / weights.half_life_days.max(f64::MIN_POSITIVE))
             }
             _ => (unit.index + 1) as f64 / self.list_len[unit.kind as usize].max(1) as f64,
         }
@@ -679,7 +696,8 @@ mod tests {
         let analyses = crate::optimizer::analysis::all_live(&units);
         let feats = extract(&units, &frags, &analyses, 1);
         let focus = focus(&units, &feats, &analyses);
-        let rec = Recency::new(&units);
+        let state = crate::optimizer::working_state::working_state(&units, &analyses);
+        let rec = Recency::new(&units, &state.steps_after);
         let w = Weights::default();
         let s = frags
             .iter()
@@ -851,6 +869,31 @@ mod tests {
     }
 
     #[test]
+    fn within_a_session_recency_is_the_position_not_the_clock() {
+        let tool = |ts: &str, out: &str| ToolOutput {
+            common: Common {
+                timestamp: Some(ts.into()),
+                ..Common::default()
+            },
+            tool: format!("echo {out}"),
+            args: None,
+            output: out.into(),
+            exit_code: Some(0),
+        };
+        // 41 tool calls one second apart: by the clock all are as new as the newest.
+        let records = Records {
+            tool_outputs: (0..41)
+                .map(|i| tool(&format!("2026-02-03T05:00:{i:02}Z"), &format!("run {i}")))
+                .collect(),
+            ..Records::default()
+        };
+        let (_, s, _) = scored(&records);
+        assert_eq!(get(&s[40], Signal::Recency), 1.0, "the latest call");
+        assert_eq!(get(&s[20], Signal::Recency), 0.5, "20 calls before it");
+        assert_eq!(get(&s[0], Signal::Recency), 0.25, "40 calls before it");
+    }
+
+    #[test]
     fn recency_uses_the_newest_timestamp_and_floors_constraints() {
         let d = |ts: &str| Decision {
             common: Common {
@@ -873,7 +916,8 @@ mod tests {
             ..Records::default()
         };
         let (_, s, _) = scored(&records);
-        assert_eq!(get(&s[0], Signal::Recency), 0.5, "one week old");
+        // One week old by the clock (0.5), one moment before the newest (0.5^(1/20)).
+        assert_eq!(get(&s[0], Signal::Recency), 0.483, "one week old");
         assert_eq!(get(&s[2], Signal::Recency), 1.0);
         assert_eq!(
             get(&s[1], Signal::Recency),

@@ -400,9 +400,13 @@ fn fill_leftover(
                 && left_out.get(&c.placed.fragment) == Some(&DropReason::LowRelevance)
         })
         .collect();
+    // What the session read of its files first, then what its tools printed.
+    let not_file =
+        |i: usize| costs.units[fragments[candidates[i].placed.fragment].unit].kind != Kind::File;
     rest.sort_by(|&a, &b| {
-        density(b)
-            .total_cmp(&density(a))
+        not_file(a)
+            .cmp(&not_file(b))
+            .then(density(b).total_cmp(&density(a)))
             .then(candidates[a].placed.order.cmp(&candidates[b].placed.order))
             .then(candidates[a].placed.chunk.cmp(&candidates[b].placed.chunk))
     });

@@ -186,6 +186,7 @@ pub(crate) fn apply(
             value: round4(value),
             weight,
             contribution,
+            reason: None,
         });
         s.total = round4(s.total + contribution);
         s.relevance = round4(s.relevance + contribution);
@@ -258,7 +259,8 @@ mod tests {
         use crate::optimizer::score;
         let (units, fragments, analyses, features) = analysed(records);
         let focus = score::focus(&units, &features, &analyses);
-        let recency = score::Recency::new(&units);
+        let state = crate::optimizer::working_state::working_state(&units, &analyses);
+        let recency = score::Recency::new(&units, &state.steps_after);
         let weights = crate::optimizer::Weights::default();
         let mut scores: Vec<Option<Scored>> = fragments
             .iter()

@@ -1,0 +1,264 @@
+//! The session's working state: where in the session each record sits (its position, for
+//! recency), and the records that say what the session is doing now — the user's latest
+//! instruction, the agent's latest statement, the latest plan, and the open problems (the
+//! latest failing run of a command not followed by its success). General, not per client:
+//! read from the records' kinds, times, commands, exit codes and text.
+//!
+//! Each role is a value of the `working_state` signal (with its reason in the report), the
+//! render leads with it (sections *Now*, *Plan*, *Open problems*), and selection tries the
+//! records right after the current change; see `docs/scoring.md`, "The working state".
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::optimizer::analysis::UnitAnalysis;
+use crate::optimizer::extract::Outcome;
+use crate::optimizer::fragment::{is_later, Fragment, Unit};
+use crate::optimizer::output::{ScoreComponent, Signal};
+use crate::optimizer::score::{round4, Scored};
+use crate::records::{Kind, Role};
+
+/// How many tool calls and turns halve a record's recency within a session.
+pub(crate) const HALF_LIFE_STEPS: f64 = 20.0;
+
+/// How many open problems lead at most (the latest ones).
+const MAX_OPEN: usize = 3;
+
+/// What a record is in the session's working state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) enum StateRole {
+    /// The user's latest message: the instruction in force.
+    Instruction,
+    /// The agent's latest message: what it is doing now.
+    Now,
+    /// The latest plan (a checklist of items with their status).
+    Plan,
+    /// The latest failing run of a command that no later run of it passed, or an error that
+    /// run reported.
+    OpenProblem,
+}
+
+impl StateRole {
+    /// The sentence the report gives as the signal's reason.
+    pub(crate) fn reason(self) -> &'static str {
+        match self {
+            StateRole::Instruction => "the user's latest instruction",
+            StateRole::Now => "the agent's latest message: what it is doing now",
+            StateRole::Plan => "the session's latest plan",
+            StateRole::OpenProblem => "an open problem: the latest run of its command failed",
+        }
+    }
+}
+
+/// The working state of a session.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct WorkingState {
+    /// Per unit: its role, when it has one.
+    pub(crate) roles: Vec<Option<StateRole>>,
+    /// Per unit with a time: how many later moments (distinct times: tool calls, turns,
+    /// messages) the session has.
+    pub(crate) steps_after: Vec<Option<usize>>,
+}
+
+/// Reads the working state of `units` (live ones only take a role).
+pub(crate) fn working_state(units: &[Unit], analyses: &[UnitAnalysis]) -> WorkingState {
+    let mut times: Vec<i64> = units
+        .iter()
+        .filter(|u| u.kind != Kind::Task)
+        .filter_map(|u| u.time)
+        .collect();
+    times.sort_unstable();
+    times.dedup();
+    let steps_after = units
+        .iter()
+        .map(|u| {
+            u.time
+                .filter(|_| u.kind != Kind::Task)
+                .map(|t| times.len() - times.partition_point(|&x| x <= t))
+        })
+        .collect();
+    let mut roles = vec![None; units.len()];
+    let live = |i: usize| analyses[i].is_live();
+    let latest_of = |pick: &dyn Fn(&Unit) -> bool| {
+        (0..units.len())
+            .filter(|&i| live(i) && pick(&units[i]))
+            .reduce(|a, b| later(units, a, b))
+    };
+    if let Some(i) = latest_of(&|u| u.role == Some(Role::User)) {
+        roles[i] = Some(StateRole::Instruction);
+    }
+    if let Some(i) = latest_of(&|u| u.role == Some(Role::Assistant)) {
+        roles[i] = Some(StateRole::Now);
+    }
+    if let Some(i) = latest_of(&|u| u.kind == Kind::ToolOutput && is_plan(&u.text)) {
+        roles[i] = Some(StateRole::Plan);
+    }
+    for i in open_problems(units, analyses) {
+        roles[i] = Some(StateRole::OpenProblem);
+    }
+    WorkingState { roles, steps_after }
+}
+
+/// The later of units `a` and `b` (by time, else by list position).
+fn later(units: &[Unit], a: usize, b: usize) -> usize {
+    match is_later(&units[b], &units[a]) {
+        Some(true) => b,
+        Some(false) => a,
+        None => a.max(b),
+    }
+}
+
+/// Whether a tool output is a plan: at least two of its lines are checklist items — `- [status]
+/// text` (`pending`, `in_progress`, `completed`, …, as importers write a `TodoWrite` list) or a
+/// Markdown task `- [ ] text` / `- [x] text` — and they are most of its non-blank lines (a
+/// heading line such as `Plan (TodoWrite):` aside).
+pub(crate) fn is_plan(text: &str) -> bool {
+    let mut items = 0usize;
+    let mut other = 0usize;
+    for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        if is_plan_item(line) {
+            items += 1;
+        } else if !line.ends_with(':') {
+            other += 1;
+        }
+    }
+    items >= 2 && items > other
+}
+
+fn is_plan_item(line: &str) -> bool {
+    let Some(rest) = line
+        .strip_prefix("- [")
+        .or_else(|| line.strip_prefix("* ["))
+    else {
+        return false;
+    };
+    let Some((status, text)) = rest.split_once(']') else {
+        return false;
+    };
+    let status = status.trim().to_ascii_lowercase();
+    let known = status.is_empty()
+        || status == "x"
+        || status
+            .split(['_', ' ', '-'])
+            .all(|w| w.chars().all(|c| c.is_ascii_lowercase()) && !w.is_empty());
+    known && status.len() <= 16 && !text.trim().is_empty()
+}
+
+/// The open problems: per command, its latest live run when that run failed (no later run of
+/// the command — the same command line, options aside — passed), and the live errors recorded
+/// at the same moment as such a run (the error a client records for a failed tool call); the
+/// [`MAX_OPEN`] latest commands.
+fn open_problems(units: &[Unit], analyses: &[UnitAnalysis]) -> Vec<usize> {
+    // The latest run of each command, options aside.
+    let mut latest: BTreeMap<String, usize> = BTreeMap::new();
+    for (i, u) in units.iter().enumerate() {
+        let Some(key) = &u.tool_key else { continue };
+        if analyses[i].outcome == Outcome::Unknown {
+            continue;
+        }
+        let key = crate::optimizer::dedupe::without_options(key);
+        match latest.get(&key) {
+            Some(&j) if later(units, i, j) == j => {}
+            _ => {
+                latest.insert(key, i);
+            }
+        }
+    }
+    let mut failed: Vec<usize> = latest
+        .into_values()
+        .filter(|&i| analyses[i].is_live() && analyses[i].outcome == Outcome::Failed)
+        .collect();
+    failed.sort_by_key(|&i| (units[i].time, units[i].order));
+    let failed = &failed[failed.len().saturating_sub(MAX_OPEN)..];
+    let mut out: Vec<usize> = failed.to_vec();
+    for (i, u) in units.iter().enumerate() {
+        if u.kind == Kind::Error
+            && analyses[i].is_live()
+            && u.time.is_some()
+            && failed.iter().any(|&f| units[f].time == u.time)
+        {
+            out.push(i);
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
+/// How much of the budget the working state's leads may take together.
+pub(crate) const LEAD_BUDGET_SHARE: f64 = 0.25;
+
+/// Adds the `working_state` component (weight `weight`, with its role as the reason) to
+/// every scored fragment: 1 for the fragments of a record with a role, else 0 (the agent's
+/// latest message loses its role when none of its fragments has any relevance). It counts as
+/// relevance. Returns the fragments that lead — tried right after the current change —: the
+/// roles' fragments, by role (instruction, statement, plan, open problems) and, within a
+/// record, best score first, while their tokens together fit in [`LEAD_BUDGET_SHARE`] of
+/// `budget`.
+pub(crate) fn apply(
+    weight: f64,
+    state: &mut WorkingState,
+    fragments: &[Fragment],
+    scores: &mut [Option<Scored>],
+    budget: usize,
+) -> BTreeSet<usize> {
+    // The agent's latest message says what it is doing only when it is about something
+    // (a term of the task, a name of the focus, a failure): "Lunch first, then tests." is not.
+    let mut about = vec![false; state.roles.len()];
+    for (f, s) in fragments.iter().zip(scores.iter()) {
+        if let Some(s) = s {
+            about[f.unit.0] |= s.relevance > 0.0;
+        }
+    }
+    for (role, about) in state.roles.iter_mut().zip(about) {
+        if *role == Some(StateRole::Now) && !about {
+            *role = None;
+        }
+    }
+    let mut candidates: Vec<(StateRole, f64, usize)> = Vec::new();
+    for (fi, (f, scored)) in fragments.iter().zip(scores.iter_mut()).enumerate() {
+        let Some(s) = scored else { continue };
+        let role = state.roles[f.unit.0];
+        let value = if role.is_some() { 1.0 } else { 0.0 };
+        let contribution = round4(value * weight);
+        s.components.push(ScoreComponent {
+            signal: Signal::WorkingState,
+            value,
+            weight,
+            contribution,
+            reason: role.map(|r| r.reason().to_string()),
+        });
+        s.total = round4(s.total + contribution);
+        s.relevance = round4(s.relevance + contribution);
+        if let Some(role) = role {
+            candidates.push((role, s.total, fi));
+        }
+    }
+    candidates.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.total_cmp(&a.1)).then(a.2.cmp(&b.2)));
+    let cap = (LEAD_BUDGET_SHARE * budget as f64) as usize;
+    let mut used = 0usize;
+    let mut leads = BTreeSet::new();
+    for (_, _, fi) in candidates {
+        if used + fragments[fi].tokens <= cap {
+            used += fragments[fi].tokens;
+            leads.insert(fi);
+        }
+    }
+    leads
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_checklist_is_a_plan_and_prose_is_not() {
+        assert!(is_plan(
+            "Plan (TodoWrite):\n- [in_progress] Read the parser\n- [pending] Fix the bug"
+        ));
+        assert!(is_plan("- [x] write tests\n- [ ] run them\n"));
+        assert!(!is_plan("- [in_progress] only one item"));
+        assert!(!is_plan("see [1] and [2]\n- a list\n- of things"));
+        assert!(!is_plan(
+            "- [pending] a\n- [pending] b\nline\nline\nline\nline"
+        ));
+    }
+}
