@@ -23,6 +23,9 @@ pub(crate) const HALF_LIFE_STEPS: f64 = 20.0;
 /// How many open problems lead at most (the latest ones).
 const MAX_OPEN: usize = 3;
 
+/// How many files are in play: the ones read or changed most recently.
+pub(crate) const IN_PLAY: usize = 3;
+
 /// What a record is in the session's working state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(crate) enum StateRole {
@@ -35,6 +38,9 @@ pub(crate) enum StateRole {
     /// The latest failing run of a command that no later run of it passed, or an error that
     /// run reported.
     OpenProblem,
+    /// The current view of a file the session touched last: its latest read and its latest
+    /// change, for the [`IN_PLAY`] files read or changed most recently.
+    InPlay,
 }
 
 impl StateRole {
@@ -45,6 +51,7 @@ impl StateRole {
             StateRole::Now => "the agent's latest message: what it is doing now",
             StateRole::Plan => "the session's latest plan",
             StateRole::OpenProblem => "an open problem: the latest run of its command failed",
+            StateRole::InPlay => "a file in play: one of the files the session touched last",
         }
     }
 }
@@ -94,6 +101,9 @@ pub(crate) fn working_state(units: &[Unit], analyses: &[UnitAnalysis]) -> Workin
     }
     for i in open_problems(units, analyses) {
         roles[i] = Some(StateRole::OpenProblem);
+    }
+    for i in in_play(units, analyses) {
+        roles[i].get_or_insert(StateRole::InPlay);
     }
     WorkingState { roles, steps_after }
 }
@@ -183,12 +193,54 @@ fn open_problems(units: &[Unit], analyses: &[UnitAnalysis]) -> Vec<usize> {
     out
 }
 
+/// The files in play: of the [`IN_PLAY`] paths read or changed most recently (by their latest
+/// live file or diff), the latest live file record (its last read) and the latest live diff
+/// (its last change) — the current view of each.
+fn in_play(units: &[Unit], analyses: &[UnitAnalysis]) -> Vec<usize> {
+    // Per path: its latest file and its latest diff.
+    let mut latest: BTreeMap<&str, (Option<usize>, Option<usize>)> = BTreeMap::new();
+    for (i, u) in units.iter().enumerate() {
+        let (Some(path), true) = (&u.path, analyses[i].is_live()) else {
+            continue;
+        };
+        let slot = latest.entry(path.as_str()).or_default();
+        let slot = match u.kind {
+            Kind::File => &mut slot.0,
+            Kind::Diff => &mut slot.1,
+            _ => continue,
+        };
+        *slot = Some(slot.map_or(i, |j| later(units, i, j)));
+    }
+    let mut paths: Vec<(usize, Vec<usize>)> = latest
+        .into_values()
+        .map(|(file, diff)| {
+            let both: Vec<usize> = file.into_iter().chain(diff).collect();
+            let newest = both.iter().copied().reduce(|a, b| later(units, a, b));
+            (newest.unwrap_or(0), both)
+        })
+        .collect();
+    // Newest first; ties by list position.
+    paths.sort_by(|a, b| match later(units, a.0, b.0) {
+        x if x == a.0 && a.0 != b.0 => std::cmp::Ordering::Less,
+        x if x == b.0 && a.0 != b.0 => std::cmp::Ordering::Greater,
+        _ => std::cmp::Ordering::Equal,
+    });
+    let mut out: Vec<usize> = paths
+        .into_iter()
+        .take(IN_PLAY)
+        .flat_map(|(_, v)| v)
+        .collect();
+    out.sort_unstable();
+    out
+}
+
 /// How much of the budget the working state's leads may take together.
 pub(crate) const LEAD_BUDGET_SHARE: f64 = 0.25;
 
 /// Adds the `working_state` component (weight `weight`, with its role as the reason) to
-/// every scored fragment: 1 for the fragments of a record with a role, else 0 (the agent's
-/// latest message loses its role when none of its fragments has any relevance). It counts as
+/// every scored fragment: 1 for the fragments of a record with a role (of a file in play,
+/// only its best-scoring fragment: it names the file and shows where the session was), else 0
+/// (the agent's latest message loses its role when none of its fragments has any relevance). It counts as
 /// relevance. Returns the fragments that lead — tried right after the current change —: the
 /// roles' fragments, by role (instruction, statement, plan, open problems) and, within a
 /// record, best score first, while their tokens together fit in [`LEAD_BUDGET_SHARE`] of
@@ -213,10 +265,21 @@ pub(crate) fn apply(
             *role = None;
         }
     }
+    // Of a file in play, its best-scoring fragment (ties: the first).
+    let mut best: BTreeMap<usize, (f64, usize)> = BTreeMap::new();
+    for (fi, (f, s)) in fragments.iter().zip(scores.iter()).enumerate() {
+        if let (Some(s), Some(StateRole::InPlay)) = (s, state.roles[f.unit.0]) {
+            let entry = best.entry(f.unit.0).or_insert((s.total, fi));
+            if s.total > entry.0 {
+                *entry = (s.total, fi);
+            }
+        }
+    }
     let mut candidates: Vec<(StateRole, f64, usize)> = Vec::new();
     for (fi, (f, scored)) in fragments.iter().zip(scores.iter_mut()).enumerate() {
         let Some(s) = scored else { continue };
-        let role = state.roles[f.unit.0];
+        let role = state.roles[f.unit.0]
+            .filter(|&r| r != StateRole::InPlay || best.get(&f.unit.0).map(|b| b.1) == Some(fi));
         let value = if role.is_some() { 1.0 } else { 0.0 };
         let contribution = round4(value * weight);
         s.components.push(ScoreComponent {
@@ -260,5 +323,50 @@ mod tests {
         assert!(!is_plan(
             "- [pending] a\n- [pending] b\nline\nline\nline\nline"
         ));
+    }
+
+    #[test]
+    fn the_files_touched_last_are_in_play_by_their_best_fragment() {
+        use crate::optimizer::{build, BuildConfig};
+        use crate::records::{Common, DiffRecord, FileRecord, Records};
+        let at = |i: usize| Common {
+            id: Some(format!("r{i}")),
+            timestamp: Some(format!("2026-02-03T05:00:{:02}Z", i * 5)),
+            ..Common::default()
+        };
+        // Five files read in turn, then the first one changed: the change and the three
+        // files read last are in play; the two read first and not touched since are not.
+        let mut files: Vec<FileRecord> = (0..5)
+            .map(|i| FileRecord {
+                common: at(i),
+                path: format!("src/m{i}.rs"),
+                content: format!("fn f{i}() {{}}\n"),
+            })
+            .collect();
+        files[0].common.timestamp = Some("2026-02-03T04:59:00Z".into());
+        let records = Records {
+            task: Some("Tidy the modules.".into()),
+            files,
+            diffs: vec![DiffRecord {
+                common: at(9),
+                path: "src/m0.rs".into(),
+                diff: "@@ -1 +1 @@\n-fn f0() {}\n+fn f0() { todo!() }\n".into(),
+            }],
+            ..Records::default()
+        };
+        let out = build(&records, &BuildConfig::default()).unwrap();
+        let mut in_play: Vec<&str> = out
+            .sources
+            .iter()
+            .filter(|s| {
+                s.components.iter().any(|c| {
+                    c.signal == Signal::WorkingState
+                        && c.reason.as_deref() == Some(StateRole::InPlay.reason())
+                })
+            })
+            .map(|s| s.record.as_str())
+            .collect();
+        in_play.sort_unstable();
+        assert_eq!(in_play, ["r0", "r3", "r4", "r9"]);
     }
 }
