@@ -13,6 +13,11 @@
 //! file before the cut, at least one line of what it read (a line of at least
 //! [`LABEL_LINE_CHARS`] characters, trimmed), so a context that only names the file does
 //! not count. Trajectories are split into a tuning and a held-out half by [`half`].
+//!
+//! The **code** label of a cut ([`code_label`]): the lines of the final patch (trimmed, at
+//! least [`CODE_LINE_CHARS`] characters; tests and scripts aside) that a record before the
+//! cut holds — the original lines it changes, shown to the session, or its new lines, where
+//! the session had already written them. The code is kept when the context holds one.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -21,7 +26,8 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::{baseline, strategy};
-use crate::import::swe_agent::{self, Cut, ImportOptions};
+use super::session_cut::CODE_LINE_CHARS;
+use crate::import::swe_agent::{self, Cut, ImportOptions, PatchFile};
 use crate::optimizer::{self, BuildConfig};
 use crate::records::Records;
 use crate::tokenizer::Tokenizer;
@@ -161,6 +167,8 @@ pub struct RealCut {
     pub files: Vec<LabelledFile>,
     /// The error the task names, when it names one.
     pub(crate) task_error: Option<String>,
+    /// The code label (see the module doc; empty: none).
+    pub(crate) code: Vec<String>,
 }
 
 /// Why the corpus could not be loaded.
@@ -241,6 +249,7 @@ pub fn load_cuts(dir: &Path) -> Result<Vec<RealCut>, RealError> {
                 half: half(&name),
                 share,
                 task_error: imported.records.task.as_deref().and_then(task_error),
+                code: code_label(&imported.records, &imported.final_patch),
                 records: imported.records,
                 files,
             });
@@ -307,6 +316,38 @@ fn label(records: &Records, path: &str) -> Option<LabelledFile> {
     })
 }
 
+/// The code label of a cut: the lines the final `patch` removes or adds (trimmed, at least
+/// [`CODE_LINE_CHARS`] characters, tests and scripts aside, each once) that a record of
+/// `records` holds.
+pub(crate) fn code_label(records: &Records, patch: &[PatchFile]) -> Vec<String> {
+    let texts: Vec<&str> = records
+        .messages
+        .iter()
+        .map(|m| m.text.as_str())
+        .chain(records.tool_outputs.iter().map(|o| o.output.as_str()))
+        .chain(records.files.iter().map(|f| f.content.as_str()))
+        .chain(records.diffs.iter().map(|d| d.diff.as_str()))
+        .collect();
+    let mut code: Vec<String> = Vec::new();
+    for file in patch.iter().filter(|p| !is_test_or_script(&p.path)) {
+        for line in file.diff.lines() {
+            if line.starts_with("---") || line.starts_with("+++") {
+                continue;
+            }
+            let Some(line) = line.strip_prefix(['-', '+']).map(str::trim) else {
+                continue;
+            };
+            if line.chars().count() >= CODE_LINE_CHARS
+                && !code.iter().any(|c| c == line)
+                && texts.iter().any(|t| t.contains(line))
+            {
+                code.push(line.to_string());
+            }
+        }
+    }
+    code
+}
+
 /// The error the task names: its last line shaped `NameError: message` (or `…Exception`,
 /// `…Warning`), trimmed.
 pub(crate) fn task_error(task: &str) -> Option<String> {
@@ -347,6 +388,12 @@ pub struct RealRow {
     pub(crate) error_cuts: usize,
     /// Of those, the ones whose context holds the error.
     pub(crate) errors_kept: usize,
+    /// Cuts with a code label.
+    #[serde(default)]
+    pub(crate) code_cuts: usize,
+    /// Of those, the ones whose context holds a line of it.
+    #[serde(default)]
+    pub(crate) code_kept: usize,
     /// Mean tokens of the context.
     pub(crate) mean_tokens: f64,
     /// Mean build time in milliseconds.
@@ -415,6 +462,8 @@ pub fn run(cuts: &[RealCut], tokenizer: Tokenizer) -> Result<RealReport, RealErr
                     files_kept: 0,
                     error_cuts: 0,
                     errors_kept: 0,
+                    code_cuts: 0,
+                    code_kept: 0,
                     mean_tokens: 0.0,
                     mean_millis: 0.0,
                     max_millis: 0.0,
@@ -457,6 +506,12 @@ pub fn run(cuts: &[RealCut], tokenizer: Tokenizer) -> Result<RealReport, RealErr
                     if let Some(error) = &cut.task_error {
                         row.error_cuts += 1;
                         row.errors_kept += usize::from(context.contains(error.as_str()));
+                    }
+                    if !cut.code.is_empty() {
+                        row.code_cuts += 1;
+                        row.code_kept += usize::from(
+                            cut.code.iter().any(|l| context.contains(l.as_str())),
+                        );
                     }
                 }
                 let n = mine.len().max(1) as f64;
@@ -647,12 +702,12 @@ impl RealReport {
     /// The Markdown table: one row per half × strategy × budget.
     pub fn markdown_table(&self) -> String {
         let mut out = String::from(
-            "| half | strategy | budget | all labelled files kept | per-file recall | task error kept | mean tokens | mean ms | max ms |\n\
-             |---|---|---:|---:|---:|---:|---:|---:|---:|\n",
+            "| half | strategy | budget | all labelled files kept | per-file recall | task error kept | code kept | mean tokens | mean ms | max ms |\n\
+             |---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
         );
         for r in &self.rows {
             out.push_str(&format!(
-                "| {} | {} | {} | {}/{} | {:.1}% | {}/{} | {:.0} | {:.1} | {:.1} |\n",
+                "| {} | {} | {} | {}/{} | {:.1}% | {}/{} | {}/{} | {:.0} | {:.1} | {:.1} |\n",
                 r.half.name(),
                 r.strategy.name(),
                 r.budget,
@@ -661,6 +716,8 @@ impl RealReport {
                 r.recall() * 100.0,
                 r.errors_kept,
                 r.error_cuts,
+                r.code_kept,
+                r.code_cuts,
                 r.mean_tokens,
                 r.mean_millis,
                 r.max_millis
@@ -845,6 +902,8 @@ mod tests {
             files_kept,
             error_cuts: 0,
             errors_kept: 0,
+            code_cuts: 0,
+            code_kept: 0,
             mean_tokens: 0.0,
             mean_millis: 0.0,
             max_millis: 0.0,
@@ -913,5 +972,46 @@ mod tests {
             let tiny = RealStrategy::Tail.context(&cut.records, 50, t).unwrap();
             assert!(t.count(&tiny) <= 50);
         }
+        // The code label: most cuts have one, the whole transcript holds it, a tiny tail
+        // does not always.
+        let coded: Vec<&RealCut> = cuts.iter().filter(|c| !c.code.is_empty()).collect();
+        assert!(coded.len() >= 30, "{} cuts with code", coded.len());
+        for cut in &coded {
+            let whole = strategy::raw_context(&cut.records);
+            assert!(cut.code.iter().any(|l| whole.contains(l.as_str())));
+        }
+        assert!(coded.iter().any(|c| {
+            let tiny = RealStrategy::Tail.context(&c.records, 50, t).unwrap();
+            !c.code.iter().any(|l| tiny.contains(l.as_str()))
+        }));
+    }
+
+    #[test]
+    fn the_code_label_is_the_patch_lines_the_session_saw() {
+        let records = Records {
+            files: vec![crate::records::FileRecord {
+                common: crate::records::Common::default(),
+                path: "pkg/a.py".into(),
+                content: "def total(xs):\n    return sum(x.cents for x in xs)\n".into(),
+            }],
+            messages: vec![crate::records::Message {
+                common: crate::records::Common::default(),
+                role: crate::records::Role::Assistant,
+                text: "I wrote `return sum(x.amount for x in xs)` already".into(),
+            }],
+            ..Records::default()
+        };
+        let patch = |path: &str| PatchFile {
+            path: path.into(),
+            diff: "--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n def total(xs):\n-    return sum(x.cents for x in xs)\n+    return sum(x.amount for x in xs)\n+    # a new comment never shown\n-x\n".into(),
+        };
+        assert_eq!(
+            code_label(&records, &[patch("pkg/a.py"), patch("tests/test_a.py")]),
+            [
+                "return sum(x.cents for x in xs)",
+                "return sum(x.amount for x in xs)"
+            ]
+        );
+        assert!(code_label(&Records::default(), &[patch("pkg/a.py")]).is_empty());
     }
 }
