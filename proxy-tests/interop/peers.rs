@@ -90,6 +90,44 @@ impl Peers {
         }
     }
 
+    /// The command that serves `server` (server-everything or the Python SDK server) over
+    /// Streamable HTTP at `http://127.0.0.1:{port}/mcp`; `json`: the Python server answers
+    /// with JSON bodies instead of event streams.
+    pub(crate) fn http_server_command(&self, server: Server, port: u16, json: bool) -> Command {
+        let script = self.server_script(server);
+        match server {
+            Server::Everything => {
+                let mut command = Command::new("node");
+                command
+                    .arg(script)
+                    .arg("streamableHttp")
+                    .env("PORT", port.to_string());
+                command
+            }
+            Server::PythonSdk => {
+                let mut command = Command::new(&self.python);
+                command.arg(script).args(["--http", &port.to_string()]);
+                if json {
+                    command.arg("--json");
+                }
+                command
+            }
+            other => panic!("{other:?} has no Streamable HTTP mode"),
+        }
+    }
+
+    /// The TypeScript SDK client's scripted session for `server`, talking Streamable HTTP to
+    /// `url` itself.
+    pub(crate) fn ts_client_over_http(&self, server: Server, url: &str) -> Vec<OsString> {
+        vec![
+            "node".into(),
+            self.dir.join("ts_client.mjs").into(),
+            server.scenario().into(),
+            "--url".into(),
+            url.into(),
+        ]
+    }
+
     /// The command line that runs `client`'s scripted session for `server` against `target`
     /// (the server's own command, or the proxy wrapping it).
     pub(crate) fn client_command(
