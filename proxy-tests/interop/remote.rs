@@ -108,7 +108,7 @@ fn run_remote_pair(server: Server, json: bool) -> Option<Log> {
     assert!(!text.contains(TOKEN), "the header's token reached the log");
     let log = read_log(&log_path);
     assert_eq!(log.header.transport.as_deref(), Some("streamable-http"));
-    assert_eq!(log.header.server_argv, [served.url.clone()]);
+    assert_eq!(log.header.server_argv, std::slice::from_ref(&served.url));
     assert_eq!(log.header.server_pid, None);
     assert_eq!(log.trailer.exit.code, Some(0), "{:?}", log.trailer.exit);
     log.assert_trailer_consistent();

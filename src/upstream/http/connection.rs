@@ -247,7 +247,12 @@ impl Connection {
             }),
             404 if session_id.is_some() => {
                 let session = session_id.unwrap_or_default();
-                lock(&self.session).expired = Some(session.clone());
+                let mut current = lock(&self.session);
+                // Unless a new `initialize` replaced it meanwhile.
+                if current.id.as_ref() == Some(&session) {
+                    current.expired = Some(session.clone());
+                }
+                drop(current);
                 fail(Fault::SessionExpired { session })
             }
             _ => {
