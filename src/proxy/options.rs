@@ -24,7 +24,7 @@ use crate::upstream::http::{ConfigError, HttpConfig};
     long_about = None,
     version,
     override_usage = "ctxopt-proxy [OPTIONS] -- <COMMAND> [ARGS]...\n       ctxopt-proxy [OPTIONS] --url <URL> [--header 'NAME: VALUE']...",
-    about = "Relay an MCP stdio server byte for byte, log every frame with its token cost, store the \
+    about = "Relay an MCP stdio server (or a remote one, --url) byte for byte, log every frame with its token cost, store the \
              tool results and answer build_context and friends from them",
     after_help = "Logs go to $XDG_STATE_HOME/ctxopt/logs (default ~/.local/state/ctxopt/logs), \
                   one file per run, mode 0600. They hold raw frames: treat them as secrets. \
