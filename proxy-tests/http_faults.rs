@@ -25,6 +25,10 @@ enum Behaviour {
     CutStream,
     /// `initialize` (without a session id) opens session `s-N`; everything else is 404.
     ExpiringSession,
+    /// 307 to another URL.
+    Redirect,
+    /// Plain HTTP at once, whatever comes (a TLS client's hello included).
+    NotTls,
 }
 
 /// A server on 127.0.0.1 answering every request as `behaviour` says; its thread lives as
@@ -37,6 +41,10 @@ fn fault_server(behaviour: Behaviour) -> String {
         let mut sessions = 0;
         for stream in listener.incoming() {
             let Ok(mut stream) = stream else { continue };
+            if let Behaviour::NotTls = behaviour {
+                let _ = stream.write_all(&response(400, "text/plain", &[], b"plain HTTP here"));
+                continue;
+            }
             while let Some((headers, body)) = read_request(&mut stream) {
                 let answer = match behaviour {
                     Behaviour::Status(status) => {
@@ -51,6 +59,11 @@ fn fault_server(behaviour: Behaviour) -> String {
                                     Connection: close\r\n\r\ndata: {\"jsonrpc\":\"2.0\",\"id\":";
                         let _ = stream.write_all(cut);
                         break;
+                    }
+                    Behaviour::NotTls => unreachable!("answered above"),
+                    Behaviour::Redirect => {
+                        let to = [("Location", "http://127.0.0.1:9/elsewhere")];
+                        response(307, "text/plain", &to, b"")
                     }
                     Behaviour::ExpiringSession => {
                         let initialize = body.contains("\"initialize\"");
@@ -289,6 +302,24 @@ fn a_404_on_an_expired_session_is_reported_until_the_client_initializes_again() 
         .filter_map(|f| f.http.as_ref()?.session_id.clone())
         .collect();
     assert_eq!(sessions, ["s-1", "s-1", "s-1", "s-2", "s-2"]);
+}
+
+#[test]
+fn a_redirect_is_not_followed_and_the_error_says_where_it_points() {
+    let url = fault_server(Behaviour::Redirect);
+    let (code, _) = two_failed_requests(
+        &url,
+        &[],
+        "HTTP 307 redirect to http://127.0.0.1:9/elsewhere (not followed",
+    );
+    assert_eq!(code, -32000);
+}
+
+/// `https://` to a server that speaks plain HTTP: the handshake fails, and says so.
+#[test]
+fn a_tls_failure_is_an_error_naming_it() {
+    let url = fault_server(Behaviour::NotTls).replace("http://", "https://");
+    two_failed_requests(&url, &[], "TLS failure");
 }
 
 /// Remote options the proxy cannot use stop it before it reaches the server: exit 125 with

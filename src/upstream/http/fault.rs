@@ -101,6 +101,13 @@ impl Fault {
     /// The fault a failed read or write stands for.
     pub(crate) fn from_io(err: &std::io::Error, timeout: Duration) -> Fault {
         use std::io::ErrorKind;
+        // The TLS handshake's failures come back from the transport as io errors.
+        if let Some(tls) = err
+            .get_ref()
+            .and_then(|e| e.downcast_ref::<rustls::Error>())
+        {
+            return Fault::Tls(tls.to_string());
+        }
         match err.kind() {
             ErrorKind::ConnectionRefused => Fault::Refused,
             ErrorKind::TimedOut | ErrorKind::WouldBlock => Fault::Timeout(timeout),
