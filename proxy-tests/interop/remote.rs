@@ -186,6 +186,17 @@ fn ts_client_everything_over_streamable_http() {
         notifications.contains(&"notifications/progress"),
         "{notifications:?}"
     );
+    // The server asks for roots of its own accord, on the standalone GET stream the proxy
+    // opened after `initialized`; sampling comes on the stream of the call that needs it.
+    let via = |method: &str| {
+        log.dir(Direction::S2c)
+            .into_iter()
+            .find(|f| f.kind == FrameKind::Request && f.method.as_deref() == Some(method))
+            .and_then(|f| f.http.as_ref())
+            .map(|h| h.via)
+    };
+    assert_eq!(via("roots/list"), Some(HttpVia::Get));
+    assert_eq!(via("sampling/createMessage"), Some(HttpVia::Post));
     let with_ids = log
         .dir(Direction::S2c)
         .into_iter()
