@@ -116,27 +116,22 @@ impl Peers {
         }
     }
 
-    /// The TypeScript SDK client's scripted session for `server`, talking Streamable HTTP to
-    /// `url` itself.
-    pub(crate) fn ts_client_over_http(&self, server: Server, url: &str) -> Vec<OsString> {
-        vec![
-            "node".into(),
-            self.dir.join("ts_client.mjs").into(),
-            server.scenario().into(),
-            "--url".into(),
-            url.into(),
-        ]
-    }
-
-    /// The command line that runs `client`'s scripted session for `server` against `target`
-    /// (the server's own command, or the proxy wrapping it).
-    pub(crate) fn client_command(
+    /// `client`'s scripted session for `server` (roots: `fixture`), talking Streamable HTTP
+    /// to `url` itself.
+    pub(crate) fn client_over_http(
         &self,
         client: Client,
         server: Server,
         fixture: &Path,
-        target: &[OsString],
+        url: &str,
     ) -> Vec<OsString> {
+        let mut command = self.client_prefix(client, server);
+        command.extend(["--root".into(), fixture.into(), "--url".into(), url.into()]);
+        command
+    }
+
+    /// The interpreter, the driver and its mode and scenario.
+    fn client_prefix(&self, client: Client, server: Server) -> Vec<OsString> {
         let mut command: Vec<OsString> = match client {
             Client::Ts => vec!["node".into(), self.dir.join("ts_client.mjs").into()],
             Client::PySession | Client::PyHighLevel => vec![
@@ -151,6 +146,19 @@ impl Peers {
             ],
         };
         command.push(server.scenario().into());
+        command
+    }
+
+    /// The command line that runs `client`'s scripted session for `server` against `target`
+    /// (the server's own command, or the proxy wrapping it).
+    pub(crate) fn client_command(
+        &self,
+        client: Client,
+        server: Server,
+        fixture: &Path,
+        target: &[OsString],
+    ) -> Vec<OsString> {
+        let mut command = self.client_prefix(client, server);
         command.extend(["--root".into(), fixture.into(), "--".into()]);
         command.extend(target.iter().cloned());
         command

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use ctxopt::framelog::{Direction, FrameKind, HttpVia};
 
-use super::peers::{Peers, Server};
+use super::peers::{fixture_tree, Client, Peers, Server};
 use super::session::{proxy_binary, run_driver};
 use super::sessions::assert_same_session;
 use crate::support::log::{read_log, Log};
@@ -78,22 +78,18 @@ pub(crate) fn proxied_url(url: &str, log: &Path) -> Vec<OsString> {
     command
 }
 
-/// Runs the TypeScript client's `server` scenario against the served endpoint directly and
-/// through the proxy (concurrently), checks what every pair must satisfy and returns the log.
-fn run_remote_pair(server: Server, json: bool) -> Option<Log> {
+/// Runs `client`'s `server` scenario against the served endpoint directly and through the
+/// proxy (concurrently), checks what every pair must satisfy and returns the log. `json`: the
+/// server answers with JSON bodies, else with event streams.
+fn run_remote_pair(client: Client, server: Server, json: bool) -> Option<Log> {
     let peers = Peers::locate()?;
     let port = free_port();
     let served = Served::start(peers.http_server_command(server, port, json), port);
     let tmp = tempfile::tempdir().expect("tempdir");
     let log_path = tmp.path().join("session.jsonl");
-    let direct_cmd = peers.ts_client_over_http(server, &served.url);
-    let mut proxied_cmd: Vec<OsString> = vec![
-        "node".into(),
-        peers.dir.join("ts_client.mjs").into(),
-        server.scenario().into(),
-        "--".into(),
-    ];
-    proxied_cmd.extend(proxied_url(&served.url, &log_path));
+    let direct_cmd = peers.client_over_http(client, server, &fixture_tree(), &served.url);
+    let target = proxied_url(&served.url, &log_path);
+    let proxied_cmd = peers.client_command(client, server, &fixture_tree(), &target);
     let env = [(TOKEN_VAR, PathBuf::from(TOKEN))];
     let (direct, proxied) = thread::scope(|s| {
         let direct = s.spawn(|| run_driver(&direct_cmd, &[]));
@@ -102,7 +98,11 @@ fn run_remote_pair(server: Server, json: bool) -> Option<Log> {
     });
     let direct = direct.unwrap_or_else(|e| std::panic::resume_unwind(e));
     let proxied = proxied.unwrap_or_else(|e| std::panic::resume_unwind(e));
-    assert_same_session(&direct, &proxied, &format!("Ts × {server:?} over HTTP"));
+    assert_same_session(
+        &direct,
+        &proxied,
+        &format!("{client:?} × {server:?} over HTTP"),
+    );
 
     let text = std::fs::read_to_string(&log_path).expect("the log");
     assert!(!text.contains(TOKEN), "the header's token reached the log");
@@ -116,26 +116,26 @@ fn run_remote_pair(server: Server, json: bool) -> Option<Log> {
     log.assert_paired();
     log.assert_protocol(proxied.protocol());
     log.assert_token_counts();
-    assert_http_facts(
-        &log,
-        if json {
-            "application/json"
-        } else {
-            "text/event-stream"
-        },
-    );
+    assert_http_facts(&log, json);
     Some(log)
 }
 
-/// Every server frame came over HTTP: by a POST's answer of `content_type` (or the GET
-/// stream), with a status and the session; client frames carry no HTTP facts.
-fn assert_http_facts(log: &Log, content_type: &str) {
+/// Every server frame came over HTTP: by a POST's answer (JSON only when `json`) or the GET
+/// stream, with a status and the one session (or none at all); client frames carry no HTTP
+/// facts.
+fn assert_http_facts(log: &Log, json: bool) {
     let session = log
         .dir(Direction::S2c)
         .first()
         .and_then(|f| f.http.as_ref())
-        .and_then(|h| h.session_id.clone())
-        .expect("the first server frame names the session");
+        .map(|h| h.session_id.clone())
+        .expect("the first server frame came over HTTP");
+    // A session id exactly when the session began with `initialize`.
+    let initialized = log
+        .frames
+        .iter()
+        .any(|f| f.method.as_deref() == Some("initialize"));
+    assert_eq!(session.is_some(), initialized, "{session:?}");
     for frame in &log.frames {
         let Some(http) = &frame.http else {
             assert_eq!(
@@ -149,10 +149,17 @@ fn assert_http_facts(log: &Log, content_type: &str) {
         assert_eq!(frame.dir, Direction::S2c, "frame {}", frame.seq);
         assert!(matches!(http.via, HttpVia::Post | HttpVia::Get), "{http:?}");
         assert_eq!(http.status, Some(200), "frame {}: {http:?}", frame.seq);
-        assert_eq!(http.session_id.as_deref(), Some(session.as_str()));
+        assert_eq!(http.session_id, session, "frame {}", frame.seq);
         assert!(http.fault.is_none(), "{http:?}");
-        if http.via == HttpVia::Post {
-            assert_eq!(http.content_type.as_deref(), Some(content_type), "{http:?}");
+        let content_type = http.content_type.as_deref();
+        if json {
+            assert_eq!(content_type, Some("application/json"), "{http:?}");
+        } else {
+            let either = ["application/json", "text/event-stream"];
+            assert!(
+                content_type.is_some_and(|t| either.contains(&t)),
+                "{http:?}"
+            );
         }
     }
 }
@@ -169,7 +176,7 @@ fn methods(log: &Log, dir: Direction, kind: FrameKind) -> Vec<&str> {
 /// roots, sampling and elicitation: all of it crosses the proxy, the client's answers POSTed.
 #[test]
 fn ts_client_everything_over_streamable_http() {
-    let Some(log) = run_remote_pair(Server::Everything, false) else {
+    let Some(log) = run_remote_pair(Client::Ts, Server::Everything, false) else {
         return;
     };
     let server_requests = methods(&log, Direction::S2c, FrameKind::Request);
@@ -209,7 +216,7 @@ fn ts_client_everything_over_streamable_http() {
 /// its call's stream, before the result.
 #[test]
 fn ts_client_python_server_over_streamable_http_sse() {
-    let Some(log) = run_remote_pair(Server::PythonSdk, false) else {
+    let Some(log) = run_remote_pair(Client::Ts, Server::PythonSdk, false) else {
         return;
     };
     let server = methods(&log, Direction::S2c, FrameKind::Notification);
@@ -225,7 +232,7 @@ fn ts_client_python_server_over_streamable_http_sse() {
 /// The Python SDK's server, answering with JSON bodies.
 #[test]
 fn ts_client_python_server_over_streamable_http_json() {
-    let Some(log) = run_remote_pair(Server::PythonSdk, true) else {
+    let Some(log) = run_remote_pair(Client::Ts, Server::PythonSdk, true) else {
         return;
     };
     // A JSON answer carries the response alone: count_words's progress is not sent.
@@ -233,4 +240,27 @@ fn ts_client_python_server_over_streamable_http_json() {
     assert!(server.is_empty(), "{server:?}");
     let calls = methods(&log, Direction::S2c, FrameKind::Response);
     assert_eq!(calls.iter().filter(|m| **m == "tools/call").count(), 4);
+}
+
+/// The Python SDK's high-level `Client` probes `server/discover`; the Python server answers,
+/// and the whole session runs in the stateless 2026-07-28 revision: no `initialize`, no
+/// session id, the revision on every request.
+#[test]
+fn py_client_python_server_over_streamable_http_stateless() {
+    let Some(log) = run_remote_pair(Client::PyHighLevel, Server::PythonSdk, false) else {
+        return;
+    };
+    let requests = methods(&log, Direction::C2s, FrameKind::Request);
+    assert_eq!(requests.first(), Some(&"server/discover"), "{requests:?}");
+    assert!(!requests.contains(&"initialize"), "{requests:?}");
+    for frame in &log.frames {
+        assert_eq!(
+            frame.protocol.as_deref(),
+            Some("2026-07-28"),
+            "frame {}",
+            frame.seq
+        );
+        let session = frame.http.as_ref().and_then(|h| h.session_id.as_deref());
+        assert_eq!(session, None, "frame {}", frame.seq);
+    }
 }
