@@ -4,9 +4,11 @@
 //! closes its end. The failing servers are a small HTTP/1.1 server of this module, each
 //! failing one way (the real servers' sessions are in `interop::remote`).
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
+use std::path::Path;
 use std::process::ChildStdout;
+use std::sync::Arc;
 
 use ctxopt::framelog::{Direction, HttpVia};
 use serde_json::Value;
@@ -45,7 +47,11 @@ fn fault_server(behaviour: Behaviour) -> String {
                 let _ = stream.write_all(&response(400, "text/plain", &[], b"plain HTTP here"));
                 continue;
             }
-            while let Some((headers, body)) = read_request(&mut stream) {
+            let Ok(clone) = stream.try_clone() else {
+                continue;
+            };
+            let mut reader = BufReader::new(clone);
+            while let Some((headers, body)) = read_request(&mut reader) {
                 let answer = match behaviour {
                     Behaviour::Status(status) => {
                         response(status, "text/plain", &[], b"down for maintenance")
@@ -94,8 +100,7 @@ fn fault_server(behaviour: Behaviour) -> String {
 }
 
 /// Reads one request: its header block (lowercased) and its body; `None` at end of stream.
-fn read_request(stream: &mut TcpStream) -> Option<(String, String)> {
-    let mut reader = BufReader::new(stream.try_clone().ok()?);
+fn read_request(reader: &mut impl BufRead) -> Option<(String, String)> {
     let mut headers = String::new();
     loop {
         let mut line = String::new();
@@ -114,6 +119,43 @@ fn read_request(stream: &mut TcpStream) -> Option<(String, String)> {
     let mut body = vec![0; length];
     reader.read_exact(&mut body).ok()?;
     Some((headers, String::from_utf8(body).expect("UTF-8 body")))
+}
+
+/// A TLS server on 127.0.0.1 with the certificate in `fixtures/tls/server.pem` (for
+/// 127.0.0.1, signed by the test CA `fixtures/tls/ca.pem`), answering every request with
+/// HTTP 503; its thread lives as long as the test process.
+fn tls_server() -> String {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/tls");
+    let cert = CertificateDer::from_pem_file(dir.join("server.pem")).expect("server.pem");
+    let key = PrivateKeyDer::from_pem_file(dir.join("server.key")).expect("server.key");
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .expect("TLS versions")
+        .with_no_client_auth()
+        .with_single_cert(vec![cert], key)
+        .expect("server TLS config");
+    let config = Arc::new(config);
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let url = format!("https://{}/mcp", listener.local_addr().expect("addr"));
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { continue };
+            let Ok(connection) = rustls::ServerConnection::new(config.clone()) else {
+                continue;
+            };
+            let mut tls = BufReader::new(rustls::StreamOwned::new(connection, stream));
+            while read_request(&mut tls).is_some() {
+                let answer = response(503, "text/plain", &[], b"served over TLS");
+                if tls.get_mut().write_all(&answer).is_err() || tls.get_mut().flush().is_err() {
+                    break;
+                }
+            }
+        }
+    });
+    url
 }
 
 fn response(status: u16, content_type: &str, extra: &[(&str, &str)], body: &[u8]) -> Vec<u8> {
@@ -320,6 +362,26 @@ fn a_redirect_is_not_followed_and_the_error_says_where_it_points() {
 fn a_tls_failure_is_an_error_naming_it() {
     let url = fault_server(Behaviour::NotTls).replace("http://", "https://");
     two_failed_requests(&url, &[], "TLS failure");
+}
+
+/// A server whose certificate a private CA signed: refused against the built-in roots, and
+/// reached with `--ca-cert` (its HTTP 503 comes through, so the handshake succeeded).
+#[test]
+fn a_private_ca_is_trusted_with_ca_cert_and_only_then() {
+    let url = tls_server();
+    let (_, log) = two_failed_requests(&url, &[], "TLS failure");
+    let fault = log
+        .frames
+        .iter()
+        .find_map(|f| f.http.as_ref()?.fault.clone());
+    assert!(
+        fault.is_some_and(|f| f.contains("UnknownIssuer")),
+        "{:?}",
+        log.frames
+    );
+    let ca = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/tls/ca.pem");
+    let ca = ca.to_str().expect("UTF-8 path");
+    two_failed_requests(&url, &["--ca-cert", ca], "HTTP 503: served over TLS");
 }
 
 /// Remote options the proxy cannot use stop it before it reaches the server: exit 125 with
