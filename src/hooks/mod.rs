@@ -25,7 +25,9 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use crate::clients::catalog::HookClient;
+use crate::store::injections::Injection;
 use crate::store::{Scope, Store, StoreError};
+use crate::tokenizer::Tokenizer;
 use payload::Event;
 
 /// The default token budget of an injected context.
@@ -114,10 +116,7 @@ pub fn run(client: HookClient, input: &[u8], config: &HookConfig) -> Result<Hook
         .clone()
         .or_else(|| state.last_prompt.clone());
     let snapshot = transcript.as_deref().map(context::snapshot_log);
-    let mut exclusions = context::Exclusions {
-        transcript: transcript.as_ref().map(|_| state.log_name()),
-        ..context::Exclusions::default()
-    };
+    let mut exclusions = context::Exclusions::default();
     let answers = match (&payload.event, payload.source.as_deref()) {
         (Event::UserPromptSubmit | Event::BeforeAgent, _) => true,
         (Event::SessionStart, Some("compact" | "resume")) => true,
@@ -132,17 +131,12 @@ pub fn run(client: HookClient, input: &[u8], config: &HookConfig) -> Result<Hook
     laps.lap("load");
     let task = match &payload.event {
         Event::UserPromptSubmit | Event::BeforeAgent => {
-            // The last turn: from the previous prompt on (the one before this prompt when
-            // the client has already written this prompt into the transcript).
-            let n = state.prompt_lines.len();
-            let already_written =
-                last_prompt.as_deref() == payload.prompt.as_deref().map(str::trim);
-            exclusions.from_line = match (already_written, n) {
-                (true, 2..) => Some(state.prompt_lines[n - 2]),
-                (true, _) => None,
-                (false, 1..) => Some(state.prompt_lines[n - 1]),
-                (false, 0) => None,
-            };
+            // Only what the model no longer has: not this session's records since its last
+            // compaction boundary, nor what was injected since.
+            exclusions.window = transcript.as_ref().map(|_| context::Window {
+                log: state.log_name(),
+                from_line: state.boundary.unwrap_or(0),
+            });
             exclusions.ids = state.injected.iter().cloned().collect::<BTreeSet<_>>();
             payload.prompt.clone()
         }
@@ -170,20 +164,58 @@ pub fn run(client: HookClient, input: &[u8], config: &HookConfig) -> Result<Hook
             }
             Some(built) => {
                 let text = answer::wrap(payload.event.name(), built.cited.len(), &built.context);
-                note.push_str(&format!(
-                    "; injected {} records, {} characters",
-                    built.cited.len(),
-                    text.chars().count()
-                ));
-                stdout = Some(answer::hook_output(payload.event.name(), &text));
-                state.injected = built.cited;
+                let injection = Injection {
+                    key: event_key(&payload, &state),
+                    workspace: scope.workspace.clone(),
+                    client: client.name().to_string(),
+                    session: payload.session_id.clone(),
+                    event: payload.event.name().to_string(),
+                    created: crate::store::results::unix_now(),
+                    records: built.cited.len() as u64,
+                    characters: text.chars().count() as u64,
+                    tokens: Tokenizer::default().count(&text) as u64,
+                };
+                if store.claim_injection(&injection)? {
+                    note.push_str(&format!(
+                        "; injected {} records, {} characters, {} tokens",
+                        injection.records, injection.characters, injection.tokens
+                    ));
+                    stdout = Some(answer::hook_output(payload.event.name(), &text));
+                    state.injected_now(&built.cited);
+                } else {
+                    note.push_str("; answered already (the event fired twice): nothing printed");
+                }
             }
             None => note.push_str("; nothing to inject"),
         }
     }
+    if !answers {
+        // The compaction about to happen is a boundary: all imported so far is before it.
+        state.compacted_at(state.lines + 1);
+    }
     state::save_if(&config.state_dir, &state, transcript.is_some(), &store)?;
     note.push_str(&laps.note());
     Ok(HookRun { stdout, note })
+}
+
+/// What makes one firing of an event: the session, the event and its source, the transcript
+/// (its log name) and how far it goes, the prompt. A client that fires the hook twice for
+/// one event gives both runs the same key.
+fn event_key(payload: &payload::Payload, state: &state::TranscriptState) -> String {
+    use sha2::{Digest, Sha256};
+    let mut hash = Sha256::new();
+    for part in [
+        payload.session_id.as_str(),
+        payload.event.name(),
+        payload.source.as_deref().unwrap_or_default(),
+        &state.log_name(),
+        &state.lines.to_string(),
+        payload.prompt.as_deref().unwrap_or_default(),
+    ] {
+        hash.update(part.as_bytes());
+        hash.update([0]);
+    }
+    hex::encode(hash.finalize())
 }
 
 /// Where a run's time went, for its log line (`; ms: store 2, import 5, load 31, build 84`).
