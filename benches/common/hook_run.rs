@@ -19,14 +19,17 @@ pub(super) fn real_transcript() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(REAL_TRANSCRIPT)
 }
 
-/// Starts `ctxopt hook claude-code` (the binary `ctxopt`) with its store and state in
-/// `dir`, and writes `payload` on its stdin; join the thread once the child has exited.
+/// Starts `ctxopt hook claude-code` (the binary `ctxopt`) with its store, state and home
+/// folder in `dir` (the client config files it reads are there), and writes `payload` on
+/// its stdin; join the thread once the child has exited.
 pub(super) fn spawn(ctxopt: &str, dir: &Path, payload: &[u8]) -> (Child, JoinHandle<()>) {
     let mut child = Command::new(ctxopt)
         .args(["hook", "claude-code", "--store"])
         .arg(dir.join("store.sqlite3"))
         .arg("--state-dir")
         .arg(dir.join("state"))
+        .env("HOME", dir)
+        .env("XDG_CONFIG_HOME", dir.join(".config"))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -49,6 +52,20 @@ pub(super) fn prompt_payload(transcript: &Path, cwd: &Path) -> Vec<u8> {
         "prompt": "the todo app build fails with TypeError: generate is not a function"})
     .to_string()
     .into_bytes()
+}
+
+/// A payload of `event` for `transcript` in the workspace `cwd`: `SessionStart` with
+/// `source: compact` (the restore after a compaction), `PreCompact`, or any other event
+/// without its fields.
+pub(super) fn event_payload(event: &str, transcript: &Path, cwd: &Path) -> Vec<u8> {
+    let mut payload = serde_json::json!({"session_id": "e2e", "hook_event_name": event,
+        "transcript_path": transcript, "cwd": cwd});
+    match event {
+        "SessionStart" => payload["source"] = "compact".into(),
+        "PreCompact" => payload["trigger"] = "auto".into(),
+        _ => {}
+    }
+    payload.to_string().into_bytes()
 }
 
 /// Writes [`REAL_TRANSCRIPT`] repeated into `path` until it holds at least `size` bytes;

@@ -17,7 +17,7 @@ use super::baseline;
 use super::real::Half;
 use super::session_cut::{Session, SessionClient, SessionCut};
 use crate::clients::catalog::HookClient;
-use crate::hooks::{self, answer, HookConfig, HookError, DEFAULT_HOOK_BUDGET};
+use crate::hooks::{self, answer, HookConfig, HookError, ToolServer};
 use crate::import::{self, ImportError, ImportOptions};
 use crate::optimizer::{self, BuildConfig, OptimizerError};
 use crate::records::Records;
@@ -251,6 +251,8 @@ pub(crate) fn replay_compaction(
     })?;
     let config = HookConfig {
         budget,
+        restore_budget: budget,
+        tool_server: ToolServer::Known(Some("ctxopt".into())),
         store: Some(scratch.0.join("store.sqlite3").display().to_string()),
         state_dir: scratch.0.clone(),
     };
@@ -313,7 +315,12 @@ fn build_codex(
         session: session.name.clone(),
         source,
     })?;
-    let context = answer::wrap("SessionStart", built.sources.len(), &built.context);
+    let context = answer::wrap(
+        "SessionStart",
+        built.sources.len(),
+        &built.context,
+        &answer::more_line(Some("ctxopt")),
+    );
     Ok(Replay {
         context,
         millis: started.elapsed().as_secs_f64() * 1000.0,
@@ -534,12 +541,16 @@ pub fn rows(results: &[CutResult]) -> Vec<InteractiveRow> {
     rows
 }
 
-/// Runs the benchmark on every session under `dir` at the hook's default budget.
-pub fn run(dir: &Path, tokenizer: Tokenizer) -> Result<InteractiveReport, InteractiveError> {
+/// Runs the benchmark on every session under `dir`, the restore at `budget` tokens.
+pub fn run(
+    dir: &Path,
+    budget: usize,
+    tokenizer: Tokenizer,
+) -> Result<InteractiveReport, InteractiveError> {
     let (sessions, infos) = load_corpus(dir)?;
-    let results = run_cuts(&sessions, DEFAULT_HOOK_BUDGET, tokenizer)?;
+    let results = run_cuts(&sessions, budget, tokenizer)?;
     Ok(InteractiveReport {
-        hook_budget: DEFAULT_HOOK_BUDGET,
+        hook_budget: budget,
         sessions: infos,
         rows: rows(&results),
         tuning_cuts: results
@@ -640,6 +651,7 @@ impl InteractiveReport {
 mod tests {
     use super::*;
     use crate::bench::session_cut::{tests::claude_fixture, NotASession};
+    use crate::hooks::DEFAULT_RESTORE_BUDGET;
 
     fn fixture_session() -> Session {
         Session::parse("o__r__s.jsonl", &claude_fixture()).unwrap()
@@ -650,7 +662,7 @@ mod tests {
         let session = fixture_session();
         let cut = &session.cuts()[0];
         let replay =
-            replay_compaction(&session, cut, DEFAULT_HOOK_BUDGET, Tokenizer::default()).unwrap();
+            replay_compaction(&session, cut, DEFAULT_RESTORE_BUDGET, Tokenizer::default()).unwrap();
         assert!(replay.context.starts_with(crate::import::INJECTED_MARKER));
         let s = score(cut, &replay.context, Tokenizer::default(), replay.millis);
         // Canaries: the labels can be found, by the hook's answer and by the tail.
@@ -666,7 +678,7 @@ mod tests {
     #[test]
     fn rows_count_every_metric_per_half_and_client() {
         let session = fixture_session();
-        let results = run_cuts(&[session], DEFAULT_HOOK_BUDGET, Tokenizer::default()).unwrap();
+        let results = run_cuts(&[session], DEFAULT_RESTORE_BUDGET, Tokenizer::default()).unwrap();
         assert_eq!(results.len(), 3);
         let rows = rows(&results);
         // One half (o/r is tuning or held-out), all clients + Claude Code, four strategies.
@@ -774,7 +786,7 @@ mod tests {
             left_out: client.is_none().then(|| NotASession::Unknown.to_string()),
         };
         let report = InteractiveReport {
-            hook_budget: DEFAULT_HOOK_BUDGET,
+            hook_budget: DEFAULT_RESTORE_BUDGET,
             sessions: vec![
                 info("a", Some(SessionClient::ClaudeCode), Half::Tuning, 1),
                 info("b", Some(SessionClient::Codex), Half::Tuning, 1),

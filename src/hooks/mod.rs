@@ -7,7 +7,8 @@
 //!   injected);
 //! - [`ingest`]: the transcript into the store, from the last offset read;
 //! - [`context`]: the build, leaving out what the model has just seen;
-//! - [`answer`]: the marker and the client JSON;
+//! - [`answer`]: the marker, the closing line and the client JSON;
+//! - [`tool_server`]: whether ctxopt serves `build_context` to the client;
 //! - [`log`]: the hooks' own log.
 //!
 //! A hook must never hurt the user's prompt: [`run`] returns an error for anything that
@@ -20,6 +21,7 @@ pub(crate) mod ingest;
 pub mod log;
 pub(crate) mod payload;
 pub(crate) mod state;
+pub mod tool_server;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -29,9 +31,17 @@ use crate::store::injections::Injection;
 use crate::store::{Scope, Store, StoreError};
 use crate::tokenizer::Tokenizer;
 use payload::Event;
+pub use tool_server::ToolServer;
 
-/// The default token budget of an injected context.
+/// The default token budget of a prompt-time context (`UserPromptSubmit`, `BeforeAgent`):
+/// it comes on every prompt, beside everything the model still has.
 pub const DEFAULT_HOOK_BUDGET: usize = 1500;
+
+/// The default token budget of a restore (`SessionStart` after a compaction or on a resumed
+/// session): the model has lost everything but a summary. Chosen from the interactive
+/// benchmark (`docs/hooks.md`, "The budget and the size"); the answer stays within
+/// [`answer::MAX_CONTEXT_CHARS`] all the same.
+pub const DEFAULT_RESTORE_BUDGET: usize = 2500;
 
 /// Why a hook run produced no context.
 #[derive(Debug, thiserror::Error)]
@@ -57,8 +67,12 @@ pub enum HookError {
 /// How a hook runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HookConfig {
-    /// The token budget of the injected context.
+    /// The token budget of a prompt-time context.
     pub budget: usize,
+    /// The token budget of a restore (`SessionStart` with `compact` or `resume`).
+    pub restore_budget: usize,
+    /// Whether ctxopt serves `build_context` to the model (named in the answer's last line).
+    pub tool_server: ToolServer,
     /// The store (`--store`: a path or `:memory:`); none: the default file.
     pub store: Option<String>,
     /// Where the hook keeps its state and log.
@@ -153,7 +167,11 @@ pub fn run(client: HookClient, input: &[u8], config: &HookConfig) -> Result<Hook
     };
     let mut stdout = None;
     if let Some(task) = task {
-        let built = context::build(stored, &task, config.budget, &exclusions)?;
+        let budget = match payload.event {
+            Event::SessionStart => config.restore_budget,
+            _ => config.budget,
+        };
+        let built = context::build(stored, &task, budget, &exclusions)?;
         laps.lap("build");
         match built {
             Some(built) if !answers => {
@@ -163,7 +181,13 @@ pub fn run(client: HookClient, input: &[u8], config: &HookConfig) -> Result<Hook
                 }
             }
             Some(built) => {
-                let text = answer::wrap(payload.event.name(), built.cited.len(), &built.context);
+                let server = config.tool_server.resolve(client, Path::new(&payload.cwd));
+                let text = answer::wrap(
+                    payload.event.name(),
+                    built.cited.len(),
+                    &built.context,
+                    &answer::more_line(server.as_deref()),
+                );
                 let injection = Injection {
                     key: event_key(&payload, &state),
                     workspace: scope.workspace.clone(),

@@ -36,6 +36,8 @@ fn setup(source: &str) -> Setup {
     std::fs::create_dir(&workspace).unwrap();
     let config = HookConfig {
         budget: DEFAULT_HOOK_BUDGET,
+        restore_budget: DEFAULT_RESTORE_BUDGET,
+        tool_server: ToolServer::Known(Some("ctxopt".into())),
         store: Some(dir.path().join("store.sqlite3").display().to_string()),
         state_dir: dir.path().join("state"),
     };
@@ -101,6 +103,12 @@ fn context_of(run: &HookRun, event: &str) -> String {
         "{context}"
     );
     assert!(context.chars().count() <= answer::MAX_CONTEXT_CHARS);
+    // It ends by saying how to get more: the setup's client serves ctxopt's tools.
+    let more = answer::more_line(Some("ctxopt"));
+    assert!(
+        context.ends_with(&format!("\n{more}\n</ctxopt-context>")),
+        "{context}"
+    );
     context
 }
 

@@ -61,7 +61,10 @@ pub struct InjectionTotal {
 impl Store {
     /// Records `injection` unless an injection with its key is already there; returns
     /// whether it was recorded (false: this event was answered already, so do not answer).
+    /// Its workspace and session are redacted as every text the store writes.
     pub fn claim_injection(&mut self, injection: &Injection) -> Result<bool, StoreError> {
+        let workspace = self.redact(&injection.workspace).into_owned();
+        let session = self.redact(&injection.session).into_owned();
         let n = self
             .conn
             .execute(
@@ -70,9 +73,9 @@ impl Store {
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
                 params![
                     injection.key,
-                    injection.workspace,
+                    workspace,
                     injection.client,
-                    injection.session,
+                    session,
                     injection.event,
                     injection.created,
                     injection.records as i64,
@@ -168,5 +171,17 @@ mod tests {
         let start = totals.iter().find(|t| t.event == "SessionStart").unwrap();
         assert_eq!((start.answers, start.tokens), (1, 2000));
         assert!(store.injection_totals(Some(101)).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_secret_in_a_workspace_path_is_redacted_in_the_ledger() {
+        let mut store = Store::open_in_memory().unwrap();
+        let secret = "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789";
+        let mut i = injection("k1", "s1", "SessionStart", 10);
+        i.workspace = format!("/home/me/{secret}/app");
+        assert!(store.claim_injection(&i).unwrap());
+        let totals = store.injection_totals(None).unwrap();
+        assert!(!totals[0].workspace.contains(secret), "{totals:?}");
+        assert!(totals[0].workspace.contains("[REDACTED:"), "{totals:?}");
     }
 }
