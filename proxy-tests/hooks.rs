@@ -17,7 +17,7 @@ const TIMEOUT: Duration = Duration::from_secs(120);
 
 /// Runs `ctxopt hook claude-code` with `stdin`; returns (exit code, stdout, log text).
 fn hook(dir: &Path, stdin: &[u8]) -> (i32, String, String) {
-    let (mut child, writer) = hook_run::spawn(CTXOPT, dir, stdin);
+    let (mut child, writer) = hook_run::spawn(CTXOPT, "claude-code", dir, stdin);
     let mut out = child.stdout.take().unwrap();
     let reader = std::thread::spawn(move || {
         let mut s = String::new();
@@ -183,7 +183,7 @@ fn a_restore_names_the_context_tool_and_status_and_report_count_what_it_injected
         .find(|l| l.contains("claude-code session e2e"))
         .unwrap_or_else(|| panic!("{status}"));
     assert!(
-        session.contains(&format!("SessionStart 2 answers"))
+        session.contains("SessionStart 2 answers")
             && session.contains(&format!("{injected} tokens")),
         "{session}"
     );
@@ -308,7 +308,7 @@ fn sparse_transcript_peak_kib(size: u64) -> u64 {
     drop(file);
     // The restore after a compaction (a prompt on a session never compacted adds nothing).
     let restore = event_payload("SessionStart", &transcript, dir.path());
-    let (mut child, writer) = hook_run::spawn(CTXOPT, dir.path(), &restore);
+    let (mut child, writer) = hook_run::spawn(CTXOPT, "claude-code", dir.path(), &restore);
     let mut out = child.stdout.take().unwrap();
     let reader = std::thread::spawn(move || {
         let mut s = String::new();

@@ -93,6 +93,12 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             .unwrap_or_else(|| PathBuf::from(DEFAULT_CORPUS));
         let result = interactive::run(&corpus, args.restore_budget, args.tokenizer)?;
         print!("{}\n\n{}", result.corpus_line(), result.markdown_table());
+        if !result.compactions.is_empty() {
+            print!(
+                "\nAt the compactions the transcripts record:\n\n{}",
+                result.compactions_table()
+            );
+        }
         write_json(&args.output_dir.join(INTERACTIVE_JSON), &result)?;
         ExitCode::SUCCESS
     } else {
