@@ -15,7 +15,8 @@
 //!   then `CTXOPT_BENCH_HOOK_RUNS` runs per event (default 100), each after appending one
 //!   more turn (the real transcript's first six lines).
 //!
-//! It prints, as Markdown, the wall-clock latency per event (p50, p99, max) and the peak
+//! `CTXOPT_BENCH_BIN=PATH` runs another `ctxopt` binary than the one built with it. It prints,
+//! as Markdown, the wall-clock latency per event (p50, p99, max) and the peak
 //! resident memory of a hook run (the `peak` its log line gives: its `VmHWM`, Linux only);
 //! the corpus per session too. `docs/benchmarks.md` records a run.
 
@@ -28,7 +29,11 @@ use serde_json::{json, Value};
 #[path = "common/hook_run.rs"]
 mod hook_run;
 
-const CTXOPT: &str = env!("CARGO_BIN_EXE_ctxopt");
+/// The `ctxopt` binary built with this benchmark, unless `CTXOPT_BENCH_BIN` names another
+/// (for instance a release build run by a harness built in the test profile).
+fn ctxopt() -> String {
+    std::env::var("CTXOPT_BENCH_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_ctxopt").to_string())
+}
 
 /// The most prompts of one session replayed.
 const MAX_PROMPTS: usize = 12;
@@ -47,7 +52,7 @@ struct Run {
 /// Runs the hook of `client` on `payload` with its store and state in `dir`.
 fn run_hook(client: &str, dir: &Path, event: &'static str, payload: &[u8]) -> Run {
     let started = Instant::now();
-    let (child, writer) = hook_run::spawn(CTXOPT, client, dir, payload);
+    let (child, writer) = hook_run::spawn(&ctxopt(), client, dir, payload);
     let out = child.wait_with_output().expect("wait for the hook");
     let time = started.elapsed();
     writer.join().expect("the payload writer");
