@@ -160,7 +160,11 @@ mod tests {
         let one = odd.one.unwrap();
         assert_eq!((one.name, one.on, one.n), (None, false, None));
         assert!(odd.many.is_empty());
-        for wrong in [serde_json::json!("a"), serde_json::json!(1), serde_json::json!(null)] {
+        for wrong in [
+            serde_json::json!("a"),
+            serde_json::json!(1),
+            serde_json::json!(null),
+        ] {
             let whole: Whole = from_value(serde_json::json!({ "one": wrong })).unwrap();
             assert!(whole.one.is_none(), "{wrong}");
         }

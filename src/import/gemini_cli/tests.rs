@@ -76,6 +76,9 @@ fn a_chat_whose_messages_are_not_a_list_is_refused_naming_the_place() {
     )
     .unwrap();
     assert_eq!(summary.errors.len(), 1, "{summary}");
-    assert!(summary.errors[0].message.contains("messages[0]"), "{summary}");
+    assert!(
+        summary.errors[0].message.contains("messages[0]"),
+        "{summary}"
+    );
     assert_eq!(records.task.as_deref(), Some("fix the build"));
 }
