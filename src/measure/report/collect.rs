@@ -700,6 +700,7 @@ impl Accumulator {
             }
         }
         Report {
+            hook_injections: Vec::new(),
             tokenizer,
             sessions: self.sessions,
             servers,

@@ -5,8 +5,8 @@
 use std::fmt::Write as _;
 
 use super::text::{
-    anomalies_table, compaction_table, never_called_table, pins_table, sessions_table, tools_table,
-    Table,
+    anomalies_table, compaction_table, hook_injections_table, net_line, never_called_table,
+    pins_table, sessions_table, tools_table, Table,
 };
 use super::{Report, ToolReport};
 
@@ -234,6 +234,11 @@ pub fn render(report: &Report) -> String {
     if !report.compaction.is_empty() {
         out.push_str("<h2>Compaction</h2>\n");
         table(&compaction_table(report), &mut out);
+    }
+    if !report.hook_injections.is_empty() {
+        out.push_str("<h2>Hook injections</h2>\n");
+        table(&hook_injections_table(report), &mut out);
+        let _ = writeln!(out, "<p id=\"net\">{}</p>", escape(&net_line(report)));
     }
     if !report.never_called.is_empty() {
         out.push_str("<h2>Tools never called</h2>\n");

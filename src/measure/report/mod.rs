@@ -38,6 +38,22 @@ pub struct Report {
     /// Every change of a server's tool catalog (absent when none changed).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub catalog_changes: Vec<CatalogChange>,
+    /// What the client hooks injected into sessions' context, per session and event, from
+    /// the store's ledger (absent when no store was read or it holds none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hook_injections: Vec<crate::store::injections::InjectionTotal>,
+}
+
+impl Report {
+    /// Tokens the hooks injected, summed.
+    pub fn injected_tokens(&self) -> u64 {
+        self.hook_injections.iter().map(|i| i.tokens).sum()
+    }
+
+    /// Tokens wire compaction saved, summed.
+    pub fn saved_tokens(&self) -> u64 {
+        self.compaction.iter().map(|c| c.saved_tokens).sum()
+    }
 }
 
 /// A server tool offered to the client (in the `tools/list` answers it got, the proxy's

@@ -259,6 +259,55 @@ pub fn compaction_table(report: &Report) -> Table {
     )
 }
 
+/// The hook ledger: per session and event, what the hooks added to the model's context.
+pub fn hook_injections_table(report: &Report) -> Table {
+    Table::new(
+        [
+            "client",
+            "session",
+            "event",
+            "answers",
+            "records",
+            "characters",
+            "tokens",
+        ],
+        report
+            .hook_injections
+            .iter()
+            .map(|i| {
+                vec![
+                    i.client.clone(),
+                    i.session.clone(),
+                    i.event.clone(),
+                    i.answers.to_string(),
+                    i.records.to_string(),
+                    i.characters.to_string(),
+                    i.tokens.to_string(),
+                ]
+            })
+            .collect(),
+    )
+    .align(0, Align::Left)
+    .align(1, Align::Left)
+    .align(2, Align::Left)
+}
+
+/// One line: what the hooks added and what wire compaction saved, counted, and the net.
+pub fn net_line(report: &Report) -> String {
+    let added = report.injected_tokens();
+    let saved = report.saved_tokens();
+    let sessions: std::collections::BTreeSet<&str> = report
+        .hook_injections
+        .iter()
+        .map(|i| i.session.as_str())
+        .collect();
+    format!(
+        "hooks added {added} tokens to {} sessions' context; wire compaction saved {saved} tokens; net {} tokens",
+        sessions.len(),
+        saved as i64 - added as i64
+    )
+}
+
 /// The server tools offered and never called: the evidence for `--hide-tools`.
 pub(crate) fn never_called_table(report: &Report) -> Table {
     Table::new(
@@ -388,6 +437,17 @@ pub fn render(report: &Report, style: Style) -> String {
             "Compaction (server tokens: sent by the server; client tokens: what the client got)",
         );
         compaction_table(report).render(style, &mut out);
+    }
+    if !report.hook_injections.is_empty() {
+        heading(
+            &mut out,
+            "Hook injections (what ctxopt added to sessions' context)",
+        );
+        hook_injections_table(report).render(style, &mut out);
+        if style == Style::Markdown {
+            out.push('\n');
+        }
+        let _ = writeln!(out, "{}", net_line(report));
     }
     if !report.never_called.is_empty() {
         heading(
