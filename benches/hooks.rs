@@ -13,7 +13,7 @@ use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-#[path = "../examples/common/hook_run.rs"]
+#[path = "common/hook_run.rs"]
 mod hook_run;
 
 const CTXOPT: &str = env!("CARGO_BIN_EXE_ctxopt");

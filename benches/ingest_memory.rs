@@ -6,24 +6,17 @@
 //! ```
 //!
 //! `CTXOPT_BENCH_LOG_MB` sets the log size (default 1024) and `CTXOPT_BENCH_RSS_MB` the bound
-//! (default 100). The log (see `examples/common/frame_log.rs`) and the store are written in a
+//! (default 100). The log (see `benches/common/frame_log.rs`) and the store are written in a
 //! temporary directory and removed afterwards. The peak is the child's `ru_maxrss`, read with
 //! `getrusage(RUSAGE_CHILDREN)` once it has been waited for.
 
 use std::process::{Command, ExitCode};
 use std::time::Instant;
 
-#[path = "../examples/common/frame_log.rs"]
+#[path = "common/frame_log.rs"]
 mod frame_log;
 
-use frame_log::{generate, peak_rss_mb};
-
-fn env_number(name: &str, default: f64) -> f64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
+use frame_log::{env_number, generate, peak_rss_mb};
 
 fn main() -> ExitCode {
     let size_mb = env_number("CTXOPT_BENCH_LOG_MB", 1024.0) as u64;

@@ -5,7 +5,7 @@ use std::io::Read;
 use std::path::Path;
 use std::time::Duration;
 
-#[path = "../examples/common/hook_run.rs"]
+#[path = "../benches/common/hook_run.rs"]
 mod hook_run;
 
 use hook_run::{prompt_payload as payload, real_transcript, repeated_transcript};

@@ -1,13 +1,13 @@
 //! Benchmark: `ctxopt report` over a generated frame log of about 1 GB, in bounded memory.
 //!
 //! ```text
-//! cargo run --release --example report_bench -- [SIZE_MB] [BOUND_MB]
+//! cargo bench --bench report_memory
 //! ```
 //!
-//! Writes a log of SIZE_MB (default 1024) into a temporary directory (see
-//! `examples/common/frame_log.rs`). Then it builds the report and prints the time, the
-//! throughput and the process's peak resident set size; it exits 1 when the peak exceeds
-//! BOUND_MB (default 256).
+//! `CTXOPT_BENCH_LOG_MB` sets the log size (default 1024) and `CTXOPT_BENCH_RSS_MB` the bound
+//! (default 256). It writes the log into a temporary directory (see
+//! `benches/common/frame_log.rs`), builds the report and prints the time, the throughput and
+//! the process's peak resident set size; it exits 1 when the peak exceeds the bound.
 
 use std::process::ExitCode;
 use std::time::Instant;
@@ -17,12 +17,11 @@ use ctxopt::measure::report;
 #[path = "common/frame_log.rs"]
 mod frame_log;
 
-use frame_log::{generate, peak_rss_mb};
+use frame_log::{env_number, generate, peak_rss_mb};
 
 fn main() -> ExitCode {
-    let mut args = std::env::args().skip(1);
-    let size_mb: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(1024);
-    let bound_mb: f64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(256.0);
+    let size_mb = env_number("CTXOPT_BENCH_LOG_MB", 1024.0) as u64;
+    let bound_mb = env_number("CTXOPT_BENCH_RSS_MB", 256.0);
     let dir = match tempfile::tempdir() {
         Ok(d) => d,
         Err(e) => {

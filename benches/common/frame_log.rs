@@ -1,5 +1,5 @@
 //! A generated frame log of any size, for the benchmarks over large logs
-//! (`examples/report_bench.rs`, `benches/ingest_memory.rs`): 2026-07-28 style `tools/call`
+//! (`benches/report_memory.rs`, `benches/ingest_memory.rs`): 2026-07-28 style `tools/call`
 //! requests and results across 20 tools, every result carrying a `_meta` envelope with an
 //! inline icon, one result in 50 of ~200 kB, some `isError` results and banners. The
 //! `tokens` figures in the records are those of each frame's template.
@@ -14,6 +14,14 @@ use ctxopt::framelog::{
 };
 use ctxopt::protocol::MODERN_VERSION;
 use ctxopt::tokenizer::Tokenizer;
+
+/// The number in environment variable `name`, else `default`.
+pub(crate) fn env_number(name: &str, default: f64) -> f64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
 
 /// The peak resident set size of this process (`RUSAGE_SELF`) or of its waited-for
 /// children (`RUSAGE_CHILDREN`), in MB.
