@@ -20,13 +20,18 @@
 
 use std::collections::BTreeMap;
 
+use serde::Deserialize;
 use serde_json::Value;
+
+mod format;
 
 use super::file_reads::shell::{file_read, FileViews};
 use super::test_runs::{run_records, Run};
+use super::typed;
 use super::{first_line, gather, parts, rfc3339, ImportSummary, INJECTED_MARKER};
 use crate::records::SessionRecord;
 use crate::records::{Common, DiffRecord, ErrorRecord, FileRecord, Message, Records, Role};
+use format::{Call, Compacted, Line, ResponseItem, READ_ITEMS};
 
 /// Converts the text of a rollout file into records.
 pub(crate) fn import_rollout(text: &str) -> (Records, ImportSummary) {
@@ -35,49 +40,67 @@ pub(crate) fn import_rollout(text: &str) -> (Records, ImportSummary) {
     let mut calls: BTreeMap<String, (String, Value)> = BTreeMap::new();
     let mut task: Option<String> = None;
     let mut views = FileViews::default();
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
+    for (i, text) in text.lines().enumerate() {
+        if text.trim().is_empty() {
             continue;
         }
         summary.lines += 1;
         let n = i + 1;
-        let entry: Value = match serde_json::from_str(line) {
-            Ok(v) => v,
+        let line: Line = match serde_json::from_str::<Value>(text) {
             Err(e) => {
                 summary.error(n, format!("not JSON: {e}"));
                 continue;
             }
+            Ok(value) => match typed::from_value(value) {
+                Ok(line) => line,
+                Err(_) => {
+                    summary.error(n, "expected an object with type and payload");
+                    continue;
+                }
+            },
         };
-        let (Some(kind), Some(payload)) = (
-            entry.get("type").and_then(Value::as_str),
-            entry.get("payload"),
-        ) else {
-            summary.error(n, "expected an object with type and payload");
-            continue;
-        };
-        let ptype = payload.get("type").and_then(Value::as_str).unwrap_or("-");
-        if kind == "compacted" {
+        let ptype = line
+            .payload
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("-")
+            .to_string();
+        let timestamp = rfc3339(line.timestamp.as_ref());
+        if line.kind == "compacted" {
             summary.boundaries.push(n);
-            let message = payload.get("message").and_then(Value::as_str);
-            if let Some(text) = message.filter(|t| !t.trim().is_empty()) {
-                let mut common = parts(n, None, rfc3339(entry.get("timestamp")));
-                out.push(SessionRecord::Message(Message {
-                    common: common("summary"),
-                    role: Role::System,
-                    text: text.to_string(),
-                }));
+            match typed::from_value::<Compacted>(line.payload) {
+                Ok(compacted) if !compacted.message.trim().is_empty() => {
+                    let mut common = parts(n, None, timestamp);
+                    out.push(SessionRecord::Message(Message {
+                        common: common("summary"),
+                        role: Role::System,
+                        text: compacted.message,
+                    }));
+                }
+                Ok(_) => {}
+                Err(e) => summary.error(n, e.to_string()),
             }
             continue;
         }
-        if kind != "response_item" {
-            summary.skip(format!("{kind}:{ptype}"));
+        if line.kind != "response_item" {
+            summary.skip(format!("{}:{ptype}", line.kind));
             continue;
         }
-        let mut common = parts(n, None, rfc3339(entry.get("timestamp")));
-        let text = |k: &str| payload.get(k).and_then(Value::as_str).unwrap_or_default();
-        match ptype {
-            "message" => {
-                let role = match text("role") {
+        if !READ_ITEMS.contains(&ptype.as_str()) {
+            summary.skip(format!("response_item:{ptype}"));
+            continue;
+        }
+        let item: ResponseItem = match typed::from_value(line.payload) {
+            Ok(item) => item,
+            Err(e) => {
+                summary.error(n, e.to_string());
+                continue;
+            }
+        };
+        let mut common = parts(n, None, timestamp);
+        match item {
+            ResponseItem::Message { role, content } => {
+                let role = match role.as_str() {
                     "user" => Role::User,
                     "assistant" => Role::Assistant,
                     "system" | "developer" => Role::System,
@@ -86,12 +109,7 @@ pub(crate) fn import_rollout(text: &str) -> (Records, ImportSummary) {
                         continue;
                     }
                 };
-                for part in payload
-                    .get("content")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                {
+                for part in &content {
                     let Some(t) = part.get("text").and_then(Value::as_str) else {
                         summary.skip("content part without text");
                         continue;
@@ -112,20 +130,18 @@ pub(crate) fn import_rollout(text: &str) -> (Records, ImportSummary) {
                     }
                 }
             }
-            "function_call" | "custom_tool_call" => {
-                calls.insert(
-                    text("call_id").to_string(),
-                    (text("name").to_string(), call_args(payload)),
-                );
+            ResponseItem::FunctionCall(call) | ResponseItem::CustomToolCall(call) => {
+                let args = call.args();
+                calls.insert(call.call_id, (call.name, args));
             }
-            "function_call_output" | "custom_tool_call_output" => {
+            ResponseItem::FunctionCallOutput(output)
+            | ResponseItem::CustomToolCallOutput(output) => {
                 let (name, args) = calls
-                    .remove(text("call_id"))
+                    .remove(&output.call_id)
                     .unwrap_or_else(|| ("tool".to_string(), Value::Null));
-                let raw = payload.get("output");
+                let raw = output.output.as_ref();
                 call_records(&name, &args, raw, &mut common, &mut views, &mut out);
             }
-            other => summary.skip(format!("response_item:{other}")),
         }
     }
     let records = gather(task, out, &mut summary);
@@ -237,12 +253,9 @@ fn headed_output(text: String) -> (String, Option<i64>) {
 }
 
 /// The arguments of a `function_call` (its `arguments`, a JSON string, parsed) or a
-/// `custom_tool_call` (its `input`).
+/// `custom_tool_call` (its `input`); null for a payload that is not a call.
 pub(crate) fn call_args(payload: &Value) -> Value {
-    match payload.get("arguments").and_then(Value::as_str) {
-        Some(a) => serde_json::from_str(a).unwrap_or_else(|_| Value::String(a.into())),
-        None => payload.get("input").cloned().unwrap_or(Value::Null),
-    }
+    Call::deserialize(payload).map_or(Value::Null, |call| call.args())
 }
 
 /// The command of a call's arguments (`{"command": ["bash", "-lc", …]}`), empty when none.

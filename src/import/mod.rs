@@ -8,6 +8,7 @@
 //! - [`codex`]: Codex CLI rollouts (`~/.codex/sessions/…/rollout-*.jsonl`).
 //! - [`summary`]: what an import produced, skipped and could not read.
 //! - [`test_runs`]: test outcomes named in a command's output.
+//! - `typed`: each format's serde types are read through it, so a mismatch names its place.
 //!
 //! Every record an importer makes carries its provenance in its id: the kind, the line (or
 //! message index) of the source file and, where the source has one, the first characters of
@@ -22,6 +23,7 @@ pub mod mcp;
 pub mod summary;
 pub mod swe_agent;
 pub(crate) mod test_runs;
+mod typed;
 
 use std::fmt;
 

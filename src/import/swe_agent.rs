@@ -34,8 +34,12 @@
 
 use serde_json::Value;
 
+mod format;
+
 use super::file_reads::shell::{self as file_reads, FileViews};
+use super::typed;
 use crate::records::{Common, ErrorRecord, FileRecord, Message, Records, Role, ToolOutput};
+use format::{AssistantTurn, BashArguments, Plain, TrajMessage, Trajectory};
 
 /// The trajectory format this importer reads.
 pub(crate) const FORMAT: &str = "mini-swe-agent-1.1";
@@ -99,30 +103,13 @@ pub fn import_with(text: &str, options: &ImportOptions) -> Result<Imported, Impo
             format!("expected \"{FORMAT}\", found {format:?}"),
         ));
     }
-    let messages = root
-        .get("messages")
-        .and_then(Value::as_array)
-        .ok_or_else(|| format_error("messages", "expected an array"))?;
+    let Trajectory { messages } = typed::from_value(root)?;
 
     let steps = messages
         .iter()
-        .filter(|m| m.get("role").and_then(Value::as_str) == Some("assistant"))
+        .filter(|m| matches!(m, TrajMessage::Assistant(_)))
         .count();
-    let kept_steps = match options.cut {
-        None => steps,
-        Some(Cut::Share(share)) if share > 0.0 && share <= 1.0 => {
-            ((share * steps as f64).floor() as usize).max(1).min(steps)
-        }
-        Some(Cut::Share(share)) => {
-            return Err(ImportError::Cut(format!(
-                "the share of steps must be in (0, 1], found {share}"
-            )))
-        }
-        Some(Cut::UntilStep(0)) => {
-            return Err(ImportError::Cut("the step must be at least 1".into()))
-        }
-        Some(Cut::UntilStep(n)) => n.min(steps),
-    };
+    let kept_steps = kept_steps(options.cut, steps)?;
 
     let mut records = Records::default();
     let mut pending_commands: Vec<(String, String)> = Vec::new();
@@ -131,45 +118,36 @@ pub fn import_with(text: &str, options: &ImportOptions) -> Result<Imported, Impo
     let mut views = FileViews::default();
     // The working directory is the one the kept steps' commands `cd` to most, so that a
     // file read before the first `cd` gets the same path as the reads after it.
-    for message in messages
+    for turn in messages
         .iter()
-        .filter(|m| m.get("role").and_then(Value::as_str) == Some("assistant"))
+        .filter_map(|m| match m {
+            TrajMessage::Assistant(turn) => Some(turn),
+            _ => None,
+        })
         .take(kept_steps)
     {
-        for (_, command) in assistant_commands(message) {
+        for (_, command) in assistant_commands(turn) {
             views.note_command(&command);
         }
     }
 
     for (index, message) in messages.iter().enumerate() {
-        let place = format!("messages[{index}]");
-        let role = message
-            .get("role")
-            .and_then(Value::as_str)
-            .ok_or_else(|| format_error(format!("{place}.role"), "expected a string"))?;
-        let content = message
-            .get("content")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        let timestamp = message
-            .pointer("/extra/timestamp")
-            .and_then(Value::as_f64)
-            .and_then(rfc3339);
+        let timestamp = message.extra().timestamp.and_then(rfc3339);
         let common = |prefix: &str| Common {
             id: Some(format!("{prefix}-{index}")),
             timestamp: timestamp.clone(),
             priority: None,
         };
-        match role {
-            "system" => records.messages.push(Message {
+        match message {
+            TrajMessage::System(Plain { content, .. }) => records.messages.push(Message {
                 common: common("msg"),
                 role: Role::System,
-                text: content.to_string(),
+                text: content.clone(),
             }),
-            "user" if !seen_task => {
+            TrajMessage::User(Plain { content, .. }) if !seen_task => {
                 let (task, instructions) = split_task(content).ok_or_else(|| {
                     format_error(
-                        format!("{place}.content"),
+                        format!("messages[{index}].content"),
                         "expected a <pr_description> block",
                     )
                 })?;
@@ -183,32 +161,31 @@ pub fn import_with(text: &str, options: &ImportOptions) -> Result<Imported, Impo
                     });
                 }
             }
-            "user" => records.messages.push(Message {
+            TrajMessage::User(Plain { content, .. }) => records.messages.push(Message {
                 common: common("msg"),
                 role: Role::User,
-                text: content.to_string(),
+                text: content.clone(),
             }),
-            "assistant" if step == kept_steps => break,
-            "assistant" => {
+            TrajMessage::Assistant(_) if step == kept_steps => break,
+            TrajMessage::Assistant(turn) => {
                 step += 1;
-                pending_commands = assistant_commands(message);
-                if !content.trim().is_empty() {
+                pending_commands = assistant_commands(turn);
+                if !turn.content.trim().is_empty() {
                     records.messages.push(Message {
                         common: common("msg"),
                         role: Role::Assistant,
-                        text: content.to_string(),
+                        text: turn.content.clone(),
                     });
                 }
             }
-            "tool" => {
-                let call_id = message.get("tool_call_id").and_then(Value::as_str);
+            TrajMessage::Tool(observed) => {
                 // The call this observation answers; without an id, the turn's first call.
-                let command = match call_id {
+                let command = match &observed.tool_call_id {
                     Some(call) => pending_commands.iter().find(|(id, _)| id == call),
                     None => pending_commands.first(),
                 }
                 .map_or_else(|| "bash".to_string(), |(_, command)| command.clone());
-                let observation = parse_observation(content);
+                let observation = parse_observation(&observed.content);
                 for (k, (message, stack)) in python_tracebacks(&observation.output)
                     .into_iter()
                     .enumerate()
@@ -250,26 +227,21 @@ pub fn import_with(text: &str, options: &ImportOptions) -> Result<Imported, Impo
                 });
             }
             // The final patch is read below, also when the cut stops before it.
-            "exit" => {}
-            other => {
-                return Err(format_error(
-                    format!("{place}.role"),
-                    format!("unexpected role \"{other}\""),
-                ))
-            }
+            TrajMessage::Exit(_) => {}
         }
     }
     if !seen_task {
         return Err(format_error("messages", "no user message with the task"));
     }
-    let exit = messages
-        .iter()
-        .rev()
-        .find(|m| m.get("role").and_then(Value::as_str) == Some("exit"));
-    let submission = exit.and_then(|exit| {
-        exit.pointer("/extra/submission")
-            .and_then(Value::as_str)
-            .or_else(|| exit.get("content").and_then(Value::as_str))
+    let submission = messages.iter().rev().find_map(|m| match m {
+        TrajMessage::Exit(exit) => Some(
+            exit.extra
+                .submission
+                .as_deref()
+                .or(exit.content.as_deref())
+                .unwrap_or_default(),
+        ),
+        _ => None,
     });
     let final_patch = split_patch(submission.unwrap_or_default())
         .into_iter()
@@ -282,6 +254,21 @@ pub fn import_with(text: &str, options: &ImportOptions) -> Result<Imported, Impo
         kept_steps,
         messages: messages.len(),
     })
+}
+
+/// How many of `steps` steps a cut keeps.
+fn kept_steps(cut: Option<Cut>, steps: usize) -> Result<usize, ImportError> {
+    match cut {
+        None => Ok(steps),
+        Some(Cut::Share(share)) if share > 0.0 && share <= 1.0 => {
+            Ok(((share * steps as f64).floor() as usize).max(1).min(steps))
+        }
+        Some(Cut::Share(share)) => Err(ImportError::Cut(format!(
+            "the share of steps must be in (0, 1], found {share}"
+        ))),
+        Some(Cut::UntilStep(0)) => Err(ImportError::Cut("the step must be at least 1".into())),
+        Some(Cut::UntilStep(n)) => Ok(n.min(steps)),
+    }
 }
 
 /// Unix seconds as an RFC 3339 time in UTC, to the millisecond.
@@ -313,28 +300,22 @@ fn split_task(content: &str) -> Option<(String, String)> {
 
 /// The (tool call id, command) of every bash call of an assistant turn: from
 /// `extra.actions`, or else from `tool_calls[].function.arguments`.
-fn assistant_commands(message: &Value) -> Vec<(String, String)> {
-    let text = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or_default().to_string();
-    if let Some(actions) = message.pointer("/extra/actions").and_then(Value::as_array) {
+fn assistant_commands(turn: &AssistantTurn) -> Vec<(String, String)> {
+    if let Some(actions) = &turn.extra.actions {
         return actions
             .iter()
             .filter_map(|a| {
-                let command = a.get("command").and_then(Value::as_str)?;
-                Some((text(a.get("tool_call_id")), command.to_string()))
+                let command = a.command.clone()?;
+                Some((a.tool_call_id.clone().unwrap_or_default(), command))
             })
             .collect();
     }
-    let calls = message.get("tool_calls").and_then(Value::as_array);
-    calls
-        .into_iter()
-        .flatten()
+    turn.tool_calls
+        .iter()
         .filter_map(|call| {
-            let arguments = call
-                .pointer("/function/arguments")
-                .and_then(Value::as_str)?;
-            let arguments: Value = serde_json::from_str(arguments).ok()?;
-            let command = arguments.get("command").and_then(Value::as_str)?;
-            Some((text(call.get("id")), command.to_string()))
+            let arguments = call.function.as_ref()?.arguments.as_deref()?;
+            let arguments: BashArguments = serde_json::from_str(arguments).ok()?;
+            Some((call.id.clone().unwrap_or_default(), arguments.command))
         })
         .collect()
 }
