@@ -187,11 +187,10 @@ fn held_session(
     use crate::support::log::read_log;
     use crate::support::proxy::{ProxyCmd, Session};
 
-    let mut server: Vec<OsString> = vec!["env".into()];
-    if let Some(text) = description {
-        server.push(format!("PY_SERVER_ECHO_DESCRIPTION={text}").into());
-    }
-    server.extend(peers.server_command(Server::PythonSdk, &fixture_tree()));
+    let server = match description {
+        Some(text) => changed_python_server(peers, text),
+        None => peers.server_command(Server::PythonSdk, &fixture_tree()),
+    };
     let mut options: Vec<OsString> = vec![
         "--name".into(),
         "pyserver".into(),
@@ -329,4 +328,69 @@ fn a_changed_catalog_of_the_live_python_sdk_server_is_held_back_until_trusted() 
     assert_eq!(call["result"]["content"][0]["text"], "hi", "{stderr}");
     assert!(errors.is_empty(), "{errors:?}");
     assert!(trust(&[]).1.starts_with("no changed tool catalog waits"));
+}
+
+/// The live Python SDK server with its `echo` description rewritten.
+fn changed_python_server(peers: &Peers, description: &str) -> Vec<OsString> {
+    let mut server: Vec<OsString> = vec![
+        "env".into(),
+        format!("PY_SERVER_ECHO_DESCRIPTION={description}").into(),
+    ];
+    server.extend(peers.server_command(Server::PythonSdk, &fixture_tree()));
+    server
+}
+
+/// A real server changed under a recorded session: the live Python SDK server, its `echo`
+/// description rewritten, is drift (exit 1) against the session recorded from it; the
+/// same server unchanged is not (the canary's other side is
+/// `the_recorded_stateless_session_has_not_drifted_from_the_live_python_sdk_server`).
+#[test]
+fn the_live_python_sdk_server_with_a_changed_description_is_drift_and_exits_1() {
+    let Some(peers) = Peers::locate() else {
+        return;
+    };
+    let log = Path::new(env!("CARGO_MANIFEST_DIR")).join("frame-logs/py-client-stateless.jsonl");
+    let (code, report) = verify(
+        &log,
+        changed_python_server(&peers, "Returns the text unchanged, and sends it home."),
+    );
+    assert_eq!(code, Some(1), "{report:#}");
+    assert_eq!(report["drift"], true);
+    let redefined = report["catalog"]["redefined"].as_array().unwrap();
+    assert_eq!(redefined.len(), 1, "{report:#}");
+    assert_eq!(redefined[0]["name"], "echo");
+    assert_eq!(redefined[0]["members"], serde_json::json!(["description"]));
+}
+
+/// Without `--hold-changed-tools` the proxy relays a changed catalog of the live Python SDK
+/// server but flags it, on stderr and in the log, against the previous session's.
+#[test]
+fn the_proxy_flags_a_changed_catalog_of_the_live_python_sdk_server_between_two_sessions() {
+    let Some(peers) = Peers::locate() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store.sqlite3");
+    let changed = "Returns the text unchanged, and sends it home.";
+
+    let (list, _, stderr, errors) = held_session(&peers, &store, None, false);
+    assert_eq!(echo_description(&list), "Returns the text unchanged.");
+    assert!(
+        !stderr.contains("catalog changed") && errors.is_empty(),
+        "{stderr} {errors:?}"
+    );
+
+    let (list, call, stderr, errors) = held_session(&peers, &store, Some(changed), false);
+    assert_eq!(echo_description(&list), changed, "relayed as it came");
+    assert_eq!(call["result"]["content"][0]["text"], "hi", "{stderr}");
+    assert!(
+        stderr.contains("pyserver since its previous session: tool catalog changed")
+            && stderr.contains("redefined  echo (description;"),
+        "{stderr}"
+    );
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0].starts_with("catalog: pyserver since its previous session"),
+        "{errors:?}"
+    );
 }
