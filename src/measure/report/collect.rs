@@ -477,9 +477,13 @@ impl Accumulator {
                     return;
                 };
                 let raw = frame.raw.as_deref();
-                let json = if worth_parsing(frame.method.as_deref())
-                    || (session.client.is_none() && frame.kind == FrameKind::Request)
-                {
+                // A request names its client once (`initialize`) or on every request (the
+                // stateless revision's `_meta`): each such request is read, so a client that
+                // changes mid-run is seen.
+                let names_client = frame.kind == FrameKind::Request
+                    && (session.client.is_none()
+                        || raw.is_some_and(|r| r.contains(protocol::CLIENT_INFO_KEY)));
+                let json = if worth_parsing(frame.method.as_deref()) || names_client {
                     raw.and_then(|r| serde_json::from_str(r).ok())
                 } else {
                     None
