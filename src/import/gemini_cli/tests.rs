@@ -60,3 +60,25 @@ fn a_bad_line_of_a_json_lines_chat_is_named_and_the_rest_imports() {
     assert_eq!(records.messages[1].text, "done");
     assert!(import_chat("{not json").is_err());
 }
+
+#[test]
+fn a_chat_whose_messages_are_not_a_list_is_refused_naming_the_place() {
+    match import_chat(r#"{"sessionId": "s", "messages": {"0": {}}}"#) {
+        Err(ImportError::Format { path, message }) => {
+            assert_eq!(path, "messages");
+            assert!(message.contains("invalid type"), "{message}");
+        }
+        other => panic!("expected a format error, got {other:?}"),
+    }
+    // A message that is not an object is counted by its place, and the rest imports.
+    let (records, summary) = import_chat(
+        r#"{"messages": [7, {"id": "m1", "type": "user", "content": "fix the build"}]}"#,
+    )
+    .unwrap();
+    assert_eq!(summary.errors.len(), 1, "{summary}");
+    assert!(
+        summary.errors[0].message.contains("messages[0]"),
+        "{summary}"
+    );
+    assert_eq!(records.task.as_deref(), Some("fix the build"));
+}
