@@ -6,9 +6,13 @@ because this server answers it, runs the whole session in the stateless 2026-07-
 `_meta` server-identity envelope: the frames a proxy logs have a non-zero `meta_tokens`.
 
 Usage: python py_server.py
+
+`PY_SERVER_ECHO_DESCRIPTION`, when set, replaces the `echo` tool's description: the same server
+with one tool redefined, for the tests of a catalog that changed between sessions.
 """
 
 import base64
+import os
 import struct
 import zlib
 
@@ -55,7 +59,7 @@ def add(a: int, b: int) -> int:
     return a + b
 
 
-@server.tool()
+@server.tool(description=os.environ.get("PY_SERVER_ECHO_DESCRIPTION"))
 def echo(text: str) -> str:
     """Returns the text unchanged."""
     return text

@@ -11,6 +11,7 @@ use serde::Serialize;
 
 pub use collect::collect;
 
+use super::claude_estimate::ClaudeEstimate;
 use super::stats::{Latency, Summary};
 
 /// Most anomalies listed one by one per kind (all are counted).
@@ -140,6 +141,9 @@ pub struct Session {
     /// What changed during the session: `client` (its name or version), `server` (its
     /// name or version), `protocol` (the revision of successful answers), `catalog`.
     pub changed_mid_run: Vec<String>,
+    /// The server's last tool catalog of the session in Claude's context, as the native
+    /// tools parameter: an estimate (`docs/audit.md`), absent when it listed no tools.
+    pub claude_tool_list: Option<ClaudeEstimate>,
 }
 
 /// A server's tool catalog that differs from the one it listed before (in an earlier
@@ -215,6 +219,9 @@ pub struct ToolReport {
     pub jsonrpc_errors: u64,
     /// Results with `isError: true`.
     pub is_error_results: u64,
+    /// The call tokens' total in Claude's context as JSON text: an estimate
+    /// (`docs/audit.md`), given when the logs count in `o200k_base`.
+    pub claude_estimate: Option<ClaudeEstimate>,
 }
 
 /// Anomalies, counted and listed.

@@ -3,6 +3,7 @@
 use std::fmt::Write as _;
 
 use super::{Report, Session};
+use crate::measure::claude_estimate::{self, ClaudeEstimate};
 
 /// Plain text (aligned columns) or Markdown (pipe tables).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -362,6 +363,37 @@ pub fn pins_table(sessions: &[Session]) -> Table {
     .align(3, Align::Left)
 }
 
+/// Claude estimates beside the o200k counts they come from: each session's tool list (as
+/// the native tools parameter) and each tool's calls (as JSON text); `None` when there are
+/// none.
+pub(crate) fn claude_table(report: &Report) -> Option<Table> {
+    let row = |what: &str, place: &str, tool: &str, e: &ClaudeEstimate| {
+        vec![
+            what.to_owned(),
+            place.to_owned(),
+            tool.to_owned(),
+            e.o200k_tokens.to_string(),
+            format!("~{}", e.estimated_tokens),
+        ]
+    };
+    let lists = report.sessions.iter().filter_map(|s| {
+        let e = s.claude_tool_list.as_ref()?;
+        Some(row("tool list (native tools)", &s.log, "-", e))
+    });
+    let calls = report.servers.iter().flat_map(|server| {
+        server.tools.iter().filter_map(move |t| {
+            let e = t.claude_estimate.as_ref()?;
+            Some(row("calls (JSON text)", &server.name, &t.tool, e))
+        })
+    });
+    let rows: Vec<Vec<String>> = lists.chain(calls).collect();
+    (!rows.is_empty()).then(|| {
+        Table::new(["what", "log / server", "tool", "o200k", "~Claude"], rows)
+            .align(1, Align::Left)
+            .align(2, Align::Left)
+    })
+}
+
 /// The anomaly list.
 pub(crate) fn anomalies_table(report: &Report) -> Table {
     Table::new(
@@ -455,6 +487,13 @@ pub fn render(report: &Report, style: Style) -> String {
             "Tools never called (offered in these sessions, called in none; tokens: their definitions)",
         );
         never_called_table(report).render(style, &mut out);
+    }
+    if let Some(table) = claude_table(report) {
+        heading(
+            &mut out,
+            &format!("Claude context ({})", claude_estimate::label()),
+        );
+        table.render(style, &mut out);
     }
     let a = &report.anomalies;
     heading(&mut out, "Anomalies");
