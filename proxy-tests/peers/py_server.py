@@ -8,9 +8,13 @@ because this server answers it, runs the whole session in the stateless 2026-07-
 Usage: python py_server.py                      (stdio)
        python py_server.py --http PORT [--json]  (Streamable HTTP at http://127.0.0.1:PORT/mcp;
                                                   --json: answers as JSON, not event streams)
+
+`PY_SERVER_ECHO_DESCRIPTION`, when set, replaces the `echo` tool's description: the same server
+with one tool redefined, for the tests of a catalog that changed between sessions.
 """
 
 import base64
+import os
 import struct
 import sys
 import zlib
@@ -58,7 +62,7 @@ def add(a: int, b: int) -> int:
     return a + b
 
 
-@server.tool()
+@server.tool(description=os.environ.get("PY_SERVER_ECHO_DESCRIPTION"))
 def echo(text: str) -> str:
     """Returns the text unchanged."""
     return text

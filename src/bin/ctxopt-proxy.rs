@@ -11,7 +11,7 @@ use ctxopt::proxy::{self, ProxyArgs, ProxyOptions, PROXY_FAILED};
 
 fn main() -> ExitCode {
     ctxopt::diagnostics::init();
-    let args = match ProxyArgs::try_parse() {
+    let mut args = match ProxyArgs::try_parse() {
         Ok(args) => args,
         Err(err) => {
             // `--help` and `--version` print and succeed; a usage error is the proxy's failure.
@@ -23,6 +23,13 @@ fn main() -> ExitCode {
             };
         }
     };
+    match proxy::hold_from_env(std::env::var("CTXOPT_HOLD_CHANGED_TOOLS").ok().as_deref()) {
+        Ok(on) => args.hold_changed_tools |= on,
+        Err(err) => {
+            tracing::error!("ctxopt-proxy: {err}");
+            return ExitCode::from(PROXY_FAILED);
+        }
+    }
     let compact_env = std::env::var("CTXOPT_COMPACT_RESULTS").ok();
     let options = match ProxyOptions::resolve(args, compact_env.as_deref()) {
         Ok(options) => options,

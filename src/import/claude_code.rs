@@ -165,11 +165,12 @@ impl Entry<'_> {
         }
     }
 
-    /// `path` relative to the entry's working directory when it lies inside it.
+    /// `path` relative to the entry's working directory when it lies inside it (on Windows
+    /// too: `C:\src\app` and `C:\src\app\lib\a.ts` give `lib\a.ts`).
     fn path(&self, path: &str) -> String {
         self.cwd
-            .and_then(|cwd| path.strip_prefix(cwd.trim_end_matches('/')))
-            .and_then(|rest| rest.strip_prefix('/'))
+            .and_then(|cwd| path.strip_prefix(cwd.trim_end_matches(['/', '\\'])))
+            .and_then(|rest| rest.strip_prefix(['/', '\\']))
             .filter(|rest| !rest.is_empty())
             .unwrap_or(path)
             .to_string()

@@ -4,7 +4,8 @@
 //! newer versions a list of `{text}` parts); `gemini` messages carry `thoughts` and
 //! `toolCalls[]` (`name`, `args`, `status`, `result[].functionResponse.response.output|error`,
 //! `resultDisplay`). The JSON Lines chat of 2026 (a header line, then one message a line,
-//! a repeated `id` being a newer version, `$set` lines) is read too ([`import_chat`]).
+//! a repeated `id` being a newer version, `$set` lines) is read too ([`import_chat`]), and so
+//! is a headless run's `--output-format stream-json` transcript ([`stream_json`]).
 //!
 //! What becomes what (documented in `docs/import.md`): `user` → a `user` message (the first
 //! is the task); `gemini` content → an `assistant` message; `error` → an error record; each
@@ -28,8 +29,16 @@ use format::{Chat, ChatMessage, Response, ToolCall};
 use crate::records::{Common, DiffRecord, ErrorRecord, FileRecord, Message, Records, Role};
 
 /// Converts the text of a saved chat into records: one JSON object, or the JSON Lines chat
-/// Gemini CLI writes since 2026 (a header line, then one message a line; see `docs/import.md`).
+/// Gemini CLI writes since 2026 (a header line, then one message a line; see `docs/import.md`),
+/// or a headless run's `--output-format stream-json` transcript ([`stream_json`]).
 pub(crate) fn import_chat(text: &str) -> Result<(Records, ImportSummary), ImportError> {
+    let first = text
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or_default();
+    if stream_json::is_stream(first) {
+        return Ok(stream_json::import_stream(text));
+    }
     let root: Value = match serde_json::from_str(text) {
         Ok(root) => root,
         Err(e) => return chat_lines(text).ok_or(ImportError::Json(e)),
@@ -248,5 +257,6 @@ fn exit_code(output: &str) -> Option<i64> {
 }
 
 mod format;
+mod stream_json;
 #[cfg(test)]
 mod tests;

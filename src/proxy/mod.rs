@@ -17,6 +17,7 @@ pub mod options;
 use std::sync::Arc;
 
 use crate::evidence::catalog_watch::CatalogWatch;
+use crate::evidence::hold_back::HoldBack;
 use crate::injected::Bridge;
 use crate::otel::live::OtlpSink;
 use crate::otel::ExportConfig;
@@ -26,7 +27,7 @@ use crate::store::Store;
 use crate::upstream::http::{ConfigError, HttpRemote};
 use ingest_sink::IngestSink;
 use intercept::Interceptor;
-pub use options::{OptionsError, ProxyArgs, ProxyOptions};
+pub use options::{hold_from_env, OptionsError, ProxyArgs, ProxyOptions};
 
 /// The proxy's own failure, distinct from anything the wrapped server reports but its own 125.
 pub const PROXY_FAILED: u8 = 125;
@@ -51,6 +52,12 @@ pub fn run(options: ProxyOptions) -> Result<u8, RunError> {
             "ctxopt-proxy: --hide-tools {name}: ctxopt-proxy's own {name} is not hidden (its tools are chosen with --inject, and get_result comes with --compact-results); only a server tool of that name is"
         );
     }
+    // Resolving the options made sure a hold has a store file to keep its catalogs beside.
+    let hold = options
+        .store_file
+        .as_deref()
+        .filter(|_| options.hold_changed_tools)
+        .map(|file| HoldBack::new(file, &options.server_name, options.store.as_deref()));
     // Opened beside the relay: a store another process holds locked never delays the
     // server's start.
     let store = options.store;
@@ -78,14 +85,19 @@ pub fn run(options: ProxyOptions) -> Result<u8, RunError> {
         options.inject
     );
     let bridge = Arc::new(bridge);
-    let handler = bridge
-        .takes_part()
-        .then(|| Arc::new(Interceptor::new(bridge.clone())) as Arc<dyn FrameHandler>);
+    let handler = (bridge.takes_part() || hold.is_some()).then(|| {
+        let interceptor = Interceptor::new(bridge.clone());
+        Arc::new(match hold {
+            Some(hold) => interceptor.holding_back(hold),
+            None => interceptor,
+        }) as Arc<dyn FrameHandler>
+    });
     let mut sinks: Vec<Box<dyn FrameSink>> = vec![Box::new(IngestSink::new(bridge))];
     if let Some(store_file) = options.store_file.as_deref() {
         sinks.push(Box::new(CatalogWatch::beside(
             store_file,
             options.tokenizer,
+            options.hold_changed_tools,
         )));
     }
     sinks.extend(otlp_sink(

@@ -70,6 +70,11 @@ pub struct ProxyArgs {
     /// Offer only these server tools (comma-separated); the injected tools stay.
     #[arg(long, value_name = "NAME,…")]
     pub only_tools: Option<String>,
+    /// When a server's tool catalog changed since it was trusted, answer tools/list with the
+    /// trusted definitions and refuse calls to changed or new tools until `ctxopt trust`
+    /// accepts the change. Also CTXOPT_HOLD_CHANGED_TOOLS=1. Needs a store file.
+    #[arg(long)]
+    pub hold_changed_tools: bool,
     /// Keep raw copies in the frame log and the store: secrets are not redacted (they never
     /// are on the wire). Warns on stderr.
     #[arg(long)]
@@ -161,6 +166,25 @@ pub enum OptionsError {
     /// An option of a remote server (`--header`, `--timeout`, `--ca-cert`) without `--url`.
     #[error("{0} is for a remote server: it needs --url")]
     NeedsUrl(&'static str),
+    /// `CTXOPT_HOLD_CHANGED_TOOLS` is neither on nor off.
+    #[error("CTXOPT_HOLD_CHANGED_TOOLS={0:?}: expected 1, true, yes, 0, false or no")]
+    HoldEnv(String),
+    /// `--hold-changed-tools` without a store file to keep the trusted catalogs beside.
+    #[error("--hold-changed-tools needs a store file to keep the trusted tool catalogs beside (not --store :memory:)")]
+    HoldWithoutStore,
+}
+
+/// Reads `CTXOPT_HOLD_CHANGED_TOOLS`: `1`, `true`, `yes` (on), `0`, `false`, `no` or empty
+/// (off), any case.
+pub fn hold_from_env(value: Option<&str>) -> Result<bool, OptionsError> {
+    let Some(text) = value else {
+        return Ok(false);
+    };
+    match text.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" => Ok(true),
+        "" | "0" | "false" | "no" => Ok(false),
+        _ => Err(OptionsError::HoldEnv(text.to_owned())),
+    }
 }
 
 /// How long a remote server may take to begin answering, unless `--timeout` says.
@@ -195,6 +219,8 @@ pub struct ProxyOptions {
     pub(crate) max_kept_bytes: usize,
     /// The server tools the client sees.
     pub tool_filter: ToolFilter,
+    /// Whether changed tools are held back (`--hold-changed-tools`).
+    pub hold_changed_tools: bool,
     /// Whether the frame log and the store are redacted (not `--no-redact`).
     pub redact: bool,
     /// How long each injected tool's answer is held back.
@@ -277,6 +303,9 @@ impl ProxyOptions {
         };
         let tool_filter =
             ToolFilter::from_options(args.hide_tools.as_deref(), args.only_tools.as_deref());
+        if args.hold_changed_tools && store_file.is_none() {
+            return Err(OptionsError::HoldWithoutStore);
+        }
         Ok(ProxyOptions {
             command: args.command,
             http,
@@ -294,6 +323,7 @@ impl ProxyOptions {
             }),
             max_kept_bytes: args.max_kept_bytes,
             tool_filter,
+            hold_changed_tools: args.hold_changed_tools,
             redact: !args.no_redact,
             answer_delay: Duration::from_millis(args.answer_delay_ms),
             otlp_endpoint: args.otlp_endpoint,
@@ -434,6 +464,32 @@ mod tests {
         }
         let bad = ProxyOptions::resolve(parse(&["--url", "ftp://h/"]).unwrap(), None);
         assert!(matches!(bad, Err(OptionsError::Http(_))));
+    }
+
+    #[test]
+    fn holding_back_comes_from_the_flag_or_the_environment_and_needs_a_store_file() {
+        assert!(!resolve(&[], None).unwrap().hold_changed_tools);
+        let on = resolve(&["--hold-changed-tools", "--store", "/tmp/s.sqlite3"], None);
+        assert!(on.unwrap().hold_changed_tools);
+        let memory = resolve(&["--hold-changed-tools", "--store", ":memory:"], None);
+        assert!(matches!(memory, Err(OptionsError::HoldWithoutStore)));
+        for (text, on) in [
+            ("1", true),
+            ("TRUE", true),
+            ("yes", true),
+            ("", false),
+            ("0", false),
+            ("no", false),
+        ] {
+            assert_eq!(hold_from_env(Some(text)).unwrap(), on, "{text}");
+        }
+        assert!(!hold_from_env(None).unwrap());
+        let err = hold_from_env(Some("sometimes")).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("CTXOPT_HOLD_CHANGED_TOOLS=\"sometimes\""),
+            "{err}"
+        );
     }
 
     #[test]
