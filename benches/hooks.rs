@@ -1,37 +1,267 @@
-//! The hook benchmark: `ctxopt hook claude-code` answering `UserPromptSubmit` on a 10 MB
-//! transcript, run as a client runs it (a child process, the payload on stdin).
+//! The hook benchmark: `ctxopt hook` run as a client runs it (a child process, the payload on
+//! stdin), per event, on every Claude Code and Gemini CLI session of the corpus and on a
+//! 10 MB transcript. Codex CLI has no hooks.
 //!
-//! `cargo bench --bench hooks` builds a 10 MB transcript from a real one
-//! (`fixtures/real-world/agent-transcripts/claude-code/d-kimuson__…jsonl`, repeated), runs
-//! the hook once to import it (the first run, timed on its own), then runs it
-//! `CTXOPT_BENCH_HOOK_RUNS` times (default 200), each time after appending one more turn
-//! (the real transcript's first six lines) as a live session would, and prints the
-//! wall-clock latency of those runs (p50, p99, max) as Markdown. `docs/benchmarks.md`
-//! records a run.
+//! `cargo bench --bench hooks`:
+//!
+//! - **The corpus** (`fixtures/real-world/agent-transcripts`): each Claude Code transcript is
+//!   replayed as it grew. Before each of its prompts (up to [`MAX_PROMPTS`], spread over the
+//!   session) the transcript holds the lines before that prompt and the hook answers
+//!   `UserPromptSubmit` with it; at 30, 50 and 70 % of its lines the client's compaction
+//!   sequence runs, `PreCompact` then `SessionStart` with `source: compact`. A Gemini CLI chat
+//!   is one document: `BeforeAgent`, `PreCompress` and `SessionStart` (`resume`) on the
+//!   whole chat. One store per session, as one workspace.
+//! - **A 10 MB transcript** built from a real one (repeated): one priming run imports it,
+//!   then `CTXOPT_BENCH_HOOK_RUNS` runs per event (default 100), each after appending one
+//!   more turn (the real transcript's first six lines).
+//!
+//! `CTXOPT_BENCH_BIN=PATH` runs another `ctxopt` binary than the one built with it. It prints,
+//! as Markdown, the wall-clock latency per event (p50, p99, max) and the peak
+//! resident memory of a hook run (the `peak` its log line gives: its `VmHWM`, Linux only);
+//! the corpus per session too. `docs/benchmarks.md` records a run.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
 
 #[path = "common/hook_run.rs"]
 mod hook_run;
 
-const CTXOPT: &str = env!("CARGO_BIN_EXE_ctxopt");
+/// The `ctxopt` binary built with this benchmark, unless `CTXOPT_BENCH_BIN` names another
+/// (for instance a release build run by a harness built in the test profile).
+fn ctxopt() -> String {
+    std::env::var("CTXOPT_BENCH_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_ctxopt").to_string())
+}
 
-fn run_hook(dir: &Path, payload: &[u8]) -> (Duration, bool) {
+/// The most prompts of one session replayed.
+const MAX_PROMPTS: usize = 12;
+
+/// The target: the hook's p99 per event.
+const TARGET_MS: f64 = 150.0;
+
+/// One hook run.
+struct Run {
+    event: &'static str,
+    time: Duration,
+    answered: bool,
+    peak_kib: u64,
+}
+
+/// Runs the hook of `client` on `payload` with its store and state in `dir`.
+fn run_hook(client: &str, dir: &Path, event: &'static str, payload: &[u8]) -> Run {
     let started = Instant::now();
-    let (child, writer) = hook_run::spawn(CTXOPT, dir, payload);
+    let (child, writer) = hook_run::spawn(&ctxopt(), client, dir, payload);
     let out = child.wait_with_output().expect("wait for the hook");
+    let time = started.elapsed();
     writer.join().expect("the payload writer");
     assert!(out.status.success());
-    (started.elapsed(), !out.stdout.is_empty())
+    let log = std::fs::read_to_string(dir.join("state/hook.log")).unwrap_or_default();
+    let peak_kib = log
+        .lines()
+        .last()
+        .and_then(|l| l.rsplit_once("; peak "))
+        .and_then(|(_, p)| p.trim_end_matches(" KiB").parse().ok())
+        .unwrap_or(0);
+    Run {
+        event,
+        time,
+        answered: !out.stdout.is_empty(),
+        peak_kib,
+    }
+}
+
+fn payload(event: &str, transcript: &Path, cwd: &Path, extra: Value) -> Vec<u8> {
+    let mut p = json!({"session_id": "bench", "hook_event_name": event,
+        "transcript_path": transcript, "cwd": cwd});
+    if let (Some(p), Value::Object(extra)) = (p.as_object_mut(), extra) {
+        p.extend(extra);
+    }
+    p.to_string().into_bytes()
+}
+
+/// The prompt a Claude Code transcript line holds, when it is a user's prompt.
+fn prompt_of(line: &str) -> Option<String> {
+    let v: Value = serde_json::from_str(line).ok()?;
+    let real = v["type"] == "user"
+        && v.get("isMeta").is_none()
+        && v.get("isCompactSummary").is_none()
+        && v.get("toolUseResult").is_none();
+    let text = v.pointer("/message/content")?.as_str()?;
+    (real && !text.starts_with('<') && !text.trim().is_empty()).then(|| text.to_string())
+}
+
+/// Replays a Claude Code transcript as it grew (see the module's doc).
+fn claude_session(path: &Path) -> Vec<Run> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let prompts: Vec<(usize, String)> = lines
+        .iter()
+        .enumerate()
+        .filter_map(|(i, l)| prompt_of(l).map(|p| (i, p)))
+        .collect();
+    let step = prompts.len().div_ceil(MAX_PROMPTS).max(1);
+    let mut points: Vec<(usize, Option<String>)> = prompts
+        .into_iter()
+        .step_by(step)
+        .map(|(i, p)| (i, Some(p)))
+        .collect();
+    for share in [0.3, 0.5, 0.7] {
+        points.push(((lines.len() as f64 * share) as usize, None));
+    }
+    points.sort_by_key(|(i, _)| *i);
+    let dir = tempfile::tempdir().unwrap();
+    let transcript = dir.path().join("session.jsonl");
+    let mut file = std::fs::File::create(&transcript).unwrap();
+    let mut written = 0;
+    let mut runs = Vec::new();
+    for (at, prompt) in points {
+        for line in &lines[written..at.max(written)] {
+            writeln!(file, "{line}").unwrap();
+        }
+        file.flush().unwrap();
+        written = at.max(written);
+        match prompt {
+            Some(prompt) => {
+                let p = payload(
+                    "UserPromptSubmit",
+                    &transcript,
+                    dir.path(),
+                    json!({"prompt": prompt}),
+                );
+                runs.push(run_hook("claude-code", dir.path(), "UserPromptSubmit", &p));
+            }
+            None => {
+                let p = payload(
+                    "PreCompact",
+                    &transcript,
+                    dir.path(),
+                    json!({"trigger": "auto"}),
+                );
+                runs.push(run_hook("claude-code", dir.path(), "PreCompact", &p));
+                let p = payload(
+                    "SessionStart",
+                    &transcript,
+                    dir.path(),
+                    json!({"source": "compact"}),
+                );
+                runs.push(run_hook("claude-code", dir.path(), "SessionStart", &p));
+            }
+        }
+    }
+    runs
+}
+
+/// The three events on a whole Gemini CLI chat.
+fn gemini_session(path: &Path) -> Vec<Run> {
+    let dir = tempfile::tempdir().unwrap();
+    let name = path.file_name().unwrap();
+    let transcript = dir.path().join(name);
+    std::fs::copy(path, &transcript).unwrap();
+    let prompt = json!({"prompt": "what was the last change and does it pass its tests?"});
+    [
+        ("BeforeAgent", prompt),
+        ("PreCompress", json!({"trigger": "auto"})),
+        ("SessionStart", json!({"source": "resume"})),
+    ]
+    .into_iter()
+    .map(|(event, extra)| {
+        let p = payload(event, &transcript, dir.path(), extra);
+        run_hook("gemini-cli", dir.path(), event, &p)
+    })
+    .collect()
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+/// The `q` quantile of `times` (nearest rank).
+fn quantile(times: &[Duration], q: f64) -> Duration {
+    let mut sorted = times.to_vec();
+    sorted.sort();
+    sorted[((sorted.len() as f64 * q).ceil() as usize).clamp(1, sorted.len()) - 1]
+}
+
+/// One table row per event of `runs`: runs, answered, p50, p99, max, peak MiB.
+fn event_rows(label: &str, runs: &[Run]) -> Vec<String> {
+    let mut events: Vec<&str> = runs.iter().map(|r| r.event).collect();
+    events.sort_unstable();
+    events.dedup();
+    events
+        .into_iter()
+        .map(|event| {
+            let mine: Vec<&Run> = runs.iter().filter(|r| r.event == event).collect();
+            let times: Vec<Duration> = mine.iter().map(|r| r.time).collect();
+            let p99 = ms(quantile(&times, 0.99));
+            format!(
+                "| {label} | {event} | {} | {} | {:.1} | {p99:.1}{} | {:.1} | {:.1} |",
+                mine.len(),
+                mine.iter().filter(|r| r.answered).count(),
+                ms(quantile(&times, 0.5)),
+                if p99 > TARGET_MS { " **over**" } else { "" },
+                ms(*times.iter().max().unwrap()),
+                mine.iter().map(|r| r.peak_kib).max().unwrap_or(0) as f64 / 1024.0,
+            )
+        })
+        .collect()
+}
+
+fn session_files(dir: &Path, ext: &[&str]) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| ext.iter().any(|x| e == *x)))
+        .collect();
+    files.sort();
+    files
 }
 
 fn main() {
     let runs: usize = std::env::var("CTXOPT_BENCH_HOOK_RUNS")
         .ok()
         .and_then(|r| r.parse().ok())
-        .unwrap_or(200);
+        .unwrap_or(100);
+    let corpus =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/real-world/agent-transcripts");
+    let head = "| session | event | runs | answered | p50 ms | p99 ms | max ms | peak MiB |\n\
+                |---|---|---|---|---|---|---|---|";
+    println!("{head}");
+    let mut all = Vec::new();
+    let mut over = Vec::new();
+    let sessions = session_files(&corpus.join("claude-code"), &["jsonl"])
+        .into_iter()
+        .map(|p| (p.clone(), claude_session as fn(&Path) -> Vec<Run>))
+        .chain(
+            session_files(&corpus.join("gemini-cli"), &["json", "jsonl"])
+                .into_iter()
+                .map(|p| (p, gemini_session as fn(&Path) -> Vec<Run>)),
+        );
+    for (path, replay) in sessions {
+        let mine = replay(&path);
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        for row in event_rows(&name, &mine) {
+            if row.contains("**over**") {
+                over.push(row.clone());
+            }
+            println!("{row}");
+        }
+        all.extend(mine);
+    }
+    println!("\nThe corpus, all runs:\n\n{head}");
+    for row in event_rows("all sessions", &all) {
+        println!("{row}");
+    }
+    println!(
+        "\nSessions × events over {TARGET_MS} ms at p99: {}",
+        over.len()
+    );
+
+    // The 10 MB transcript.
     let real = std::fs::read(hook_run::real_transcript()).unwrap();
     let turn: Vec<u8> = real
         .split_inclusive(|b| *b == b'\n')
@@ -42,28 +272,24 @@ fn main() {
     let dir = tempfile::tempdir().unwrap();
     let transcript = dir.path().join("session.jsonl");
     let (mut file, size) = hook_run::repeated_transcript(&transcript, 10 * 1024 * 1024);
-    let payload = hook_run::prompt_payload(&transcript, dir.path());
-    let (first, _) = run_hook(dir.path(), &payload);
-    let mut times = Vec::with_capacity(runs);
-    let mut answered = 0;
-    for _ in 0..runs {
-        file.write_all(&turn).unwrap();
-        file.flush().unwrap();
-        let (t, said) = run_hook(dir.path(), &payload);
-        times.push(t);
-        answered += usize::from(said);
+    let prompt = hook_run::prompt_payload(&transcript, dir.path());
+    let first = run_hook("claude-code", dir.path(), "UserPromptSubmit", &prompt);
+    let mut large = Vec::new();
+    for event in ["UserPromptSubmit", "PreCompact", "SessionStart"] {
+        let p = hook_run::event_payload(event, &transcript, dir.path());
+        for _ in 0..runs {
+            file.write_all(&turn).unwrap();
+            file.flush().unwrap();
+            large.push(run_hook("claude-code", dir.path(), event, &p));
+        }
     }
-    times.sort();
-    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-    let pick = |q: f64| times[((times.len() as f64 * q).ceil() as usize).clamp(1, times.len()) - 1];
-    println!("| transcript | first run ms | runs | answered | p50 ms | p99 ms | max ms |");
-    println!("|---|---|---|---|---|---|---|");
     println!(
-        "| {:.1} MB | {:.0} | {runs} | {answered} | {:.1} | {:.1} | {:.1} |",
+        "\nA {:.1} MB transcript (first run, the import: {:.0} ms, peak {:.1} MiB):\n\n{head}",
         size as f64 / 1_048_576.0,
-        ms(first),
-        ms(pick(0.5)),
-        ms(pick(0.99)),
-        ms(*times.last().unwrap()),
+        ms(first.time),
+        first.peak_kib as f64 / 1024.0
     );
+    for row in event_rows("10 MB", &large) {
+        println!("{row}");
+    }
 }

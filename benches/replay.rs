@@ -5,7 +5,12 @@
 //! answer), and the ratio of the answering times, as Markdown. `cargo bench --bench replay` (after `./proxy-tests/run-all --install-only`);
 //! `CTXOPT_BENCH_REPLAY_REQUESTS` changes the number of requests. Each run writes every
 //! request at once and reads until every answer has come (the same client both times), so
-//! the times compare answering, not a client's think time. `docs/replay.md` records a run.
+//! the times compare answering, not a client's think time. Then verify's overhead: the same
+//! requests sent one at a time straight to the live server (each waiting for its answer, as
+//! `ctxopt verify` does: the server's own time), against `ctxopt verify` of the recorded log
+//! with the same server, both from the start of the process to the last answer, taking
+//! turns `CTXOPT_BENCH_VERIFY_ROUNDS` times (default 5).
+//! `docs/replay.md` and `docs/benchmarks.md` record runs.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -70,6 +75,38 @@ fn answer_time(argv: &[String], input: &[u8], answers: usize) -> (Duration, Dura
     (first - started, last - first)
 }
 
+/// Runs `argv` and sends `input` one line at a time, waiting after each request for its
+/// answer; returns the time from the start of the process to the last answer.
+fn one_at_a_time(argv: &[String], input: &[u8]) -> Duration {
+    let started = Instant::now();
+    let mut child = Command::new(&argv[0])
+        .args(&argv[1..])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    for line in input.split_inclusive(|b| *b == b'\n') {
+        stdin.write_all(line).expect("write");
+        stdin.flush().expect("flush");
+        if !line.starts_with(br#"{"jsonrpc":"2.0","id""#) {
+            continue;
+        }
+        loop {
+            let answer = stdout.next().expect("an answer").expect("read");
+            if answer.contains("\"result\"") || answer.contains("\"error\"") {
+                break;
+            }
+        }
+    }
+    let done = started.elapsed();
+    drop(stdin);
+    child.wait().expect("wait");
+    done
+}
+
 fn main() {
     let requests: usize = std::env::var("CTXOPT_BENCH_REPLAY_REQUESTS")
         .ok()
@@ -127,5 +164,53 @@ fn main() {
     println!(
         "\nanswering, live / replay: {:.1} (1 or more: replay answers at least as fast as the live server did)",
         ms(live.1) / ms(replay.1)
+    );
+
+    // Verify against the server's own time, taking turns `rounds` times (the machine's load
+    // moves between runs): medians, and every run.
+    let rounds: usize = std::env::var("CTXOPT_BENCH_VERIFY_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(5);
+    let server_argv = vec!["node".to_owned(), s(&server), "stdio".to_owned()];
+    let verify_once = || {
+        let started = Instant::now();
+        let verified = Command::new(CTXOPT)
+            .args(["verify", &s(&log), "--format", "json", "--"])
+            .args(&server_argv)
+            .output()
+            .expect("run ctxopt verify");
+        let took = started.elapsed();
+        assert_eq!(
+            verified.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&verified.stderr)
+        );
+        took
+    };
+    let (mut direct, mut verify): (Vec<f64>, Vec<f64>) = (0..rounds)
+        .map(|_| (ms(one_at_a_time(&server_argv, &input)), ms(verify_once())))
+        .unzip();
+    let runs = |v: &[f64]| {
+        v.iter()
+            .map(|t| format!("{t:.0}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let (direct_runs, verify_runs) = (runs(&direct), runs(&verify));
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let (direct_ms, verify_ms) = (median(&mut direct), median(&mut verify));
+    println!("\n| requests | one at a time | median ms (start to last answer) | runs |");
+    println!("|---|---|---|---|");
+    println!("| {requests} | straight to the live server | {direct_ms:.0} | {direct_runs} |");
+    println!("| {requests} | ctxopt verify LOG -- server | {verify_ms:.0} | {verify_runs} |");
+    println!(
+        "\nverify's overhead (medians): {:.0} ms, {:.1} µs per request",
+        verify_ms - direct_ms,
+        (verify_ms - direct_ms) * 1000.0 / requests as f64
     );
 }

@@ -262,6 +262,52 @@ fn report_pins_each_session_and_lists_catalog_changes_across_and_within_sessions
     assert!(report(&[&before]).get("catalog_changes").is_none());
 }
 
+/// Item 4 of the evidence issue: a session in which the client's version or the
+/// server's answers' revision changed mid-run is marked as such; the recorded session
+/// unchanged is not (the canary).
+#[test]
+fn report_marks_a_session_whose_client_or_protocol_changed_mid_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let original = recorded("py-client-stateless.jsonl");
+    let text = std::fs::read_to_string(&original).unwrap();
+    let r = report(&[&original]);
+    assert_eq!(r["sessions"][0]["changed_mid_run"], serde_json::json!([]));
+    assert_eq!(
+        r["sessions"][0]["client"],
+        serde_json::json!({"name": "ctxopt-interop-py", "version": "1.0.0"})
+    );
+    assert_eq!(
+        r["sessions"][0]["protocols"],
+        serde_json::json!(["2026-07-28"])
+    );
+
+    // Line 15 is a later request (tools/call), line 16 its answer: the client names another
+    // version, the server answers under another revision.
+    let lines: Vec<String> = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| match i {
+            14 => l.replacen(r#"\"version\":\"1.0.0\""#, r#"\"version\":\"2.0.0\""#, 1),
+            15 => l.replacen(
+                r#""protocol":"2026-07-28""#,
+                r#""protocol":"2025-11-25""#,
+                1,
+            ),
+            _ => l.to_owned(),
+        })
+        .collect();
+    assert!(lines[14].contains("2.0.0") && lines[15].contains("2025-11-25"));
+    let changed = dir.path().join("changed.jsonl");
+    std::fs::write(&changed, lines.join("\n") + "\n").unwrap();
+    let r = report(&[&changed]);
+    assert_eq!(
+        r["sessions"][0]["changed_mid_run"],
+        serde_json::json!(["client", "protocol"]),
+        "{:#}",
+        r["sessions"][0]
+    );
+}
+
 #[test]
 fn the_proxy_flags_a_server_whose_catalog_changed_since_its_previous_session() {
     use crate::support::log::read_log;

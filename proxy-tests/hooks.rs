@@ -8,7 +8,7 @@ use std::time::Duration;
 #[path = "../benches/common/hook_run.rs"]
 mod hook_run;
 
-use hook_run::{prompt_payload as payload, real_transcript, repeated_transcript};
+use hook_run::{event_payload, prompt_payload as payload, real_transcript, repeated_transcript};
 
 const CTXOPT: &str = env!("CARGO_BIN_EXE_ctxopt");
 
@@ -17,7 +17,7 @@ const TIMEOUT: Duration = Duration::from_secs(120);
 
 /// Runs `ctxopt hook claude-code` with `stdin`; returns (exit code, stdout, log text).
 fn hook(dir: &Path, stdin: &[u8]) -> (i32, String, String) {
-    let (mut child, writer) = hook_run::spawn(CTXOPT, dir, stdin);
+    let (mut child, writer) = hook_run::spawn(CTXOPT, "claude-code", dir, stdin);
     let mut out = child.stdout.take().unwrap();
     let reader = std::thread::spawn(move || {
         let mut s = String::new();
@@ -89,9 +89,145 @@ fn a_real_transcript_gets_client_json() {
     let dir = tempfile::tempdir().unwrap();
     let transcript = dir.path().join("session.jsonl");
     std::fs::copy(real_transcript(), &transcript).unwrap();
-    let (code, stdout, _) = hook(dir.path(), &payload(&transcript, dir.path()));
+    // A prompt on a session never compacted: the model has every fact, nothing is added.
+    let (code, stdout, log) = hook(dir.path(), &payload(&transcript, dir.path()));
+    assert_eq!((code, stdout.as_str()), (0, ""), "{log}");
+    assert!(log.contains("nothing to inject"), "{log}");
+    // The restore after a compaction.
+    let restore = event_payload("SessionStart", &transcript, dir.path());
+    let (code, stdout, _) = hook(dir.path(), &restore);
     assert_harmless(code, &stdout);
     assert!(stdout.contains("generate is not a function"), "{stdout}");
+}
+
+/// The `additionalContext` of a hook's answer.
+fn additional_context(stdout: &str) -> String {
+    let v: serde_json::Value = serde_json::from_str(stdout).unwrap();
+    v["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// `ctxopt ARGS` with its home folder and working directory in `dir`; its stdout.
+fn ctxopt_in(dir: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new(CTXOPT)
+        .args(args)
+        .current_dir(dir)
+        .env("HOME", dir)
+        .env("XDG_CONFIG_HOME", dir.join(".config"))
+        .env("XDG_STATE_HOME", dir.join(".state"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{args:?}: {out:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn a_restore_names_the_context_tool_and_status_and_report_count_what_it_injected() {
+    let dir = tempfile::tempdir().unwrap();
+    let transcript = dir.path().join("session.jsonl");
+    std::fs::copy(real_transcript(), &transcript).unwrap();
+    let restore = event_payload("SessionStart", &transcript, dir.path());
+    // Without a `ctxopt serve` entry in the client's config, the answer cannot name the tool.
+    let (_, without, _) = hook(dir.path(), &restore);
+    let last = additional_context(&without);
+    assert!(!last.contains("build_context"), "{last}");
+    // The project serves ctxopt's tools: the next restore (the transcript has grown) ends
+    // by naming them.
+    std::fs::write(
+        dir.path().join(".mcp.json"),
+        r#"{"mcpServers": {"context": {"command": "ctxopt", "args": ["serve"]}}}"#,
+    )
+    .unwrap();
+    let turn: Vec<u8> = std::fs::read(real_transcript())
+        .unwrap()
+        .split_inclusive(|b| *b == b'\n')
+        .take(6)
+        .flatten()
+        .copied()
+        .collect();
+    let mut grown = std::fs::read(&transcript).unwrap();
+    grown.extend_from_slice(&turn);
+    std::fs::write(&transcript, grown).unwrap();
+    let (code, stdout, log) = hook(dir.path(), &restore);
+    assert_harmless(code, &stdout);
+    let context = additional_context(&stdout);
+    assert!(context.chars().count() <= 10_000, "{}", context.len());
+    assert!(
+        context.ends_with(
+            "call the `build_context` tool of the `context` MCP server (ctxopt) with {\"task\": \"what you need now\"}.\n</ctxopt-context>"
+        ),
+        "{context}"
+    );
+    // The same event fired again: nothing printed, nothing counted.
+    let (code, again, log_again) = hook(dir.path(), &restore);
+    assert_eq!((code, again.as_str()), (0, ""));
+    assert!(log_again.contains("answered already"), "{log}\n{log_again}");
+
+    let tokenizer = ctxopt::tokenizer::Tokenizer::default();
+    let injected = tokenizer.count(&last) + tokenizer.count(&context);
+    let store = dir.path().join("store.sqlite3");
+    let mode = std::fs::metadata(&store).unwrap();
+    assert_eq!(
+        std::os::unix::fs::PermissionsExt::mode(&mode.permissions()) & 0o777,
+        0o600
+    );
+    let status = ctxopt_in(dir.path(), &["status", "--store", store.to_str().unwrap()]);
+    assert!(
+        status.contains(&format!("{injected} tokens injected in all")),
+        "{status}"
+    );
+    let session = status
+        .lines()
+        .find(|l| l.contains("claude-code session e2e"))
+        .unwrap_or_else(|| panic!("{status}"));
+    assert!(
+        session.contains("SessionStart 2 answers")
+            && session.contains(&format!("{injected} tokens")),
+        "{session}"
+    );
+    let log = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/frame-logs/everything-compaction.jsonl");
+    let json = ctxopt_in(
+        dir.path(),
+        &[
+            "report",
+            log.to_str().unwrap(),
+            "--store",
+            store.to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+    );
+    let report: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let rows = report["hook_injections"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0]["tokens"], injected as u64);
+    assert_eq!(rows[0]["answers"], 2);
+    let saved: u64 = report["compaction"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["saved_tokens"].as_u64().unwrap())
+        .sum();
+    assert!(saved > 0);
+    let table = ctxopt_in(
+        dir.path(),
+        &[
+            "report",
+            log.to_str().unwrap(),
+            "--store",
+            store.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        table.contains(&format!(
+            "hooks added {injected} tokens to 1 sessions' context; wire compaction saved {saved} tokens; net {} tokens",
+            saved as i64 - injected as i64
+        )),
+        "{table}"
+    );
 }
 
 #[test]
@@ -170,8 +306,9 @@ fn sparse_transcript_peak_kib(size: u64) -> u64 {
     std::io::Write::write_all(&mut file, b"\n").unwrap();
     std::io::Write::write_all(&mut file, &real).unwrap();
     drop(file);
-    let (mut child, writer) =
-        hook_run::spawn(CTXOPT, dir.path(), &payload(&transcript, dir.path()));
+    // The restore after a compaction (a prompt on a session never compacted adds nothing).
+    let restore = event_payload("SessionStart", &transcript, dir.path());
+    let (mut child, writer) = hook_run::spawn(CTXOPT, "claude-code", dir.path(), &restore);
     let mut out = child.stdout.take().unwrap();
     let reader = std::thread::spawn(move || {
         let mut s = String::new();

@@ -19,14 +19,22 @@ pub(super) fn real_transcript() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(REAL_TRANSCRIPT)
 }
 
-/// Starts `ctxopt hook claude-code` (the binary `ctxopt`) with its store and state in
-/// `dir`, and writes `payload` on its stdin; join the thread once the child has exited.
-pub(super) fn spawn(ctxopt: &str, dir: &Path, payload: &[u8]) -> (Child, JoinHandle<()>) {
+/// Starts `ctxopt hook CLIENT` (`claude-code`, `gemini-cli`; the binary `ctxopt`) with its
+/// store, state and home folder in `dir` (the client config files it reads are there), and
+/// writes `payload` on its stdin; join the thread once the child has exited.
+pub(super) fn spawn(
+    ctxopt: &str,
+    client: &str,
+    dir: &Path,
+    payload: &[u8],
+) -> (Child, JoinHandle<()>) {
     let mut child = Command::new(ctxopt)
-        .args(["hook", "claude-code", "--store"])
+        .args(["hook", client, "--store"])
         .arg(dir.join("store.sqlite3"))
         .arg("--state-dir")
         .arg(dir.join("state"))
+        .env("HOME", dir)
+        .env("XDG_CONFIG_HOME", dir.join(".config"))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -44,11 +52,25 @@ pub(super) fn spawn(ctxopt: &str, dir: &Path, payload: &[u8]) -> (Child, JoinHan
 /// A `UserPromptSubmit` payload for `transcript` in the workspace `cwd`, its prompt one the
 /// real transcript answers.
 pub(super) fn prompt_payload(transcript: &Path, cwd: &Path) -> Vec<u8> {
-    serde_json::json!({"session_id": "e2e", "hook_event_name": "UserPromptSubmit",
-        "transcript_path": transcript, "cwd": cwd,
-        "prompt": "the todo app build fails with TypeError: generate is not a function"})
-    .to_string()
-    .into_bytes()
+    event_payload("UserPromptSubmit", transcript, cwd)
+}
+
+/// A payload of `event` for `transcript` in the workspace `cwd`: `SessionStart` with
+/// `source: compact` (the restore after a compaction), `PreCompact`, a prompt event with a
+/// prompt the real transcript answers, or any other event without its fields.
+pub(super) fn event_payload(event: &str, transcript: &Path, cwd: &Path) -> Vec<u8> {
+    let mut payload = serde_json::json!({"session_id": "e2e", "hook_event_name": event,
+        "transcript_path": transcript, "cwd": cwd});
+    match event {
+        "SessionStart" => payload["source"] = "compact".into(),
+        "UserPromptSubmit" | "BeforeAgent" => {
+            payload["prompt"] =
+                "the todo app build fails with TypeError: generate is not a function".into();
+        }
+        "PreCompact" => payload["trigger"] = "auto".into(),
+        _ => {}
+    }
+    payload.to_string().into_bytes()
 }
 
 /// Writes [`REAL_TRANSCRIPT`] repeated into `path` until it holds at least `size` bytes;

@@ -17,7 +17,7 @@ use super::baseline;
 use super::real::Half;
 use super::session_cut::{Session, SessionClient, SessionCut};
 use crate::clients::catalog::HookClient;
-use crate::hooks::{self, answer, HookConfig, HookError, DEFAULT_HOOK_BUDGET};
+use crate::hooks::{self, answer, HookConfig, HookError, ToolServer};
 use crate::import::{self, ImportError, ImportOptions};
 use crate::optimizer::{self, BuildConfig, OptimizerError};
 use crate::records::Records;
@@ -251,6 +251,8 @@ pub(crate) fn replay_compaction(
     })?;
     let config = HookConfig {
         budget,
+        restore_budget: budget,
+        tool_server: ToolServer::Known(Some("ctxopt".into())),
         store: Some(scratch.0.join("store.sqlite3").display().to_string()),
         state_dir: scratch.0.clone(),
     };
@@ -313,7 +315,12 @@ fn build_codex(
         session: session.name.clone(),
         source,
     })?;
-    let context = answer::wrap("SessionStart", built.sources.len(), &built.context);
+    let context = answer::wrap(
+        "SessionStart",
+        built.sources.len(),
+        &built.context,
+        &answer::more_line(Some("ctxopt")),
+    );
     Ok(Replay {
         context,
         millis: started.elapsed().as_secs_f64() * 1000.0,
@@ -426,6 +433,65 @@ pub(crate) fn run_cuts(
     Ok(out)
 }
 
+/// One compaction the client made (a Claude Code transcript's `compact_boundary`): what the
+/// client's own summary named of the files edited next, and what the summary and the hook's
+/// restore (replayed on the transcript up to the boundary) named together.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompactionResult {
+    /// The session file.
+    pub session: String,
+    /// Its half.
+    pub half: Half,
+    /// The boundary's line.
+    pub line: usize,
+    /// The labelled files (edited within the next 30 tool calls after the summary, seen
+    /// before the boundary).
+    pub files: usize,
+    /// Whether it has a code label.
+    pub(crate) has_code: bool,
+    /// The client's summary alone.
+    pub(crate) summary: CutScore,
+    /// The summary and the hook's answer.
+    pub(crate) summary_ctxopt: CutScore,
+    /// Labelled files the hook's answer named and the summary did not.
+    pub(crate) only_ctxopt: usize,
+}
+
+/// Every compaction recorded in `sessions`: the client's summary alone, and with the hook's
+/// restore at `budget` added.
+pub(crate) fn run_compactions(
+    sessions: &[Session],
+    budget: usize,
+    tokenizer: Tokenizer,
+) -> Result<Vec<CompactionResult>, InteractiveError> {
+    let mut out = Vec::new();
+    for session in sessions {
+        for real in session.real_compactions() {
+            let cut = &real.cut;
+            let replay = replay_compaction(session, cut, budget, tokenizer)?;
+            let both = format!("{}\n\n{}", real.summary, replay.context);
+            let only_ctxopt = cut
+                .files
+                .iter()
+                .filter(|f| {
+                    !real.summary.contains(f.as_str()) && replay.context.contains(f.as_str())
+                })
+                .count();
+            out.push(CompactionResult {
+                session: session.name.clone(),
+                half: session.half,
+                line: real.line,
+                files: cut.files.len(),
+                has_code: !cut.code.is_empty(),
+                summary: score(cut, &real.summary, tokenizer, 0.0),
+                summary_ctxopt: score(cut, &both, tokenizer, replay.millis),
+                only_ctxopt,
+            });
+        }
+    }
+    Ok(out)
+}
+
 /// The figures of one strategy over the cuts of one half (and one client, or all).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct InteractiveRow {
@@ -476,6 +542,9 @@ pub struct InteractiveReport {
     /// The cuts of the tuning half, each strategy's score (the held-out half's cuts are
     /// only counted in the rows).
     pub(crate) tuning_cuts: Vec<CutResult>,
+    /// Every compaction the transcripts record, both halves.
+    #[serde(default)]
+    pub compactions: Vec<CompactionResult>,
 }
 
 /// Sums `results` into rows per half × client (and all clients) × strategy.
@@ -534,12 +603,18 @@ pub fn rows(results: &[CutResult]) -> Vec<InteractiveRow> {
     rows
 }
 
-/// Runs the benchmark on every session under `dir` at the hook's default budget.
-pub fn run(dir: &Path, tokenizer: Tokenizer) -> Result<InteractiveReport, InteractiveError> {
+/// Runs the benchmark on every session under `dir`, the restore at `budget` tokens.
+pub fn run(
+    dir: &Path,
+    budget: usize,
+    tokenizer: Tokenizer,
+) -> Result<InteractiveReport, InteractiveError> {
     let (sessions, infos) = load_corpus(dir)?;
-    let results = run_cuts(&sessions, DEFAULT_HOOK_BUDGET, tokenizer)?;
+    let results = run_cuts(&sessions, budget, tokenizer)?;
+    let compactions = run_compactions(&sessions, budget, tokenizer)?;
     Ok(InteractiveReport {
-        hook_budget: DEFAULT_HOOK_BUDGET,
+        compactions,
+        hook_budget: budget,
         sessions: infos,
         rows: rows(&results),
         tuning_cuts: results
@@ -636,10 +711,70 @@ impl InteractiveReport {
     }
 }
 
+impl InteractiveReport {
+    /// The real compactions per half as a Markdown table: the client's summary alone, and
+    /// with the hook's restore added.
+    pub fn compactions_table(&self) -> String {
+        let mut out = String::from(
+            "| half | compactions (labelled) | what | all files named | per-file recall \
+             | with the code | mean tokens |\n\
+             | --- | ---: | --- | ---: | ---: | ---: | ---: |\n",
+        );
+        for half in Half::ALL {
+            let mine: Vec<&CompactionResult> =
+                self.compactions.iter().filter(|c| c.half == half).collect();
+            if mine.is_empty() {
+                continue;
+            }
+            let labelled: Vec<&&CompactionResult> = mine.iter().filter(|c| c.files > 0).collect();
+            let files: usize = labelled.iter().map(|c| c.files).sum();
+            let code = mine.iter().filter(|c| c.has_code).count();
+            let only: usize = mine.iter().map(|c| c.only_ctxopt).sum();
+            for (what, pick) in [
+                (
+                    "summary",
+                    (|c: &CompactionResult| c.summary.clone()) as fn(&CompactionResult) -> CutScore,
+                ),
+                ("summary + ctxopt", |c: &CompactionResult| {
+                    c.summary_ctxopt.clone()
+                }),
+            ] {
+                let scores: Vec<(usize, CutScore)> =
+                    mine.iter().map(|c| (c.files, pick(c))).collect();
+                let all = scores
+                    .iter()
+                    .filter(|(n, s)| *n > 0 && s.files_kept == *n)
+                    .count();
+                let kept: usize = scores.iter().map(|(_, s)| s.files_kept).sum();
+                let with_code = scores
+                    .iter()
+                    .filter(|(_, s)| s.code_kept == Some(true))
+                    .count();
+                let tokens = scores.iter().map(|(_, s)| s.tokens).sum::<usize>() as f64
+                    / scores.len() as f64;
+                out.push_str(&format!(
+                    "| {} | {} ({}) | {what} | {all}/{} | {:.1} % ({kept}/{files}) | {with_code}/{code} | {tokens:.0} |\n",
+                    half.name(),
+                    mine.len(),
+                    labelled.len(),
+                    labelled.len(),
+                    super::real::recall(kept, files) * 100.0,
+                ));
+            }
+            out.push_str(&format!(
+                "| {} | | files only the hook's answer named | {only} | | | |\n",
+                half.name()
+            ));
+        }
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::bench::session_cut::{tests::claude_fixture, NotASession};
+    use crate::hooks::DEFAULT_RESTORE_BUDGET;
 
     fn fixture_session() -> Session {
         Session::parse("o__r__s.jsonl", &claude_fixture()).unwrap()
@@ -650,7 +785,7 @@ mod tests {
         let session = fixture_session();
         let cut = &session.cuts()[0];
         let replay =
-            replay_compaction(&session, cut, DEFAULT_HOOK_BUDGET, Tokenizer::default()).unwrap();
+            replay_compaction(&session, cut, DEFAULT_RESTORE_BUDGET, Tokenizer::default()).unwrap();
         assert!(replay.context.starts_with(crate::import::INJECTED_MARKER));
         let s = score(cut, &replay.context, Tokenizer::default(), replay.millis);
         // Canaries: the labels can be found, by the hook's answer and by the tail.
@@ -666,7 +801,7 @@ mod tests {
     #[test]
     fn rows_count_every_metric_per_half_and_client() {
         let session = fixture_session();
-        let results = run_cuts(&[session], DEFAULT_HOOK_BUDGET, Tokenizer::default()).unwrap();
+        let results = run_cuts(&[session], DEFAULT_RESTORE_BUDGET, Tokenizer::default()).unwrap();
         assert_eq!(results.len(), 3);
         let rows = rows(&results);
         // One half (o/r is tuning or held-out), all clients + Claude Code, four strategies.
@@ -774,7 +909,7 @@ mod tests {
             left_out: client.is_none().then(|| NotASession::Unknown.to_string()),
         };
         let report = InteractiveReport {
-            hook_budget: DEFAULT_HOOK_BUDGET,
+            hook_budget: DEFAULT_RESTORE_BUDGET,
             sessions: vec![
                 info("a", Some(SessionClient::ClaudeCode), Half::Tuning, 1),
                 info("b", Some(SessionClient::Codex), Half::Tuning, 1),
@@ -783,11 +918,51 @@ mod tests {
             ],
             rows: rows(&results),
             tuning_cuts: Vec::new(),
+            compactions: Vec::new(),
         };
         insta::assert_snapshot!(format!(
             "{}\n\n{}",
             report.corpus_line(),
             report.markdown_table()
         ));
+    }
+
+    #[test]
+    fn a_real_compaction_is_scored_with_the_clients_summary_alone_and_with_the_hooks_answer() {
+        let name = "claude-code/marot__spotter__258c7280-ae70-4798-800f-63464d01a85d.jsonl";
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/real-world/agent-transcripts")
+            .join(name);
+        let session = Session::parse(name, &std::fs::read_to_string(path).unwrap()).unwrap();
+        let real = session.real_compactions();
+        assert_eq!(real.len(), 1);
+        assert_eq!(real[0].line, 1256);
+        assert!(real[0]
+            .summary
+            .starts_with("This session is being continued"));
+        assert_eq!(real[0].cut.text.lines().count(), 1255);
+        assert!(!real[0].cut.files.is_empty(), "{:?}", real[0].cut);
+        let results =
+            run_compactions(&[session], DEFAULT_RESTORE_BUDGET, Tokenizer::default()).unwrap();
+        let r = &results[0];
+        assert_eq!((r.line, r.files), (1256, real[0].cut.files.len()));
+        // The summary's own score, counted from its text (the canary: it is not the hook's).
+        let alone = score(&real[0].cut, &real[0].summary, Tokenizer::default(), 0.0);
+        assert_eq!(r.summary, alone);
+        assert!(r.summary_ctxopt.tokens > r.summary.tokens);
+        assert_eq!(
+            r.summary_ctxopt.files_kept,
+            r.summary.files_kept + r.only_ctxopt,
+            "{r:?}"
+        );
+        let report = InteractiveReport {
+            hook_budget: DEFAULT_RESTORE_BUDGET,
+            sessions: Vec::new(),
+            rows: Vec::new(),
+            tuning_cuts: Vec::new(),
+            compactions: results,
+        };
+        let table = report.compactions_table();
+        assert!(table.contains("| summary + ctxopt |"), "{table}");
     }
 }

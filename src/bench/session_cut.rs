@@ -160,7 +160,73 @@ pub struct SessionCut {
     pub(crate) code: Vec<String>,
 }
 
+/// A compaction the client itself made, recorded in a Claude Code transcript: a
+/// `compact_boundary` line, and the summary the client gave the model after it (the next
+/// line marked `isCompactSummary`).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct RealCompaction {
+    /// The line of the boundary (1-based).
+    pub(crate) line: usize,
+    /// The transcript up to the boundary, what the client's `PreCompact` saw, labelled with
+    /// the files edited within the next [`HORIZON`] tool calls after the summary.
+    pub(crate) cut: SessionCut,
+    /// The client's own summary.
+    pub(crate) summary: String,
+}
+
 impl Session {
+    /// Every compaction the client recorded in the transcript (Claude Code; none for other
+    /// clients), each with the summary it gave and labels from what came after it.
+    pub(crate) fn real_compactions(&self) -> Vec<RealCompaction> {
+        let Units::Lines(lines) = &self.units else {
+            return Vec::new();
+        };
+        let values: Vec<Option<Value>> =
+            lines.iter().map(|l| serde_json::from_str(l).ok()).collect();
+        let mut out = Vec::new();
+        for (b, v) in values.iter().enumerate() {
+            let is_boundary = v.as_ref().is_some_and(|v| {
+                v.get("subtype").and_then(Value::as_str) == Some("compact_boundary")
+            });
+            if !is_boundary {
+                continue;
+            }
+            let summary = values.iter().enumerate().skip(b + 1).find_map(|(i, v)| {
+                let v = v.as_ref()?;
+                let marked = v.get("isCompactSummary").and_then(Value::as_bool) == Some(true);
+                marked.then(|| (i, message_text(v)))
+            });
+            let Some((at, summary)) = summary else {
+                continue;
+            };
+            let before = self.calls.iter().filter(|c| c.start < b).count();
+            let after: Vec<Call> = self
+                .calls
+                .iter()
+                .filter(|c| c.start > at)
+                .take(HORIZON)
+                .cloned()
+                .collect();
+            if before == 0 || after.is_empty() {
+                continue;
+            }
+            let text = self.text_until(b);
+            let (files, code) = self.labels(&text, &after);
+            out.push(RealCompaction {
+                line: b + 1,
+                cut: SessionCut {
+                    share: before as f64 / self.calls.len() as f64,
+                    calls: before,
+                    text,
+                    files,
+                    code,
+                },
+                summary,
+            });
+        }
+        out
+    }
+
     /// Reads the session file `name` (its path relative to the corpus) from its `text`.
     pub(crate) fn parse(name: &str, text: &str) -> Result<Session, NotASession> {
         let repository = repository_of(name);
@@ -404,6 +470,19 @@ impl Session {
             }
         }
         (files, code)
+    }
+}
+
+/// The text of a Claude Code message line: its content string, or its text blocks joined.
+fn message_text(v: &Value) -> String {
+    match v.pointer("/message/content") {
+        Some(Value::String(text)) => text.clone(),
+        Some(Value::Array(blocks)) => blocks
+            .iter()
+            .filter_map(|b| b.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
     }
 }
 

@@ -1,4 +1,5 @@
-//! `ctxopt-proxy [OPTIONS] -- <command> [args…]`: wraps an MCP stdio server, relays every
+//! `ctxopt-proxy [OPTIONS] -- <command> [args…]` (or `--url URL` for a remote server over
+//! Streamable HTTP, docs/http.md): wraps an MCP stdio server, relays every
 //! frame byte for byte and logs each with its token cost, stores tool results in the
 //! session store and offers the injected tools (`build_context` and friends). The options
 //! and the wiring are [`ctxopt::proxy`]; exit statuses are in docs/exit-codes.md.
@@ -10,7 +11,7 @@ use ctxopt::proxy::{self, ProxyArgs, ProxyOptions, PROXY_FAILED};
 
 fn main() -> ExitCode {
     ctxopt::diagnostics::init();
-    let args = match ProxyArgs::try_parse() {
+    let mut args = match ProxyArgs::try_parse() {
         Ok(args) => args,
         Err(err) => {
             // `--help` and `--version` print and succeed; a usage error is the proxy's failure.
@@ -22,6 +23,13 @@ fn main() -> ExitCode {
             };
         }
     };
+    match proxy::hold_from_env(std::env::var("CTXOPT_HOLD_CHANGED_TOOLS").ok().as_deref()) {
+        Ok(on) => args.hold_changed_tools |= on,
+        Err(err) => {
+            tracing::error!("ctxopt-proxy: {err}");
+            return ExitCode::from(PROXY_FAILED);
+        }
+    }
     let compact_env = std::env::var("CTXOPT_COMPACT_RESULTS").ok();
     let options = match ProxyOptions::resolve(args, compact_env.as_deref()) {
         Ok(options) => options,

@@ -20,9 +20,15 @@ pub fn digest(tools: &[Value]) -> String {
     hex::encode(Sha256::digest(canonical_text(tools).as_bytes()))
 }
 
+/// A tool as the digest sees it: restricted to the canonical members, every object's keys
+/// sorted. Two tools are the same definition when these are equal.
+pub(crate) fn canonical_tool(tool: &Value) -> Value {
+    sorted(&restrict_tool(tool))
+}
+
 /// The canonical text the digest is taken of.
 fn canonical_text(tools: &[Value]) -> String {
-    let mut restricted: Vec<Value> = tools.iter().map(|t| sorted(&restrict_tool(t))).collect();
+    let mut restricted: Vec<Value> = tools.iter().map(canonical_tool).collect();
     restricted.sort_by(|a, b| name(a).cmp(name(b)));
     to_compact(&Value::Array(restricted))
 }

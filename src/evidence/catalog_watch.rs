@@ -6,36 +6,30 @@
 //!
 //! "The same server" is the proxy's server name (`--name`, or derived from the command) and
 //! the `serverInfo` name its handshake answer gives. The catalogs are kept in a `catalogs/`
-//! directory beside the session store (mode 0700; one file per server, 0600): a proxy
-//! without a store file (`--store :memory:`) remembers nothing across sessions.
+//! directory beside the session store ([`super::trusted`]): a proxy without a store file
+//! (`--store :memory:`) remembers nothing across sessions. Under `--hold-changed-tools` a
+//! changed catalog is kept as pending instead of replacing the trusted one
+//! ([`super::hold_back`] holds it back on the wire).
 
-use std::fs;
-use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::catalog;
+use super::trusted::{self, Catalog, CatalogDir, Remembered};
 use crate::framelog::{Direction, Frame, FrameKind, Header};
 use crate::protocol;
 use crate::relay::sink::LogPlace;
 use crate::relay::FrameSink;
 use crate::tokenizer::Tokenizer;
 
-/// What is remembered of a server's last catalog.
-#[derive(Debug, Serialize, Deserialize)]
-struct Remembered {
-    digest: String,
-    tools: Vec<Value>,
-}
-
 /// Watches one session's catalogs (see the module docs).
 #[derive(Debug)]
 pub struct CatalogWatch {
-    dir: PathBuf,
+    catalogs: CatalogDir,
     tokenizer: Tokenizer,
+    /// Whether a changed catalog is held back (kept pending) rather than trusted.
+    hold: bool,
     server_name: String,
     identity: Option<String>,
     pages: Vec<Value>,
@@ -44,14 +38,14 @@ pub struct CatalogWatch {
 }
 
 impl CatalogWatch {
-    /// A watch keeping its catalogs in `catalogs/` beside `store_file`.
-    pub fn beside(store_file: &Path, tokenizer: Tokenizer) -> CatalogWatch {
+    /// A watch keeping its catalogs in `catalogs/` beside `store_file`; with `hold`, a
+    /// changed catalog is kept as pending (`ctxopt trust` accepts it) instead of replacing
+    /// the trusted one.
+    pub fn beside(store_file: &Path, tokenizer: Tokenizer, hold: bool) -> CatalogWatch {
         CatalogWatch {
-            dir: store_file
-                .parent()
-                .unwrap_or(Path::new(""))
-                .join("catalogs"),
+            catalogs: CatalogDir::beside(store_file),
             tokenizer,
+            hold,
             server_name: String::new(),
             identity: None,
             pages: Vec::new(),
@@ -59,78 +53,76 @@ impl CatalogWatch {
         }
     }
 
-    /// The file of this server's catalog.
-    fn file(&self) -> PathBuf {
-        let clean = |s: &str| -> String {
-            s.chars()
-                .map(|c| {
-                    if c.is_ascii_alphanumeric() || "._-".contains(c) {
-                        c
-                    } else {
-                        '_'
-                    }
-                })
-                .collect()
-        };
-        let identity = self
-            .identity
-            .as_deref()
-            .map_or(String::new(), |i| format!("--{}", clean(i)));
-        self.dir
-            .join(format!("{}{identity}.json", clean(&self.server_name)))
-    }
-
-    /// A complete catalog: compare with the last one, then remember it.
+    /// A complete catalog: compare with the trusted one, then remember it (trusted, or
+    /// pending when held back).
     fn complete(&mut self, tools: Vec<Value>) {
-        let path = self.file();
-        let digest = catalog::digest(&tools);
-        let previous: Option<Remembered> = fs::read(&path)
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok());
-        if let Some(previous) = previous.filter(|p| p.digest != digest) {
-            let diff = catalog::diff(&previous.tools, &tools, self.tokenizer);
-            let mut lines = diff.lines();
-            if let Some(first) = lines.first_mut() {
-                *first = format!("{} since its previous session: {first}", self.server_name);
+        let path = self
+            .catalogs
+            .file(&self.server_name, self.identity.as_deref());
+        let now = Catalog::of(tools);
+        let update = match CatalogDir::read(&path) {
+            None => Some(Remembered {
+                trusted: now,
+                pending: None,
+            }),
+            // Still (or again) the trusted catalog: a change waiting no longer applies.
+            Some(previous) if previous.trusted.digest == now.digest => {
+                previous.pending.is_some().then_some(Remembered {
+                    trusted: previous.trusted,
+                    pending: None,
+                })
             }
-            for line in &lines {
-                tracing::warn!("ctxopt-proxy: {line}");
+            Some(previous) => {
+                self.report(&previous.trusted, &now);
+                if !self.hold {
+                    Some(Remembered {
+                        trusted: now,
+                        pending: None,
+                    })
+                } else if previous.pending.as_ref().map(|p| &p.digest) == Some(&now.digest) {
+                    None
+                } else {
+                    Some(Remembered {
+                        trusted: previous.trusted,
+                        pending: Some(now),
+                    })
+                }
             }
-            self.lines.push(format!(
-                "catalog: {}",
-                lines
-                    .join(" | ")
-                    .split_whitespace()
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            ));
-        }
-        if let Err(e) = remember(&path, &Remembered { digest, tools }) {
+        };
+        if let Some(Err(e)) = update.map(|u| trusted::write(&path, &u)) {
             self.lines.push(format!(
                 "catalog: could not remember the tool catalog in {}: {e}",
                 path.display()
             ));
         }
     }
-}
 
-/// Writes `what` to `path` whole (a temporary file renamed over it), 0600, its directory 0700.
-fn remember(path: &Path, what: &Remembered) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)?;
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    let mut file = fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&tmp)?;
-    file.write_all(&serde_json::to_vec(what).map_err(std::io::Error::other)?)?;
-    file.sync_all()?;
-    fs::rename(&tmp, path)
+    /// Says what changed from `then` to `now`, on stderr and in the trailer's lines.
+    fn report(&mut self, then: &Catalog, now: &Catalog) {
+        let diff = catalog::diff(&then.tools, &now.tools, self.tokenizer);
+        let mut lines = diff.lines();
+        if let Some(first) = lines.first_mut() {
+            *first = if self.hold {
+                format!(
+                    "{} since its trusted catalog: {first}; held back until `ctxopt trust {}`",
+                    self.server_name, self.server_name
+                )
+            } else {
+                format!("{} since its previous session: {first}", self.server_name)
+            };
+        }
+        for line in &lines {
+            tracing::warn!("ctxopt-proxy: {line}");
+        }
+        self.lines.push(format!(
+            "catalog: {}",
+            lines
+                .join(" | ")
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+        ));
+    }
 }
 
 impl FrameSink for CatalogWatch {

@@ -10,13 +10,17 @@
 //! - [`verify`]: the recorded client's requests re-sent to a live server, its answers
 //!   compared with the recorded ones.
 //! - [`catalog`]: the digest of a tool catalog, and what changed between two.
+//! - [`trusted`]: the catalogs the proxy trusts, one file per server beside the store.
 //! - [`catalog_watch`]: the proxy's memory of each server's catalog across sessions.
+//! - [`hold_back`]: a changed catalog held back on the wire until `ctxopt trust`.
 
 pub mod catalog;
 pub mod catalog_watch;
+pub(crate) mod hold_back;
 pub mod json_diff;
 pub mod recording;
 pub mod replay_server;
+pub mod trusted;
 pub mod verify;
 pub mod volatile;
 

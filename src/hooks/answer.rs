@@ -1,24 +1,44 @@
-//! The answer a hook prints: the context wrapped in the ctxopt marker and put into the
-//! client's JSON. Claude Code and Gemini CLI both read
-//! `{"hookSpecificOutput": {"hookEventName": EVENT, "additionalContext": TEXT}}` on stdout.
+//! The answer a hook prints: the context wrapped in the ctxopt marker, ended by a line that
+//! says how the model can get more, and put into the client's JSON. Claude Code and Gemini
+//! CLI both read `{"hookSpecificOutput": {"hookEventName": EVENT, "additionalContext": TEXT}}`
+//! on stdout.
 
 use serde_json::json;
 
 use crate::import::INJECTED_MARKER;
 
-/// The most characters of context a hook prints (Claude Code shows hook output over
-/// 10,000 characters only as a preview).
-pub(crate) const MAX_CONTEXT_CHARS: usize = 9_000;
+/// The most characters of context a hook prints, the marker, its wrapper and the closing
+/// line included. Claude Code shows hook output over 10,000 characters only as a 2 KB
+/// preview (the rest in a file the model must read); Gemini CLI has no limit (it escapes `<`
+/// and `>` and adds the text whole inside `<hook_context>`), so one cap serves both.
+pub(crate) const MAX_CONTEXT_CHARS: usize = 10_000;
 
-/// `context` inside the marker, cut to [`MAX_CONTEXT_CHARS`] at a line end with a note.
-pub(crate) fn wrap(event: &str, records: usize, context: &str) -> String {
+/// Where the model can get more context than the answer holds: the MCP server that serves
+/// ctxopt's `build_context` tool in the client's configuration, when there is one.
+pub(crate) fn more_line(tool_server: Option<&str>) -> String {
+    match tool_server {
+        Some(server) => format!(
+            "More, on any task: call the `build_context` tool of the `{server}` MCP server \
+             (ctxopt) with {{\"task\": \"what you need now\"}}."
+        ),
+        None => "More: the files named above are on disk; read them again for more than \
+                 these excerpts."
+            .to_string(),
+    }
+}
+
+/// `context` inside the marker, then `more`; cut at a line end (with a note) so that the
+/// whole stays within [`MAX_CONTEXT_CHARS`].
+pub(crate) fn wrap(event: &str, records: usize, context: &str, more: &str) -> String {
     let head = format!(
         "{INJECTED_MARKER} event=\"{event}\" records=\"{records}\">\n\
          Facts ctxopt kept from this session (each tagged with the record it came from):\n"
     );
-    let tail = "\n</ctxopt-context>";
-    let room = MAX_CONTEXT_CHARS.saturating_sub(head.chars().count() + tail.chars().count() + 60);
-    let body = if context.chars().count() <= room {
+    let tail = format!("\n{more}\n</ctxopt-context>");
+    let note = format!("\n[… cut at {MAX_CONTEXT_CHARS} characters]");
+    let room = MAX_CONTEXT_CHARS
+        .saturating_sub(head.chars().count() + tail.chars().count() + note.chars().count());
+    let body = if context.trim_end().chars().count() <= room {
         context.to_string()
     } else {
         let cut = context
@@ -26,10 +46,7 @@ pub(crate) fn wrap(event: &str, records: usize, context: &str) -> String {
             .nth(room)
             .map_or(context.len(), |(i, _)| i);
         let cut = context[..cut].rfind('\n').unwrap_or(cut);
-        format!(
-            "{}\n[… cut at {MAX_CONTEXT_CHARS} characters]",
-            &context[..cut]
-        )
+        format!("{}{note}", &context[..cut])
     };
     format!("{head}{}{tail}", body.trim_end())
 }
@@ -46,13 +63,21 @@ mod tests {
     #[test]
     fn long_contexts_are_cut_under_the_limit_at_a_line_end() {
         let context: String = (0..2000).map(|i| format!("line {i}\n")).collect();
-        let text = wrap("UserPromptSubmit", 3, &context);
-        assert!(text.chars().count() <= MAX_CONTEXT_CHARS, "{}", text.len());
+        let more = more_line(Some("ctxopt"));
+        let text = wrap("UserPromptSubmit", 3, &context, &more);
+        let chars = text.chars().count();
+        assert!(
+            chars <= MAX_CONTEXT_CHARS && chars > MAX_CONTEXT_CHARS - 20,
+            "{chars}"
+        );
         assert!(text.contains("line 0\n") && !text.contains("line 1999"));
-        assert!(text.contains("[… cut at 9000 characters]"));
-        assert!(text.starts_with(INJECTED_MARKER) && text.ends_with("</ctxopt-context>"));
-        let short = wrap("SessionStart", 1, "a fact");
-        assert!(short.contains("records=\"1\">") && short.contains("\na fact\n"));
+        assert!(text.contains("[… cut at 10000 characters]"));
+        assert!(text.starts_with(INJECTED_MARKER));
+        assert!(text.ends_with(&format!("\n{more}\n</ctxopt-context>")));
+        assert!(more.contains("`build_context` tool of the `ctxopt` MCP server"));
+        let short = wrap("SessionStart", 1, "a fact", &more_line(None));
+        assert!(short.contains("records=\"1\">") && short.contains("\na fact\nMore: "));
+        assert!(!short.contains("build_context"));
         let out: serde_json::Value =
             serde_json::from_str(&hook_output("SessionStart", &short)).unwrap();
         assert_eq!(out["hookSpecificOutput"]["hookEventName"], "SessionStart");

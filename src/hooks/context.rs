@@ -9,10 +9,11 @@
 //! (with its task), so it restores what the model had even when the transcript was cut
 //! meanwhile; every other build leaves them out.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 
 use super::ingest::id_line;
 use super::HookError;
+use crate::optimizer::extract::terms::{for_each_term, term_set};
 use crate::optimizer::{self, BuildConfig};
 use crate::records::{Common, Message, Role, SessionRecord};
 use crate::store::{self, Filter, NewRecord, Provenance, Scope, Store, StoredRecord};
@@ -33,14 +34,38 @@ pub(crate) fn snapshot_log(path: &str) -> String {
     format!("{path}{SNAPSHOT_SUFFIX}")
 }
 
+/// The part of a session the model still has in its window: the records of its transcript
+/// from the last compaction boundary on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Window {
+    /// The transcript's log.
+    pub(crate) log: String,
+    /// The first line in the window (the last compaction boundary; 0: the whole transcript).
+    pub(crate) from_line: usize,
+}
+
+impl Window {
+    /// Whether a stored record is in the window: a record of the transcript from the boundary
+    /// on (one without a line counts as in it).
+    fn holds(&self, s: &StoredRecord) -> bool {
+        s.provenance.log_path.as_deref() == Some(self.log.as_str())
+            && s.record
+                .common()
+                .id
+                .as_deref()
+                .and_then(id_line)
+                .is_none_or(|line| line >= self.from_line)
+    }
+}
+
 /// What to leave out of a build.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Exclusions {
-    /// The log of the transcript whose latest records the model has seen.
-    pub(crate) transcript: Option<String>,
-    /// Records of that transcript from this line on are left out.
-    pub(crate) from_line: Option<usize>,
-    /// Records with these ids are left out (what the previous run injected).
+    /// A prompt-time build: what the model still has. Its records are left out, so is every
+    /// other record whose lines are mostly in it, and every line of the answer that is in it;
+    /// only records that bear on the task (share its terms) are built from.
+    pub(crate) window: Option<Window>,
+    /// Records with these ids are left out (what was injected since the last boundary).
     pub(crate) ids: BTreeSet<String>,
     /// The snapshot log whose records are built from (a restore); none leaves every
     /// snapshot out.
@@ -123,6 +148,11 @@ pub(crate) fn build(
     budget: usize,
     exclusions: &Exclusions,
 ) -> Result<Option<Built>, HookError> {
+    let window_lines = exclusions
+        .window
+        .as_ref()
+        .map(|w| window_lines(stored.iter().filter(|s| w.holds(s))));
+    let task_terms = exclusions.window.as_ref().map(|_| term_set(task));
     let mut seen = BTreeSet::new();
     // Newest first, so that of a snapshot's copy and its original the newer one is kept.
     stored.reverse();
@@ -143,9 +173,12 @@ pub(crate) fn build(
         if exclusions.snapshot.is_some() && !id.is_empty() && !seen.insert(id.to_string()) {
             return false;
         }
-        let same = exclusions.transcript.is_some() && log == exclusions.transcript.as_deref();
-        match (same, exclusions.from_line, id_line(id)) {
-            (true, Some(from), Some(line)) => line < from,
+        match (&exclusions.window, &window_lines, &task_terms) {
+            (Some(window), Some(lines), Some(terms)) => {
+                !window.holds(s)
+                    && bears_on(terms, &s.record)
+                    && !mostly_in(lines, &s.record.search_text())
+            }
             _ => true,
         }
     });
@@ -159,10 +192,15 @@ pub(crate) fn build(
         ..BuildConfig::default()
     };
     let out = optimizer::build(&records, &config).map_err(|e| HookError::Build(e.to_string()))?;
+    let context = match &window_lines {
+        Some(lines) => without_window_lines(&out.context, lines),
+        None => out.context,
+    };
+    // The records of the fragments the context still shows (the task left out).
     let cited: BTreeSet<String> = out
         .sources
         .iter()
-        .filter(|f| f.kind != "task")
+        .filter(|f| f.kind != "task" && context.contains(&format!("[source: {} ", f.id)))
         .map(|f| f.record.clone())
         .collect();
     if cited.is_empty() {
@@ -174,8 +212,137 @@ pub(crate) fn build(
         .map(|(_, s)| s.record)
         .collect();
     Ok(Some(Built {
-        context: out.context,
+        context,
         cited: cited.into_iter().collect(),
         records,
     }))
+}
+
+/// The least length of a line (trimmed) that counts as a fact of its own when lines are
+/// compared with the model's window: shorter ones (`}`, `user:`, `---`) recur everywhere.
+pub(crate) const FACT_LINE_CHARS: usize = 12;
+
+/// A line that counts as a fact: trimmed, at least [`FACT_LINE_CHARS`] long.
+fn fact_line(line: &str) -> Option<&str> {
+    let line = line.trim();
+    (line.chars().count() >= FACT_LINE_CHARS).then_some(line)
+}
+
+/// The lines (facts) of the records in the model's window.
+pub(crate) fn window_lines<'a>(records: impl Iterator<Item = &'a StoredRecord>) -> HashSet<String> {
+    let mut lines = HashSet::new();
+    for s in records {
+        for line in s.record.search_text().lines().filter_map(fact_line) {
+            lines.insert(line.to_string());
+        }
+    }
+    lines
+}
+
+/// Whether most of the lines (facts) of `text` are in the window.
+fn mostly_in(window: &HashSet<String>, text: &str) -> bool {
+    let (mut all, mut inside) = (0usize, 0usize);
+    for line in text.lines().filter_map(fact_line) {
+        all += 1;
+        inside += usize::from(window.contains(line));
+    }
+    all > 0 && inside * 2 >= all
+}
+
+/// How many terms of the task a record must share to bear on it: one of a task of up to
+/// three terms, else two.
+fn terms_needed(task_terms: usize) -> usize {
+    if task_terms <= 3 {
+        1
+    } else {
+        2
+    }
+}
+
+/// Whether `record` bears on a task with the terms `task_terms`: it shares enough of them.
+fn bears_on(task_terms: &BTreeSet<String>, record: &SessionRecord) -> bool {
+    let needed = terms_needed(task_terms.len());
+    let mut shared = BTreeSet::new();
+    for_each_term(&record.search_text(), |t| {
+        if shared.len() < needed && task_terms.contains(t) {
+            shared.insert(t.to_string());
+        }
+    });
+    !task_terms.is_empty() && shared.len() >= needed
+}
+
+/// How many lines (facts) of an injected `context` the model still has in its window: the
+/// measure of a prompt-time answer's repeats (0 is the bar).
+#[cfg(test)]
+pub(crate) fn repeated_lines(context: &str, window: &HashSet<String>) -> usize {
+    context
+        .lines()
+        .filter(|l| !is_tag(l))
+        .filter_map(fact_line)
+        .filter(|l| window.contains(*l))
+        .count()
+}
+
+#[cfg(test)]
+fn is_tag(line: &str) -> bool {
+    line.starts_with("[source: ") || line.starts_with("## ")
+}
+
+/// Whether line `i` of a rendered context is a section heading: `## …` at the start or after
+/// a blank line, and followed by a source tag (a `## ` line of a fragment's text is not).
+fn is_heading(lines: &[&str], i: usize) -> bool {
+    lines[i].starts_with("## ")
+        && (i == 0 || lines[i - 1].trim().is_empty())
+        && lines.get(i + 1).is_some_and(|l| l.starts_with("[source: "))
+}
+
+/// `context` without the lines the window holds, without the task (the prompt is in the
+/// window too), and without the source blocks and sections left empty.
+fn without_window_lines(context: &str, window: &HashSet<String>) -> String {
+    // A block is a source tag and its lines up to the next tag or section.
+    let mut out = String::new();
+    let mut section: Option<&str> = None;
+    let mut block: Vec<&str> = Vec::new();
+    let lines: Vec<&str> = context.lines().collect();
+    for (i, line) in lines.iter().copied().enumerate() {
+        if is_heading(&lines, i) {
+            flush_block(&mut section, &mut block, &mut out);
+            section = Some(line);
+        } else if line.starts_with("[source: ") {
+            flush_block(&mut section, &mut block, &mut out);
+            block.push(line);
+        } else if !block.is_empty() {
+            if !fact_line(line).is_some_and(|l| window.contains(l)) {
+                block.push(line);
+            }
+        } else if section.is_none() && !line.trim().is_empty() {
+            // Text before the first section (a preamble): kept as it is.
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    flush_block(&mut section, &mut block, &mut out);
+    out.trim_end().to_string()
+}
+
+/// Writes `block` to `out` (after its section's header, the first time) unless it is the
+/// task's or holds nothing but its tag; empties it.
+fn flush_block<'a>(section: &mut Option<&'a str>, block: &mut Vec<&'a str>, out: &mut String) {
+    while block.len() > 1 && block.last().is_some_and(|l| l.trim().is_empty()) {
+        block.pop();
+    }
+    let is_task = block.first().is_some_and(|t| t.contains("| record task"));
+    let has_fact = block.iter().skip(1).any(|l| !l.trim().is_empty());
+    if !is_task && has_fact {
+        if let Some(header) = section.take() {
+            out.push_str(header);
+            out.push('\n');
+        }
+        for line in block.iter() {
+            out.push_str(line);
+            out.push('\n');
+        }
+        out.push('\n');
+    }
+    block.clear();
 }

@@ -153,7 +153,7 @@ pub(crate) fn import_claude(
             // Too far to count within the hook's time: the lines after it number afresh.
             state.generation += 1;
             state.lines = 0;
-            state.prompt_lines.clear();
+            state.boundary = None;
             summary.skipped.insert(
                 format!("uncounted lines before the last {MAX_BACKLOG} bytes (numbered afresh)"),
                 1,
@@ -173,15 +173,12 @@ pub(crate) fn import_claude(
     for raw in bytes[..complete].split_inclusive(|b| *b == b'\n') {
         line += 1;
         let text = String::from_utf8_lossy(&raw[..raw.len() - 1]);
-        let before = state.importer.last_prompt.clone();
         state
             .importer
             .feed_line(line, &text, &mut out, &mut summary);
-        if state.importer.last_prompt != before {
-            if let Some(prompt) = state.importer.last_prompt.clone() {
-                state.prompt_at(line, &prompt);
-            }
-        }
+    }
+    if let Some(&boundary) = summary.boundaries.last() {
+        state.compacted_at(boundary);
     }
     state.task.clone_from(&state.importer.task);
     state.offset = start + complete as u64;
@@ -223,11 +220,16 @@ pub(crate) fn import_gemini(
     let (records, summary) = gemini_cli::import_chat(&text)
         .map_err(|e| HookError::Transcript(format!("{}: {e}", path.display())))?;
     state.task.clone_from(&records.task);
-    for m in records.messages.iter().filter(|m| m.role == Role::User) {
-        if let Some(line) = m.common.id.as_deref().and_then(id_line) {
-            state.prompt_at(line, m.text.trim());
-        }
+    if let Some(m) = records.messages.iter().rfind(|m| m.role == Role::User) {
+        state.prompt(m.text.trim());
     }
+    // A chat's positions are its messages'; the last one is how far it goes.
+    state.lines = records
+        .messages
+        .iter()
+        .filter_map(|m| m.common.id.as_deref().and_then(id_line))
+        .max()
+        .unwrap_or(state.lines);
     state.offset = len;
     state.size = len;
     // A chat is one document: its records are keyed by content (each message's id is in

@@ -7,7 +7,8 @@
 //!   injected);
 //! - [`ingest`]: the transcript into the store, from the last offset read;
 //! - [`context`]: the build, leaving out what the model has just seen;
-//! - [`answer`]: the marker and the client JSON;
+//! - [`answer`]: the marker, the closing line and the client JSON;
+//! - [`tool_server`]: whether ctxopt serves `build_context` to the client;
 //! - [`log`]: the hooks' own log.
 //!
 //! A hook must never hurt the user's prompt: [`run`] returns an error for anything that
@@ -20,16 +21,27 @@ pub(crate) mod ingest;
 pub mod log;
 pub(crate) mod payload;
 pub(crate) mod state;
+pub mod tool_server;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use crate::clients::catalog::HookClient;
+use crate::store::injections::Injection;
 use crate::store::{Scope, Store, StoreError};
+use crate::tokenizer::Tokenizer;
 use payload::Event;
+pub use tool_server::ToolServer;
 
-/// The default token budget of an injected context.
+/// The default token budget of a prompt-time context (`UserPromptSubmit`, `BeforeAgent`):
+/// it comes on every prompt, beside everything the model still has.
 pub const DEFAULT_HOOK_BUDGET: usize = 1500;
+
+/// The default token budget of a restore (`SessionStart` after a compaction or on a resumed
+/// session): the model has lost everything but a summary. Chosen from the interactive
+/// benchmark (`docs/hooks.md`, "The budget and the size"); the answer stays within
+/// [`answer::MAX_CONTEXT_CHARS`] all the same.
+pub const DEFAULT_RESTORE_BUDGET: usize = 2500;
 
 /// Why a hook run produced no context.
 #[derive(Debug, thiserror::Error)]
@@ -55,8 +67,12 @@ pub enum HookError {
 /// How a hook runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HookConfig {
-    /// The token budget of the injected context.
+    /// The token budget of a prompt-time context.
     pub budget: usize,
+    /// The token budget of a restore (`SessionStart` with `compact` or `resume`).
+    pub restore_budget: usize,
+    /// Whether ctxopt serves `build_context` to the model (named in the answer's last line).
+    pub tool_server: ToolServer,
     /// The store (`--store`: a path or `:memory:`); none: the default file.
     pub store: Option<String>,
     /// Where the hook keeps its state and log.
@@ -114,10 +130,7 @@ pub fn run(client: HookClient, input: &[u8], config: &HookConfig) -> Result<Hook
         .clone()
         .or_else(|| state.last_prompt.clone());
     let snapshot = transcript.as_deref().map(context::snapshot_log);
-    let mut exclusions = context::Exclusions {
-        transcript: transcript.as_ref().map(|_| state.log_name()),
-        ..context::Exclusions::default()
-    };
+    let mut exclusions = context::Exclusions::default();
     let answers = match (&payload.event, payload.source.as_deref()) {
         (Event::UserPromptSubmit | Event::BeforeAgent, _) => true,
         (Event::SessionStart, Some("compact" | "resume")) => true,
@@ -132,17 +145,12 @@ pub fn run(client: HookClient, input: &[u8], config: &HookConfig) -> Result<Hook
     laps.lap("load");
     let task = match &payload.event {
         Event::UserPromptSubmit | Event::BeforeAgent => {
-            // The last turn: from the previous prompt on (the one before this prompt when
-            // the client has already written this prompt into the transcript).
-            let n = state.prompt_lines.len();
-            let already_written =
-                last_prompt.as_deref() == payload.prompt.as_deref().map(str::trim);
-            exclusions.from_line = match (already_written, n) {
-                (true, 2..) => Some(state.prompt_lines[n - 2]),
-                (true, _) => None,
-                (false, 1..) => Some(state.prompt_lines[n - 1]),
-                (false, 0) => None,
-            };
+            // Only what the model no longer has: not this session's records since its last
+            // compaction boundary, nor what was injected since.
+            exclusions.window = transcript.as_ref().map(|_| context::Window {
+                log: state.log_name(),
+                from_line: state.boundary.unwrap_or(0),
+            });
             exclusions.ids = state.injected.iter().cloned().collect::<BTreeSet<_>>();
             payload.prompt.clone()
         }
@@ -159,7 +167,11 @@ pub fn run(client: HookClient, input: &[u8], config: &HookConfig) -> Result<Hook
     };
     let mut stdout = None;
     if let Some(task) = task {
-        let built = context::build(stored, &task, config.budget, &exclusions)?;
+        let budget = match payload.event {
+            Event::SessionStart => config.restore_budget,
+            _ => config.budget,
+        };
+        let built = context::build(stored, &task, budget, &exclusions)?;
         laps.lap("build");
         match built {
             Some(built) if !answers => {
@@ -169,21 +181,65 @@ pub fn run(client: HookClient, input: &[u8], config: &HookConfig) -> Result<Hook
                 }
             }
             Some(built) => {
-                let text = answer::wrap(payload.event.name(), built.cited.len(), &built.context);
-                note.push_str(&format!(
-                    "; injected {} records, {} characters",
+                let server = config.tool_server.resolve(client, Path::new(&payload.cwd));
+                let text = answer::wrap(
+                    payload.event.name(),
                     built.cited.len(),
-                    text.chars().count()
-                ));
-                stdout = Some(answer::hook_output(payload.event.name(), &text));
-                state.injected = built.cited;
+                    &built.context,
+                    &answer::more_line(server.as_deref()),
+                );
+                let injection = Injection {
+                    key: event_key(&payload, &state),
+                    workspace: scope.workspace.clone(),
+                    client: client.name().to_string(),
+                    session: payload.session_id.clone(),
+                    event: payload.event.name().to_string(),
+                    created: crate::store::results::unix_now(),
+                    records: built.cited.len() as u64,
+                    characters: text.chars().count() as u64,
+                    tokens: Tokenizer::default().count(&text) as u64,
+                };
+                if store.claim_injection(&injection)? {
+                    note.push_str(&format!(
+                        "; injected {} records, {} characters, {} tokens",
+                        injection.records, injection.characters, injection.tokens
+                    ));
+                    stdout = Some(answer::hook_output(payload.event.name(), &text));
+                    state.injected_now(&built.cited);
+                } else {
+                    note.push_str("; answered already (the event fired twice): nothing printed");
+                }
             }
             None => note.push_str("; nothing to inject"),
         }
     }
+    if !answers {
+        // The compaction about to happen is a boundary: all imported so far is before it.
+        state.compacted_at(state.lines + 1);
+    }
     state::save_if(&config.state_dir, &state, transcript.is_some(), &store)?;
     note.push_str(&laps.note());
     Ok(HookRun { stdout, note })
+}
+
+/// What makes one firing of an event: the session, the event and its source, the transcript
+/// (its log name) and how far it goes, the prompt. A client that fires the hook twice for
+/// one event gives both runs the same key.
+fn event_key(payload: &payload::Payload, state: &state::TranscriptState) -> String {
+    use sha2::{Digest, Sha256};
+    let mut hash = Sha256::new();
+    for part in [
+        payload.session_id.as_str(),
+        payload.event.name(),
+        payload.source.as_deref().unwrap_or_default(),
+        &state.log_name(),
+        &state.lines.to_string(),
+        payload.prompt.as_deref().unwrap_or_default(),
+    ] {
+        hash.update(part.as_bytes());
+        hash.update([0]);
+    }
+    hex::encode(hash.finalize())
 }
 
 /// Where a run's time went, for its log line (`; ms: store 2, import 5, load 31, build 84`).

@@ -1,8 +1,8 @@
 //! What the hooks remember between runs, one small JSON file per transcript in
 //! `<state dir>/hooks/` (mode 0600, replaced whole through a temporary file): how far the
 //! transcript has been imported (byte offset and line), the Claude Code importer's calls
-//! still waiting for results, where the last two prompts are, the records the previous run
-//! injected. Fields a state file lacks (one written
+//! still waiting for results, the latest prompt, the last compaction boundary, the records
+//! injected since. Fields a state file lacks (one written
 //! by an older version) take their defaults. The file is redacted as the store is (the
 //! store's redactor, the same key), since it holds prompts and pending tool inputs.
 
@@ -15,6 +15,9 @@ use super::HookError;
 use crate::import::claude_code::ClaudeImporter;
 use crate::redact::Redactor;
 use crate::store::Store;
+
+/// The most injected record ids a state remembers (the oldest are forgotten first).
+const MAX_INJECTED: usize = 4096;
 
 /// The state of one transcript.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -37,9 +40,13 @@ pub(crate) struct TranscriptState {
     pub(crate) task: Option<String>,
     /// The latest prompt imported.
     pub(crate) last_prompt: Option<String>,
-    /// The lines (message positions for Gemini CLI) of the last two prompts.
-    pub(crate) prompt_lines: Vec<usize>,
-    /// The ids of the records the previous run injected.
+    /// The line (a Gemini CLI chat: the message position) of the last compaction boundary:
+    /// the transcript's own (`compact_boundary`), or the first line after what was imported
+    /// when a `PreCompact`/`PreCompress` ran. The model's window holds the records from it on;
+    /// none: the whole session is in the window.
+    pub(crate) boundary: Option<usize>,
+    /// The ids of the records injected since the last compaction boundary (the model still
+    /// has them in its window).
     pub(crate) injected: Vec<String>,
 }
 
@@ -64,16 +71,31 @@ impl TranscriptState {
         };
     }
 
-    /// Notes a prompt at `line`, keeping the last two.
-    pub(crate) fn prompt_at(&mut self, line: usize, prompt: &str) {
+    /// Notes a compaction boundary at `line`: what was injected before it is gone from the
+    /// model's window. A boundary before the last one known changes nothing.
+    pub(crate) fn compacted_at(&mut self, line: usize) {
+        if self.boundary.is_none_or(|b| line > b) {
+            self.boundary = Some(line);
+            self.injected.clear();
+        }
+    }
+
+    /// Notes records injected into the model's window.
+    pub(crate) fn injected_now(&mut self, ids: &[String]) {
+        for id in ids {
+            if !self.injected.contains(id) {
+                self.injected.push(id.clone());
+            }
+        }
+        let n = self.injected.len();
+        if n > MAX_INJECTED {
+            self.injected.drain(..n - MAX_INJECTED);
+        }
+    }
+
+    /// Notes the latest prompt.
+    pub(crate) fn prompt(&mut self, prompt: &str) {
         self.last_prompt = Some(prompt.to_string());
-        if self.prompt_lines.last() != Some(&line) {
-            self.prompt_lines.push(line);
-        }
-        let n = self.prompt_lines.len();
-        if n > 2 {
-            self.prompt_lines.drain(..n - 2);
-        }
     }
 }
 

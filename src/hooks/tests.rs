@@ -36,6 +36,8 @@ fn setup(source: &str) -> Setup {
     std::fs::create_dir(&workspace).unwrap();
     let config = HookConfig {
         budget: DEFAULT_HOOK_BUDGET,
+        restore_budget: DEFAULT_RESTORE_BUDGET,
+        tool_server: ToolServer::Known(Some("ctxopt".into())),
         store: Some(dir.path().join("store.sqlite3").display().to_string()),
         state_dir: dir.path().join("state"),
     };
@@ -101,11 +103,17 @@ fn context_of(run: &HookRun, event: &str) -> String {
         "{context}"
     );
     assert!(context.chars().count() <= answer::MAX_CONTEXT_CHARS);
+    // It ends by saying how to get more: the setup's client serves ctxopt's tools.
+    let more = answer::more_line(Some("ctxopt"));
+    assert!(
+        context.ends_with(&format!("\n{more}\n</ctxopt-context>")),
+        "{context}"
+    );
     context
 }
 
 #[test]
-fn real_prompt_and_session_start_payloads_get_context_citing_the_transcript() {
+fn real_session_start_payloads_restore_the_transcript_and_real_prompts_repeat_none_of_it() {
     let transcript_ids =
         ids_of(import_transcript(&std::fs::read_to_string(real(TRANSCRIPT)).unwrap()).0);
     let cases: [(&str, &str, Option<&str>); 4] = [
@@ -134,6 +142,12 @@ fn real_prompt_and_session_start_payloads_get_context_citing_the_transcript() {
         let s = setup(TRANSCRIPT);
         let input = payload(file, |p| source.is_none_or(|src| p["source"] == src), &s);
         let run = run(HookClient::ClaudeCode, &input, &s.config).unwrap();
+        if event == "UserPromptSubmit" {
+            // The session was never compacted and the workspace has no other: the model has
+            // every fact there is.
+            assert_eq!(run.stdout, None, "{file}: {}", run.note);
+            continue;
+        }
         let context = context_of(&run, event);
         let cites = cited(&context);
         assert!(!cites.is_empty(), "{file} {source:?}: {context}");
@@ -297,11 +311,10 @@ fn importing_in_pieces_stores_what_one_import_stores() {
 #[test]
 fn an_injected_context_is_never_imported_back_nor_repeated() {
     let s = setup(TRANSCRIPT);
-    let input = payload(
-        "kesslerio__attio-mcp-server__user_prompt_submit.json",
-        |_| true,
-        &s,
-    );
+    for (i, earlier) in EARLIER.iter().enumerate() {
+        import_session(&s, earlier, &format!("earlier-{i}"));
+    }
+    let input = prompt_payload(&s, "update CLAUDE.md with the project structure");
     let first = run(HookClient::ClaudeCode, &input, &s.config).unwrap();
     let context = context_of(&first, "UserPromptSubmit");
     // Claude Code writes the hook's context into the transcript; so does an older version
@@ -312,6 +325,7 @@ fn an_injected_context_is_never_imported_back_nor_repeated() {
     let mut text = std::fs::read_to_string(&s.transcript).unwrap();
     text.push_str(&format!("{attachment}\n{message}\n"));
     std::fs::write(&s.transcript, text).unwrap();
+    let input = prompt_payload(&s, "and describe the project structure of CLAUDE.md");
     let second = run(HookClient::ClaudeCode, &input, &s.config).unwrap();
     assert!(second.note.contains("ctxopt-context 2"), "{}", second.note);
     let store = Store::open_arg(s.config.store.as_deref()).unwrap();
@@ -322,11 +336,58 @@ fn an_injected_context_is_never_imported_back_nor_repeated() {
     assert!(stored
         .iter()
         .all(|r| !r.record.to_json().contains("ctxopt-context")));
-    // What the first run injected is not injected again.
+    // What the first run injected is in the window now: not injected again.
+    let first_cites = cited(&context);
+    assert!(!first_cites.is_empty());
     if let Some(out) = second.stdout {
         let again = cited(&out.replace("\\n", "\n"));
-        assert!(cited(&context).is_disjoint(&again), "{again:?}");
+        assert!(first_cites.is_disjoint(&again), "{again:?}");
     }
+}
+
+#[test]
+fn an_event_fired_twice_injects_once_and_is_counted_once() {
+    let s = setup(TRANSCRIPT);
+    for (i, earlier) in EARLIER.iter().enumerate() {
+        import_session(&s, earlier, &format!("earlier-{i}"));
+    }
+    let input = prompt_payload(&s, "update CLAUDE.md with the project structure");
+    // Twice at once (two hook entries for the event), then once more after them.
+    let (a, b) = std::thread::scope(|scope| {
+        let a = scope.spawn(|| run(HookClient::ClaudeCode, &input, &s.config).unwrap());
+        let b = scope.spawn(|| run(HookClient::ClaudeCode, &input, &s.config).unwrap());
+        (a.join().unwrap(), b.join().unwrap())
+    });
+    let again = run(HookClient::ClaudeCode, &input, &s.config).unwrap();
+    let printed = [&a, &b, &again]
+        .iter()
+        .filter(|r| r.stdout.is_some())
+        .count();
+    assert_eq!(printed, 1, "{}\n{}\n{}", a.note, b.note, again.note);
+    assert!(again.note.contains("answered already"), "{}", again.note);
+    let store = Store::open_arg(s.config.store.as_deref()).unwrap();
+    let totals = store.injection_totals(None).unwrap();
+    assert_eq!(totals.len(), 1, "{totals:?}");
+    let answer = [a, b].into_iter().find_map(|r| r.stdout).unwrap();
+    let text = serde_json::from_str::<Value>(&answer).unwrap()["hookSpecificOutput"]
+        ["additionalContext"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let t = &totals[0];
+    assert_eq!(
+        (t.session.as_str(), t.event.as_str(), t.answers),
+        ("now", "UserPromptSubmit", 1)
+    );
+    assert_eq!(t.characters, text.chars().count() as u64);
+    assert_eq!(
+        t.tokens,
+        crate::tokenizer::Tokenizer::default().count(&text) as u64
+    );
+    // A new prompt is a new event: answered (or not) on its own.
+    let other = prompt_payload(&s, "describe the components of the TODO app");
+    let next = run(HookClient::ClaudeCode, &other, &s.config).unwrap();
+    assert!(!next.note.contains("answered already"), "{}", next.note);
 }
 
 #[test]
@@ -438,5 +499,157 @@ fn the_state_file_holds_no_secret_of_the_transcript() {
     );
     // A state read back goes on importing from where it was.
     let loaded = state::load(&s.config.state_dir, &s.transcript.display().to_string()).unwrap();
-    assert!(loaded.offset > 0 && loaded.last_prompt.unwrap().contains("[REDACTED:"));
+    assert!(loaded.offset > 0 && loaded.importer.last_prompt.unwrap().contains("[REDACTED:"));
+}
+
+/// The earlier sessions of the workspace of [`TRANSCRIPT`] (same project, `/path/to/Demo`).
+const EARLIER: [&str; 2] = [
+    "claude-code/d-kimuson__claude-code-viewer__1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl",
+    "claude-code/d-kimuson__claude-code-viewer__5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl",
+];
+
+/// Imports `source` into the setup's workspace as a session of its own (a `Stop` event).
+fn import_session(s: &Setup, source: &str, session: &str) {
+    let copy = s
+        .workspace
+        .parent()
+        .unwrap()
+        .join(format!("{session}.jsonl"));
+    std::fs::copy(real(source), &copy).unwrap();
+    let input = serde_json::json!({"session_id": session, "hook_event_name": "Stop",
+        "transcript_path": copy, "cwd": s.workspace});
+    let run = run(
+        HookClient::ClaudeCode,
+        input.to_string().as_bytes(),
+        &s.config,
+    )
+    .unwrap();
+    assert_eq!(run.stdout, None);
+}
+
+/// A `UserPromptSubmit` payload for the setup's transcript.
+fn prompt_payload(s: &Setup, prompt: &str) -> Vec<u8> {
+    serde_json::json!({"session_id": "now", "hook_event_name": "UserPromptSubmit",
+        "transcript_path": s.transcript, "cwd": s.workspace, "prompt": prompt})
+    .to_string()
+    .into_bytes()
+}
+
+/// The stored records of the transcript at `log`, and all of the workspace's.
+fn stored_of(s: &Setup) -> Vec<crate::store::StoredRecord> {
+    let store = Store::open_arg(s.config.store.as_deref()).unwrap();
+    context::load(&store, &scope_of(s)).unwrap()
+}
+
+#[test]
+fn a_prompt_time_answer_repeats_nothing_the_model_still_has() {
+    // A real uncompacted session, cut before its last prompt, after two earlier sessions of
+    // the same project: the model has the whole session in its window.
+    const PROMPT: &str = "Thanks! Please update CLAUDE.md for current changes";
+    let s = setup(TRANSCRIPT);
+    for (i, earlier) in EARLIER.iter().enumerate() {
+        import_session(&s, earlier, &format!("earlier-{i}"));
+    }
+    let text = std::fs::read_to_string(&s.transcript).unwrap();
+    let before: String = text.lines().take(433).map(|l| format!("{l}\n")).collect();
+    assert!(!before.contains(PROMPT) && text.contains(PROMPT));
+    std::fs::write(&s.transcript, &before).unwrap();
+    let answer = run(
+        HookClient::ClaudeCode,
+        &prompt_payload(&s, PROMPT),
+        &s.config,
+    )
+    .unwrap();
+    let log = s.transcript.display().to_string();
+    let stored = stored_of(&s);
+    let window = context::window_lines(
+        stored
+            .iter()
+            .filter(|r| r.provenance.log_path.as_deref() == Some(log.as_str())),
+    );
+    let context = context_of(&answer, "UserPromptSubmit");
+    // It injects facts of the earlier sessions that bear on the prompt, none of this one's…
+    let cites = cited(&context);
+    let session_ids = ids_of(import_transcript(&before).0);
+    assert!(!cites.is_empty(), "{context}");
+    assert!(cites.is_disjoint(&session_ids), "{cites:?}");
+    // … and no line the model still has.
+    assert_eq!(context::repeated_lines(&context, &window), 0, "{context}");
+
+    // The canary: the old rule (leave out only the last turn of this transcript, here from
+    // its first prompt on, line 2) repeats lines the model has.
+    let old: Vec<_> = stored
+        .into_iter()
+        .filter(|r| {
+            r.provenance.log_path.as_deref() != Some(log.as_str())
+                || r.record
+                    .common()
+                    .id
+                    .as_deref()
+                    .and_then(ingest::id_line)
+                    .is_some_and(|line| line < 2)
+        })
+        .collect();
+    let built = context::build(
+        old,
+        PROMPT,
+        DEFAULT_HOOK_BUDGET,
+        &context::Exclusions::default(),
+    )
+    .unwrap()
+    .unwrap();
+    let repeated = context::repeated_lines(&built.context, &window);
+    assert!(repeated > 0, "{}", built.context);
+}
+
+#[test]
+fn after_a_real_compaction_a_prompt_gets_only_facts_from_before_the_boundary() {
+    // A real session compacted once (its `compact_boundary` at line 1256), cut 300 lines on.
+    const COMPACTED: &str =
+        "claude-code/marot__spotter__258c7280-ae70-4798-800f-63464d01a85d.jsonl";
+    const BOUNDARY: usize = 1256;
+    let s = setup(COMPACTED);
+    let text = std::fs::read_to_string(&s.transcript).unwrap();
+    assert!(text
+        .lines()
+        .nth(BOUNDARY - 1)
+        .unwrap()
+        .contains("compact_boundary"));
+    let cut: String = text
+        .lines()
+        .take(BOUNDARY + 300)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&s.transcript, &cut).unwrap();
+    let answer = run(
+        HookClient::ClaudeCode,
+        &prompt_payload(
+            &s,
+            "continue with spotter-gqc: what did the earlier tests show?",
+        ),
+        &s.config,
+    )
+    .unwrap();
+    let state = state::load(&s.config.state_dir, &s.transcript.display().to_string()).unwrap();
+    assert_eq!(state.boundary, Some(BOUNDARY));
+    let context = context_of(&answer, "UserPromptSubmit");
+    let lines: Vec<usize> = cited(&context)
+        .iter()
+        .map(|id| ingest::id_line(id).unwrap())
+        .collect();
+    // Facts come back from before the boundary, none from after it.
+    assert!(!lines.is_empty(), "{context}");
+    assert!(lines.iter().all(|l| *l < BOUNDARY), "{lines:?}");
+    let stored = stored_of(&s);
+    let log = s.transcript.display().to_string();
+    let window = context::window_lines(stored.iter().filter(|r| {
+        r.provenance.log_path.as_deref() == Some(log.as_str())
+            && r.record
+                .common()
+                .id
+                .as_deref()
+                .and_then(ingest::id_line)
+                .is_none_or(|l| l >= BOUNDARY)
+    }));
+    assert_eq!(context::repeated_lines(&context, &window), 0, "{context}");
 }

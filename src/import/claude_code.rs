@@ -38,7 +38,10 @@ use serde_json::Value;
 
 use super::file_reads::shell::{FileRead, FileViews};
 use super::test_runs::test_outcomes;
+use super::typed::{self, shaped};
 use super::{content_text, first_line, record_id, rfc3339, ImportSummary, INJECTED_MARKER};
+use format::{Block, Content, Hunk, Replacement, Todo, TodoInput, ToolUseResult, Turn};
+
 use crate::records::SessionRecord;
 use crate::records::{
     Common, DiffRecord, ErrorRecord, FileRecord, Message, Records, Role, TestResult, ToolOutput,
@@ -123,6 +126,16 @@ pub(crate) struct ClaudeImporter {
     views: FileViews,
 }
 
+/// A `tool_result` block, with what the client recorded of the result beside it.
+struct Answer<'a> {
+    /// The id of the call it answers.
+    call_id: &'a str,
+    /// The text the model saw.
+    text: String,
+    is_error: bool,
+    result: Option<&'a ToolUseResult>,
+}
+
 /// One entry being read: where it is and what it shares with its records.
 struct Entry<'a> {
     line: usize,
@@ -152,11 +165,12 @@ impl Entry<'_> {
         }
     }
 
-    /// `path` relative to the entry's working directory when it lies inside it.
+    /// `path` relative to the entry's working directory when it lies inside it (on Windows
+    /// too: `C:\src\app` and `C:\src\app\lib\a.ts` give `lib\a.ts`).
     fn path(&self, path: &str) -> String {
         self.cwd
-            .and_then(|cwd| path.strip_prefix(cwd.trim_end_matches('/')))
-            .and_then(|rest| rest.strip_prefix('/'))
+            .and_then(|cwd| path.strip_prefix(cwd.trim_end_matches(['/', '\\'])))
+            .and_then(|rest| rest.strip_prefix(['/', '\\']))
             .filter(|rest| !rest.is_empty())
             .unwrap_or(path)
             .to_string()
@@ -258,39 +272,42 @@ impl ClaudeImporter {
                 summary.skip(format!("field:{key}"));
             }
         }
-        let flag = |k: &str| obj.get(k).and_then(Value::as_bool).unwrap_or(false);
-        let timestamp = rfc3339(obj.get("timestamp"));
+        let mut turn: Turn = match typed::from_ref(value) {
+            Ok(turn) => turn,
+            Err(e) => {
+                summary.error(line, e.to_string());
+                return;
+            }
+        };
+        let content = turn.message.take().and_then(|m| m.content);
         let mut entry = Entry {
             line,
-            uuid: obj.get("uuid").and_then(Value::as_str),
-            timestamp,
-            sidechain: flag("isSidechain"),
-            cwd: obj.get("cwd").and_then(Value::as_str),
+            uuid: turn.uuid.as_deref(),
+            timestamp: rfc3339(turn.timestamp.as_ref()),
+            sidechain: turn.is_sidechain,
+            cwd: turn.cwd.as_deref(),
             parts: 0,
         };
-        if flag("isMeta") {
+        if turn.is_meta {
             summary.skip("meta");
             return;
         }
-        let compaction_agent = obj
-            .get("agentId")
-            .and_then(Value::as_str)
+        let compaction_agent = turn
+            .agent_id
+            .as_deref()
             .is_some_and(|a| a.starts_with("acompact"));
-        let summary_entry = flag("isCompactSummary") || (compaction_agent && kind == "assistant");
-        let content = value.pointer("/message/content");
+        let summary_entry = turn.is_compact_summary || (compaction_agent && kind == "assistant");
         let blocks: Vec<Value> = match content {
-            Some(Value::String(s)) => vec![serde_json::json!({"type": "text", "text": s})],
-            Some(Value::Array(blocks)) => blocks.clone(),
-            _ => {
+            Some(Content::Text(s)) => vec![serde_json::json!({"type": "text", "text": s})],
+            Some(Content::Blocks(blocks)) => blocks,
+            None => {
                 summary.error(line, format!("{kind} entry without message.content"));
                 return;
             }
         };
-        for block in &blocks {
-            let btype = block.get("type").and_then(Value::as_str).unwrap_or("-");
-            match (kind, btype) {
-                (_, "text") => {
-                    let text = block.get("text").and_then(Value::as_str).unwrap_or("");
+        for raw in &blocks {
+            match (kind, Block::deserialize(raw).unwrap_or(Block::Other)) {
+                (_, Block::Text { text }) => {
                     if text.trim().is_empty() {
                         continue;
                     }
@@ -303,7 +320,7 @@ impl ClaudeImporter {
                         ("user", _) => (Role::User, "msg"),
                         _ => (Role::Assistant, "msg"),
                     };
-                    if let Some(prompt) = (role == Role::User).then(|| prompt_text(text)).flatten()
+                    if let Some(prompt) = (role == Role::User).then(|| prompt_text(&text)).flatten()
                     {
                         // A subagent's file starts with the prompt its parent gave it.
                         if self.task.is_none() {
@@ -316,32 +333,39 @@ impl ClaudeImporter {
                     let message = Message {
                         common: entry.common(id_kind),
                         role,
-                        text: text.to_string(),
+                        text,
                     };
                     push(&mut entry, SessionRecord::Message(message), out);
                 }
-                ("assistant", "tool_use") => {
-                    let id = block.get("id").and_then(Value::as_str).unwrap_or_default();
-                    self.pending.insert(
-                        id.to_string(),
-                        PendingCall {
-                            name: block
-                                .get("name")
-                                .and_then(Value::as_str)
-                                .unwrap_or("tool")
-                                .to_string(),
-                            input: block.get("input").cloned().unwrap_or(Value::Null),
-                        },
-                    );
+                ("assistant", Block::ToolUse { id, name, input }) => {
+                    let name = name.unwrap_or_else(|| "tool".to_string());
+                    self.pending.insert(id, PendingCall { name, input });
                 }
-                ("user", "tool_result") => {
-                    let result = obj.get("toolUseResult");
-                    for record in self.tool_result(&entry, block, result, summary) {
+                (
+                    "user",
+                    Block::ToolResult {
+                        tool_use_id,
+                        content,
+                        is_error,
+                    },
+                ) => {
+                    let answer = Answer {
+                        call_id: &tool_use_id,
+                        text: content_text(content.as_ref()),
+                        is_error,
+                        result: turn.tool_use_result.as_ref(),
+                    };
+                    for record in self.tool_result(&entry, answer, summary) {
                         push(&mut entry, record, out);
                     }
                 }
-                (_, "thinking" | "redacted_thinking") => summary.skip("block:thinking"),
-                (_, other) => summary.skip(format!("block:{other}")),
+                (_, Block::Thinking {} | Block::RedactedThinking {}) => {
+                    summary.skip("block:thinking")
+                }
+                _ => {
+                    let other = raw.get("type").and_then(Value::as_str).unwrap_or("-");
+                    summary.skip(format!("block:{other}"));
+                }
             }
         }
     }
@@ -350,14 +374,15 @@ impl ClaudeImporter {
     fn tool_result(
         &mut self,
         entry: &Entry,
-        block: &Value,
-        result: Option<&Value>,
+        answer: Answer,
         summary: &mut ImportSummary,
     ) -> Vec<SessionRecord> {
-        let call_id = block
-            .get("tool_use_id")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
+        let Answer {
+            call_id,
+            text,
+            is_error,
+            result,
+        } = answer;
         let call = self.pending.remove(call_id).unwrap_or_else(|| {
             summary.skip("tool_result without its call");
             PendingCall {
@@ -365,16 +390,10 @@ impl ClaudeImporter {
                 input: Value::Null,
             }
         });
-        let text = content_text(block.get("content"));
         if text.contains(INJECTED_MARKER) {
             summary.skip("ctxopt-context");
             return Vec::new();
         }
-        let is_error = block
-            .get("is_error")
-            .and_then(Value::as_bool)
-            .unwrap_or(false);
-        let result = result.filter(|r| r.is_object());
         let input = |k: &str| call.input.get(k).and_then(Value::as_str);
         let mut records = Vec::new();
         let mut part = entry.parts;
@@ -450,9 +469,10 @@ impl ClaudeImporter {
             "Edit" | "MultiEdit" if !is_error && input("file_path").is_some() => {
                 let path = entry.path(input("file_path").unwrap_or_default());
                 self.views.forget(&path);
+                let hunks = result.and_then(|r| r.structured_patch.as_deref());
                 records.push(SessionRecord::Diff(DiffRecord {
                     common: common("diff"),
-                    diff: edit_diff(&path, result, &call.input),
+                    diff: edit_diff(&path, hunks, &call.input),
                     path,
                 }));
             }
@@ -532,7 +552,11 @@ fn prompt_text(text: &str) -> Option<String> {
 /// A Bash result's output and exit code: stdout and stderr from `toolUseResult` when there,
 /// else the result text; exit code N from a failure's `Exit code N` line, else 0 (none when
 /// the command was interrupted).
-fn bash_output(text: &str, result: Option<&Value>, is_error: bool) -> (String, Option<i64>) {
+fn bash_output(
+    text: &str,
+    result: Option<&ToolUseResult>,
+    is_error: bool,
+) -> (String, Option<i64>) {
     if is_error {
         let (head, rest) = text.split_once('\n').unwrap_or((text, ""));
         if let Some(code) = head
@@ -544,20 +568,13 @@ fn bash_output(text: &str, result: Option<&Value>, is_error: bool) -> (String, O
         }
         return (text.to_string(), None);
     }
-    let field = |k: &str| {
-        result
-            .and_then(|r| r.get(k))
-            .and_then(Value::as_str)
-            .unwrap_or("")
+    let field = |pick: fn(&ToolUseResult) -> &Option<String>| {
+        result.and_then(|r| pick(r).as_deref()).unwrap_or("")
     };
-    let interrupted = result
-        .and_then(|r| r.get("interrupted"))
-        .and_then(Value::as_bool)
-        .unwrap_or(false);
-    let code = (!interrupted).then_some(0);
+    let (out, err) = (field(|r| &r.stdout), field(|r| &r.stderr));
+    let code = (!result.is_some_and(|r| r.interrupted)).then_some(0);
     match result {
-        Some(_) if !field("stdout").is_empty() || !field("stderr").is_empty() => {
-            let (out, err) = (field("stdout"), field("stderr"));
+        Some(_) if !out.is_empty() || !err.is_empty() => {
             let output = match (out.is_empty(), err.is_empty()) {
                 (false, false) => format!("{out}\n{err}"),
                 (false, true) => out.to_string(),
@@ -585,10 +602,10 @@ fn numbered(path: &str, first: usize, content: &str) -> FileRead {
 /// The lines a ranged `Read` (`offset`/`limit`) showed of `path`, with their numbers: from
 /// `toolUseResult.file` (`content` from `startLine`) when there, else from the result
 /// text's `cat -n` prefixes (`    12→text`). `None` when neither gives numbered lines.
-fn file_region(path: &str, text: &str, result: Option<&Value>) -> Option<FileRead> {
-    if let Some(file) = result.and_then(|r| r.get("file")) {
-        let start = file.get("startLine").and_then(Value::as_u64)?;
-        let content = file.get("content").and_then(Value::as_str)?;
+fn file_region(path: &str, text: &str, result: Option<&ToolUseResult>) -> Option<FileRead> {
+    if let Some(file) = result.and_then(|r| r.file.as_ref()) {
+        let start = file.start_line?;
+        let content = file.content.as_deref()?;
         let start = usize::try_from(start).ok()?.max(1);
         let read = numbered(path, start, content);
         return (!read.lines.is_empty()).then_some(read);
@@ -609,12 +626,12 @@ fn file_region(path: &str, text: &str, result: Option<&Value>) -> Option<FileRea
 /// The session's plan as a `TodoWrite` call sets it: one line per item, `- [status]
 /// content`; `None` when the call has no `todos` list.
 fn plan_text(input: &Value) -> Option<String> {
-    let todos = input.get("todos").and_then(Value::as_array)?;
+    let TodoInput { todos } = shaped(input)?;
     let lines: Vec<String> = todos
         .iter()
         .map(|t| {
-            let s = |k: &str| t.get(k).and_then(Value::as_str).unwrap_or("");
-            format!("- [{}] {}", s("status"), s("content"))
+            let todo: Todo = shaped(t).unwrap_or_default();
+            format!("- [{}] {}", todo.status, todo.content)
         })
         .collect();
     Some(format!("Plan (TodoWrite):\n{}", lines.join("\n")))
@@ -623,17 +640,10 @@ fn plan_text(input: &Value) -> Option<String> {
 /// The content of a whole-file read: from `toolUseResult.file` when it covers every line,
 /// else from the result text (its `cat -n` line prefixes removed) when the call asked for
 /// no range. `None` for a partial view.
-fn whole_file(text: &str, result: Option<&Value>, input: &Value) -> Option<String> {
-    if let Some(file) = result.and_then(|r| r.get("file")) {
-        let n = |k: &str| file.get(k).and_then(Value::as_u64);
-        let whole = n("startLine").unwrap_or(1) <= 1 && n("numLines") >= n("totalLines");
-        return whole
-            .then(|| {
-                file.get("content")
-                    .and_then(Value::as_str)
-                    .map(str::to_string)
-            })
-            .flatten();
+fn whole_file(text: &str, result: Option<&ToolUseResult>, input: &Value) -> Option<String> {
+    if let Some(file) = result.and_then(|r| r.file.as_ref()) {
+        let whole = file.start_line.unwrap_or(1) <= 1 && file.num_lines >= file.total_lines;
+        return whole.then(|| file.content.clone()).flatten();
     }
     if input.get("offset").is_some() || input.get("limit").is_some() {
         return None;
@@ -654,50 +664,44 @@ fn whole_file(text: &str, result: Option<&Value>, input: &Value) -> Option<Strin
 /// The unified diff of an edit: from `toolUseResult.structuredPatch` (its hunks), else one
 /// hunk per replaced string (`old_string` → `new_string`, or each of `edits`), whose position
 /// the transcript does not record (`@@ @@`).
-fn edit_diff(path: &str, result: Option<&Value>, input: &Value) -> String {
+fn edit_diff(path: &str, hunks: Option<&[Hunk]>, input: &Value) -> String {
     let mut diff = format!("--- a/{path}\n+++ b/{path}\n");
-    let hunks = result
-        .and_then(|r| r.get("structuredPatch"))
-        .and_then(Value::as_array)
-        .filter(|h| !h.is_empty());
-    if let Some(hunks) = hunks {
+    if let Some(hunks) = hunks.filter(|h| !h.is_empty()) {
         for h in hunks {
-            let n = |k: &str| h.get(k).and_then(Value::as_u64).unwrap_or(0);
+            let n = |v: Option<u64>| v.unwrap_or(0);
             diff.push_str(&format!(
                 "@@ -{},{} +{},{} @@\n",
-                n("oldStart"),
-                n("oldLines"),
-                n("newStart"),
-                n("newLines")
+                n(h.old_start),
+                n(h.old_lines),
+                n(h.new_start),
+                n(h.new_lines)
             ));
-            for line in h
-                .get("lines")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
+            for line in &h.lines {
                 diff.push_str(line.as_str().unwrap_or(""));
                 diff.push('\n');
             }
         }
         return diff;
     }
-    let edits: Vec<&Value> = match input.get("edits").and_then(Value::as_array) {
-        Some(edits) => edits.iter().collect(),
-        None => vec![input],
+    let edits: Vec<Replacement> = match input.get("edits").and_then(Value::as_array) {
+        Some(edits) => edits
+            .iter()
+            .map(|e| shaped(e).unwrap_or_default())
+            .collect(),
+        None => vec![shaped(input).unwrap_or_default()],
     };
     for edit in edits {
-        let s = |k: &str| edit.get(k).and_then(Value::as_str).unwrap_or("");
         diff.push_str("@@ @@\n");
-        for line in s("old_string").lines() {
+        for line in edit.old_string.lines() {
             diff.push_str(&format!("-{line}\n"));
         }
-        for line in s("new_string").lines() {
+        for line in edit.new_string.lines() {
             diff.push_str(&format!("+{line}\n"));
         }
     }
     diff
 }
 
+mod format;
 #[cfg(test)]
 mod tests;

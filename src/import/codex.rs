@@ -202,7 +202,7 @@ fn call_records(
         }
     }
     let tool = match argv.as_slice() {
-        ["apply_patch", ..] => "apply_patch".to_string(),
+        [first, ..] if PATCH_PROGRAMS.contains(first) => "apply_patch".to_string(),
         _ => tool,
     };
     if exit_code.is_some_and(|c| c != 0) {
@@ -279,15 +279,20 @@ fn command_line(name: &str, argv: &[&str]) -> String {
 }
 
 /// The patch a call applies: the custom tool's input, `apply_patch PATCH`, or a script
-/// `apply_patch <<EOF`.
+/// `apply_patch <<EOF` (or `applypatch …`).
 fn patch_in<'a>(name: &str, argv: &[&'a str], args: &'a Value, tool: &'a str) -> Option<&'a str> {
+    let script = tool.trim_start();
     match (name, argv, args) {
         ("apply_patch", _, Value::String(p)) => Some(p.as_str()),
-        (_, ["apply_patch", p, ..], _) => Some(*p),
-        _ if tool.trim_start().starts_with("apply_patch") => Some(tool),
+        (_, [first, p, ..], _) if PATCH_PROGRAMS.contains(first) => Some(*p),
+        _ if PATCH_PROGRAMS.iter().any(|p| script.starts_with(p)) => Some(tool),
         _ => None,
     }
 }
+
+/// The names Codex CLI runs its patch tool under in a shell (`applypatch` is an alias of
+/// `apply_patch`, seen on Windows).
+const PATCH_PROGRAMS: [&str; 2] = ["apply_patch", "applypatch"];
 
 /// The patch the call `name` with `args` applies, when it applies one.
 pub(crate) fn patch_of_call(name: &str, args: &Value) -> Option<String> {

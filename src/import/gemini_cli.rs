@@ -4,7 +4,8 @@
 //! newer versions a list of `{text}` parts); `gemini` messages carry `thoughts` and
 //! `toolCalls[]` (`name`, `args`, `status`, `result[].functionResponse.response.output|error`,
 //! `resultDisplay`). The JSON Lines chat of 2026 (a header line, then one message a line,
-//! a repeated `id` being a newer version, `$set` lines) is read too ([`import_chat`]).
+//! a repeated `id` being a newer version, `$set` lines) is read too ([`import_chat`]), and so
+//! is a headless run's `--output-format stream-json` transcript ([`stream_json`]).
 //!
 //! What becomes what (documented in `docs/import.md`): `user` → a `user` message (the first
 //! is the task); `gemini` content → an `assistant` message; `error` → an error record; each
@@ -18,27 +19,32 @@
 use serde_json::Value;
 
 use super::test_runs::{run_records, Run};
+use super::typed;
 use super::{
     content_text, first_line, gather, parts, rfc3339, ImportError, ImportSummary, INJECTED_MARKER,
 };
 use crate::records::SessionRecord;
+use format::{Chat, ChatMessage, Response, ToolCall};
+
 use crate::records::{Common, DiffRecord, ErrorRecord, FileRecord, Message, Records, Role};
 
 /// Converts the text of a saved chat into records: one JSON object, or the JSON Lines chat
-/// Gemini CLI writes since 2026 (a header line, then one message a line; see `docs/import.md`).
+/// Gemini CLI writes since 2026 (a header line, then one message a line; see `docs/import.md`),
+/// or a headless run's `--output-format stream-json` transcript ([`stream_json`]).
 pub(crate) fn import_chat(text: &str) -> Result<(Records, ImportSummary), ImportError> {
+    let first = text
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or_default();
+    if stream_json::is_stream(first) {
+        return Ok(stream_json::import_stream(text));
+    }
     let root: Value = match serde_json::from_str(text) {
         Ok(root) => root,
         Err(e) => return chat_lines(text).ok_or(ImportError::Json(e)),
     };
-    let messages = root
-        .get("messages")
-        .and_then(Value::as_array)
-        .ok_or_else(|| ImportError::Format {
-            path: "messages".into(),
-            message: "expected an array (a Gemini CLI chat has sessionId and messages)".into(),
-        })?;
-    Ok(import_messages(messages, ImportSummary::default()))
+    let Chat { messages } = typed::from_value(root)?;
+    Ok(import_messages(&messages, ImportSummary::default()))
 }
 
 /// A JSON Lines chat: a header line (`sessionId`, `projectHash`, `startTime`, no `type`),
@@ -115,18 +121,27 @@ fn import_messages(messages: &[Value], mut summary: ImportSummary) -> (Records, 
     for (i, message) in messages.iter().enumerate() {
         summary.lines += 1;
         let n = i + 1;
-        let Some(obj) = message.as_object() else {
+        if !message.is_object() {
             summary.error(n, format!("messages[{i}]: expected a JSON object"));
             continue;
+        }
+        let message: ChatMessage = match typed::from_value(message.clone()) {
+            Ok(message) => message,
+            Err(e) => {
+                summary.error(n, format!("messages[{i}]: {e}"));
+                continue;
+            }
         };
-        let uuid = obj.get("id").and_then(Value::as_str);
-        let mut common = parts(n, uuid, rfc3339(obj.get("timestamp")));
-        let content = content_text(obj.get("content"));
-        let kind = obj.get("type").and_then(Value::as_str).unwrap_or("(none)");
+        let mut common = parts(
+            n,
+            message.id.as_deref(),
+            rfc3339(message.timestamp.as_ref()),
+        );
+        let content = content_text(message.content.as_ref());
         if content.contains(INJECTED_MARKER) {
             summary.skip("ctxopt-context");
         } else if !content.trim().is_empty() {
-            match kind {
+            match message.kind.as_deref().unwrap_or("(none)") {
                 "user" => {
                     task.get_or_insert_with(|| content.trim().to_string());
                     out.push(message_record(common("msg"), Role::User, content));
@@ -140,15 +155,10 @@ fn import_messages(messages: &[Value], mut summary: ImportSummary) -> (Records, 
                 other => summary.skip(format!("type:{other}")),
             }
         }
-        if obj.get("thoughts").is_some() {
+        if message.thoughts.is_some() {
             summary.skip("thoughts");
         }
-        for call in obj
-            .get("toolCalls")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
+        for call in &message.tool_calls {
             tool_call(call, &mut common, &mut out);
         }
     }
@@ -161,15 +171,17 @@ fn message_record(common: Common, role: Role, text: String) -> SessionRecord {
 }
 
 /// The records one tool call makes.
-fn tool_call(call: &Value, common: &mut impl FnMut(&str) -> Common, out: &mut Vec<SessionRecord>) {
-    let name = call.get("name").and_then(Value::as_str).unwrap_or("tool");
-    let args = call.get("args").cloned().unwrap_or(Value::Null);
-    let arg = |k: &str| args.get(k).and_then(Value::as_str);
-    let response = call.pointer("/result/0/functionResponse/response");
-    let field = |k: &str| response.and_then(|r| r.get(k)).and_then(Value::as_str);
-    let failed =
-        call.get("status").and_then(Value::as_str) == Some("error") || field("error").is_some();
-    let output = field("output").or(field("error")).unwrap_or("").to_string();
+fn tool_call(
+    call: &ToolCall,
+    common: &mut impl FnMut(&str) -> Common,
+    out: &mut Vec<SessionRecord>,
+) {
+    let name = call.name.as_deref().unwrap_or("tool");
+    let response = call.response();
+    let field = |pick: fn(&Response) -> &Option<String>| response.and_then(|r| pick(r).as_deref());
+    let error = field(|r| &r.error);
+    let failed = call.status.as_deref() == Some("error") || error.is_some();
+    let output = field(|r| &r.output).or(error).unwrap_or("").to_string();
     if failed {
         out.push(SessionRecord::Error(ErrorRecord {
             common: common("err"),
@@ -178,8 +190,8 @@ fn tool_call(call: &Value, common: &mut impl FnMut(&str) -> Common, out: &mut Ve
         }));
         return;
     }
-    let ranged = args.get("offset").is_some() || args.get("limit").is_some();
-    match (name, arg("file_path")) {
+    let ranged = call.args.get("offset").is_some() || call.args.get("limit").is_some();
+    match (name, call.arg("file_path")) {
         ("read_file", Some(path)) if !ranged => out.push(SessionRecord::File(FileRecord {
             common: common("file"),
             path: path.to_string(),
@@ -188,27 +200,27 @@ fn tool_call(call: &Value, common: &mut impl FnMut(&str) -> Common, out: &mut Ve
         ("write_file", Some(path)) => out.push(SessionRecord::File(FileRecord {
             common: common("file"),
             path: path.to_string(),
-            content: arg("content").unwrap_or_default().to_string(),
+            content: call.arg("content").unwrap_or_default().to_string(),
         })),
         ("replace", Some(path)) => {
-            let diff = call
-                .pointer("/resultDisplay/fileDiff")
-                .and_then(Value::as_str)
-                .map(str::to_string)
-                .unwrap_or_else(|| {
-                    let lines = |k: &str, sign: char| {
-                        arg(k)
-                            .unwrap_or_default()
-                            .lines()
-                            .map(|l| format!("{sign}{l}\n"))
-                            .collect::<String>()
-                    };
-                    format!(
-                        "--- a/{path}\n+++ b/{path}\n@@ @@\n{}{}",
-                        lines("old_string", '-'),
-                        lines("new_string", '+')
-                    )
-                });
+            let shown = call
+                .result_display
+                .as_ref()
+                .and_then(|d| d.file_diff.clone());
+            let diff = shown.unwrap_or_else(|| {
+                let lines = |k: &str, sign: char| {
+                    call.arg(k)
+                        .unwrap_or_default()
+                        .lines()
+                        .map(|l| format!("{sign}{l}\n"))
+                        .collect::<String>()
+                };
+                format!(
+                    "--- a/{path}\n+++ b/{path}\n@@ @@\n{}{}",
+                    lines("old_string", '-'),
+                    lines("new_string", '+')
+                )
+            });
             out.push(SessionRecord::Diff(DiffRecord {
                 common: common("diff"),
                 path: path.to_string(),
@@ -216,11 +228,11 @@ fn tool_call(call: &Value, common: &mut impl FnMut(&str) -> Common, out: &mut Ve
             }));
         }
         _ => {
-            let (tool, exit_code) = match (name, arg("command")) {
+            let (tool, exit_code) = match (name, call.arg("command")) {
                 ("run_shell_command", Some(command)) => (command.to_string(), exit_code(&output)),
                 _ => (name.to_string(), None),
             };
-            let args = (!args.is_null()).then_some(args.clone());
+            let args = (!call.args.is_null()).then(|| call.args.clone());
             let run = Run {
                 tool,
                 args,
@@ -244,5 +256,7 @@ fn exit_code(output: &str) -> Option<i64> {
     }
 }
 
+mod format;
+mod stream_json;
 #[cfg(test)]
 mod tests;

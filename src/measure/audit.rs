@@ -8,6 +8,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::canonical::{resolve_tool_refs, restrict_tool, to_compact};
+use super::claude_estimate::{self, ClaudeEstimate};
 use super::report::text::{Align, Style, Table};
 use super::toollist::Listing;
 use crate::tokenizer::Tokenizer;
@@ -46,8 +47,20 @@ pub struct AuditReport {
     /// in the log read, or by `--hide-tools`/`--only-tools` given to `audit`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub surface: Option<Surface>,
+    /// What the tools cost in Claude's context: an estimate, never a count (see
+    /// [`super::claude_estimate`] and `docs/audit.md`).
+    pub claude_estimate: ClaudeEstimates,
     /// Findings a reader should act on, one sentence each.
     pub warnings: Vec<String>,
+}
+
+/// The tool list in Claude's context, estimated two ways.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ClaudeEstimates {
+    /// The tools as a client passes them to the model: the API's native `tools` parameter.
+    pub native_tools: ClaudeEstimate,
+    /// The list as JSON text (`$ref`s inlined, as the paired counts were taken).
+    pub json_text: ClaudeEstimate,
 }
 
 /// The listing with and without the hidden tools.
@@ -213,6 +226,10 @@ pub fn audit(listing: &Listing, tokenizer: Tokenizer) -> AuditReport {
             .as_deref()
             .map(|r| list_footprint(r, tokenizer)),
         surface,
+        claude_estimate: ClaudeEstimates {
+            native_tools: claude_estimate::tool_definitions(&listing.tools),
+            json_text: claude_estimate::json_text(Tokenizer::O200kBase.count(&resolved_text) as u64),
+        },
         warnings,
     }
 }
@@ -330,6 +347,12 @@ pub fn render_table(report: &AuditReport) -> String {
         report.canonical_bytes,
         report.canonical_sha256
     );
+    for estimate in [
+        &report.claude_estimate.native_tools,
+        &report.claude_estimate.json_text,
+    ] {
+        let _ = writeln!(out, "{}", estimate.line());
+    }
     if let Some(s) = &report.surface {
         let _ = writeln!(
             out,

@@ -7,12 +7,14 @@
 //! - [`live_server`]: a server started over stdio, fed and read a line at a time.
 //! - [`probe`]: starts a server and asks it for its lists (both protocol eras).
 //! - [`audit`]: the tool-definition footprint of one listing.
+//! - [`claude_estimate`]: Claude tokens estimated from o200k, fitted on public paired counts.
 //! - [`gap`]: client-reported tool calls beside the calls on the wire.
 //! - [`report`]: per-tool cost and anomalies over frame logs.
 //! - [`stats`]: nearest-rank order statistics.
 
 pub mod audit;
 pub(crate) mod canonical;
+pub mod claude_estimate;
 pub mod gap;
 pub mod live_server;
 pub mod probe;

@@ -32,6 +32,7 @@ use std::sync::{Arc, Mutex};
 use memchr::memmem::Finder;
 use serde_json::Value;
 
+use crate::evidence::hold_back::HoldBack;
 use crate::framelog::json_scan::{find, object_members, root};
 use crate::framelog::Direction;
 use crate::injected::tool_filter::ToolFilter;
@@ -88,6 +89,8 @@ pub(crate) struct Interceptor {
     /// by id text.
     calls_out: Mutex<HashMap<String, (String, Value)>>,
     calls_out_count: AtomicUsize,
+    /// Changed tools held back (`--hold-changed-tools`).
+    hold: Option<HoldBack>,
 }
 
 impl std::fmt::Debug for Interceptor {
@@ -149,7 +152,16 @@ impl Interceptor {
             sees_calls,
             calls_out: Mutex::new(HashMap::new()),
             calls_out_count: AtomicUsize::new(0),
+            hold: None,
         }
+    }
+
+    /// The interceptor holding changed tools back with `hold`: it then looks at every
+    /// `tools/call`.
+    pub(crate) fn holding_back(mut self, hold: HoldBack) -> Interceptor {
+        self.hold = Some(hold);
+        self.sees_calls = true;
+        self
     }
 
     fn has_calls(&self) -> bool {
@@ -209,6 +221,15 @@ impl Interceptor {
             &ToolFilter::refusal(name),
             None,
         );
+        Some(ClientVerdict::Answer(error.into_bytes()))
+    }
+
+    /// The error answering a call to a tool held back; `None` for any other call.
+    fn refuse_held(&self, request: &Value, id: &Value) -> Option<ClientVerdict> {
+        let name = request.pointer("/params/name").and_then(Value::as_str)?;
+        let (message, data) = self.hold.as_ref()?.refusal(name)?;
+        tracing::warn!("{message}");
+        let error = protocol::error_frame(id, protocol::INVALID_PARAMS, &message, Some(data));
         Some(ClientVerdict::Answer(error.into_bytes()))
     }
 
@@ -328,13 +349,24 @@ impl Interceptor {
         let result = &text[find(text, &object_members(text, span), "result")?];
         let new_result = match what {
             Watched::ToolsList => {
-                let ext = self.bridge.extend_tools_list(result)?;
-                for note in ext.notes() {
-                    tracing::warn!("{note}");
+                let held = self.hold.as_ref().and_then(|h| h.hold_page(result));
+                match self
+                    .bridge
+                    .extend_tools_list(held.as_deref().unwrap_or(result))
+                {
+                    Some(ext) => {
+                        for note in ext.notes() {
+                            tracing::warn!("{note}");
+                        }
+                        ext.result
+                    }
+                    None => held?,
                 }
-                ext.result
             }
             Watched::Handshake => {
+                if let Some(hold) = &self.hold {
+                    hold.handshake(result);
+                }
                 let with_tools = tools_list::ensure_tools_capability(result)?;
                 self.serves_tools_list.store(true, Ordering::Relaxed);
                 with_tools
@@ -433,6 +465,7 @@ impl FrameHandler for Interceptor {
                 if let Some(verdict) = self
                     .refuse_hidden(&msg, id)
                     .or_else(|| self.start_call(&msg, id, frame))
+                    .or_else(|| self.refuse_held(&msg, id))
                 {
                     return verdict;
                 }

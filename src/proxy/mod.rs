@@ -17,15 +17,17 @@ pub mod options;
 use std::sync::Arc;
 
 use crate::evidence::catalog_watch::CatalogWatch;
+use crate::evidence::hold_back::HoldBack;
 use crate::injected::Bridge;
 use crate::otel::live::OtlpSink;
 use crate::otel::ExportConfig;
 use crate::redact::Redactor;
-use crate::relay::{self, FrameHandler, FrameSink, ProxyConfig, RelayError};
+use crate::relay::{self, FrameHandler, FrameSink, ProxyConfig, RelayError, Remote};
 use crate::store::Store;
+use crate::upstream::http::{ConfigError, HttpRemote};
 use ingest_sink::IngestSink;
 use intercept::Interceptor;
-pub use options::{OptionsError, ProxyArgs, ProxyOptions};
+pub use options::{hold_from_env, OptionsError, ProxyArgs, ProxyOptions};
 
 /// The proxy's own failure, distinct from anything the wrapped server reports but its own 125.
 pub const PROXY_FAILED: u8 = 125;
@@ -33,7 +35,7 @@ pub const PROXY_FAILED: u8 = 125;
 /// Runs the proxy: the store opened beside the relay, the injected tools, compaction and the
 /// tool filter wired into the relay, the live export when configured. The server's exit
 /// status, or why the relay could not run.
-pub fn run(options: ProxyOptions) -> Result<u8, RelayError> {
+pub fn run(options: ProxyOptions) -> Result<u8, RunError> {
     // The installation's redactor; tool content put into OpenTelemetry spans is redacted
     // with it even under --no-redact (that flag is about what this machine keeps).
     let keyed = Arc::new(Redactor::for_store(options.store_file.as_deref()));
@@ -50,6 +52,12 @@ pub fn run(options: ProxyOptions) -> Result<u8, RelayError> {
             "ctxopt-proxy: --hide-tools {name}: ctxopt-proxy's own {name} is not hidden (its tools are chosen with --inject, and get_result comes with --compact-results); only a server tool of that name is"
         );
     }
+    // Resolving the options made sure a hold has a store file to keep its catalogs beside.
+    let hold = options
+        .store_file
+        .as_deref()
+        .filter(|_| options.hold_changed_tools)
+        .map(|file| HoldBack::new(file, &options.server_name, options.store.as_deref()));
     // Opened beside the relay: a store another process holds locked never delays the
     // server's start.
     let store = options.store;
@@ -77,14 +85,19 @@ pub fn run(options: ProxyOptions) -> Result<u8, RelayError> {
         options.inject
     );
     let bridge = Arc::new(bridge);
-    let handler = bridge
-        .takes_part()
-        .then(|| Arc::new(Interceptor::new(bridge.clone())) as Arc<dyn FrameHandler>);
+    let handler = (bridge.takes_part() || hold.is_some()).then(|| {
+        let interceptor = Interceptor::new(bridge.clone());
+        Arc::new(match hold {
+            Some(hold) => interceptor.holding_back(hold),
+            None => interceptor,
+        }) as Arc<dyn FrameHandler>
+    });
     let mut sinks: Vec<Box<dyn FrameSink>> = vec![Box::new(IngestSink::new(bridge))];
     if let Some(store_file) = options.store_file.as_deref() {
         sinks.push(Box::new(CatalogWatch::beside(
             store_file,
             options.tokenizer,
+            options.hold_changed_tools,
         )));
     }
     sinks.extend(otlp_sink(
@@ -92,9 +105,14 @@ pub fn run(options: ProxyOptions) -> Result<u8, RelayError> {
         options.otlp_capture_content,
         keyed,
     ));
-    relay::run(ProxyConfig {
+    let remote = match options.http {
+        Some(config) => Some(Box::new(HttpRemote::new(config)?) as Box<dyn Remote>),
+        None => None,
+    };
+    Ok(relay::run(ProxyConfig {
         server_name: options.server_name,
         command: options.command,
+        remote,
         log: options.log,
         tokenizer: options.tokenizer,
         grace: options.grace,
@@ -102,7 +120,19 @@ pub fn run(options: ProxyOptions) -> Result<u8, RelayError> {
         handler,
         answer_delay: options.answer_delay,
         redactor,
-    })
+    })?)
+}
+
+/// Why the proxy could not run.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RunError {
+    /// The relay could not be set up.
+    #[error(transparent)]
+    Relay(#[from] RelayError),
+    /// The remote server's settings cannot be used (a `--ca-cert` without a certificate).
+    #[error(transparent)]
+    Http(#[from] ConfigError),
 }
 
 /// The live OpenTelemetry export, when `--otlp-endpoint` or the `OTEL_*` variables turn it

@@ -11,6 +11,7 @@
 //! opened for raw copies ([`Store::redacting`] with `None`): the record, its arguments and
 //! its path.
 
+pub mod injections;
 pub mod location;
 pub(crate) mod results;
 pub(crate) mod schema;

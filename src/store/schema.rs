@@ -39,6 +39,21 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (workspace, handle)
     );
     CREATE INDEX results_created ON results (created);",
+    // 4: what the client hooks injected into sessions' context, one row per answered event;
+    // `key` (session, event, transcript position, prompt) makes an event fired twice count
+    // and inject once.
+    "CREATE TABLE injections (
+        key TEXT PRIMARY KEY,
+        workspace TEXT NOT NULL,
+        client TEXT NOT NULL,
+        session TEXT NOT NULL,
+        event TEXT NOT NULL,
+        created INTEGER NOT NULL,
+        records INTEGER NOT NULL,
+        characters INTEGER NOT NULL,
+        tokens INTEGER NOT NULL
+    );
+    CREATE INDEX injections_created ON injections (created);",
 ];
 
 /// The schema version this build writes and reads.

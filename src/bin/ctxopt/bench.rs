@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use ctxopt::bench::{interactive, real, report, scenario, speed};
+use ctxopt::hooks::DEFAULT_RESTORE_BUDGET;
 use ctxopt::optimizer::DEFAULT_BUDGET;
 use ctxopt::tokenizer::Tokenizer;
 
@@ -57,6 +58,10 @@ pub(crate) struct Args {
     /// fixtures/real-world/agent-transcripts as well as the trajectories.
     #[arg(long, value_name = "DIR", conflicts_with = "speed")]
     pub corpus: Option<PathBuf>,
+    /// The restore's token budget in the interactive-session benchmark (the hook's
+    /// `--restore-budget`).
+    #[arg(long, default_value_t = DEFAULT_RESTORE_BUDGET, conflicts_with = "speed")]
+    pub restore_budget: usize,
     /// Builds per size in the speed benchmark.
     #[arg(long, default_value_t = 5)]
     pub runs: usize,
@@ -86,8 +91,14 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             .corpus
             .clone()
             .unwrap_or_else(|| PathBuf::from(DEFAULT_CORPUS));
-        let result = interactive::run(&corpus, args.tokenizer)?;
+        let result = interactive::run(&corpus, args.restore_budget, args.tokenizer)?;
         print!("{}\n\n{}", result.corpus_line(), result.markdown_table());
+        if !result.compactions.is_empty() {
+            print!(
+                "\nAt the compactions the transcripts record:\n\n{}",
+                result.compactions_table()
+            );
+        }
         write_json(&args.output_dir.join(INTERACTIVE_JSON), &result)?;
         ExitCode::SUCCESS
     } else {

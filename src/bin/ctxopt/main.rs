@@ -23,6 +23,7 @@ mod report;
 mod run_hook;
 mod serve;
 mod status;
+mod trust;
 mod verify;
 mod wrap;
 
@@ -73,6 +74,9 @@ enum Command {
     Replay(replay::Args),
     /// Re-send a frame log's requests to a live server and report what drifted (exit 1).
     Verify(verify::Args),
+    /// Accept a server's changed tool catalog held back by ctxopt-proxy --hold-changed-tools
+    /// (without a name: list what waits).
+    Trust(trust::Args),
     /// Per client config: which servers are wrapped, their latest log and last session.
     Status(status::Args),
     /// Install or remove ctxopt's hooks in Claude Code's or Gemini CLI's settings.
@@ -98,6 +102,7 @@ fn main() -> ExitCode {
         Command::Unwrap(args) => wrap::run_unwrap(args),
         Command::Replay(args) => replay::run(args),
         Command::Verify(args) => verify::run(args),
+        Command::Trust(args) => trust::run(args),
         Command::Status(args) => status::run(args),
         Command::Hooks(args) => install_hooks::run(args),
     };

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use ctxopt::measure::report::{self, html, text};
+use ctxopt::store::Store;
 
 /// Output formats of `ctxopt report`.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -27,6 +28,10 @@ pub(crate) struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
+    /// Also read the hook ledger of this store (a path): what the client hooks injected into
+    /// each session's context, beside what wire compaction saved.
+    #[arg(long, value_name = "STORE")]
+    store: Option<PathBuf>,
     /// Write the report here (whole, mode 0600, via a temporary file: anomaly details quote
     /// frame text) instead of to stdout.
     #[arg(long, short, value_name = "FILE")]
@@ -35,7 +40,11 @@ pub(crate) struct Args {
 
 /// Runs `ctxopt report`.
 pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let report = report::collect(&args.logs)?;
+    let mut report = report::collect(&args.logs)?;
+    if let Some(path) = &args.store {
+        anyhow::ensure!(path.is_file(), "{}: no such store", path.display());
+        report.hook_injections = Store::open_path(path)?.injection_totals(None)?;
+    }
     let rendered = match args.format {
         Format::Table => text::render(&report, text::Style::Plain),
         Format::Md => text::render(&report, text::Style::Markdown),

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use ctxopt::clients::catalog::HookClient;
-use ctxopt::hooks::{self, HookConfig, DEFAULT_HOOK_BUDGET};
+use ctxopt::hooks::{self, HookConfig, ToolServer, DEFAULT_HOOK_BUDGET, DEFAULT_RESTORE_BUDGET};
 
 /// The longest payload read (a payload is a few kilobytes; anything longer is refused).
 const MAX_PAYLOAD: u64 = 4 * 1024 * 1024;
@@ -19,9 +19,14 @@ pub(crate) struct Args {
     /// The client that runs the hook.
     #[arg(value_enum)]
     pub client: HookClient,
-    /// Token budget of the injected context [env: CTXOPT_HOOK_BUDGET; default 1500].
+    /// Token budget of a prompt-time context [env: CTXOPT_HOOK_BUDGET; default 1500].
     #[arg(long)]
     pub budget: Option<usize>,
+    /// Token budget of a restore, `SessionStart` after a compaction or on a resumed session
+    /// [env: CTXOPT_RESTORE_BUDGET; default 2500]; the answer stays within 10,000
+    /// characters all the same.
+    #[arg(long)]
+    pub restore_budget: Option<usize>,
     /// The store (a path or `:memory:`) [env: CTXOPT_STORE; default the state directory's
     /// store.sqlite3].
     #[arg(long)]
@@ -49,8 +54,15 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         .or_else(|| env("CTXOPT_HOOK_BUDGET").and_then(|b| b.parse().ok()))
         .filter(|b| *b > 0)
         .unwrap_or(DEFAULT_HOOK_BUDGET);
+    let restore_budget = args
+        .restore_budget
+        .or_else(|| env("CTXOPT_RESTORE_BUDGET").and_then(|b| b.parse().ok()))
+        .filter(|b| *b > 0)
+        .unwrap_or(DEFAULT_RESTORE_BUDGET);
     let config = HookConfig {
         budget,
+        restore_budget,
+        tool_server: ToolServer::Detect,
         store: args.store.or_else(|| env("CTXOPT_STORE")),
         state_dir,
     };

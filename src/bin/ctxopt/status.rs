@@ -1,5 +1,6 @@
 //! `ctxopt status`: per client and config file, each server: wrapped or not (and why not),
-//! its latest frame log, and the last session's tokens and calls.
+//! its latest frame log, and the last session's tokens, calls and what wire compaction saved;
+//! then what the client hooks injected, per session, from the store's ledger.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -9,6 +10,8 @@ use ctxopt::clients::entries::{self, Entry, State};
 use ctxopt::framelog::writer::default_log_dir;
 use ctxopt::measure::report;
 use ctxopt::relay::server_name;
+use ctxopt::store::location::StoreLocation;
+use ctxopt::store::Store;
 
 use crate::client_select::{title, Selector};
 
@@ -21,6 +24,10 @@ pub(crate) struct Args {
     /// ~/.local/state/ctxopt/logs).
     #[arg(long, value_name = "DIR")]
     log_dir: Option<PathBuf>,
+    /// The store whose hook ledger to show (a path; default: the default store, when it
+    /// exists).
+    #[arg(long, value_name = "STORE")]
+    store: Option<PathBuf>,
 }
 
 /// Runs `ctxopt status`.
@@ -49,7 +56,53 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             println!("  {}: {}", entry.key, line(entry, logs.as_deref()));
         }
     }
+    hooks(args.store)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// What the client hooks added to each session's context, from the store's ledger.
+fn hooks(store: Option<PathBuf>) -> anyhow::Result<()> {
+    let path = store.or_else(|| match StoreLocation::default_file() {
+        Some(StoreLocation::File(path)) => Some(path),
+        _ => None,
+    });
+    let Some(path) = path.filter(|p| p.is_file()) else {
+        println!("hooks: no store yet (nothing injected)");
+        return Ok(());
+    };
+    let totals = Store::open_path(&path)?.injection_totals(None)?;
+    let tokens: u64 = totals.iter().map(|t| t.tokens).sum();
+    println!(
+        "hooks (store {}): {tokens} tokens injected in all",
+        path.display()
+    );
+    let mut sessions: Vec<(&str, &str, &str)> = Vec::new();
+    for t in &totals {
+        let key = (t.client.as_str(), t.session.as_str(), t.workspace.as_str());
+        if !sessions.contains(&key) {
+            sessions.push(key);
+        }
+    }
+    for (client, session, workspace) in sessions {
+        let events: Vec<String> = totals
+            .iter()
+            .filter(|t| {
+                (t.client.as_str(), t.session.as_str(), t.workspace.as_str())
+                    == (client, session, workspace)
+            })
+            .map(|t| {
+                format!(
+                    "{} {} answers, {} records, {} tokens",
+                    t.event, t.answers, t.records, t.tokens
+                )
+            })
+            .collect();
+        println!(
+            "  {client} session {session} ({workspace}): {}",
+            events.join("; ")
+        );
+    }
+    Ok(())
 }
 
 fn line(entry: &Entry, logs: Option<&Path>) -> String {
@@ -113,8 +166,9 @@ fn session(log: &Path) -> String {
         Ok(report) => match report.sessions.first() {
             Some(s) => {
                 let t = &s.tokens;
+                let saved: u64 = report.compaction.iter().map(|c| c.saved_tokens).sum();
                 format!(
-                    "last session {} ({}): {} tokens ({} client to server, {} server to client, {} ctxopt), {} tool calls ({} tokens)",
+                    "last session {} ({}): {} tokens ({} client to server, {} server to client, {} ctxopt), {} tool calls ({} tokens), wire compaction saved {saved} tokens",
                     s.started,
                     log.display(),
                     t.c2s + t.s2c + t.c2p + t.p2c,

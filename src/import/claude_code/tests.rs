@@ -296,3 +296,22 @@ fn grep_and_glob_results_of_a_real_session_are_relative_path_hits() {
         .lines()
         .any(|l| l == "test/spotter/services/transcript_renderer_test.exs")));
 }
+
+#[test]
+fn windows_paths_are_made_relative_to_a_windows_working_directory() {
+    let cwd = r"C:\Users\me\app";
+    let (records, _) = import(&[
+        serde_json::json!({"type": "user", "uuid": "u1", "cwd": cwd,
+            "message": {"role": "user", "content": "read it"}}),
+        serde_json::json!({"type": "assistant", "uuid": "a1", "cwd": cwd,
+            "message": {"role": "assistant", "content": [
+                {"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": r"C:\Users\me\app\src\main.ts"}},
+                {"type": "tool_use", "id": "t2", "name": "Read", "input": {"file_path": r"D:\other\x.ts"}}]}}),
+        serde_json::json!({"type": "user", "uuid": "r1", "cwd": cwd,
+            "message": {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "t1", "content": "     1\u{2192}let a = 1;"},
+                {"type": "tool_result", "tool_use_id": "t2", "content": "     1\u{2192}let b = 2;"}]}}),
+    ]);
+    let paths: Vec<&str> = records.files.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(paths, [r"src\main.ts", r"D:\other\x.ts"]);
+}

@@ -65,3 +65,29 @@ fn a_compacted_item_is_a_boundary_with_its_summary() {
         "[ctxopt: lines 1-2 not seen]\nc\nd\n"
     );
 }
+
+#[test]
+fn a_windows_rollout_reads_with_get_content_and_patches_with_applypatch() {
+    let text = real("dfinson__traceforge__demo_issue_tracker_get_endpoint.jsonl");
+    let (records, _) = import_rollout(&text);
+    let files: Vec<&str> = records.files.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(
+        files,
+        ["app/repository.py", "app/service.py", "app/main.py"]
+    );
+    assert!(records.files[0].content.contains("class TicketRepository"));
+    let diffs: Vec<&str> = records.diffs.iter().map(|d| d.path.as_str()).collect();
+    assert_eq!(
+        diffs,
+        [
+            "app/service.py",
+            "app/main.py",
+            "app/main.py",
+            "app/main.py"
+        ]
+    );
+    assert!(records
+        .tool_outputs
+        .iter()
+        .all(|o| !o.tool.starts_with("Get-Content")));
+}

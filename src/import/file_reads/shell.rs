@@ -4,7 +4,8 @@
 //! A command reads a file when, after any leading `cd DIR &&`, it is one of `cat PATH`,
 //! `cat -n PATH`, `nl [-ba] PATH`, `head [-n N | -N] PATH`, `sed -n 'A,Bp' PATH` (or
 //! `sed -n 'Ap'`), optionally piped into one `sed -n 'A,Bp'`, `head` or `tail` that picks
-//! lines of it. Numbered output (`cat -n`, `nl`) carries its own line numbers, which are
+//! lines of it; on Windows, `Get-Content [-Raw] PATH` (or `gc`, `-Path`/`-LiteralPath`, a
+//! `-TotalCount`/`-Head`/`-First` count), whose `\` separators become `/`. Numbered output (`cat -n`, `nl`) carries its own line numbers, which are
 //! stripped; otherwise the first line is known from the command (`sed -n 'A,…'` starts at
 //! `A`, `cat` and `head` at 1), or the read is not placed and does not count as one.
 //! Anything else — redirections, here-documents, globs, several files, `&&` chains after
@@ -78,6 +79,10 @@ pub(crate) fn file_read_elided(
         lines,
     })
 }
+
+/// Programs that print a file on Windows: PowerShell's `Get-Content` and its alias `gc`,
+/// compared without case (cmd's `type` is left out: in a POSIX shell it names a command).
+const WINDOWS_READERS: [&str; 2] = ["get-content", "gc"];
 
 /// The path a file-reading `command` reads and how its output is laid out.
 fn read_command(command: &str) -> Option<(String, Reader)> {
@@ -163,7 +168,24 @@ fn reader(stage: &str) -> Option<(String, Reader)> {
     let mut numbered = false;
     let mut start = Some(1);
     let mut i = 0;
+    let windows = WINDOWS_READERS.contains(&program.to_ascii_lowercase().as_str());
     match program.as_str() {
+        _ if windows => {
+            while i < args.len() {
+                match args[i].to_ascii_lowercase().as_str() {
+                    "-raw" => {}
+                    "-path" | "-literalpath" => {
+                        i += 1;
+                        files.push(args.get(i)?);
+                    }
+                    // A value that does not move where the shown lines start.
+                    "-totalcount" | "-head" | "-first" | "-encoding" => i += 1,
+                    a if a.starts_with('-') => return None,
+                    _ => files.push(&args[i]),
+                }
+                i += 1;
+            }
+        }
         "cat" => {
             for a in args {
                 match a.as_str() {
@@ -211,7 +233,13 @@ fn reader(stage: &str) -> Option<(String, Reader)> {
         _ => return None,
     }
     let [path] = files[..] else { return None };
-    let path = path.strip_prefix("./").unwrap_or(path);
+    // PowerShell and cmd separate with `\`; every other path here uses `/`.
+    let path = if windows {
+        path.replace('\\', "/")
+    } else {
+        path.to_string()
+    };
+    let path = path.strip_prefix("./").unwrap_or(&path);
     if path.is_empty() || path.starts_with('-') {
         return None;
     }
@@ -420,6 +448,33 @@ mod tests {
         );
         let r = read("nl -ba a.py | tail -n 1", "     9\tend\n").unwrap();
         assert_eq!(r.lines, [(9, "end".into())]);
+    }
+
+    #[test]
+    fn powershell_reads_are_reads_with_forward_slashes() {
+        let whole = read(
+            "Get-Content app\\repository.py -Raw",
+            "class A:\n    pass\n",
+        )
+        .unwrap();
+        assert_eq!(whole.path, "app/repository.py");
+        assert_eq!(
+            whole.lines,
+            [(1, "class A:".into()), (2, "    pass".into())]
+        );
+        let named = read(
+            "gc -LiteralPath 'C:\\src\\app\\main.py' -TotalCount 1",
+            "x\n",
+        )
+        .unwrap();
+        assert_eq!(named.path, "C:/src/app/main.py");
+        for command in [
+            "Get-Content a.py -Tail 5",
+            "Get-Content a.py b.py",
+            "type a.py",
+        ] {
+            assert_eq!(read(command, "x\n"), None, "{command}");
+        }
     }
 
     #[test]

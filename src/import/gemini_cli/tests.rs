@@ -60,3 +60,85 @@ fn a_bad_line_of_a_json_lines_chat_is_named_and_the_rest_imports() {
     assert_eq!(records.messages[1].text, "done");
     assert!(import_chat("{not json").is_err());
 }
+
+#[test]
+fn a_chat_whose_messages_are_not_a_list_is_refused_naming_the_place() {
+    match import_chat(r#"{"sessionId": "s", "messages": {"0": {}}}"#) {
+        Err(ImportError::Format { path, message }) => {
+            assert_eq!(path, "messages");
+            assert!(message.contains("invalid type"), "{message}");
+        }
+        other => panic!("expected a format error, got {other:?}"),
+    }
+    // A message that is not an object is counted by its place, and the rest imports.
+    let (records, summary) = import_chat(
+        r#"{"messages": [7, {"id": "m1", "type": "user", "content": "fix the build"}]}"#,
+    )
+    .unwrap();
+    assert_eq!(summary.errors.len(), 1, "{summary}");
+    assert!(
+        summary.errors[0].message.contains("messages[0]"),
+        "{summary}"
+    );
+    assert_eq!(records.task.as_deref(), Some("fix the build"));
+}
+
+/// A headless run's transcript as `gemini -p … --output-format stream-json` prints it (the
+/// event shapes of Gemini CLI's headless reference; written here: no recorded one was
+/// found under a licence that allows copying it).
+const STREAM: &str = r#"{"type":"init","timestamp":"2026-03-01T10:00:00.000Z","session_id":"s-1","model":"gemini-2.5-pro"}
+{"type":"message","timestamp":"2026-03-01T10:00:00.100Z","role":"user","content":"Why does the upload time out?"}
+{"type":"message","timestamp":"2026-03-01T10:00:01.000Z","role":"assistant","content":"Let me read ","delta":true}
+{"type":"message","timestamp":"2026-03-01T10:00:01.100Z","role":"assistant","content":"the config.","delta":true}
+{"type":"tool_use","timestamp":"2026-03-01T10:00:02.000Z","tool_name":"read_file","tool_id":"read_file-1","parameters":{"file_path":"config/upload.toml"}}
+{"type":"tool_result","timestamp":"2026-03-01T10:00:02.100Z","tool_id":"read_file-1","status":"success","output":"timeout_seconds = 30\n"}
+{"type":"tool_use","timestamp":"2026-03-01T10:00:03.000Z","tool_name":"run_shell_command","tool_id":"run_shell_command-2","parameters":{"command":"pytest -q tests/test_upload.py"}}
+{"type":"tool_result","timestamp":"2026-03-01T10:00:09.000Z","tool_id":"run_shell_command-2","status":"error","error":{"type":"shell_error","message":"FAILED tests/test_upload.py::test_big_file - TimeoutError"}}
+{"type":"error","timestamp":"2026-03-01T10:00:09.500Z","severity":"warning","message":"Loop detected, stopping"}
+{"type":"future_event","timestamp":"2026-03-01T10:00:09.600Z"}
+not json
+{"type":"message","timestamp":"2026-03-01T10:00:10.000Z","role":"assistant","content":"The timeout is 30 s.","delta":true}
+{"type":"result","timestamp":"2026-03-01T10:00:10.100Z","status":"success","stats":{"total_tokens":900}}
+"#;
+
+#[test]
+fn a_stream_json_transcript_imports_as_a_saved_chat_would() {
+    let (records, summary) = import_chat(STREAM).unwrap();
+    assert_eq!(
+        records.task.as_deref(),
+        Some("Why does the upload time out?")
+    );
+    let said: Vec<(&Role, &str)> = records
+        .messages
+        .iter()
+        .map(|m| (&m.role, m.text.as_str()))
+        .collect();
+    assert_eq!(
+        said,
+        [
+            (&Role::User, "Why does the upload time out?"),
+            (&Role::Assistant, "Let me read the config."),
+            (&Role::Assistant, "The timeout is 30 s."),
+        ]
+    );
+    assert_eq!(records.files.len(), 1);
+    assert_eq!(records.files[0].path, "config/upload.toml");
+    assert_eq!(records.files[0].content, "timeout_seconds = 30\n");
+    let errors: Vec<&str> = records.errors.iter().map(|e| e.message.as_str()).collect();
+    assert_eq!(
+        errors,
+        [
+            "run_shell_command: FAILED tests/test_upload.py::test_big_file - TimeoutError",
+            "warning: Loop detected, stopping",
+        ]
+    );
+    assert_eq!(summary.errors.len(), 1, "{summary}");
+    assert_eq!(summary.errors[0].line, 11);
+    for skipped in ["init", "result", "type:future_event"] {
+        assert_eq!(
+            summary.skipped.get(skipped),
+            Some(&1),
+            "{skipped}: {summary}"
+        );
+    }
+}

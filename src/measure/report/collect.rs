@@ -15,6 +15,7 @@ use crate::framelog::json_scan::{as_str, is_valid, member, root};
 use crate::framelog::meta_strip::strip_meta;
 use crate::framelog::{Direction, Frame, FrameKind};
 use crate::measure::audit::tool_tokens;
+use crate::measure::claude_estimate;
 use crate::measure::stats::{Latency, Summary};
 use crate::measure::MeasureError;
 use crate::protocol;
@@ -295,6 +296,7 @@ impl Accumulator {
             ctxopt_version: String::new(),
             catalog_digests: Vec::new(),
             changed_mid_run: Vec::new(),
+            claude_tool_list: None,
         };
         let mut state = LogState {
             log,
@@ -352,6 +354,10 @@ impl Accumulator {
             .map(|(d, tools)| (d, tools.to_vec()))
             .collect();
         session.catalog_digests = catalogs.iter().map(|(d, _)| d.clone()).collect();
+        session.claude_tool_list = catalogs
+            .last()
+            .filter(|(_, tools)| !tools.is_empty())
+            .map(|(_, tools)| claude_estimate::tool_definitions(tools));
         if catalogs.len() > 1 {
             session.changed_mid_run.push("catalog".into());
         }
@@ -471,9 +477,13 @@ impl Accumulator {
                     return;
                 };
                 let raw = frame.raw.as_deref();
-                let json = if worth_parsing(frame.method.as_deref())
-                    || (session.client.is_none() && frame.kind == FrameKind::Request)
-                {
+                // A request names its client once (`initialize`) or on every request (the
+                // stateless revision's `_meta`): each such request is read, so a client that
+                // changes mid-run is seen.
+                let names_client = frame.kind == FrameKind::Request
+                    && (session.client.is_none()
+                        || raw.is_some_and(|r| r.contains(protocol::CLIENT_INFO_KEY)));
+                let json = if worth_parsing(frame.method.as_deref()) || names_client {
                     raw.and_then(|r| serde_json::from_str(r).ok())
                 } else {
                     None
@@ -642,7 +652,8 @@ impl Accumulator {
     }
 
     fn finish(mut self) -> Report {
-        let tokenizer = self.tokenizer().name().to_owned();
+        let tokenizer_kind = self.tokenizer();
+        let tokenizer = tokenizer_kind.name().to_owned();
         let catalog_changes = catalog_changes(std::mem::take(&mut self.catalogs), self.tokenizer());
         let never_called = self
             .offered
@@ -678,6 +689,8 @@ impl Accumulator {
             } else {
                 envelope_tokens as f64 / call_tokens.total as f64
             };
+            let claude_estimate = (tokenizer_kind == Tokenizer::O200kBase)
+                .then(|| claude_estimate::json_text(call_tokens.total));
             if let Some(s) = servers.last_mut() {
                 s.tools.push(ToolReport {
                     tool,
@@ -696,10 +709,12 @@ impl Accumulator {
                     latency: Latency::of(acc.latency),
                     jsonrpc_errors: acc.jsonrpc_errors,
                     is_error_results: acc.is_error_results,
+                    claude_estimate,
                 });
             }
         }
         Report {
+            hook_injections: Vec::new(),
             tokenizer,
             sessions: self.sessions,
             servers,

@@ -5,10 +5,11 @@
 use std::fmt::Write as _;
 
 use super::text::{
-    anomalies_table, compaction_table, never_called_table, pins_table, sessions_table, tools_table,
-    Table,
+    anomalies_table, claude_table, compaction_table, hook_injections_table, net_line,
+    never_called_table, pins_table, sessions_table, tools_table, Table,
 };
 use super::{Report, ToolReport};
+use crate::measure::claude_estimate;
 
 const CSS: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}\
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:2px 6px;\
@@ -235,9 +236,22 @@ pub fn render(report: &Report) -> String {
         out.push_str("<h2>Compaction</h2>\n");
         table(&compaction_table(report), &mut out);
     }
+    if !report.hook_injections.is_empty() {
+        out.push_str("<h2>Hook injections</h2>\n");
+        table(&hook_injections_table(report), &mut out);
+        let _ = writeln!(out, "<p id=\"net\">{}</p>", escape(&net_line(report)));
+    }
     if !report.never_called.is_empty() {
         out.push_str("<h2>Tools never called</h2>\n");
         table(&never_called_table(report), &mut out);
+    }
+    if let Some(t) = claude_table(report) {
+        let _ = writeln!(
+            out,
+            "<h2>Claude context</h2>\n<p>{}</p>",
+            escape(&claude_estimate::label())
+        );
+        table(&t, &mut out);
     }
     let a = &report.anomalies;
     let _ = writeln!(

@@ -11,6 +11,7 @@ use serde::Serialize;
 
 pub use collect::collect;
 
+use super::claude_estimate::ClaudeEstimate;
 use super::stats::{Latency, Summary};
 
 /// Most anomalies listed one by one per kind (all are counted).
@@ -38,6 +39,22 @@ pub struct Report {
     /// Every change of a server's tool catalog (absent when none changed).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub catalog_changes: Vec<CatalogChange>,
+    /// What the client hooks injected into sessions' context, per session and event, from
+    /// the store's ledger (absent when no store was read or it holds none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hook_injections: Vec<crate::store::injections::InjectionTotal>,
+}
+
+impl Report {
+    /// Tokens the hooks injected, summed.
+    pub fn injected_tokens(&self) -> u64 {
+        self.hook_injections.iter().map(|i| i.tokens).sum()
+    }
+
+    /// Tokens wire compaction saved, summed.
+    pub fn saved_tokens(&self) -> u64 {
+        self.compaction.iter().map(|c| c.saved_tokens).sum()
+    }
 }
 
 /// A server tool offered to the client (in the `tools/list` answers it got, the proxy's
@@ -124,6 +141,9 @@ pub struct Session {
     /// What changed during the session: `client` (its name or version), `server` (its
     /// name or version), `protocol` (the revision of successful answers), `catalog`.
     pub changed_mid_run: Vec<String>,
+    /// The server's last tool catalog of the session in Claude's context, as the native
+    /// tools parameter: an estimate (`docs/audit.md`), absent when it listed no tools.
+    pub claude_tool_list: Option<ClaudeEstimate>,
 }
 
 /// A server's tool catalog that differs from the one it listed before (in an earlier
@@ -199,6 +219,9 @@ pub struct ToolReport {
     pub jsonrpc_errors: u64,
     /// Results with `isError: true`.
     pub is_error_results: u64,
+    /// The call tokens' total in Claude's context as JSON text: an estimate
+    /// (`docs/audit.md`), given when the logs count in `o200k_base`.
+    pub claude_estimate: Option<ClaudeEstimate>,
 }
 
 /// Anomalies, counted and listed.

@@ -3,6 +3,7 @@
 use std::fmt::Write as _;
 
 use super::{Report, Session};
+use crate::measure::claude_estimate::{self, ClaudeEstimate};
 
 /// Plain text (aligned columns) or Markdown (pipe tables).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -259,6 +260,55 @@ pub fn compaction_table(report: &Report) -> Table {
     )
 }
 
+/// The hook ledger: per session and event, what the hooks added to the model's context.
+pub fn hook_injections_table(report: &Report) -> Table {
+    Table::new(
+        [
+            "client",
+            "session",
+            "event",
+            "answers",
+            "records",
+            "characters",
+            "tokens",
+        ],
+        report
+            .hook_injections
+            .iter()
+            .map(|i| {
+                vec![
+                    i.client.clone(),
+                    i.session.clone(),
+                    i.event.clone(),
+                    i.answers.to_string(),
+                    i.records.to_string(),
+                    i.characters.to_string(),
+                    i.tokens.to_string(),
+                ]
+            })
+            .collect(),
+    )
+    .align(0, Align::Left)
+    .align(1, Align::Left)
+    .align(2, Align::Left)
+}
+
+/// One line: what the hooks added and what wire compaction saved, counted, and the net.
+pub fn net_line(report: &Report) -> String {
+    let added = report.injected_tokens();
+    let saved = report.saved_tokens();
+    let sessions: std::collections::BTreeSet<&str> = report
+        .hook_injections
+        .iter()
+        .map(|i| i.session.as_str())
+        .collect();
+    format!(
+        "hooks added {added} tokens to {} sessions' context; wire compaction saved {saved} tokens; net {} tokens",
+        sessions.len(),
+        saved as i64 - added as i64
+    )
+}
+
 /// The server tools offered and never called: the evidence for `--hide-tools`.
 pub(crate) fn never_called_table(report: &Report) -> Table {
     Table::new(
@@ -311,6 +361,37 @@ pub fn pins_table(sessions: &[Session]) -> Table {
     )
     .align(2, Align::Left)
     .align(3, Align::Left)
+}
+
+/// Claude estimates beside the o200k counts they come from: each session's tool list (as
+/// the native tools parameter) and each tool's calls (as JSON text); `None` when there are
+/// none.
+pub(crate) fn claude_table(report: &Report) -> Option<Table> {
+    let row = |what: &str, place: &str, tool: &str, e: &ClaudeEstimate| {
+        vec![
+            what.to_owned(),
+            place.to_owned(),
+            tool.to_owned(),
+            e.o200k_tokens.to_string(),
+            format!("~{}", e.estimated_tokens),
+        ]
+    };
+    let lists = report.sessions.iter().filter_map(|s| {
+        let e = s.claude_tool_list.as_ref()?;
+        Some(row("tool list (native tools)", &s.log, "-", e))
+    });
+    let calls = report.servers.iter().flat_map(|server| {
+        server.tools.iter().filter_map(move |t| {
+            let e = t.claude_estimate.as_ref()?;
+            Some(row("calls (JSON text)", &server.name, &t.tool, e))
+        })
+    });
+    let rows: Vec<Vec<String>> = lists.chain(calls).collect();
+    (!rows.is_empty()).then(|| {
+        Table::new(["what", "log / server", "tool", "o200k", "~Claude"], rows)
+            .align(1, Align::Left)
+            .align(2, Align::Left)
+    })
 }
 
 /// The anomaly list.
@@ -389,12 +470,30 @@ pub fn render(report: &Report, style: Style) -> String {
         );
         compaction_table(report).render(style, &mut out);
     }
+    if !report.hook_injections.is_empty() {
+        heading(
+            &mut out,
+            "Hook injections (what ctxopt added to sessions' context)",
+        );
+        hook_injections_table(report).render(style, &mut out);
+        if style == Style::Markdown {
+            out.push('\n');
+        }
+        let _ = writeln!(out, "{}", net_line(report));
+    }
     if !report.never_called.is_empty() {
         heading(
             &mut out,
             "Tools never called (offered in these sessions, called in none; tokens: their definitions)",
         );
         never_called_table(report).render(style, &mut out);
+    }
+    if let Some(table) = claude_table(report) {
+        heading(
+            &mut out,
+            &format!("Claude context ({})", claude_estimate::label()),
+        );
+        table.render(style, &mut out);
     }
     let a = &report.anomalies;
     heading(&mut out, "Anomalies");
