@@ -25,8 +25,8 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::{baseline, strategy};
 use super::session_cut::CODE_LINE_CHARS;
+use super::{baseline, strategy};
 use crate::import::swe_agent::{self, Cut, ImportOptions, PatchFile};
 use crate::optimizer::{self, BuildConfig};
 use crate::records::Records;
@@ -509,9 +509,8 @@ pub fn run(cuts: &[RealCut], tokenizer: Tokenizer) -> Result<RealReport, RealErr
                     }
                     if !cut.code.is_empty() {
                         row.code_cuts += 1;
-                        row.code_kept += usize::from(
-                            cut.code.iter().any(|l| context.contains(l.as_str())),
-                        );
+                        row.code_kept +=
+                            usize::from(cut.code.iter().any(|l| context.contains(l.as_str())));
                     }
                 }
                 let n = mine.len().max(1) as f64;
@@ -1001,9 +1000,11 @@ mod tests {
             }],
             ..Records::default()
         };
-        let patch = |path: &str| PatchFile {
+        let patch = |path: &str| {
+            PatchFile {
             path: path.into(),
             diff: "--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n def total(xs):\n-    return sum(x.cents for x in xs)\n+    return sum(x.amount for x in xs)\n+    # a new comment never shown\n-x\n".into(),
+        }
         };
         assert_eq!(
             code_label(&records, &[patch("pkg/a.py"), patch("tests/test_a.py")]),
