@@ -81,6 +81,7 @@ fn the_layering_check_catches_each_layer_above() {
         "import",
         "hooks",
         "records",
+        "upstream",
     ] {
         let text = format!("//! Docs.\n\nuse crate::{module}::Thing;\n");
         assert_eq!(names_above(&text), [(3, module.to_string())], "{module}");

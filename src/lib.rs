@@ -8,6 +8,8 @@
 //! - [`relay`]: the byte-exact stdio relay between an MCP client and a server, and its tap;
 //!   it defines the traits the rest plugs into it by ([`relay::FrameSink`],
 //!   [`relay::FrameHandler`]) and knows nothing of the store or the optimizer.
+//! - [`upstream`]: servers reached over the network (Streamable HTTP, `--url`), relayed as a
+//!   [`relay::Remote`].
 //! - [`records`]: the records format (the optimizer's input, a public interface) and the
 //!   session record the store keeps.
 //! - [`optimizer`]: records in, a budgeted, provenance-tagged context out.
@@ -51,3 +53,4 @@ pub mod relay;
 pub mod store;
 mod sync;
 pub mod tokenizer;
+pub mod upstream;

@@ -62,6 +62,7 @@ fn frame(seq: u64, dir: Direction, kind: FrameKind, raw: String, tokens: u64) ->
         compacts: None,
         left_whole: None,
         redactions: None,
+        http: None,
     }
 }
 
@@ -85,6 +86,7 @@ pub(crate) fn generate(path: &std::path::Path, size: u64) -> std::io::Result<u64
             cwd: ".".into(),
             server_pid: Some(1),
             proxy_pid: 2,
+            transport: None,
         }),
         &mut out,
     )?;

@@ -10,6 +10,8 @@
 //! - `sessions`: the client × server tests.
 //! - `evidence`: a session recorded through the proxy, replayed to the same client (`ctxopt
 //!   replay`) and verified against the live server and a changed one (`ctxopt verify`).
+//! - `remote`: remote servers over Streamable HTTP (server-everything, the Python SDK server)
+//!   reached by the TypeScript SDK client directly and through `ctxopt-proxy --url`.
 //! - `recorded_logs`: the sample logs in `frame-logs/` are valid, paired and consistent.
 //! - `token_crosscheck`: o200k_base counts versus npm `gpt-tokenizer` on real frames.
 
@@ -17,6 +19,7 @@ mod evidence;
 mod log_check;
 pub(crate) mod peers;
 mod recorded_logs;
+mod remote;
 pub(crate) mod session;
 mod sessions;
 mod token_crosscheck;

@@ -90,15 +90,48 @@ impl Peers {
         }
     }
 
-    /// The command line that runs `client`'s scripted session for `server` against `target`
-    /// (the server's own command, or the proxy wrapping it).
-    pub(crate) fn client_command(
+    /// The command that serves `server` (server-everything or the Python SDK server) over
+    /// Streamable HTTP at `http://127.0.0.1:{port}/mcp`; `json`: the Python server answers
+    /// with JSON bodies instead of event streams.
+    pub(crate) fn http_server_command(&self, server: Server, port: u16, json: bool) -> Command {
+        let script = self.server_script(server);
+        match server {
+            Server::Everything => {
+                let mut command = Command::new("node");
+                command
+                    .arg(script)
+                    .arg("streamableHttp")
+                    .env("PORT", port.to_string());
+                command
+            }
+            Server::PythonSdk => {
+                let mut command = Command::new(&self.python);
+                command.arg(script).args(["--http", &port.to_string()]);
+                if json {
+                    command.arg("--json");
+                }
+                command
+            }
+            other => panic!("{other:?} has no Streamable HTTP mode"),
+        }
+    }
+
+    /// `client`'s scripted session for `server` (roots: `fixture`), talking Streamable HTTP
+    /// to `url` itself.
+    pub(crate) fn client_over_http(
         &self,
         client: Client,
         server: Server,
         fixture: &Path,
-        target: &[OsString],
+        url: &str,
     ) -> Vec<OsString> {
+        let mut command = self.client_prefix(client, server);
+        command.extend(["--root".into(), fixture.into(), "--url".into(), url.into()]);
+        command
+    }
+
+    /// The interpreter, the driver and its mode and scenario.
+    fn client_prefix(&self, client: Client, server: Server) -> Vec<OsString> {
         let mut command: Vec<OsString> = match client {
             Client::Ts => vec!["node".into(), self.dir.join("ts_client.mjs").into()],
             Client::PySession | Client::PyHighLevel => vec![
@@ -113,6 +146,19 @@ impl Peers {
             ],
         };
         command.push(server.scenario().into());
+        command
+    }
+
+    /// The command line that runs `client`'s scripted session for `server` against `target`
+    /// (the server's own command, or the proxy wrapping it).
+    pub(crate) fn client_command(
+        &self,
+        client: Client,
+        server: Server,
+        fixture: &Path,
+        target: &[OsString],
+    ) -> Vec<OsString> {
+        let mut command = self.client_prefix(client, server);
         command.extend(["--root".into(), fixture.into(), "--".into()]);
         command.extend(target.iter().cloned());
         command

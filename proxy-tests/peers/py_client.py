@@ -3,6 +3,7 @@ prints a canonical JSON transcript of everything the client observed.
 
 Usage: python py_client.py <session|client> <filesystem|everything|memory|pyserver> [--root DIR]
        -- <command> [args...]
+       python py_client.py <session|client> <everything|pyserver> [--root DIR] --url <URL>
 
 `session` uses the low-level `ClientSession` and the `initialize` handshake. `client` uses the
 high-level `Client` in its default `auto` mode: it probes `server/discover` first, runs stateless
@@ -10,7 +11,9 @@ high-level `Client` in its default `auto` mode: it probes `server/discover` firs
 `initialize` otherwise (the TypeScript reference servers).
 
 The server command may be the server itself (a direct session) or ctxopt-proxy wrapping it (a
-proxied session); the interop tests run both and compare the transcripts. The output is one JSON
+proxied session); the interop tests run both and compare the transcripts. With --url the client talks
+Streamable HTTP to the server itself (the direct session of a remote server, whose proxied session
+runs `ctxopt-proxy --url`). The output is one JSON
 document with sorted keys:
   {client, scenario, protocol, server, transcript, serverRequests, notifications,
    wire: {sent: [{id, method}], received: [{id, method}]}}
@@ -30,6 +33,7 @@ from typing import Any
 import anyio
 import mcp.client.session
 import mcp.client.stdio
+from mcp.client.streamable_http import streamable_http_client
 from mcp import Client, ClientSession, StdioServerParameters, stdio_client, types
 from pydantic import BaseModel
 
@@ -52,24 +56,27 @@ def usage(message: str) -> None:
     sys.exit(2)
 
 
-def parse_args(argv: list[str]) -> tuple[str, str, str | None, list[str]]:
-    if "--" not in argv:
-        usage("missing `-- <command>`")
-    dash = argv.index("--")
+def parse_args(argv: list[str]) -> tuple[str, str, str | None, list[str], str | None]:
+    dash = argv.index("--") if "--" in argv else len(argv)
     own, command = argv[:dash], argv[dash + 1 :]
-    if len(own) < 2 or not command:
+    if len(own) < 2:
         usage("missing arguments")
     kind, scenario, rest = own[0], own[1], own[2:]
     if kind not in ("session", "client") or scenario not in SCENARIOS:
         usage(f"unknown mode or scenario: {kind} {scenario}")
     root = None
+    url = None
     while rest:
         flag = rest.pop(0)
         if flag == "--root" and rest:
             root = rest.pop(0)
+        elif flag == "--url" and rest:
+            url = rest.pop(0)
         else:
             usage(f"unknown option {flag}")
-    return kind, scenario, root, command
+    if (url is None) == (not command):
+        usage("give either `-- <command>` or `--url <URL>`")
+    return kind, scenario, root, command, url
 
 
 def plain(value: Any) -> Any:
@@ -164,7 +171,11 @@ class Driver:
         self.wire: dict[str, list[dict[str, Any]]] = {"sent": [], "received": []}
 
     @asynccontextmanager
-    async def transport(self, command: list[str]):
+    async def transport(self, command: list[str], url: str | None):
+        if url is not None:
+            async with streamable_http_client(url) as (read, write):
+                yield RecordingRead(read, self.wire["received"]), RecordingWrite(write, self.wire["sent"])
+            return
         params = StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ))
         async with stdio_client(params) as (read, write):
             yield RecordingRead(read, self.wire["received"]), RecordingWrite(write, self.wire["sent"])
@@ -285,17 +296,17 @@ class Driver:
 
 
 async def main() -> None:
-    kind, scenario, root, command = parse_args(sys.argv[1:])
+    kind, scenario, root, command, url = parse_args(sys.argv[1:])
     driver = Driver(scenario, root)
     info = types.Implementation(name="ctxopt-interop-py", version="1.0.0")
     if kind == "session":
-        async with driver.transport(command) as (read, write):
+        async with driver.transport(command, url) as (read, write):
             async with ClientSession(read, write, client_info=info, **driver.callbacks()) as session:
                 init = await session.initialize()
                 await driver.run(session, session)
                 result = driver.output(kind, init.protocol_version, init.server_info)
     else:
-        async with Client(driver.transport(command), client_info=info, **driver.callbacks()) as client:
+        async with Client(driver.transport(command, url), client_info=info, **driver.callbacks()) as client:
             await driver.run(client, client.session)
             result = driver.output(kind, client.protocol_version, client.server_info)
     print(json.dumps(result, sort_keys=True, ensure_ascii=False))

@@ -5,7 +5,9 @@ because this server answers it, runs the whole session in the stateless 2026-07-
 `initialize`). The server identifies itself with an inline base64 icon, so every result carries a
 `_meta` server-identity envelope: the frames a proxy logs have a non-zero `meta_tokens`.
 
-Usage: python py_server.py
+Usage: python py_server.py                      (stdio)
+       python py_server.py --http PORT [--json]  (Streamable HTTP at http://127.0.0.1:PORT/mcp;
+                                                  --json: answers as JSON, not event streams)
 
 `PY_SERVER_ECHO_DESCRIPTION`, when set, replaces the `echo` tool's description: the same server
 with one tool redefined, for the tests of a catalog that changed between sessions.
@@ -14,6 +16,7 @@ with one tool redefined, for the tests of a catalog that changed between session
 import base64
 import os
 import struct
+import sys
 import zlib
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -93,4 +96,10 @@ def summarize(topic: str) -> str:
 
 
 if __name__ == "__main__":
-    server.run("stdio")
+    args = sys.argv[1:]
+    if args[:1] == ["--http"] and len(args) in (2, 3) and args[2:] in ([], ["--json"]):
+        server.run("streamable-http", port=int(args[1]), json_response=args[2:] == ["--json"])
+    elif not args:
+        server.run("stdio")
+    else:
+        sys.exit(f"usage: {sys.argv[0]} [--http PORT [--json]]")

@@ -1,11 +1,14 @@
 #!/usr/bin/env node
-// Drives one scripted MCP session with the TypeScript SDK client against a stdio server and
-// prints a canonical JSON transcript of everything the client observed.
+// Drives one scripted MCP session with the TypeScript SDK client against a stdio server (or a
+// Streamable HTTP one) and prints a canonical JSON transcript of everything the client observed.
 //
-// Usage: node ts_client.mjs <filesystem|everything|memory> [--root DIR] -- <command> [args...]
+// Usage: node ts_client.mjs <filesystem|everything|memory|pyserver> [--root DIR] -- <command> [args...]
+//        node ts_client.mjs <everything|pyserver> [--root DIR] --url <URL>
 //
 // The server command may be the server itself (a direct session) or ctxopt-proxy wrapping it
-// (a proxied session); the interop tests run both and compare the two transcripts.
+// (a proxied session); the interop tests run both and compare the two transcripts. With --url
+// the client talks Streamable HTTP to the server itself (the direct session of a remote server,
+// whose proxied session runs `ctxopt-proxy --url`).
 // Output (one JSON document on stdout):
 //   { client, scenario, protocol, server, transcript, serverRequests, notifications,
 //     wire: { sent: [{id, method}], received: [{id, method}] } }
@@ -14,6 +17,7 @@
 // bytes.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import {
   CreateMessageRequestSchema,
   ElicitRequestSchema,
@@ -23,24 +27,27 @@ import { pathToFileURL } from "node:url";
 
 function usage(message) {
   process.stderr.write(`ts_client: ${message}\n`);
-  process.stderr.write("usage: node ts_client.mjs <filesystem|everything|memory> [--root DIR] -- <command> [args...]\n");
+  process.stderr.write("usage: node ts_client.mjs <filesystem|everything|memory|pyserver> [--root DIR] -- <command> [args...]\n");
+  process.stderr.write("       node ts_client.mjs <everything|pyserver> [--root DIR] --url <URL>\n");
   process.exit(2);
 }
 
 function parseArgs(argv) {
   const dash = argv.indexOf("--");
-  if (dash < 0 || dash === argv.length - 1) usage("missing `-- <command>`");
-  const own = argv.slice(0, dash);
-  const command = argv.slice(dash + 1);
+  const own = dash < 0 ? argv.slice() : argv.slice(0, dash);
+  const command = dash < 0 ? [] : argv.slice(dash + 1);
   const scenario = own.shift();
   let root = null;
+  let url = null;
   while (own.length > 0) {
     const flag = own.shift();
     if (flag === "--root") root = own.shift();
+    else if (flag === "--url") url = own.shift();
     else usage(`unknown option ${flag}`);
   }
-  if (!["filesystem", "everything", "memory"].includes(scenario)) usage(`unknown scenario ${scenario}`);
-  return { scenario, root, command };
+  if ((url === null) === (command.length === 0)) usage("give either `-- <command>` or `--url <URL>`");
+  if (!["filesystem", "everything", "memory", "pyserver"].includes(scenario)) usage(`unknown scenario ${scenario}`);
+  return { scenario, root, url, command };
 }
 
 /** Sorts object keys at every depth. */
@@ -63,18 +70,20 @@ async function waitFor(predicate, what, ms = 10000) {
   }
 }
 
-const { scenario, root, command } = parseArgs(process.argv.slice(2));
+const { scenario, root, url, command } = parseArgs(process.argv.slice(2));
 const transcript = [];
 const notifications = [];
 const serverRequests = [];
 const wire = { sent: [], received: [] };
 
-const transport = new StdioClientTransport({
-  command: command[0],
-  args: command.slice(1),
-  env: process.env,
-  stderr: "inherit",
-});
+const transport = url
+  ? new StreamableHTTPClientTransport(new URL(url))
+  : new StdioClientTransport({
+      command: command[0],
+      args: command.slice(1),
+      env: process.env,
+      stderr: "inherit",
+    });
 /** What a test needs to find a message in a proxy's log: its id and, unless a response, method. */
 const summary = (message) => ({ id: message.id ?? null, method: message.method ?? null });
 // Record messages both ways: wrap send, and wrap whatever handler the client installs.
@@ -177,6 +186,19 @@ async function everything() {
   await callTool("no-such-tool", {});
 }
 
+/** `py_server.py`'s tools, resource and prompt (as `py_client.py`'s `pyserver` scenario). */
+async function pyserver() {
+  await step("tools/list", {}, async () => (await client.listTools()).tools.map((t) => t.name).sort());
+  await callTool("add", { a: 20, b: 22 });
+  await callTool("echo", { text: "byte-exact ✓" });
+  await callTool("count_words", { text: "one two three" }, { onprogress: () => {} });
+  await callTool("fail", { reason: "on purpose" });
+  await step("resources/read", { uri: "fixture://greeting" }, () => client.readResource({ uri: "fixture://greeting" }));
+  await step("prompts/get", { name: "summarize" }, () =>
+    client.getPrompt({ name: "summarize", arguments: { topic: "MCP" } }),
+  );
+}
+
 async function memory() {
   await step("tools/list", {}, async () => (await client.listTools()).tools.map((t) => t.name).sort());
   await callTool("create_entities", {
@@ -199,6 +221,12 @@ async function memory() {
  * machine that can cut a proxy off before it writes its log trailer, which the tests check.)
  */
 async function closeGracefully() {
+  if (url) {
+    // Over HTTP the client ends its session itself (DELETE), as a proxy does for its client.
+    await transport.terminateSession();
+    await client.close();
+    return;
+  }
   const child = transport._process; // the SDK's ChildProcess (private in the pinned 1.32.2)
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise((resolve) => child.once("close", resolve));
@@ -208,7 +236,7 @@ async function closeGracefully() {
 
 try {
   await client.connect(transport);
-  await { filesystem, everything, memory }[scenario]();
+  await { filesystem, everything, memory, pyserver }[scenario]();
   await closeGracefully();
   const output = canonical({
     client: "ts",

@@ -95,6 +95,11 @@ impl ProxyCmd {
         }
     }
 
+    /// The proxy in front of the remote server at `url` (`--url`), logging to a fresh file.
+    pub(crate) fn remote(url: &str) -> Self {
+        Self::server(Vec::<OsString>::new()).option(&["--url", url])
+    }
+
     /// Adds proxy options (before `--`).
     pub(crate) fn option<S: AsRef<OsStr>>(mut self, args: &[S]) -> Self {
         self.options
@@ -115,7 +120,7 @@ impl ProxyCmd {
 
     /// The proxy's command line, its standard streams left to the caller. Without a
     /// `--store` option the proxy gets `--store :memory:`, so no test writes into the
-    /// user's store.
+    /// user's store. The server's command follows `--` (a remote server has none).
     pub(crate) fn command(&self) -> Command {
         let mut cmd = Command::new(PROXY);
         // The redaction key (and anything else of the state directory) stays in the temp dir.
@@ -124,7 +129,10 @@ impl ProxyCmd {
         if !self.options.iter().any(|o| o == "--store") {
             cmd.args(["--store", ":memory:"]);
         }
-        cmd.args(&self.options).arg("--").args(&self.server);
+        cmd.args(&self.options);
+        if !self.server.is_empty() {
+            cmd.arg("--").args(&self.server);
+        }
         cmd
     }
 

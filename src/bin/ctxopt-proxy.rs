@@ -1,4 +1,5 @@
-//! `ctxopt-proxy [OPTIONS] -- <command> [args…]`: wraps an MCP stdio server, relays every
+//! `ctxopt-proxy [OPTIONS] -- <command> [args…]` (or `--url URL` for a remote server over
+//! Streamable HTTP, docs/http.md): wraps an MCP stdio server, relays every
 //! frame byte for byte and logs each with its token cost, stores tool results in the
 //! session store and offers the injected tools (`build_context` and friends). The options
 //! and the wiring are [`ctxopt::proxy`]; exit statuses are in docs/exit-codes.md.

@@ -188,6 +188,7 @@ impl Accountant {
             compacts: None,
             left_whole: None,
             redactions: None,
+            http: None,
         };
         let text = match String::from_utf8(bytes) {
             Ok(text) => text,

@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 /// The version of the frame-log format written into every header.
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 
 /// Which way a frame travelled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -82,10 +82,56 @@ pub struct Header {
     pub server_argv: Vec<String>,
     /// The working directory the server was started in.
     pub cwd: String,
-    /// The server's process id (absent if it could not be started).
+    /// The server's process id (absent if it could not be started, and for a remote
+    /// server).
     pub server_pid: Option<u32>,
     /// The proxy's own process id.
     pub proxy_pid: u32,
+    /// How the proxy reaches a remote server (`streamable-http`; `server_argv` is then its
+    /// URL); absent for a server the proxy started (stdio).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<String>,
+}
+
+/// What the HTTP transport adds to a server frame that reached the proxy over HTTP (a
+/// frame's `http`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HttpFacts {
+    /// Which exchange carried it: `post` (the answer to a client message the proxy POSTed),
+    /// `get` (the standalone stream for server-initiated messages), or `proxy` (made by the
+    /// proxy in place of an answer the server did not give: see `fault`).
+    pub via: HttpVia,
+    /// The HTTP status of the response that carried it (absent when there was none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    /// That response's `Content-Type` (its media type only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_type: Option<String>,
+    /// The `Mcp-Session-Id` in effect.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// The SSE event's `id`, when the server gave one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event_id: Option<String>,
+    /// With `via: proxy`: why the proxy answered in the server's place (connection
+    /// refused, a timeout, HTTP 503, a stream cut mid-event, an expired session, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fault: Option<String>,
+}
+
+/// The exchange that carried a frame (see [`HttpFacts::via`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HttpVia {
+    /// The response to a POSTed client message (JSON, or an event of its SSE stream).
+    Post,
+    /// An event of the standalone GET stream.
+    Get,
+    /// Made by the proxy for a transport fault.
+    Proxy,
+    /// A value this reader does not know (written by a later version).
+    #[serde(other)]
+    Other,
 }
 
 /// Per-item accounting of a batch member.
@@ -189,6 +235,10 @@ pub struct Frame {
     /// counts are those of the frame as relayed, before redaction.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub redactions: Option<u64>,
+    /// Present only on a server frame that came over HTTP (`ctxopt-proxy --url`): the
+    /// exchange, status, content type, session and event id that carried it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http: Option<HttpFacts>,
 }
 
 /// Why a `tools/call` result over the compaction limit reached the client whole (a

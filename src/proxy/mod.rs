@@ -22,8 +22,9 @@ use crate::injected::Bridge;
 use crate::otel::live::OtlpSink;
 use crate::otel::ExportConfig;
 use crate::redact::Redactor;
-use crate::relay::{self, FrameHandler, FrameSink, ProxyConfig, RelayError};
+use crate::relay::{self, FrameHandler, FrameSink, ProxyConfig, RelayError, Remote};
 use crate::store::Store;
+use crate::upstream::http::{ConfigError, HttpRemote};
 use ingest_sink::IngestSink;
 use intercept::Interceptor;
 pub use options::{hold_from_env, OptionsError, ProxyArgs, ProxyOptions};
@@ -34,7 +35,7 @@ pub const PROXY_FAILED: u8 = 125;
 /// Runs the proxy: the store opened beside the relay, the injected tools, compaction and the
 /// tool filter wired into the relay, the live export when configured. The server's exit
 /// status, or why the relay could not run.
-pub fn run(options: ProxyOptions) -> Result<u8, RelayError> {
+pub fn run(options: ProxyOptions) -> Result<u8, RunError> {
     // The installation's redactor; tool content put into OpenTelemetry spans is redacted
     // with it even under --no-redact (that flag is about what this machine keeps).
     let keyed = Arc::new(Redactor::for_store(options.store_file.as_deref()));
@@ -104,9 +105,14 @@ pub fn run(options: ProxyOptions) -> Result<u8, RelayError> {
         options.otlp_capture_content,
         keyed,
     ));
-    relay::run(ProxyConfig {
+    let remote = match options.http {
+        Some(config) => Some(Box::new(HttpRemote::new(config)?) as Box<dyn Remote>),
+        None => None,
+    };
+    Ok(relay::run(ProxyConfig {
         server_name: options.server_name,
         command: options.command,
+        remote,
         log: options.log,
         tokenizer: options.tokenizer,
         grace: options.grace,
@@ -114,7 +120,19 @@ pub fn run(options: ProxyOptions) -> Result<u8, RelayError> {
         handler,
         answer_delay: options.answer_delay,
         redactor,
-    })
+    })?)
+}
+
+/// Why the proxy could not run.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RunError {
+    /// The relay could not be set up.
+    #[error(transparent)]
+    Relay(#[from] RelayError),
+    /// The remote server's settings cannot be used (a `--ca-cert` without a certificate).
+    #[error(transparent)]
+    Http(#[from] ConfigError),
 }
 
 /// The live OpenTelemetry export, when `--otlp-endpoint` or the `OTEL_*` variables turn it

@@ -14,6 +14,8 @@ use crate::injected::tools::Selection;
 use crate::relay::{server_name, LogTarget};
 use crate::store::{self, Scope, StoreArgs};
 use crate::tokenizer::Tokenizer;
+use crate::upstream::http::config::{check_url, parse_header};
+use crate::upstream::http::{ConfigError, HttpConfig};
 
 /// The proxy's command line.
 #[derive(Debug, Parser)]
@@ -21,8 +23,8 @@ use crate::tokenizer::Tokenizer;
     name = "ctxopt-proxy",
     long_about = None,
     version,
-    override_usage = "ctxopt-proxy [OPTIONS] -- <COMMAND> [ARGS]...",
-    about = "Relay an MCP stdio server byte for byte, log every frame with its token cost, store the \
+    override_usage = "ctxopt-proxy [OPTIONS] -- <COMMAND> [ARGS]...\n       ctxopt-proxy [OPTIONS] --url <URL> [--header 'NAME: VALUE']...",
+    about = "Relay an MCP stdio server (or a remote one, --url) byte for byte, log every frame with its token cost, store the \
              tool results and answer build_context and friends from them",
     after_help = "Logs go to $XDG_STATE_HOME/ctxopt/logs (default ~/.local/state/ctxopt/logs), \
                   one file per run, mode 0600. They hold raw frames: treat them as secrets. \
@@ -90,8 +92,24 @@ pub struct ProxyArgs {
     /// masked). They can hold file contents and secrets.
     #[arg(long)]
     pub(crate) otlp_capture_content: bool,
+    /// A remote server's MCP endpoint (Streamable HTTP), instead of a command: the client
+    /// talks stdio to the proxy, the proxy talks HTTP to the server (docs/http.md).
+    #[arg(long, value_name = "URL", conflicts_with = "command")]
+    pub url: Option<String>,
+    /// With --url: a header sent with every request, 'Name: value' (repeatable); ${VAR} in
+    /// the value is the environment variable VAR. Values never reach the log.
+    #[arg(long = "header", value_name = "'NAME: VALUE'")]
+    pub headers: Vec<String>,
+    /// With --url: seconds the server may take to begin answering a message, and may stay
+    /// silent on a stream answering a request [default: 300].
+    #[arg(long, value_name = "SECS", value_parser = parse_seconds)]
+    pub(crate) timeout: Option<Duration>,
+    /// With --url: trust the certificate authorities in this PEM file instead of the
+    /// built-in roots (a private CA).
+    #[arg(long, value_name = "FILE")]
+    pub ca_cert: Option<PathBuf>,
     /// The server's command and arguments (after `--`).
-    #[arg(required = true, trailing_var_arg = true)]
+    #[arg(required_unless_present = "url", trailing_var_arg = true)]
     pub command: Vec<OsString>,
 }
 
@@ -119,6 +137,14 @@ fn parse_limit(text: &str) -> Result<usize, String> {
     Ok(tokens)
 }
 
+/// The host of an `http(s)://` URL (checked before), for the server's name.
+fn url_host(url: &str) -> String {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or(rest);
+    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    host.to_string()
+}
+
 /// Why the options cannot be used: the proxy fails before it starts the server.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -134,6 +160,12 @@ pub enum OptionsError {
     /// The workspace cannot be resolved.
     #[error("workspace: {0}")]
     Workspace(#[source] std::io::Error),
+    /// `--url`, `--header` or `--ca-cert` cannot be used.
+    #[error(transparent)]
+    Http(#[from] ConfigError),
+    /// An option of a remote server (`--header`, `--timeout`, `--ca-cert`) without `--url`.
+    #[error("{0} is for a remote server: it needs --url")]
+    NeedsUrl(&'static str),
     /// `CTXOPT_HOLD_CHANGED_TOOLS` is neither on nor off.
     #[error("CTXOPT_HOLD_CHANGED_TOOLS={0:?}: expected 1, true, yes, 0, false or no")]
     HoldEnv(String),
@@ -155,11 +187,16 @@ pub fn hold_from_env(value: Option<&str>) -> Result<bool, OptionsError> {
     }
 }
 
+/// How long a remote server may take to begin answering, unless `--timeout` says.
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
+
 /// What the proxy runs with: its arguments resolved.
 #[derive(Debug)]
 pub struct ProxyOptions {
-    /// The server's command and arguments.
+    /// The server's command and arguments (empty with `--url`).
     pub command: Vec<OsString>,
+    /// The remote server (`--url` and its options), instead of a command.
+    pub http: Option<HttpConfig>,
     /// The server's short name (`--name`, sanitized, or derived from the command).
     pub server_name: String,
     /// Where the frame log goes.
@@ -218,10 +255,38 @@ impl ProxyOptions {
             (false, Some(path)) => LogTarget::Path(path),
             (false, None) => LogTarget::Default,
         };
-        let server_name = args
-            .name
-            .map(|n| server_name::sanitize(&n))
-            .unwrap_or_else(|| server_name::derive(&args.command));
+        let http = match args.url {
+            None => {
+                let stray = [
+                    (!args.headers.is_empty(), "--header"),
+                    (args.timeout.is_some(), "--timeout"),
+                    (args.ca_cert.is_some(), "--ca-cert"),
+                ];
+                if let Some((_, option)) = stray.into_iter().find(|(given, _)| *given) {
+                    return Err(OptionsError::NeedsUrl(option));
+                }
+                None
+            }
+            Some(url) => {
+                check_url(&url)?;
+                let headers = args
+                    .headers
+                    .iter()
+                    .map(|h| parse_header(h, |name| std::env::var(name).ok()))
+                    .collect::<Result<_, _>>()?;
+                Some(HttpConfig {
+                    url,
+                    headers,
+                    timeout: args.timeout.unwrap_or(DEFAULT_TIMEOUT),
+                    ca_cert: args.ca_cert,
+                })
+            }
+        };
+        let server_name = match (&args.name, &http) {
+            (Some(name), _) => server_name::sanitize(name),
+            (None, Some(http)) => server_name::sanitize(&url_host(&http.url)),
+            (None, None) => server_name::derive(&args.command),
+        };
         let scope = Scope::resolve(
             args.store.workspace.as_deref(),
             &server_name,
@@ -243,6 +308,7 @@ impl ProxyOptions {
         }
         Ok(ProxyOptions {
             command: args.command,
+            http,
             server_name,
             log,
             tokenizer: args.tokenizer,
@@ -355,6 +421,49 @@ mod tests {
         assert_eq!(memory.store.as_deref(), Some(":memory:"));
         let file = resolve(&["--store", "/tmp/s.sqlite3"], None).unwrap();
         assert_eq!(file.store_file, Some(PathBuf::from("/tmp/s.sqlite3")));
+    }
+
+    #[test]
+    fn a_url_makes_a_remote_server_named_by_its_host() {
+        let workspace = tempfile::tempdir().unwrap();
+        let dir = workspace.path().to_str().unwrap();
+        let parse = |extra: &[&str]| {
+            let mut argv = vec!["ctxopt-proxy", "--workspace", dir];
+            argv.extend(extra);
+            ProxyArgs::try_parse_from(argv)
+        };
+        let args = parse(&[
+            "--url",
+            "https://user:pw@mcp.example.com:8443/mcp?k=v",
+            "--header",
+            "X-Team: blue",
+            "--timeout",
+            "2.5",
+        ])
+        .unwrap();
+        let options = ProxyOptions::resolve(args, None).unwrap();
+        assert!(options.command.is_empty());
+        assert_eq!(options.server_name, "mcp.example.com-8443");
+        let http = options.http.unwrap();
+        assert_eq!(http.headers, [("X-Team".to_string(), "blue".to_string())]);
+        assert_eq!(http.timeout, Duration::from_millis(2500));
+        // A command and a URL, neither: usage errors; a remote server's option without a URL.
+        assert!(parse(&["--url", "http://h/", "--", "server"]).is_err());
+        assert!(parse(&[]).is_err());
+        for stray in [
+            ["--header", "A: b"],
+            ["--timeout", "3"],
+            ["--ca-cert", "ca.pem"],
+        ] {
+            let args = parse(&[stray[0], stray[1], "--", "server"]).unwrap();
+            let err = ProxyOptions::resolve(args, None).unwrap_err();
+            assert!(
+                matches!(err, OptionsError::NeedsUrl(o) if o == stray[0]),
+                "{err}"
+            );
+        }
+        let bad = ProxyOptions::resolve(parse(&["--url", "ftp://h/"]).unwrap(), None);
+        assert!(matches!(bad, Err(OptionsError::Http(_))));
     }
 
     #[test]

@@ -109,7 +109,7 @@ impl Answers {
         if written {
             self.tap.relayed(ticket, Direction::P2c, bytes);
         } else {
-            self.tap.not_relayed(ticket);
+            self.tap.not_relayed(ticket, Direction::P2c);
         }
         written
     }

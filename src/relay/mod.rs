@@ -18,6 +18,8 @@
 //! - [`signals`]: `SIGINT`/`SIGTERM`/`SIGHUP`/`SIGCHLD` collected synchronously.
 //! - [`stats`]: per-direction counters for the trailer.
 //! - [`server_name`]: a short name for the server, for the log file name.
+//! - [`remote`]: the [`Remote`] trait: a server reached other than as a child process (over
+//!   HTTP), relayed through two pipes standing in for the child's.
 //!
 //! # Threads
 //! The thread that calls [`run`] blocks the signals, starts the server and then only
@@ -41,6 +43,7 @@ pub mod handler;
 pub(crate) mod line_reader;
 pub(crate) mod outlet;
 pub(crate) mod pump;
+pub mod remote;
 pub mod server_name;
 pub(crate) mod signals;
 pub mod sink;
@@ -54,6 +57,7 @@ use std::io;
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::PathBuf;
 use std::process::Child;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -67,6 +71,8 @@ use answers::Answers;
 pub use handler::FrameHandler;
 use outlet::Outlet;
 use pump::{Intercept, Pump};
+use remote::TransportNotes;
+pub use remote::{Remote, RemoteLink, ServerFrames};
 use signals::Signals;
 pub use sink::FrameSink;
 use stats::RelayStats;
@@ -87,8 +93,11 @@ pub enum LogTarget {
 /// How to run the proxy.
 #[derive(Debug)]
 pub struct ProxyConfig {
-    /// The server's command and arguments.
+    /// The server's command and arguments (unused with [`ProxyConfig::remote`]).
     pub command: Vec<OsString>,
+    /// A server reached other than by starting `command` (over HTTP); `None`: start
+    /// `command`.
+    pub remote: Option<Box<dyn Remote>>,
     /// A short name for the server (the log file name and header use it).
     pub server_name: String,
     /// Where the frame log goes.
@@ -162,6 +171,7 @@ fn header(config: &ProxyConfig, started: SystemTime, server_pid: Option<u32>) ->
             .unwrap_or_default(),
         server_pid,
         proxy_pid: std::process::id(),
+        transport: None,
     }
 }
 
@@ -175,6 +185,9 @@ pub fn run(mut config: ProxyConfig) -> Result<u8, RelayError> {
     let signals = Signals::block()?;
     let started = SystemTime::now();
     let mut writer = open_log(&config, started);
+    if config.remote.is_some() {
+        return run_remote(config, &signals, started, writer);
+    }
     let mut server = match child::spawn(&config.command) {
         Ok(server) => server,
         Err(err) => {
@@ -193,9 +206,15 @@ pub fn run(mut config: ProxyConfig) -> Result<u8, RelayError> {
         stats.clone(),
         std::mem::take(&mut config.sinks),
         log_path,
+        None,
     )?;
 
-    let (drained, answers, server_out) = start_pumps(&mut server, tap_sender, &stats, &config)?;
+    let (server_in, server_out) = match (server.stdin.take(), server.stdout.take()) {
+        (Some(i), Some(o)) => (OwnedFd::from(i), OwnedFd::from(o)),
+        _ => return Err(io::Error::other("server pipes missing").into()),
+    };
+    let (drained, answers, server_out) =
+        start_pumps(server_in, server_out, tap_sender, &stats, &config)?;
     let status = supervise(&mut server, &signals, config.grace)?;
     // Whatever the server left running in its group is an orphan now: ask it to go.
     child::signal_group(pid, libc::SIGTERM);
@@ -225,6 +244,114 @@ pub fn run(mut config: ProxyConfig) -> Result<u8, RelayError> {
     let (exit, code) = child::exit_of(status);
     tap.finish(exit);
     Ok(code)
+}
+
+/// [`run`] for a [`Remote`] server: the relay between the client and two pipes, the remote
+/// serving the other ends, until the client has closed its end and the remote is done (or a
+/// signal stopped it; the exit is then `{signal}` and the code 128 + the signal). The
+/// remote's own faults are answers to the client and lines in the log, never the proxy's
+/// exit status: it exits 0.
+fn run_remote(
+    mut config: ProxyConfig,
+    signals: &Signals,
+    started: SystemTime,
+    writer: LogWriter,
+) -> Result<u8, RelayError> {
+    let Some(remote) = config.remote.take() else {
+        return Err(io::Error::other("no remote server").into());
+    };
+    let header = Header {
+        server_argv: remote.describe(),
+        transport: Some(remote.transport().to_string()),
+        ..header(&config, started, None)
+    };
+    let stats = Arc::new(RelayStats::default());
+    let log_path = writer.is_open().then(|| absolute(writer.path()));
+    let notes = Arc::new(TransportNotes::default());
+    let (tap, tap_sender) = Tap::start(
+        header,
+        writer,
+        config.tokenizer,
+        stats.clone(),
+        std::mem::take(&mut config.sinks),
+        log_path,
+        Some(notes.clone()),
+    )?;
+    let (from_client, to_remote) = io::pipe()?;
+    let (from_remote, to_relay) = io::pipe()?;
+    let (drained, answers, _) = start_pumps(
+        OwnedFd::from(to_remote),
+        OwnedFd::from(from_remote),
+        tap_sender,
+        &stats,
+        &config,
+    )?;
+    let to_relay = Arc::new(Outlet::for_fd(File::from(OwnedFd::from(to_relay))));
+    let stop = Arc::new(AtomicBool::new(false));
+    let (finished, done) = mpsc::channel();
+    remote.start(RemoteLink {
+        from_client: File::from(OwnedFd::from(from_client)),
+        to_client: ServerFrames::new(to_relay.clone(), notes, stats.clone()),
+        stop: stop.clone(),
+        finished,
+    })?;
+    let signal = supervise_remote(&done, signals, &stop, config.grace);
+    // Whatever the remote still holds, nothing more reaches the client: the `s2c` pump
+    // relays what was written and ends.
+    to_relay.close();
+    wait_drained(&drained, signals, &stats);
+    if let Some(answers) = answers {
+        answers.finish(ANSWER_LIMIT);
+    }
+    if let Some(line) = stats.undelivered_line() {
+        tracing::warn!("ctxopt-proxy: {line}");
+    }
+    let (exit, code) = match signal {
+        Some(sig) => (
+            ExitStatus {
+                code: None,
+                signal: Some(sig),
+            },
+            128u8.saturating_add(u8::try_from(sig).unwrap_or(u8::MAX)),
+        ),
+        None => (
+            ExitStatus {
+                code: Some(0),
+                signal: None,
+            },
+            0,
+        ),
+    };
+    tap.finish(exit);
+    Ok(code)
+}
+
+/// Waits until the remote is done; a forwarded signal asks it to stop, and after `grace`
+/// the wait ends whether it is done or not. The signal, when one came.
+fn supervise_remote(
+    done: &mpsc::Receiver<()>,
+    signals: &Signals,
+    stop: &AtomicBool,
+    grace: Duration,
+) -> Option<libc::c_int> {
+    let mut stopped: Option<(libc::c_int, Instant)> = None;
+    loop {
+        match done.recv_timeout(POLL) {
+            Ok(()) => continue,
+            Err(mpsc::RecvTimeoutError::Disconnected) => return stopped.map(|(sig, _)| sig),
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+        }
+        if let Some((sig, at)) = stopped {
+            if at.elapsed() >= grace {
+                return Some(sig);
+            }
+        } else if let Some(sig) = signals.wait(Duration::ZERO) {
+            if signals::FORWARDED.contains(&sig) {
+                stop.store(true, Ordering::Relaxed);
+                stopped = Some((sig, Instant::now()));
+            }
+        }
+    }
 }
 
 /// A log for a server that never started: its header, and a trailer naming the reason.
@@ -258,21 +385,19 @@ fn absolute(path: &std::path::Path) -> String {
 /// closing.
 type Started = (mpsc::Receiver<()>, Option<Arc<Answers>>, OwnedFd);
 
-/// Starts the `c2s` and `s2c` threads; the receiver hears when the server's stdout is
+/// Starts the `c2s` and `s2c` threads between the client and the server's stdin
+/// (`server_in`) and stdout (`server_out`); the receiver hears when the server's stdout is
 /// drained and everything read from it was written on.
 fn start_pumps(
-    server: &mut Child,
+    server_in: OwnedFd,
+    server_out: OwnedFd,
     tap: TapSender,
     stats: &Arc<RelayStats>,
     config: &ProxyConfig,
 ) -> io::Result<Started> {
-    let (server_in, server_out) = match (server.stdin.take(), server.stdout.take()) {
-        (Some(i), Some(o)) => (i, o),
-        _ => return Err(io::Error::other("server pipes missing")),
-    };
     let client_in = File::from(io::stdin().as_fd().try_clone_to_owned()?);
     let client_out = File::from(io::stdout().as_fd().try_clone_to_owned()?);
-    let to_server = Arc::new(Outlet::for_fd(File::from(OwnedFd::from(server_in))));
+    let to_server = Arc::new(Outlet::for_fd(File::from(server_in)));
     let to_client = Arc::new(Outlet::for_fd(client_out));
     let intercept = config.handler.as_ref().map(|handler| Intercept {
         handler: handler.clone(),
@@ -283,7 +408,7 @@ fn start_pumps(
             config.answer_delay,
         )),
     });
-    let server_out = File::from(OwnedFd::from(server_out));
+    let server_out = File::from(server_out);
     let watched = server_out.as_fd().try_clone_to_owned()?;
     // The server may write up to 1 MiB ahead of the relay, and each zero-copy step moves up to
     // that much (16 MB results: 0.82 of direct on average against 0.71 with 64 KiB, ahead in

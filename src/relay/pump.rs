@@ -331,7 +331,7 @@ impl Pump {
             self.tap.replaced(ticket, frame, replacement);
         } else {
             self.dir_stats().discarded(frame.len());
-            self.tap.not_relayed(ticket);
+            self.tap.not_relayed(ticket, self.dir);
         }
     }
 
@@ -379,7 +379,7 @@ impl Pump {
             self.tap.relayed_as(ticket, self.dir, frame, note);
         } else {
             self.dir_stats().discarded(frame.len());
-            self.tap.not_relayed(ticket);
+            self.tap.not_relayed(ticket, self.dir);
         }
     }
 }
@@ -411,6 +411,7 @@ mod tests {
             Tokenizer::CharsDiv4,
             stats.clone(),
             Vec::new(),
+            None,
             None,
         )
         .unwrap();

@@ -26,11 +26,14 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
 use super::outlet::FrameWriter;
+use super::remote::TransportNotes;
 use super::sink::{FrameSink, LogPlace};
 use super::stats::RelayStats;
 use crate::framelog::accounting::{rfc3339, Accountant, Tapped};
 use crate::framelog::writer::LogWriter;
-use crate::framelog::{Direction, ExitStatus, Frame, Header, LeftWhole, LogLine, Trailer};
+use crate::framelog::{
+    Direction, ExitStatus, Frame, Header, HttpFacts, LeftWhole, LogLine, Trailer,
+};
 use crate::tokenizer::Tokenizer;
 
 /// Bytes of frames that may wait for accounting before new frames skip the log.
@@ -107,8 +110,10 @@ enum Item {
     /// A server frame (logged as it came) and the frame written in its place (logged right
     /// after it, naming it in `compacts`).
     Replacement(Tapped, Tapped),
-    Skipped,
-    NotRelayed,
+    /// A frame relayed this way but not logged (accounting fell behind).
+    Skipped(Direction),
+    /// A frame read this way but not written on.
+    NotRelayed(Direction),
 }
 
 enum TapMsg {
@@ -181,7 +186,7 @@ impl TapSender {
         bytes: Vec<u8>,
         note: Option<Note>,
     ) {
-        if self.admit(&ticket, bytes.len()) {
+        if self.admit(&ticket, dir, bytes.len()) {
             let tapped = tapped(&ticket, dir, bytes);
             self.send(ticket.order, Item::Frame(tapped, note));
         }
@@ -192,7 +197,7 @@ impl TapSender {
     /// (logged `p2c` right after it, with the original's pairing and its `seq` in
     /// `compacts`).
     pub(crate) fn replaced(&self, ticket: Ticket, original: Vec<u8>, replacement: Vec<u8>) {
-        if self.admit(&ticket, original.len() + replacement.len()) {
+        if self.admit(&ticket, Direction::S2c, original.len() + replacement.len()) {
             let item = Item::Replacement(
                 tapped(&ticket, Direction::S2c, original),
                 tapped(&ticket, Direction::P2c, replacement),
@@ -204,20 +209,20 @@ impl TapSender {
     /// Counts `len` bytes into the queue waiting for accounting, or, when they would bring
     /// it over [`TAP_BUDGET_BYTES`], hands the ticket back as skipped and returns false. An
     /// empty queue takes any frame, however large.
-    fn admit(&self, ticket: &Ticket, len: usize) -> bool {
+    fn admit(&self, ticket: &Ticket, dir: Direction, len: usize) -> bool {
         let queued = self.queued.load(Ordering::Relaxed);
         if queued > 0 && queued + len > TAP_BUDGET_BYTES {
             self.skipped.fetch_add(1, Ordering::Relaxed);
-            self.send(ticket.order, Item::Skipped);
+            self.send(ticket.order, Item::Skipped(dir));
             return false;
         }
         self.queued.fetch_add(len, Ordering::Relaxed);
         true
     }
 
-    /// Gives back a ticket whose frame could not be written on.
-    pub(crate) fn not_relayed(&self, ticket: Ticket) {
-        self.send(ticket.order, Item::NotRelayed);
+    /// Gives back a ticket whose frame, read going `dir`, could not be written on.
+    pub(crate) fn not_relayed(&self, ticket: Ticket, dir: Direction) {
+        self.send(ticket.order, Item::NotRelayed(dir));
     }
 }
 
@@ -252,6 +257,8 @@ struct TapState {
     log_path: Option<String>,
     /// Frame lines written for frames the proxy consumed or originated (`c2p`, `p2c`).
     proxy_lines: u64,
+    /// The transport facts of server frames, for a remote server.
+    notes: Option<Arc<TransportNotes>>,
 }
 
 impl TapState {
@@ -272,17 +279,31 @@ impl TapState {
         }
     }
 
+    /// The transport facts of the next frame the server sent, when it reached the proxy
+    /// through a remote transport and `dir` is the server's.
+    fn facts(&self, dir: Direction) -> Option<HttpFacts> {
+        match (&self.notes, dir) {
+            (Some(notes), Direction::S2c) => notes.next(),
+            _ => None,
+        }
+    }
+
     fn process(&mut self, item: Item) {
         match item {
             Item::Frame(tapped, note) => {
-                self.record(tapped, |frame| match note {
-                    Some(Note::ServerRaw(raw)) => frame.server_raw = Some(raw),
-                    Some(Note::LeftWhole(left)) => frame.left_whole = Some(left),
-                    None => {}
+                let http = self.facts(tapped.dir);
+                self.record(tapped, |frame| {
+                    frame.http = http;
+                    match note {
+                        Some(Note::ServerRaw(raw)) => frame.server_raw = Some(raw),
+                        Some(Note::LeftWhole(left)) => frame.left_whole = Some(left),
+                        None => {}
+                    }
                 });
             }
             Item::Replacement(original, replacement) => {
-                let server = self.record(original, |_| {});
+                let http = self.facts(Direction::S2c);
+                let server = self.record(original, |frame| frame.http = http);
                 self.record(replacement, |frame| {
                     if let Some(server) = server {
                         frame.method = server.method;
@@ -293,8 +314,13 @@ impl TapState {
                     }
                 });
             }
-            Item::Skipped => self.accountant.skip(),
-            Item::NotRelayed => {}
+            Item::Skipped(dir) => {
+                self.facts(dir);
+                self.accountant.skip();
+            }
+            Item::NotRelayed(dir) => {
+                self.facts(dir);
+            }
         }
     }
 
@@ -376,6 +402,7 @@ impl Tap {
         stats: Arc<RelayStats>,
         sinks: Vec<Box<dyn FrameSink>>,
         log_path: Option<String>,
+        notes: Option<Arc<TransportNotes>>,
     ) -> std::io::Result<(Tap, TapSender)> {
         let (tx, rx) = mpsc::channel();
         let sender = TapSender {
@@ -397,6 +424,7 @@ impl Tap {
             sinks,
             log_path,
             proxy_lines: 0,
+            notes,
         };
         let handle = std::thread::Builder::new()
             .name("tap".into())
@@ -455,6 +483,7 @@ pub(crate) mod tests {
             cwd: "/".into(),
             server_pid: Some(1),
             proxy_pid: 1,
+            transport: None,
         }
     }
 
@@ -469,6 +498,7 @@ pub(crate) mod tests {
             Tokenizer::CharsDiv4,
             stats.clone(),
             Vec::new(),
+            None,
             None,
         )
         .unwrap();
@@ -488,8 +518,8 @@ pub(crate) mod tests {
             b"{\"id\":1,\"method\":\"m\"}\n".to_vec(),
         );
         stats.c2s.relayed(8);
-        sender.send(t0.order, Item::Skipped);
-        sender.not_relayed(t3);
+        sender.send(t0.order, Item::Skipped(Direction::C2s));
+        sender.not_relayed(t3, Direction::S2c);
         tap.finish(ExitStatus {
             code: Some(0),
             signal: None,

@@ -110,6 +110,7 @@ fn what_a_handler_decides_is_what_client_server_and_sinks_see() {
         stats.clone(),
         vec![Box::new(Collect(seen.clone()))],
         Some("/log".into()),
+        None,
     )
     .unwrap();
     let (client_in, mut client_writes) = pipe();

@@ -1,0 +1,432 @@
+//! `ctxopt-proxy --url` when the remote server fails: each fault becomes a JSON-RPC error to
+//! the client naming the cause, a frame in the log (`http.via: proxy`, `http.fault`) and a line
+//! in the trailer's `errors`; the proxy answers the next message and exits 0 when the client
+//! closes its end. The failing servers are a small HTTP/1.1 server of this module, each
+//! failing one way (the real servers' sessions are in `interop::remote`).
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::ChildStdout;
+use std::sync::Arc;
+
+use ctxopt::framelog::{Direction, HttpVia};
+use serde_json::Value;
+
+use crate::support::log::{read_log, Log};
+use crate::support::proxy::{finish, read_line, ProxyCmd};
+
+/// How the fault server answers a POST.
+#[derive(Debug, Clone, Copy)]
+enum Behaviour {
+    /// This status, with a short text body.
+    Status(u16),
+    /// Never: the connection stays open and silent.
+    Silent,
+    /// An event stream that ends in the middle of an event.
+    CutStream,
+    /// `initialize` (without a session id) opens session `s-N`; everything else is 404.
+    ExpiringSession,
+    /// 307 to another URL.
+    Redirect,
+    /// Plain HTTP at once, whatever comes (a TLS client's hello included).
+    NotTls,
+}
+
+/// A server on 127.0.0.1 answering every request as `behaviour` says; its thread lives as
+/// long as the test process.
+fn fault_server(behaviour: Behaviour) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
+    std::thread::spawn(move || {
+        let mut silent = Vec::new();
+        let mut sessions = 0;
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            if let Behaviour::NotTls = behaviour {
+                let _ = stream.write_all(&response(400, "text/plain", &[], b"plain HTTP here"));
+                continue;
+            }
+            let Ok(clone) = stream.try_clone() else {
+                continue;
+            };
+            let mut reader = BufReader::new(clone);
+            while let Some((headers, body)) = read_request(&mut reader) {
+                let answer = match behaviour {
+                    Behaviour::Status(status) => {
+                        response(status, "text/plain", &[], b"down for maintenance")
+                    }
+                    Behaviour::Silent => {
+                        silent.push(stream);
+                        break;
+                    }
+                    Behaviour::CutStream => {
+                        let cut = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\
+                                    Connection: close\r\n\r\ndata: {\"jsonrpc\":\"2.0\",\"id\":";
+                        let _ = stream.write_all(cut);
+                        break;
+                    }
+                    Behaviour::NotTls => unreachable!("answered above"),
+                    Behaviour::Redirect => {
+                        let to = [("Location", "http://127.0.0.1:9/elsewhere")];
+                        response(307, "text/plain", &to, b"")
+                    }
+                    Behaviour::ExpiringSession => {
+                        let initialize = body.contains("\"initialize\"");
+                        // A new session is asked for without the old one's id.
+                        if initialize && !headers.contains("mcp-session-id:") {
+                            sessions += 1;
+                            let id = body_id(&body);
+                            let result = format!(
+                                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"protocolVersion":"2025-06-18","capabilities":{{}},"serverInfo":{{"name":"f","version":"1"}}}}}}"#
+                            );
+                            let session = format!("s-{sessions}");
+                            let header = [("Mcp-Session-Id", session.as_str())];
+                            response(200, "application/json", &header, result.as_bytes())
+                        } else if initialize {
+                            response(400, "text/plain", &[], b"initialize with a session id")
+                        } else {
+                            response(404, "text/plain", &[], b"no such session")
+                        }
+                    }
+                };
+                if stream.write_all(&answer).is_err() {
+                    break;
+                }
+            }
+        }
+    });
+    url
+}
+
+/// Reads one request: its header block (lowercased) and its body; `None` at end of stream.
+fn read_request(reader: &mut impl BufRead) -> Option<(String, String)> {
+    let mut headers = String::new();
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).ok()? == 0 {
+            return None;
+        }
+        if line == "\r\n" {
+            break;
+        }
+        headers.push_str(&line.to_ascii_lowercase());
+    }
+    let length = headers
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .map_or(0, |n| n.trim().parse().expect("content-length"));
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).ok()?;
+    Some((headers, String::from_utf8(body).expect("UTF-8 body")))
+}
+
+/// A TLS server on 127.0.0.1 with the certificate in `fixtures/tls/server.pem` (for
+/// 127.0.0.1, signed by the test CA `fixtures/tls/ca.pem`), answering every request with
+/// HTTP 503; its thread lives as long as the test process.
+fn tls_server() -> String {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/tls");
+    let cert = CertificateDer::from_pem_file(dir.join("server.pem")).expect("server.pem");
+    let key = PrivateKeyDer::from_pem_file(dir.join("server.key")).expect("server.key");
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .expect("TLS versions")
+        .with_no_client_auth()
+        .with_single_cert(vec![cert], key)
+        .expect("server TLS config");
+    let config = Arc::new(config);
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let url = format!("https://{}/mcp", listener.local_addr().expect("addr"));
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { continue };
+            let Ok(connection) = rustls::ServerConnection::new(config.clone()) else {
+                continue;
+            };
+            let mut tls = BufReader::new(rustls::StreamOwned::new(connection, stream));
+            while read_request(&mut tls).is_some() {
+                let answer = response(503, "text/plain", &[], b"served over TLS");
+                if tls.get_mut().write_all(&answer).is_err() || tls.get_mut().flush().is_err() {
+                    break;
+                }
+            }
+        }
+    });
+    url
+}
+
+fn response(status: u16, content_type: &str, extra: &[(&str, &str)], body: &[u8]) -> Vec<u8> {
+    let mut head = format!(
+        "HTTP/1.1 {status} Status\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (name, value) in extra {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    let mut out = head.into_bytes();
+    out.extend_from_slice(body);
+    out
+}
+
+fn body_id(body: &str) -> String {
+    let value: Value = serde_json::from_str(body).expect("a JSON body");
+    value["id"].to_string()
+}
+
+/// A proxy in front of `url`, talked to one message at a time.
+struct Session {
+    child: std::process::Child,
+    stdout: ChildStdout,
+    log: std::path::PathBuf,
+    _cmd: ProxyCmd,
+}
+
+impl Session {
+    fn start(url: &str, options: &[&str]) -> Session {
+        let cmd = ProxyCmd::remote(url)
+            .option(&["--inject", "none"])
+            .option(options);
+        let mut child = cmd.spawn();
+        let stdout = child.stdout.take().expect("stdout");
+        Session {
+            child,
+            stdout,
+            log: cmd.log_path().to_path_buf(),
+            _cmd: cmd,
+        }
+    }
+
+    /// Sends one request and returns the message the client gets back for it.
+    fn ask(&mut self, id: u64, method: &str) -> Value {
+        let params = if method == "initialize" {
+            r#","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}"#
+        } else {
+            ""
+        };
+        let line = format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"{method}\"{params}}}\n");
+        let stdin = self.child.stdin.as_mut().expect("stdin");
+        stdin.write_all(line.as_bytes()).expect("write a request");
+        let answer: Value = serde_json::from_slice(&read_line(&mut self.stdout)).expect("JSON");
+        assert_eq!(answer["id"], id, "{answer}");
+        answer
+    }
+
+    /// Closes the client's end; the proxy must exit 0. Its log.
+    fn close(mut self) -> Log {
+        drop(self.child.stdin.take());
+        self.child.stdout = Some(self.stdout);
+        let (_, stderr, status) = finish(self.child);
+        assert_eq!(status.code(), Some(0), "{stderr}");
+        read_log(&self.log)
+    }
+}
+
+/// The error of an answer, checked to name `cause`; its code.
+fn error_naming(answer: &Value, cause: &str) -> i64 {
+    let message = answer["error"]["message"]
+        .as_str()
+        .expect("an error answer");
+    assert!(message.starts_with("ctxopt-proxy: "), "{message}");
+    assert!(
+        message.contains(cause),
+        "{message:?} does not name {cause:?}"
+    );
+    answer["error"]["code"].as_i64().expect("a code")
+}
+
+/// Every answer the proxy made in the server's place is in the log with its fault, and the
+/// trailer has a line naming it.
+fn assert_logged(log: &Log, cause: &str, answers: usize) {
+    let made: Vec<_> = log
+        .dir(Direction::S2c)
+        .into_iter()
+        .filter_map(|f| f.http.as_ref())
+        .filter(|h| h.via == HttpVia::Proxy)
+        .collect();
+    assert_eq!(made.len(), answers, "{made:?}");
+    for http in made {
+        let fault = http.fault.as_deref().expect("the fault");
+        assert!(fault.contains(cause), "{fault:?}");
+    }
+    assert!(
+        log.trailer.errors.iter().any(|e| e.contains(cause)),
+        "{:?}",
+        log.trailer.errors
+    );
+    assert_eq!(log.trailer.exit.code, Some(0));
+}
+
+/// Runs two requests against a server failing with `cause`, each answered with an error.
+fn two_failed_requests(url: &str, options: &[&str], cause: &str) -> (i64, Log) {
+    let mut session = Session::start(url, options);
+    let code = error_naming(&session.ask(1, "tools/list"), cause);
+    assert_eq!(error_naming(&session.ask(2, "ping"), cause), code);
+    let log = session.close();
+    assert_logged(&log, cause, 2);
+    (code, log)
+}
+
+#[test]
+fn a_refused_connection_is_an_error_naming_it() {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
+    drop(listener);
+    let (code, _) = two_failed_requests(&url, &[], "connection refused");
+    assert_eq!(code, -32000);
+}
+
+#[test]
+fn a_name_that_does_not_resolve_is_an_error_naming_it() {
+    let url = "http://ctxopt-no-such-host.invalid/mcp";
+    let (code, log) = two_failed_requests(url, &[], "does not resolve");
+    assert_eq!(code, -32000);
+    assert_eq!(log.header.server_argv, [url]);
+}
+
+#[test]
+fn a_5xx_status_is_an_error_with_the_status_and_the_body() {
+    let url = fault_server(Behaviour::Status(503));
+    let mut session = Session::start(&url, &[]);
+    let answer = session.ask(1, "tools/list");
+    error_naming(&answer, "HTTP 503: down for maintenance");
+    assert_eq!(answer["error"]["data"]["status"], 503);
+    error_naming(&session.ask(2, "ping"), "HTTP 503");
+    let log = session.close();
+    assert_logged(&log, "HTTP 503", 2);
+    let statuses: Vec<_> = log
+        .frames
+        .iter()
+        .filter_map(|f| f.http.as_ref()?.status)
+        .collect();
+    assert_eq!(statuses, [503, 503]);
+}
+
+#[test]
+fn a_server_that_never_answers_times_out_as_configured() {
+    let url = fault_server(Behaviour::Silent);
+    let (code, _) = two_failed_requests(&url, &["--timeout", "0.5"], "no answer within 500ms");
+    assert_eq!(code, -32001);
+}
+
+#[test]
+fn an_event_stream_cut_mid_event_is_an_error_naming_it() {
+    let url = fault_server(Behaviour::CutStream);
+    two_failed_requests(&url, &[], "cut in the middle of an event");
+}
+
+#[test]
+fn a_404_on_an_expired_session_is_reported_until_the_client_initializes_again() {
+    let url = fault_server(Behaviour::ExpiringSession);
+    let mut session = Session::start(&url, &[]);
+    assert!(session.ask(0, "initialize")["result"].is_object());
+    error_naming(
+        &session.ask(1, "tools/list"),
+        "the session s-1 has expired (HTTP 404)",
+    );
+    // Not papered over: the next request is refused too, without asking the server.
+    error_naming(
+        &session.ask(2, "tools/list"),
+        "must initialize a new session",
+    );
+    // A new initialize goes without the old id (the server refuses one that has it) and
+    // opens a new session, which the next request carries.
+    assert!(session.ask(3, "initialize")["result"].is_object());
+    error_naming(&session.ask(4, "ping"), "the session s-2 has expired");
+    let log = session.close();
+    assert_logged(&log, "has expired", 3);
+    let sessions: Vec<_> = log
+        .dir(Direction::S2c)
+        .into_iter()
+        .filter_map(|f| f.http.as_ref()?.session_id.clone())
+        .collect();
+    assert_eq!(sessions, ["s-1", "s-1", "s-1", "s-2", "s-2"]);
+}
+
+#[test]
+fn a_redirect_is_not_followed_and_the_error_says_where_it_points() {
+    let url = fault_server(Behaviour::Redirect);
+    let (code, _) = two_failed_requests(
+        &url,
+        &[],
+        "HTTP 307 redirect to http://127.0.0.1:9/elsewhere (not followed",
+    );
+    assert_eq!(code, -32000);
+}
+
+/// `https://` to a server that speaks plain HTTP: the handshake fails, and says so.
+#[test]
+fn a_tls_failure_is_an_error_naming_it() {
+    let url = fault_server(Behaviour::NotTls).replace("http://", "https://");
+    two_failed_requests(&url, &[], "TLS failure");
+}
+
+/// A server whose certificate a private CA signed: refused against the built-in roots, and
+/// reached with `--ca-cert` (its HTTP 503 comes through, so the handshake succeeded).
+#[test]
+fn a_private_ca_is_trusted_with_ca_cert_and_only_then() {
+    let url = tls_server();
+    let (_, log) = two_failed_requests(&url, &[], "TLS failure");
+    let fault = log
+        .frames
+        .iter()
+        .find_map(|f| f.http.as_ref()?.fault.clone());
+    assert!(
+        fault.is_some_and(|f| f.contains("UnknownIssuer")),
+        "{:?}",
+        log.frames
+    );
+    let ca = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/tls/ca.pem");
+    let ca = ca.to_str().expect("UTF-8 path");
+    two_failed_requests(&url, &["--ca-cert", ca], "HTTP 503: served over TLS");
+}
+
+/// Remote options the proxy cannot use stop it before it reaches the server: exit 125 with
+/// the option named on stderr and no header value shown.
+#[test]
+fn unusable_remote_options_exit_125() {
+    let url = fault_server(Behaviour::Status(500));
+    for (options, named) in [
+        (vec!["--url", "ftp://example.com/mcp"], "--url"),
+        (vec!["--url", &url, "--header", "no colon"], "--header"),
+        (
+            vec![
+                "--url",
+                &url,
+                "--header",
+                "X-Key: ${CTXOPT_TEST_UNSET_VARIABLE}",
+            ],
+            "CTXOPT_TEST_UNSET_VARIABLE",
+        ),
+        (
+            vec!["--header", "X-Key: secret-value", "--", "true"],
+            "needs --url",
+        ),
+    ] {
+        let run = ProxyCmd::server(Vec::<String>::new())
+            .option(&options)
+            .run(b"");
+        assert_eq!(run.status.code(), Some(125), "{options:?}: {}", run.stderr);
+        assert!(run.stderr.contains(named), "{options:?}: {}", run.stderr);
+        assert!(!run.stderr.contains("secret-value"), "{}", run.stderr);
+    }
+}
+
+/// SIGTERM stops a proxy in front of a remote server as it stops one in front of a child:
+/// exit 128 + 15, the log ended by its trailer.
+#[test]
+fn a_signal_stops_the_remote_relay_with_128_plus_n() {
+    let url = fault_server(Behaviour::Status(503));
+    let mut session = Session::start(&url, &["--grace-period", "0.2"]);
+    // Answered: the proxy is up, its signals blocked.
+    error_naming(&session.ask(1, "ping"), "HTTP 503");
+    crate::support::proxy::signal(session.child.id(), libc::SIGTERM);
+    session.child.stdout = Some(session.stdout);
+    let (_, stderr, status) = finish(session.child);
+    assert_eq!(status.code(), Some(128 + libc::SIGTERM), "{stderr}");
+    let log = read_log(&session.log);
+    assert_eq!(log.trailer.exit.signal, Some(libc::SIGTERM));
+}

@@ -1,0 +1,266 @@
+//! Remote servers over Streamable HTTP: a real server started in its HTTP mode, the TypeScript
+//! SDK client talking HTTP to it directly and stdio to `ctxopt-proxy --url` in front of it, at
+//! the same time. Both sessions observe the same; the log validates, pairs, counts and agrees
+//! with the client's view like a stdio log, carries the HTTP facts of every server frame, and
+//! holds no header secret.
+
+use std::ffi::OsString;
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::thread;
+use std::time::Duration;
+
+use ctxopt::framelog::{Direction, FrameKind, HttpVia};
+
+use super::peers::{fixture_tree, Client, Peers, Server};
+use super::session::{proxy_binary, run_driver};
+use super::sessions::assert_same_session;
+use crate::support::log::{read_log, Log};
+use crate::support::poll_until;
+
+/// The variable the proxy's `--header` takes its token from, and the token.
+const TOKEN_VAR: &str = "CTXOPT_TEST_REMOTE_TOKEN";
+const TOKEN: &str = "remote-token-that-must-never-reach-the-log";
+
+/// A server process serving Streamable HTTP, stopped when dropped.
+pub(crate) struct Served {
+    child: Child,
+    /// Its MCP endpoint.
+    pub(crate) url: String,
+}
+
+impl Served {
+    /// Starts `command` (which serves on `port`) and waits until the port takes connections.
+    pub(crate) fn start(mut command: std::process::Command, port: u16) -> Served {
+        let child = command
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {command:?}: {e}"));
+        let mut served = Served {
+            child,
+            url: format!("http://127.0.0.1:{port}/mcp"),
+        };
+        let up = poll_until(Duration::from_secs(120), Duration::from_millis(20), || {
+            if let Ok(Some(status)) = served.child.try_wait() {
+                panic!("{command:?} exited before it listened: {status}");
+            }
+            TcpStream::connect(("127.0.0.1", port)).ok()
+        });
+        assert!(up.is_some(), "{command:?} never listened on port {port}");
+        served
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        self.child.kill().ok();
+        self.child.wait().ok();
+    }
+}
+
+/// A port on 127.0.0.1 that was free a moment ago (bound, then released).
+pub(crate) fn free_port() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    listener.local_addr().expect("addr").port()
+}
+
+/// `ctxopt-proxy --url URL --header 'Authorization: Bearer ${TOKEN_VAR}'`, the relay alone.
+pub(crate) fn proxied_url(url: &str, log: &Path) -> Vec<OsString> {
+    let mut command: Vec<OsString> = vec![proxy_binary().into(), "--log".into(), log.into()];
+    for arg in ["--inject", "none", "--store", ":memory:", "--url", url] {
+        command.push(arg.into());
+    }
+    command.push("--header".into());
+    command.push(format!("Authorization: Bearer ${{{TOKEN_VAR}}}").into());
+    command
+}
+
+/// Runs `client`'s `server` scenario against the served endpoint directly and through the
+/// proxy (concurrently), checks what every pair must satisfy and returns the log. `json`: the
+/// server answers with JSON bodies, else with event streams.
+fn run_remote_pair(client: Client, server: Server, json: bool) -> Option<Log> {
+    let peers = Peers::locate()?;
+    let port = free_port();
+    let served = Served::start(peers.http_server_command(server, port, json), port);
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let log_path = tmp.path().join("session.jsonl");
+    let direct_cmd = peers.client_over_http(client, server, &fixture_tree(), &served.url);
+    let target = proxied_url(&served.url, &log_path);
+    let proxied_cmd = peers.client_command(client, server, &fixture_tree(), &target);
+    let env = [(TOKEN_VAR, PathBuf::from(TOKEN))];
+    let (direct, proxied) = thread::scope(|s| {
+        let direct = s.spawn(|| run_driver(&direct_cmd, &[]));
+        let proxied = s.spawn(|| run_driver(&proxied_cmd, &env));
+        (direct.join(), proxied.join())
+    });
+    let direct = direct.unwrap_or_else(|e| std::panic::resume_unwind(e));
+    let proxied = proxied.unwrap_or_else(|e| std::panic::resume_unwind(e));
+    assert_same_session(
+        &direct,
+        &proxied,
+        &format!("{client:?} × {server:?} over HTTP"),
+    );
+
+    let text = std::fs::read_to_string(&log_path).expect("the log");
+    assert!(!text.contains(TOKEN), "the header's token reached the log");
+    let log = read_log(&log_path);
+    assert_eq!(log.header.transport.as_deref(), Some("streamable-http"));
+    assert_eq!(log.header.server_argv, std::slice::from_ref(&served.url));
+    assert_eq!(log.header.server_pid, None);
+    assert_eq!(log.trailer.exit.code, Some(0), "{:?}", log.trailer.exit);
+    log.assert_trailer_consistent();
+    log.assert_matches_client_view(proxied.sent(), proxied.received());
+    log.assert_paired();
+    log.assert_protocol(proxied.protocol());
+    log.assert_token_counts();
+    assert_http_facts(&log, json);
+    Some(log)
+}
+
+/// Every server frame came over HTTP: by a POST's answer (JSON only when `json`) or the GET
+/// stream, with a status and the one session (or none at all); client frames carry no HTTP
+/// facts.
+fn assert_http_facts(log: &Log, json: bool) {
+    let session = log
+        .dir(Direction::S2c)
+        .first()
+        .and_then(|f| f.http.as_ref())
+        .map(|h| h.session_id.clone())
+        .expect("the first server frame came over HTTP");
+    // A session id exactly when the session began with `initialize`.
+    let initialized = log
+        .frames
+        .iter()
+        .any(|f| f.method.as_deref() == Some("initialize"));
+    assert_eq!(session.is_some(), initialized, "{session:?}");
+    for frame in &log.frames {
+        let Some(http) = &frame.http else {
+            assert_eq!(
+                frame.dir,
+                Direction::C2s,
+                "server frame {} without http",
+                frame.seq
+            );
+            continue;
+        };
+        assert_eq!(frame.dir, Direction::S2c, "frame {}", frame.seq);
+        assert!(matches!(http.via, HttpVia::Post | HttpVia::Get), "{http:?}");
+        assert_eq!(http.status, Some(200), "frame {}: {http:?}", frame.seq);
+        assert_eq!(http.session_id, session, "frame {}", frame.seq);
+        assert!(http.fault.is_none(), "{http:?}");
+        let content_type = http.content_type.as_deref();
+        if json {
+            assert_eq!(content_type, Some("application/json"), "{http:?}");
+        } else {
+            let either = ["application/json", "text/event-stream"];
+            assert!(
+                content_type.is_some_and(|t| either.contains(&t)),
+                "{http:?}"
+            );
+        }
+    }
+}
+
+fn methods(log: &Log, dir: Direction, kind: FrameKind) -> Vec<&str> {
+    log.dir(dir)
+        .into_iter()
+        .filter(|f| f.kind == kind)
+        .filter_map(|f| f.method.as_deref())
+        .collect()
+}
+
+/// server-everything answers over event streams (with event ids) and asks the client for
+/// roots, sampling and elicitation: all of it crosses the proxy, the client's answers POSTed.
+#[test]
+fn ts_client_everything_over_streamable_http() {
+    let Some(log) = run_remote_pair(Client::Ts, Server::Everything, false) else {
+        return;
+    };
+    let server_requests = methods(&log, Direction::S2c, FrameKind::Request);
+    for method in ["roots/list", "sampling/createMessage", "elicitation/create"] {
+        assert!(
+            server_requests.contains(&method),
+            "no {method} in {server_requests:?}"
+        );
+    }
+    let answered = methods(&log, Direction::C2s, FrameKind::Response);
+    assert!(answered.contains(&"sampling/createMessage"), "{answered:?}");
+    let notifications = methods(&log, Direction::S2c, FrameKind::Notification);
+    assert!(
+        notifications.contains(&"notifications/progress"),
+        "{notifications:?}"
+    );
+    // The server asks for roots of its own accord, on the standalone GET stream the proxy
+    // opened after `initialized`; sampling comes on the stream of the call that needs it.
+    let via = |method: &str| {
+        log.dir(Direction::S2c)
+            .into_iter()
+            .find(|f| f.kind == FrameKind::Request && f.method.as_deref() == Some(method))
+            .and_then(|f| f.http.as_ref())
+            .map(|h| h.via)
+    };
+    assert_eq!(via("roots/list"), Some(HttpVia::Get));
+    assert_eq!(via("sampling/createMessage"), Some(HttpVia::Post));
+    let with_ids = log
+        .dir(Direction::S2c)
+        .into_iter()
+        .filter(|f| f.http.as_ref().is_some_and(|h| h.event_id.is_some()))
+        .count();
+    assert!(with_ids > 0, "server-everything gives event ids");
+}
+
+/// The Python SDK's server, answering with event streams: count_words's progress comes on
+/// its call's stream, before the result.
+#[test]
+fn ts_client_python_server_over_streamable_http_sse() {
+    let Some(log) = run_remote_pair(Client::Ts, Server::PythonSdk, false) else {
+        return;
+    };
+    let server = methods(&log, Direction::S2c, FrameKind::Notification);
+    assert_eq!(
+        server
+            .iter()
+            .filter(|m| **m == "notifications/progress")
+            .count(),
+        3
+    );
+}
+
+/// The Python SDK's server, answering with JSON bodies.
+#[test]
+fn ts_client_python_server_over_streamable_http_json() {
+    let Some(log) = run_remote_pair(Client::Ts, Server::PythonSdk, true) else {
+        return;
+    };
+    // A JSON answer carries the response alone: count_words's progress is not sent.
+    let server = methods(&log, Direction::S2c, FrameKind::Notification);
+    assert!(server.is_empty(), "{server:?}");
+    let calls = methods(&log, Direction::S2c, FrameKind::Response);
+    assert_eq!(calls.iter().filter(|m| **m == "tools/call").count(), 4);
+}
+
+/// The Python SDK's high-level `Client` probes `server/discover`; the Python server answers,
+/// and the whole session runs in the stateless 2026-07-28 revision: no `initialize`, no
+/// session id, the revision on every request.
+#[test]
+fn py_client_python_server_over_streamable_http_stateless() {
+    let Some(log) = run_remote_pair(Client::PyHighLevel, Server::PythonSdk, false) else {
+        return;
+    };
+    let requests = methods(&log, Direction::C2s, FrameKind::Request);
+    assert_eq!(requests.first(), Some(&"server/discover"), "{requests:?}");
+    assert!(!requests.contains(&"initialize"), "{requests:?}");
+    for frame in &log.frames {
+        assert_eq!(
+            frame.protocol.as_deref(),
+            Some("2026-07-28"),
+            "frame {}",
+            frame.seq
+        );
+        let session = frame.http.as_ref().and_then(|h| h.session_id.as_deref());
+        assert_eq!(session, None, "frame {}", frame.seq);
+    }
+}
