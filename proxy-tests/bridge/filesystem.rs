@@ -344,8 +344,8 @@ fn live_session(client: &str) {
     // Every source but the task itself names a frame of this log.
     let from_log: Vec<&Value> = sources.iter().filter(|s| s["kind"] != "task").collect();
     // The error and billing.rs first; then, with most of the budget left, the other file the
-    // session read (notes.txt: files read fill what is left, docs/scoring.md). The write_file
-    // output shares nothing with the task but the temporary folder, whatever its random name.
+    // session read and, after the files, the session's tool output (the write_file answer):
+    // what is left goes to files read, then to tool outputs (docs/scoring.md).
     let chosen: Vec<(&str, &str)> = from_log
         .iter()
         .map(|s| (s["kind"].as_str().unwrap(), s["tool"].as_str().unwrap()))
@@ -355,7 +355,8 @@ fn live_session(client: &str) {
         [
             ("error", "read_text_file"),
             ("file", "read_text_file"),
-            ("file", "read_text_file")
+            ("file", "read_text_file"),
+            ("toolOutput", "write_file")
         ],
         "{sources:?}"
     );
