@@ -264,3 +264,50 @@ fn py_client_python_server_over_streamable_http_stateless() {
         assert_eq!(session, None, "frame {}", frame.seq);
     }
 }
+
+/// `ctxopt verify LOG --url URL --header …`: a session recorded through `ctxopt-proxy --url`
+/// from the Python SDK's HTTP server, verified against the same live server over HTTP: no
+/// drift, exit 0; and against a server whose tool description changed: drift, exit 1.
+#[test]
+fn a_session_recorded_over_http_verifies_against_the_live_server_by_url() {
+    let Some(peers) = Peers::locate() else {
+        return;
+    };
+    let port = free_port();
+    let served = Served::start(
+        peers.http_server_command(Server::PythonSdk, port, false),
+        port,
+    );
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let log_path = tmp.path().join("session.jsonl");
+    let target = proxied_url(&served.url, &log_path);
+    let client = peers.client_command(Client::Ts, Server::PythonSdk, &fixture_tree(), &target);
+    let env = [(TOKEN_VAR, PathBuf::from(TOKEN))];
+    run_driver(&client, &env);
+    let verify = |url: &str| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_ctxopt"))
+            .arg("verify")
+            .arg(&log_path)
+            .args(["--format", "json", "--url", url, "--header"])
+            .arg(format!("Authorization: Bearer ${{{TOKEN_VAR}}}"))
+            .env(TOKEN_VAR, TOKEN)
+            .output()
+            .expect("run ctxopt verify");
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!("{e}: {}", String::from_utf8_lossy(&out.stderr));
+        });
+        (out.status.code(), report)
+    };
+    let (code, report) = verify(&served.url);
+    assert_eq!(code, Some(0), "{report:#}");
+    assert_eq!(report["drift"], false, "{report:#}");
+    drop(served);
+
+    let port = free_port();
+    let mut changed = peers.http_server_command(Server::PythonSdk, port, false);
+    changed.env("PY_SERVER_ECHO_DESCRIPTION", "Echo the text back, changed.");
+    let changed = Served::start(changed, port);
+    let (code, report) = verify(&changed.url);
+    assert_eq!(code, Some(1), "{report:#}");
+    assert_eq!(report["drift"], true, "{report:#}");
+}
