@@ -40,13 +40,7 @@ fn session(requests: usize) -> Vec<u8> {
 /// up: the server's start, or the replay's reading of its log) and from the first answer to
 /// the last of `answers` (answering).
 fn answer_time(argv: &[String], input: &[u8], answers: usize) -> (Duration, Duration) {
-    let mut child = Command::new(&argv[0])
-        .args(&argv[1..])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start");
+    let mut child = spawn_piped(argv);
     let mut stdin = child.stdin.take().expect("stdin");
     let stdout = BufReader::new(child.stdout.take().expect("stdout"));
     let started = Instant::now();
@@ -75,17 +69,22 @@ fn answer_time(argv: &[String], input: &[u8], answers: usize) -> (Duration, Dura
     (first - started, last - first)
 }
 
-/// Runs `argv` and sends `input` one line at a time, waiting after each request for its
-/// answer; returns the time from the start of the process to the last answer.
-fn one_at_a_time(argv: &[String], input: &[u8]) -> Duration {
-    let started = Instant::now();
-    let mut child = Command::new(&argv[0])
+/// `argv` started with its stdin and stdout piped (stderr dropped).
+fn spawn_piped(argv: &[String]) -> std::process::Child {
+    Command::new(&argv[0])
         .args(&argv[1..])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
-        .expect("start");
+        .expect("start")
+}
+
+/// Runs `argv` and sends `input` one line at a time, waiting after each request for its
+/// answer; returns the time from the start of the process to the last answer.
+fn one_at_a_time(argv: &[String], input: &[u8]) -> Duration {
+    let started = Instant::now();
+    let mut child = spawn_piped(argv);
     let mut stdin = child.stdin.take().expect("stdin");
     let mut stdout = BufReader::new(child.stdout.take().expect("stdout")).lines();
     for line in input.split_inclusive(|b| *b == b'\n') {

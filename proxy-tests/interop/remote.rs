@@ -15,7 +15,7 @@ use ctxopt::framelog::{Direction, FrameKind, HttpVia};
 
 use super::peers::{fixture_tree, Client, Peers, Server};
 use super::session::{proxy_binary, run_driver};
-use super::sessions::assert_same_session;
+use super::sessions::{assert_same_session, methods};
 use crate::support::log::{read_log, Log};
 use crate::support::poll_until;
 
@@ -162,14 +162,6 @@ fn assert_http_facts(log: &Log, json: bool) {
             );
         }
     }
-}
-
-fn methods(log: &Log, dir: Direction, kind: FrameKind) -> Vec<&str> {
-    log.dir(dir)
-        .into_iter()
-        .filter(|f| f.kind == kind)
-        .filter_map(|f| f.method.as_deref())
-        .collect()
 }
 
 /// server-everything answers over event streams (with event ids) and asks the client for

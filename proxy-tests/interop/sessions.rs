@@ -104,7 +104,8 @@ pub(super) fn assert_same_session(direct: &DriverOutput, proxied: &DriverOutput,
     );
 }
 
-fn methods(log: &Log, dir: Direction, kind: FrameKind) -> Vec<&str> {
+/// The methods of `log`'s frames of `kind` in direction `dir`, in order.
+pub(crate) fn methods(log: &Log, dir: Direction, kind: FrameKind) -> Vec<&str> {
     log.dir(dir)
         .into_iter()
         .filter(|f| f.kind == kind)
