@@ -10,6 +10,7 @@
 //! the entry as the backup (the file before ctxopt's first change) has it, byte for byte,
 //! when it is the entry that was wrapped.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::edit::{apply, separator_before, Edit};
@@ -22,6 +23,9 @@ use super::ConfigError;
 pub enum Outcome {
     /// Put behind `ctxopt-proxy` now.
     Wrapped,
+    /// A remote entry put behind `ctxopt-proxy --url` now; the member as it was (key to value
+    /// end), for the wrap record: unwrap gives these bytes back.
+    WrappedRemote(String),
     /// Was behind `ctxopt-proxy` already.
     AlreadyWrapped,
     /// Taken from behind `ctxopt-proxy` now.
@@ -85,7 +89,10 @@ pub fn wrap(
             State::Remote(remote) => {
                 edits.push(wrap_remote(text, &entry.key, remote, options.typed));
                 any_wrapped = true;
-                Outcome::Wrapped
+                match &entry.member {
+                    Some(member) => Outcome::WrappedRemote(text[member.clone()].to_string()),
+                    None => Outcome::Wrapped,
+                }
             }
             State::Wrapped(_) => {
                 any_wrapped = true;
@@ -203,24 +210,45 @@ fn wrap_remote(text: &str, key: &str, remote: &Remote, typed: bool) -> Edit {
     Edit::replace(remote.value.clone(), format!("{{{}}}", members.join(", ")))
 }
 
-/// The edit that gives a remote entry behind the proxy back as `backup` has it: only when
-/// the backup's entry of that key wraps to the same command line (an entry edited since
-/// would otherwise come back as it was before).
-fn unwrap_remote(entry: &Entry, backup: Option<(&str, &[Entry])>) -> Option<Edit> {
-    let (backup_text, before) = backup?;
-    let original = before.iter().find(|e| e.key == entry.key)?;
-    let State::Remote(remote) = &original.state else {
-        return None;
+/// What `unwrap` knows of a file before wrap.
+#[derive(Debug, Clone, Default)]
+pub struct Originals<'a> {
+    /// The remote entries wrap replaced, from the wrap record: key, and the member as it was.
+    pub recorded: BTreeMap<String, String>,
+    /// The file before ctxopt's first change (its backup), when there is one. It also tells
+    /// an `args` member wrap added from an empty one the entry had.
+    pub backup: Option<&'a str>,
+}
+
+/// The edit that gives a remote entry behind the proxy back as it was: the member the wrap
+/// record holds, else the backup's; only one that wraps to the command line the entry has
+/// now (an entry edited since would otherwise come back as it was before).
+fn unwrap_remote(entry: &Entry, originals: &Originals, before: &[Entry]) -> Option<Edit> {
+    let recorded = originals
+        .recorded
+        .get(&entry.key)
+        .map(|member| format!("{{\"s\": {{{member}}}}}"));
+    let recorded = recorded.as_deref().and_then(|text| {
+        let at = ServersAt::Json(vec!["s".to_string()]);
+        let servers = entries::read(text, &at, Path::new("record")).ok()??;
+        Some((text, servers.entries))
+    });
+    let restore = |text: &str, entries: &[Entry]| {
+        let original = entries.iter().find(|e| e.key == entry.key)?;
+        let State::Remote(remote) = &original.state else {
+            return None;
+        };
+        let mut line = vec![PROXY.to_string()];
+        line.extend(remote.proxy_args(&entry.key));
+        if entry.command_line()? != line {
+            return None;
+        }
+        let restored = text[original.member.clone()?].to_string();
+        Some(Edit::replace(entry.member.clone()?, restored))
     };
-    let mut line = vec![PROXY.to_string()];
-    line.extend(remote.proxy_args(&entry.key));
-    if entry.command_line()? != line {
-        return None;
-    }
-    Some(Edit::replace(
-        entry.member.clone()?,
-        backup_text[original.member.clone()?].to_string(),
-    ))
+    recorded
+        .and_then(|(text, entries)| restore(text, &entries))
+        .or_else(|| restore(originals.backup?, before))
 }
 
 /// Whether a launch of the proxy reaches a remote server (`--url`, no `-- <command>`).
@@ -237,23 +265,22 @@ fn reaches_url(launch: &Launch) -> bool {
 
 /// Unwraps every wrapped entry of `text` and removes the `ctxopt serve` entry when
 /// `serve_ours` (wrap added it: see [`super::wrap_record`]); `Ok(None)` when the file has no
-/// servers there. `backup` is the file before wrap, when known: it tells an `args` member
-/// wrap added from an empty one the entry had.
+/// servers there. `originals`: what is known of the file before wrap.
 pub fn unwrap(
     text: &str,
     at: &ServersAt,
     path: &Path,
-    backup: Option<&str>,
+    originals: &Originals,
     serve_ours: bool,
 ) -> Result<Option<Plan>, ConfigError> {
     let Some(servers) = entries::read(text, at, path)? else {
         return Ok(None);
     };
-    let before = backup
+    let before = originals
+        .backup
         .and_then(|b| entries::read(b, at, path).ok().flatten())
         .map(|s| s.entries)
         .unwrap_or_default();
-    let original = backup.map(|b| (b, before.as_slice()));
     let had_args = |key: &str| {
         before
             .iter()
@@ -263,38 +290,37 @@ pub fn unwrap(
     let mut outcomes = Vec::new();
     let mut serve = None;
     for entry in &servers.entries {
-        let outcome =
-            match &entry.state {
-                State::Wrapped(launch) if reaches_url(launch) => {
-                    match unwrap_remote(entry, original) {
+        let outcome = match &entry.state {
+            State::Wrapped(launch) if reaches_url(launch) => {
+                match unwrap_remote(entry, originals, &before) {
                     Some(edit) => {
                         edits.push(edit);
                         Outcome::Unwrapped
                     }
                     None => Outcome::LeftAlone(format!(
-                        "a remote server behind `{PROXY}` that the backup does not hold as wrapped; left as it is"
+                        "a remote server behind `{PROXY}` that neither the wrap record nor the backup holds as wrapped; left as it is"
                     )),
                 }
+            }
+            State::Wrapped(launch) => match unwrap_launch(text, launch, had_args(&entry.key)) {
+                Some(e) => {
+                    edits.extend(e);
+                    Outcome::Unwrapped
                 }
-                State::Wrapped(launch) => match unwrap_launch(text, launch, had_args(&entry.key)) {
-                    Some(e) => {
-                        edits.extend(e);
-                        Outcome::Unwrapped
-                    }
-                    None => Outcome::LeftAlone(format!(
-                        "`{PROXY}` without `-- <command>`; left as it is"
-                    )),
-                },
-                State::Serve if entry.key == SERVE_KEY && serve_ours && serve.is_none() => {
-                    serve = Some(outcomes.len());
-                    Outcome::ServeRemoved
+                None => {
+                    Outcome::LeftAlone(format!("`{PROXY}` without `-- <command>`; left as it is"))
                 }
-                State::Serve => Outcome::LeftAlone(
-                    "a ctxopt serve entry that ctxopt wrap did not add; left".into(),
-                ),
-                State::Stdio(_) | State::Remote(_) => Outcome::NotWrapped,
-                State::LeftAlone(why) => Outcome::LeftAlone(why.clone()),
-            };
+            },
+            State::Serve if entry.key == SERVE_KEY && serve_ours && serve.is_none() => {
+                serve = Some(outcomes.len());
+                Outcome::ServeRemoved
+            }
+            State::Serve => {
+                Outcome::LeftAlone("a ctxopt serve entry that ctxopt wrap did not add; left".into())
+            }
+            State::Stdio(_) | State::Remote(_) => Outcome::NotWrapped,
+            State::LeftAlone(why) => Outcome::LeftAlone(why.clone()),
+        };
         outcomes.push((entry.key.clone(), outcome));
     }
     // The serve entry goes last, from the text the edits before left: at the end of a TOML
@@ -416,7 +442,11 @@ mod tests {
 
     /// `unwrap` of `text` with `original` as the backup and the serve entry ours: the plan.
     fn unwrapped(text: &str, servers: &ServersAt, original: &str) -> Plan {
-        unwrap(text, servers, Path::new("x"), Some(original), true)
+        let originals = Originals {
+            recorded: BTreeMap::new(),
+            backup: Some(original),
+        };
+        unwrap(text, servers, Path::new("x"), &originals, true)
             .unwrap()
             .unwrap()
     }
@@ -702,11 +732,10 @@ mod tests {
             let plan = wrap(&text, &servers, Path::new("x"), options)
                 .unwrap()
                 .unwrap();
-            assert_eq!(
-                plan.outcomes[0],
-                (key.to_string(), Outcome::Wrapped),
-                "{text}"
-            );
+            let Outcome::WrappedRemote(member) = &plan.outcomes[0].1 else {
+                panic!("{text}: {:?}", plan.outcomes);
+            };
+            assert!(member.starts_with(&format!("\"{key}\": {{")), "{member}");
             let lines = command_lines(&plan.text, &servers);
             let mut expect: Vec<String> = [
                 "ctxopt-proxy",
@@ -753,14 +782,23 @@ mod tests {
                 .unwrap()
                 .unwrap();
             assert_eq!(again.text, plan.text, "wrapping twice is wrapping once");
+            // From the backup alone, and from the wrap record alone (the backup gone).
             let back = unwrapped(&plan.text, &servers, &text);
             assert_eq!(back.outcomes[0], (key.to_string(), Outcome::Unwrapped));
             assert_eq!(back.text, text, "via {}", plan.text);
+            let record = Originals {
+                recorded: BTreeMap::from([(key.to_string(), member.clone())]),
+                backup: None,
+            };
+            let back = unwrap(&plan.text, &servers, Path::new("x"), &record, true)
+                .unwrap()
+                .unwrap();
+            assert_eq!(back.text, text, "via {} and the record", plan.text);
         }
     }
 
     #[test]
-    fn a_wrapped_remote_entry_edited_since_or_without_a_backup_is_left() {
+    fn a_wrapped_remote_entry_edited_since_or_without_its_original_is_left() {
         let servers = at(&["mcpServers"]);
         let text = "{\"mcpServers\": {\"a\": {\"type\": \"http\", \"url\": \"https://h/mcp\"}}}";
         let wrapped = wrap(text, &servers, Path::new("x"), OPTIONS)
@@ -768,12 +806,17 @@ mod tests {
             .unwrap()
             .text;
         let edited = wrapped.replace("https://h/mcp", "https://other/mcp");
-        for (now, backup) in [(edited.as_str(), Some(text)), (wrapped.as_str(), None)] {
-            let back = unwrap(now, &servers, Path::new("x"), backup, true)
+        let member = "\"a\": {\"type\": \"http\", \"url\": \"https://h/mcp\"}".to_string();
+        let both = Originals {
+            recorded: BTreeMap::from([("a".to_string(), member)]),
+            backup: Some(text),
+        };
+        for (now, originals) in [(&edited, both), (&wrapped, Originals::default())] {
+            let back = unwrap(now, &servers, Path::new("x"), &originals, true)
                 .unwrap()
                 .unwrap();
             assert!(
-                matches!(&back.outcomes[0].1, Outcome::LeftAlone(why) if why.contains("backup")),
+                matches!(&back.outcomes[0].1, Outcome::LeftAlone(why) if why.contains("neither the wrap record")),
                 "{:?}",
                 back.outcomes
             );
