@@ -204,38 +204,55 @@ fn every_client_format_wraps_idempotently_and_unwraps_byte_for_byte() {
         let backup = ctxopt::clients::config_file::backup_path(path);
         assert_eq!(&std::fs::read_to_string(&backup).unwrap(), original);
     }
-    // Every stdio entry is behind the proxy, remote ones are not, and serve was added.
+    // Every stdio entry and every Streamable HTTP entry is behind the proxy, and serve was
+    // added; legacy SSE entries and headers in an env syntax the proxy lacks are listed.
     for (_, dest, at) in placements(&sandbox.project) {
         let path = sandbox.root.join(dest);
         let text = std::fs::read_to_string(&path).unwrap();
         let servers = entries::read(&text, &at, &path).unwrap().unwrap();
         let mut serve = 0;
+        let mut remote = 0;
         for entry in &servers.entries {
             match &entry.state {
-                State::Stdio(_) => panic!("{dest}: {} was not wrapped", entry.key),
+                State::Stdio(_) | State::Remote(_) => {
+                    panic!("{dest}: {} was not wrapped", entry.key)
+                }
                 State::Wrapped(_) => {
                     let line = entry.command_line().unwrap();
                     assert_eq!(
-                        line[..6],
+                        line[..5],
                         [
                             "ctxopt-proxy",
                             "--name",
                             entry.key.as_str(),
                             "--inject",
                             "none",
-                            "--"
                         ]
                     );
+                    assert!(line[5] == "--" || line[5] == "--url", "{dest}: {line:?}");
+                    remote += usize::from(line[5] == "--url");
                 }
                 State::Serve => serve += 1,
                 State::LeftAlone(why) => assert!(
-                    why.contains("remote") || why.contains("extension"),
+                    why.contains("config.toml")
+                        || why.contains("extension")
+                        || why == entries::SSE_REASON
+                        || why.contains("does not expand"),
                     "{dest}: {}: {why}",
                     entry.key
                 ),
             }
         }
         assert_eq!(serve, 1, "{dest}: one ctxopt serve entry");
+        // Claude Code's `sentry`, Gemini's `httpServer`, VS Code's `github`, Zed's `remote`.
+        let expected = ["project/.mcp.json", ".gemini/", ".vscode/", "zed-settings"]
+            .iter()
+            .any(|d| dest.contains(d));
+        assert_eq!(
+            remote,
+            usize::from(expected),
+            "{dest}: remote entries wrapped"
+        );
     }
     // The other project's entries in ~/.claude.json are untouched.
     let claude = std::fs::read_to_string(sandbox.home.join(".claude.json")).unwrap();

@@ -1,6 +1,7 @@
 //! The server entries of a config file, read with their byte spans: which are stdio
 //! launches that can go behind `ctxopt-proxy`, which are already behind it, which is the
-//! `ctxopt serve` entry, and which are left alone (remote servers, Zed extensions) and why.
+//! `ctxopt serve` entry, which are remote servers (Streamable HTTP) that can go behind
+//! `ctxopt-proxy --url`, and which are left alone (legacy SSE, Zed extensions) and why.
 //! JSON/JSONC through [`super::jsonc`], TOML through `toml_edit`'s spans.
 
 use std::ops::Range;
@@ -10,6 +11,7 @@ use super::edit::{line_ending, separator_before};
 use super::json_edit::{append_slot, member_spans};
 use super::jsonc::{self, Kind, Node};
 use super::ConfigError;
+use crate::upstream::http::config::{check_url, parse_header};
 
 /// The command `wrap` puts in front of a server.
 pub const PROXY: &str = "ctxopt-proxy";
@@ -67,11 +69,40 @@ pub struct Slot {
     pub after: String,
 }
 
+/// A remote server (Streamable HTTP) that `ctxopt-proxy --url` can reach in its place.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Remote {
+    /// The entry's object, braces included.
+    pub(crate) value: Range<usize>,
+    /// The server's URL, as written.
+    pub url: String,
+    /// Its headers as `Name: value`, env references as written (`${VAR}`).
+    pub headers: Vec<String>,
+    /// The entry's other members (`timeout`, `disabled`, …), key to value end: they stay.
+    pub(crate) kept: Vec<Range<usize>>,
+}
+
+impl Remote {
+    /// The `ctxopt-proxy` arguments that reach this server, named `key`.
+    pub fn proxy_args(&self, key: &str) -> Vec<String> {
+        let mut args: Vec<String> = ["--name", key, "--inject", "none", "--url", &self.url]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        for header in &self.headers {
+            args.extend(["--header".to_string(), header.clone()]);
+        }
+        args
+    }
+}
+
 /// What an entry is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum State {
     /// A stdio server that can be wrapped.
     Stdio(Launch),
+    /// A remote server that can be wrapped (JSON configs).
+    Remote(Remote),
     /// A server already behind `ctxopt-proxy`.
     Wrapped(Launch),
     /// The `ctxopt serve` entry.
@@ -161,18 +192,129 @@ fn classify(launch: Launch) -> State {
 const REMOTE_KEYS: [&str; 3] = ["url", "httpUrl", "serverUrl"];
 const REMOTE_TYPES: [&str; 3] = ["http", "sse", "streamable-http"];
 
+/// Why a remote entry over the legacy transport stays as it is.
+pub const SSE_REASON: &str = "legacy HTTP+SSE transport not supported by ctxopt-proxy yet";
+
+/// Members of a remote entry that `ctxopt-proxy` has no equivalent for.
+const SIGN_IN_KEYS: [&str; 3] = ["oauth", "authProviderType", "auth"];
+
 fn remote_reason(has: &dyn Fn(&str) -> bool, kind: Option<&str>) -> Option<String> {
     if let Some(key) = REMOTE_KEYS.iter().find(|k| has(k)) {
         return Some(format!(
-            "remote server (`{key}`); only stdio servers are wrapped"
+            "remote server (`{key}`); only stdio servers are wrapped in config.toml"
         ));
     }
     match kind {
         Some(t) if REMOTE_TYPES.contains(&t) => Some(format!(
-            "remote server (type `{t}`); only stdio servers are wrapped"
+            "remote server (type `{t}`); only stdio servers are wrapped in config.toml"
         )),
         _ => None,
     }
+}
+
+/// Whether the URL's path is the legacy transport's `/sse` endpoint.
+fn sse_path(url: &str) -> bool {
+    let end = url.find(['?', '#']).unwrap_or(url.len());
+    url[..end].trim_end_matches('/').ends_with("/sse")
+}
+
+/// Why `ctxopt-proxy` cannot send this header value as written, if it cannot: every `$`
+/// must begin a `${NAME}` it expands (or the `$${` escape).
+fn header_env_reason(name: &str, value: &str) -> Option<String> {
+    let mut rest = value;
+    while let Some(at) = rest.find('$') {
+        let after = &rest[at..];
+        if let Some(tail) = after.strip_prefix("$${") {
+            rest = tail;
+            continue;
+        }
+        let reference = after
+            .strip_prefix("${")
+            .and_then(|r| r.find('}').map(|end| (&r[..end], &r[end + 1..])));
+        let plain = |v: &str| {
+            v.chars()
+                .next()
+                .is_some_and(|c| c == '_' || c.is_ascii_alphabetic())
+                && v.chars().all(|c| c == '_' || c.is_ascii_alphanumeric())
+        };
+        match reference {
+            Some((variable, tail)) if plain(variable) => rest = tail,
+            _ => {
+                let shown: String = after.chars().take(24).collect();
+                return Some(format!(
+                    "header `{name}` references the environment as `{shown}`, which ctxopt-proxy does not expand (it expands `${{VAR}}`)"
+                ));
+            }
+        }
+    }
+    None
+}
+
+/// A JSON entry with a URL or a remote type: what it is, or `None` for a launch.
+fn json_remote(entry: &Node, kind: Option<&str>) -> Option<State> {
+    let url_key = REMOTE_KEYS.iter().find(|k| entry.get(k).is_some());
+    let typed = kind.is_some_and(|t| REMOTE_TYPES.contains(&t));
+    if url_key.is_none() && !typed {
+        return None;
+    }
+    let left = |why: String| Some(State::LeftAlone(why));
+    if kind == Some("sse") {
+        return left(SSE_REASON.into());
+    }
+    let Some(url_key) = url_key else {
+        return left(format!("remote server (type `{}`) without a URL", kind?));
+    };
+    let Some(url) = entry.get(url_key).and_then(Node::as_str) else {
+        return left(format!("`{url_key}` is not a string"));
+    };
+    if sse_path(url) {
+        return left(SSE_REASON.into());
+    }
+    if url.contains('$') {
+        return left(format!(
+            "the URL references the environment (`{url_key}` holds `$`); ctxopt-proxy expands it in headers only"
+        ));
+    }
+    if let Err(e) = check_url(url) {
+        return left(e.to_string());
+    }
+    if let Some(key) = SIGN_IN_KEYS.iter().find(|k| entry.get(k).is_some()) {
+        return left(format!(
+            "`{key}`: ctxopt-proxy does not sign in to remote servers"
+        ));
+    }
+    let mut headers = Vec::new();
+    if let Some(node) = entry.get("headers") {
+        let Some(members) = node.members() else {
+            return left("`headers` is not an object".into());
+        };
+        for m in members {
+            let Some(value) = m.value.as_str() else {
+                return left(format!("header `{}` is not a string", m.key));
+            };
+            if let Some(why) = header_env_reason(&m.key, value) {
+                return left(why);
+            }
+            let header = format!("{}: {value}", m.key);
+            if let Err(e) = parse_header(&header, |_| Some(String::new())) {
+                return left(e.to_string());
+            }
+            headers.push(header);
+        }
+    }
+    let skip = |k: &str| k == "type" || k == "headers" || REMOTE_KEYS.contains(&k);
+    let kept = entry
+        .members()?
+        .iter()
+        .filter(|m| !skip(&m.key))
+        .map(|m| m.key_span.start..m.value.span.end)
+        .collect();
+    Some(State::Remote(Remote {
+        value: entry.span.clone(),
+        url: url.to_string(),
+        headers,
+        kept,
+    }))
 }
 
 fn read_json(text: &str, servers: &Node, zed: bool) -> Option<Servers> {
@@ -199,8 +341,8 @@ fn json_state(text: &str, entry: &Node, zed: bool) -> State {
         return State::LeftAlone("not an object".into());
     }
     let kind = entry.get("type").and_then(Node::as_str);
-    if let Some(reason) = remote_reason(&|k| entry.get(k).is_some(), kind) {
-        return State::LeftAlone(reason);
+    if let Some(state) = json_remote(entry, kind) {
+        return state;
     }
     let Some(command) = entry.member("command") else {
         return State::LeftAlone(if zed && entry.get("settings").is_some() {

@@ -4,11 +4,17 @@
 //! argument (or into a new `args` member right after the command). Unwrapping is the exact
 //! inverse, so a file wrapped and unwrapped is byte for byte what it was; it needs nothing
 //! but the file itself, so edits made in between stay.
+//!
+//! A remote entry (Streamable HTTP) becomes a launch of `ctxopt-proxy --name KEY --inject
+//! none --url URL --header 'Name: value'…`, its other members kept; unwrapping puts back
+//! the entry as the backup (the file before ctxopt's first change) has it, byte for byte,
+//! when it is the entry that was wrapped.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::edit::{apply, separator_before, Edit};
-use super::entries::{self, Launch, Servers, ServersAt, State, PROXY, SERVE_KEY};
+use super::entries::{self, Entry, Launch, Remote, Servers, ServersAt, State, PROXY, SERVE_KEY};
 use super::json_edit::remove_item;
 use super::ConfigError;
 
@@ -17,11 +23,14 @@ use super::ConfigError;
 pub enum Outcome {
     /// Put behind `ctxopt-proxy` now.
     Wrapped,
+    /// A remote entry put behind `ctxopt-proxy --url` now; the member as it was (key to value
+    /// end), for the wrap record: unwrap gives these bytes back.
+    WrappedRemote(String),
     /// Was behind `ctxopt-proxy` already.
     AlreadyWrapped,
     /// Taken from behind `ctxopt-proxy` now.
     Unwrapped,
-    /// A stdio server not behind `ctxopt-proxy` (unwrap found nothing to do).
+    /// A stdio or remote server not behind `ctxopt-proxy` (unwrap found nothing to do).
     NotWrapped,
     /// The `ctxopt serve` entry was added.
     ServeAdded,
@@ -76,6 +85,14 @@ pub fn wrap(
                 edits.extend(wrap_launch(text, &entry.key, launch));
                 any_wrapped = true;
                 Outcome::Wrapped
+            }
+            State::Remote(remote) => {
+                edits.push(wrap_remote(text, &entry.key, remote, options.typed));
+                any_wrapped = true;
+                match &entry.member {
+                    Some(member) => Outcome::WrappedRemote(text[member.clone()].to_string()),
+                    None => Outcome::Wrapped,
+                }
             }
             State::Wrapped(_) => {
                 any_wrapped = true;
@@ -178,21 +195,89 @@ fn wrap_launch(text: &str, key: &str, launch: &Launch) -> Vec<Edit> {
     edits
 }
 
+/// The edit that puts a remote entry behind the proxy: the object becomes a launch of
+/// `ctxopt-proxy --url`, with `"type": "stdio"` when `typed`, and the members it had
+/// besides its type, URL and headers.
+fn wrap_remote(text: &str, key: &str, remote: &Remote, typed: bool) -> Edit {
+    let args: Vec<String> = remote.proxy_args(key).iter().map(|a| literal(a)).collect();
+    let mut members = Vec::new();
+    if typed {
+        members.push("\"type\": \"stdio\"".to_string());
+    }
+    members.push(format!("\"command\": {}", literal(PROXY)));
+    members.push(format!("\"args\": [{}]", args.join(", ")));
+    members.extend(remote.kept.iter().map(|m| text[m.clone()].to_string()));
+    Edit::replace(remote.value.clone(), format!("{{{}}}", members.join(", ")))
+}
+
+/// What `unwrap` knows of a file before wrap.
+#[derive(Debug, Clone, Default)]
+pub struct Originals<'a> {
+    /// The remote entries wrap replaced, from the wrap record: key, and the member as it was.
+    pub recorded: BTreeMap<String, String>,
+    /// The file before ctxopt's first change (its backup), when there is one. It also tells
+    /// an `args` member wrap added from an empty one the entry had.
+    pub backup: Option<&'a str>,
+}
+
+/// The edit that gives a remote entry behind the proxy back as it was: the member the wrap
+/// record holds, else the backup's; only one that wraps to the command line the entry has
+/// now (an entry edited since would otherwise come back as it was before).
+fn unwrap_remote(entry: &Entry, originals: &Originals, before: &[Entry]) -> Option<Edit> {
+    let recorded = originals
+        .recorded
+        .get(&entry.key)
+        .map(|member| format!("{{\"s\": {{{member}}}}}"));
+    let recorded = recorded.as_deref().and_then(|text| {
+        let at = ServersAt::Json(vec!["s".to_string()]);
+        let servers = entries::read(text, &at, Path::new("record")).ok()??;
+        Some((text, servers.entries))
+    });
+    let restore = |text: &str, entries: &[Entry]| {
+        let original = entries.iter().find(|e| e.key == entry.key)?;
+        let State::Remote(remote) = &original.state else {
+            return None;
+        };
+        let mut line = vec![PROXY.to_string()];
+        line.extend(remote.proxy_args(&entry.key));
+        if entry.command_line()? != line {
+            return None;
+        }
+        let restored = text[original.member.clone()?].to_string();
+        Some(Edit::replace(entry.member.clone()?, restored))
+    };
+    recorded
+        .and_then(|(text, entries)| restore(text, &entries))
+        .or_else(|| restore(originals.backup?, before))
+}
+
+/// Whether a launch of the proxy reaches a remote server (`--url`, no `-- <command>`).
+fn reaches_url(launch: &Launch) -> bool {
+    let values = || {
+        launch
+            .args
+            .iter()
+            .flat_map(|a| a.elements.iter())
+            .filter_map(|e| e.value.as_deref())
+    };
+    values().any(|v| v == "--url") && !values().any(|v| v == "--")
+}
+
 /// Unwraps every wrapped entry of `text` and removes the `ctxopt serve` entry when
 /// `serve_ours` (wrap added it: see [`super::wrap_record`]); `Ok(None)` when the file has no
-/// servers there. `backup` is the file before wrap, when known: it tells an `args` member
-/// wrap added from an empty one the entry had.
+/// servers there. `originals`: what is known of the file before wrap.
 pub fn unwrap(
     text: &str,
     at: &ServersAt,
     path: &Path,
-    backup: Option<&str>,
+    originals: &Originals,
     serve_ours: bool,
 ) -> Result<Option<Plan>, ConfigError> {
     let Some(servers) = entries::read(text, at, path)? else {
         return Ok(None);
     };
-    let before = backup
+    let before = originals
+        .backup
         .and_then(|b| entries::read(b, at, path).ok().flatten())
         .map(|s| s.entries)
         .unwrap_or_default();
@@ -206,6 +291,17 @@ pub fn unwrap(
     let mut serve = None;
     for entry in &servers.entries {
         let outcome = match &entry.state {
+            State::Wrapped(launch) if reaches_url(launch) => {
+                match unwrap_remote(entry, originals, &before) {
+                    Some(edit) => {
+                        edits.push(edit);
+                        Outcome::Unwrapped
+                    }
+                    None => Outcome::LeftAlone(format!(
+                        "a remote server behind `{PROXY}` that neither the wrap record nor the backup holds as wrapped; left as it is"
+                    )),
+                }
+            }
             State::Wrapped(launch) => match unwrap_launch(text, launch, had_args(&entry.key)) {
                 Some(e) => {
                     edits.extend(e);
@@ -222,7 +318,7 @@ pub fn unwrap(
             State::Serve => {
                 Outcome::LeftAlone("a ctxopt serve entry that ctxopt wrap did not add; left".into())
             }
-            State::Stdio(_) => Outcome::NotWrapped,
+            State::Stdio(_) | State::Remote(_) => Outcome::NotWrapped,
             State::LeftAlone(why) => Outcome::LeftAlone(why.clone()),
         };
         outcomes.push((entry.key.clone(), outcome));
@@ -346,7 +442,11 @@ mod tests {
 
     /// `unwrap` of `text` with `original` as the backup and the serve entry ours: the plan.
     fn unwrapped(text: &str, servers: &ServersAt, original: &str) -> Plan {
-        unwrap(text, servers, Path::new("x"), Some(original), true)
+        let originals = Originals {
+            recorded: BTreeMap::new(),
+            backup: Some(original),
+        };
+        unwrap(text, servers, Path::new("x"), &originals, true)
             .unwrap()
             .unwrap()
     }
@@ -372,7 +472,7 @@ mod tests {
 
     #[test]
     fn a_json_entry_goes_behind_the_proxy_and_comes_back() {
-        let text = "{\n  // servers\n  \"mcpServers\": {\n    \"fs\": {\n      \"command\": \"npx\",\n      \"args\": [\"-y\", \"${PKG:-server}\"],\n      \"env\": {\"K\": \"${env:K}\"}\n    },\n    \"bare\": {\"command\": \"srv\"},\n    \"web\": {\"url\": \"https://x\"},\n  }\n}\n";
+        let text = "{\n  // servers\n  \"mcpServers\": {\n    \"fs\": {\n      \"command\": \"npx\",\n      \"args\": [\"-y\", \"${PKG:-server}\"],\n      \"env\": {\"K\": \"${env:K}\"}\n    },\n    \"bare\": {\"command\": \"srv\"},\n    \"web\": {\"type\": \"sse\", \"url\": \"https://x\"},\n  }\n}\n";
         let servers = at(&["mcpServers"]);
         let plan = wrap(text, &servers, Path::new("x"), OPTIONS)
             .unwrap()
@@ -398,7 +498,10 @@ mod tests {
             .contains("\"ctxopt\": {\"command\": \"ctxopt\", \"args\": [\"serve\"]}"));
         assert!(plan.text.contains("\"env\": {\"K\": \"${env:K}\"}"));
         assert!(plan.text.contains("// servers"));
-        assert!(matches!(plan.outcomes[2].1, Outcome::LeftAlone(ref why) if why.contains("url")));
+        assert_eq!(
+            plan.outcomes[2].1,
+            Outcome::LeftAlone(entries::SSE_REASON.into())
+        );
         let again = wrap(&plan.text, &servers, Path::new("x"), OPTIONS)
             .unwrap()
             .unwrap();
@@ -559,6 +662,207 @@ mod tests {
             back,
             "{\"mcpServers\": {\"fs\": {\"command\": \"npx\", \"env\": {\"NEW\": \"1\"}, \"args\": [\"a\"]}}}"
         );
+    }
+
+    /// The remote entries of each client, as its docs write them: key, servers place,
+    /// file, the URL and the `--header` values the wrapped command line must carry.
+    fn remote_shapes() -> Vec<(
+        &'static str,
+        ServersAt,
+        String,
+        &'static str,
+        Vec<&'static str>,
+    )> {
+        vec![
+            (
+                "sentry",
+                at(&["mcpServers"]),
+                "{\n  \"mcpServers\": {\n    \"sentry\": {\n      \"type\": \"http\",\n      \"url\": \"https://mcp.sentry.dev/mcp\",\n      \"headers\": {\"Authorization\": \"Bearer ${SENTRY_TOKEN}\"}\n    }\n  }\n}\n".into(),
+                "https://mcp.sentry.dev/mcp",
+                vec!["Authorization: Bearer ${SENTRY_TOKEN}"],
+            ),
+            (
+                "api",
+                at(&["mcpServers"]),
+                "{\"mcpServers\": {\"api\": {\"httpUrl\": \"http://localhost:3000/mcp\", \"headers\": {\"X-Key\": \"${KEY}\", \"X-Team\": \"blue\"}, \"timeout\": 30000, // ms\n \"trust\": false,}}}".into(),
+                "http://localhost:3000/mcp",
+                vec!["X-Key: ${KEY}", "X-Team: blue"],
+            ),
+            (
+                "docs",
+                at(&["mcpServers"]),
+                "{\"mcpServers\": {\"docs\": {\"url\": \"https://example.com/mcp\", \"headers\": {\"X-Api-Key\": \"$${literal}\"}}}}".into(),
+                "https://example.com/mcp",
+                vec!["X-Api-Key: $${literal}"],
+            ),
+            (
+                "github",
+                at(&["servers"]),
+                "{\r\n\t\"servers\": {\r\n\t\t\"github\": {\"type\": \"http\", \"url\": \"https://api.githubcopilot.com/mcp/\", \"headers\": {\"Authorization\": \"Bearer ${GH_TOKEN}\"}}\r\n\t}\r\n}".into(),
+                "https://api.githubcopilot.com/mcp/",
+                vec!["Authorization: Bearer ${GH_TOKEN}"],
+            ),
+            (
+                "figma",
+                at(&["mcpServers"]),
+                "{\"mcpServers\": {\"figma\": {\"serverUrl\": \"https://mcp.figma.com/mcp\", \"disabled\": false}}}".into(),
+                "https://mcp.figma.com/mcp",
+                vec![],
+            ),
+            (
+                "remote",
+                at(&["context_servers"]),
+                "{\n  \"context_servers\": {\n    \"remote\": {\"url\": \"https://mcp.example.com/mcp\", \"headers\": {}}\n  }\n}\n".into(),
+                "https://mcp.example.com/mcp",
+                vec![],
+            ),
+        ]
+    }
+
+    #[test]
+    fn a_remote_entry_of_each_client_goes_behind_the_proxy_url_and_comes_back() {
+        use clap::Parser;
+
+        use crate::proxy::options::ProxyArgs;
+        use crate::upstream::http::config::parse_header;
+
+        for (key, servers, text, url, headers) in remote_shapes() {
+            let typed = matches!(&servers, ServersAt::Json(k) if k[0] == "servers");
+            let options = WrapOptions { serve: true, typed };
+            let plan = wrap(&text, &servers, Path::new("x"), options)
+                .unwrap()
+                .unwrap();
+            let Outcome::WrappedRemote(member) = &plan.outcomes[0].1 else {
+                panic!("{text}: {:?}", plan.outcomes);
+            };
+            assert!(member.starts_with(&format!("\"{key}\": {{")), "{member}");
+            let lines = command_lines(&plan.text, &servers);
+            let mut expect: Vec<String> = [
+                "ctxopt-proxy",
+                "--name",
+                key,
+                "--inject",
+                "none",
+                "--url",
+                url,
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+            for h in &headers {
+                expect.extend(["--header".to_string(), h.to_string()]);
+            }
+            assert_eq!(lines, [(key.to_string(), expect)], "{}", plan.text);
+            assert_eq!(
+                plan.text
+                    .contains("\"type\": \"stdio\", \"command\": \"ctxopt-proxy\""),
+                typed,
+                "{}",
+                plan.text
+            );
+            // The proxy's own parser takes the line: the URL and headers as written, `${VAR}`
+            // left for the proxy to expand when it starts.
+            let line = &lines[0].1;
+            let args = ProxyArgs::try_parse_from(line).unwrap();
+            assert_eq!(args.url.as_deref(), Some(url));
+            assert_eq!(args.headers, headers);
+            for header in &args.headers {
+                parse_header(header, |v| Some(format!("<{v}>"))).unwrap();
+            }
+            assert_eq!(args.name.as_deref(), Some(key));
+            // Members other than type, URL and headers stay.
+            for kept in [
+                "\"timeout\": 30000",
+                "\"trust\": false",
+                "\"disabled\": false",
+            ] {
+                assert_eq!(plan.text.contains(kept), text.contains(kept), "{kept}");
+            }
+            let again = wrap(&plan.text, &servers, Path::new("x"), options)
+                .unwrap()
+                .unwrap();
+            assert_eq!(again.text, plan.text, "wrapping twice is wrapping once");
+            // From the backup alone, and from the wrap record alone (the backup gone).
+            let back = unwrapped(&plan.text, &servers, &text);
+            assert_eq!(back.outcomes[0], (key.to_string(), Outcome::Unwrapped));
+            assert_eq!(back.text, text, "via {}", plan.text);
+            let record = Originals {
+                recorded: BTreeMap::from([(key.to_string(), member.clone())]),
+                backup: None,
+            };
+            let back = unwrap(&plan.text, &servers, Path::new("x"), &record, true)
+                .unwrap()
+                .unwrap();
+            assert_eq!(back.text, text, "via {} and the record", plan.text);
+        }
+    }
+
+    #[test]
+    fn a_wrapped_remote_entry_edited_since_or_without_its_original_is_left() {
+        let servers = at(&["mcpServers"]);
+        let text = "{\"mcpServers\": {\"a\": {\"type\": \"http\", \"url\": \"https://h/mcp\"}}}";
+        let wrapped = wrap(text, &servers, Path::new("x"), OPTIONS)
+            .unwrap()
+            .unwrap()
+            .text;
+        let edited = wrapped.replace("https://h/mcp", "https://other/mcp");
+        let member = "\"a\": {\"type\": \"http\", \"url\": \"https://h/mcp\"}".to_string();
+        let both = Originals {
+            recorded: BTreeMap::from([("a".to_string(), member)]),
+            backup: Some(text),
+        };
+        for (now, originals) in [(&edited, both), (&wrapped, Originals::default())] {
+            let back = unwrap(now, &servers, Path::new("x"), &originals, true)
+                .unwrap()
+                .unwrap();
+            assert!(
+                matches!(&back.outcomes[0].1, Outcome::LeftAlone(why) if why.contains("neither the wrap record")),
+                "{:?}",
+                back.outcomes
+            );
+            assert!(back.text.contains("\"--url\""), "{}", back.text);
+        }
+    }
+
+    #[test]
+    fn legacy_sse_and_env_syntaxes_the_proxy_lacks_are_listed_and_left() {
+        let servers = at(&["mcpServers"]);
+        let cases = [
+            ("{\"type\": \"sse\", \"url\": \"https://mcp.linear.app/events\"}", entries::SSE_REASON),
+            ("{\"url\": \"http://localhost:8080/sse\"}", entries::SSE_REASON),
+            ("{\"type\": \"http\", \"url\": \"https://h/sse/?k=v\"}", entries::SSE_REASON),
+            (
+                "{\"url\": \"https://h/mcp\", \"headers\": {\"API_KEY\": \"${env:API_KEY}\"}}",
+                "`${env:API_KEY}`",
+            ),
+            ("{\"httpUrl\": \"https://h/mcp\", \"headers\": {\"K\": \"$TOKEN\"}}", "`$TOKEN`"),
+            (
+                "{\"type\": \"http\", \"url\": \"https://h/mcp\", \"headers\": {\"K\": \"${T:-x}\"}}",
+                "`${T:-x}`",
+            ),
+            ("{\"url\": \"https://${HOST}/mcp\"}", "URL references the environment"),
+            ("{\"url\": \"https://h/mcp\", \"oauth\": {\"enabled\": true}}", "sign in"),
+            ("{\"url\": \"https://h/mcp\", \"headers\": {\"Mcp-Session-Id\": \"x\"}}", "sets this header itself"),
+            ("{\"url\": \"ftp://h/mcp\"}", "http:// or https://"),
+            ("{\"type\": \"http\"}", "without a URL"),
+        ];
+        for (entry, reason) in cases {
+            let text = format!("{{\"mcpServers\": {{\"r\": {entry}}}}}");
+            let plan = wrap(&text, &servers, Path::new("x"), OPTIONS)
+                .unwrap()
+                .unwrap();
+            assert_eq!(
+                plan.text, text,
+                "left untouched, no serve entry for nothing wrapped"
+            );
+            match &plan.outcomes[..] {
+                [(key, Outcome::LeftAlone(why))] => {
+                    assert_eq!(key, "r");
+                    assert!(why.contains(reason), "{entry}: {why}");
+                }
+                other => panic!("{entry}: {other:?}"),
+            }
+        }
     }
 
     /// One server entry in one of several layouts.

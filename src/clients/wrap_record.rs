@@ -1,10 +1,12 @@
 //! What `wrap` found and added in each config file, so that `unwrap` removes what wrap
 //! added and nothing else: whether the `ctxopt` server entry of a file is one wrap added or
-//! one the file had. One small JSON file per config file (`<sha256 of its resolved path,
+//! one the file had, and the text of each remote entry wrap replaced (a command line does not
+//! hold its bytes). One small JSON file per config file (`<sha256 of its resolved path,
 //! 24 hex digits>.json`, holding the path and the origin), in `<state dir>/ctxopt/wrap/`,
 //! mode 0600 in a 0700 folder, replaced whole. A file wrapped by a ctxopt that kept no
 //! record is judged by its backup (see [`serve_is_ours`]).
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -23,10 +25,14 @@ pub enum ServeOrigin {
     Found,
 }
 
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 struct Record {
     file: String,
-    serve: ServeOrigin,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    serve: Option<ServeOrigin>,
+    /// Per entry key, the member (key to value end) as it was before wrap.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    remote: BTreeMap<String, String>,
 }
 
 /// The records of a state folder.
@@ -54,8 +60,8 @@ impl WrapRecords {
         self.dir.join(format!("{}.json", &digest[..24]))
     }
 
-    /// The origin recorded for the `ctxopt` entry of the (resolved) config file `target`.
-    pub fn serve(&self, target: &Path) -> Result<Option<ServeOrigin>, ConfigError> {
+    /// The record of the (resolved) config file `target`, when there is one.
+    fn read(&self, target: &Path) -> Result<Option<Record>, ConfigError> {
         let path = self.path(target);
         match std::fs::read(&path) {
             Ok(bytes) => {
@@ -65,22 +71,44 @@ impl WrapRecords {
                         std::io::Error::new(std::io::ErrorKind::InvalidData, e),
                     )
                 })?;
-                Ok((Path::new(&record.file) == target).then_some(record.serve))
+                Ok((Path::new(&record.file) == target).then_some(record))
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(ConfigError::io(&path, e)),
         }
     }
 
-    /// Records the origin of the `ctxopt` entry of `target`.
-    pub fn set_serve(&self, target: &Path, serve: ServeOrigin) -> Result<(), ConfigError> {
+    fn write(&self, target: &Path, change: impl FnOnce(&mut Record)) -> Result<(), ConfigError> {
+        let mut record = self.read(target)?.unwrap_or_default();
+        record.file = target.to_string_lossy().into_owned();
+        change(&mut record);
         let path = self.path(target);
-        let record = Record {
-            file: target.to_string_lossy().into_owned(),
-            serve,
-        };
         let json = serde_json::to_vec(&record).expect("a record serializes");
         crate::private_file::replace(&path, &json).map_err(|e| ConfigError::io(&path, e))
+    }
+
+    /// The origin recorded for the `ctxopt` entry of the (resolved) config file `target`.
+    pub fn serve(&self, target: &Path) -> Result<Option<ServeOrigin>, ConfigError> {
+        Ok(self.read(target)?.and_then(|r| r.serve))
+    }
+
+    /// Records the origin of the `ctxopt` entry of `target`.
+    pub fn set_serve(&self, target: &Path, serve: ServeOrigin) -> Result<(), ConfigError> {
+        self.write(target, |r| r.serve = Some(serve))
+    }
+
+    /// The remote entries of `target` wrap replaced: key, and the member as it was.
+    pub fn remote(&self, target: &Path) -> Result<BTreeMap<String, String>, ConfigError> {
+        Ok(self.read(target)?.map(|r| r.remote).unwrap_or_default())
+    }
+
+    /// Records the remote entries wrap replaced in `target` (key, the member as it was).
+    pub fn add_remote(
+        &self,
+        target: &Path,
+        originals: &[(String, String)],
+    ) -> Result<(), ConfigError> {
+        self.write(target, |r| r.remote.extend(originals.iter().cloned()))
     }
 
     /// Forgets the record of `target` (its `ctxopt` entry is gone).
@@ -130,8 +158,16 @@ mod tests {
             records.serve(Path::new("/x/b.json")).unwrap(),
             Some(ServeOrigin::Found)
         );
+        let originals = [(
+            "r".to_string(),
+            "\"r\": {\"url\": \"https://h/mcp\"}".to_string(),
+        )];
+        records.add_remote(a, &originals).unwrap();
+        assert_eq!(records.serve(a).unwrap(), Some(ServeOrigin::Added), "kept");
+        assert_eq!(records.remote(a).unwrap().get("r"), Some(&originals[0].1));
         records.forget(a).unwrap();
         assert_eq!(records.serve(a).unwrap(), None);
+        assert!(records.remote(a).unwrap().is_empty());
     }
 
     #[test]

@@ -110,6 +110,9 @@ fn line(entry: &Entry, logs: Option<&Path>) -> String {
         State::Stdio(_) => {
             "not wrapped: a stdio server (`ctxopt wrap` puts it behind ctxopt-proxy)".into()
         }
+        State::Remote(_) => {
+            "not wrapped: a remote server (`ctxopt wrap` puts it behind ctxopt-proxy --url)".into()
+        }
         State::LeftAlone(why) => format!("not wrapped: {why}"),
         State::Serve => "ctxopt serve (the context tools)".into(),
         State::Wrapped(_) => {

@@ -7,7 +7,7 @@ use ctxopt::clients::catalog::{Client, ConfigScope, Location};
 use ctxopt::clients::config_file::ConfigFile;
 use ctxopt::clients::entries::ServersAt;
 use ctxopt::clients::entries::SERVE_KEY;
-use ctxopt::clients::wrap::{self, Outcome, Plan, WrapOptions};
+use ctxopt::clients::wrap::{self, Originals, Outcome, Plan, WrapOptions};
 use ctxopt::clients::wrap_record::{serve_is_ours, ServeOrigin, WrapRecords};
 use ctxopt::clients::{change_file, ConfigError};
 
@@ -52,6 +52,16 @@ pub(crate) fn run_wrap(args: WrapArgs) -> anyhow::Result<ExitCode> {
     // Once the file is written: a `ctxopt` entry wrap added is recorded as wrap's, one the
     // file had as the user's (a crash in between leaves the backup to tell).
     let written = |file: &ConfigFile, outcomes: &[(String, Outcome)]| {
+        let originals: Vec<(String, String)> = outcomes
+            .iter()
+            .filter_map(|(key, o)| match o {
+                Outcome::WrappedRemote(original) => Some((key.clone(), original.clone())),
+                _ => None,
+            })
+            .collect();
+        if !originals.is_empty() {
+            records.add_remote(&file.target, &originals)?;
+        }
         let recorded = records.serve(&file.target)?;
         for (key, outcome) in outcomes {
             let origin = match outcome {
@@ -84,13 +94,11 @@ pub(crate) fn run_unwrap(args: UnwrapArgs) -> anyhow::Result<ExitCode> {
             &location.servers,
             &location.path,
         );
-        wrap::unwrap(
-            text,
-            &location.servers,
-            &location.path,
-            backup.as_deref(),
-            ours,
-        )
+        let originals = Originals {
+            recorded: records.remote(&file.target)?,
+            backup: backup.as_deref(),
+        };
+        wrap::unwrap(text, &location.servers, &location.path, &originals, ours)
     };
     let written = |file: &ConfigFile, outcomes: &[(String, Outcome)]| {
         if outcomes.iter().any(|(_, o)| *o == Outcome::ServeRemoved) {
@@ -180,6 +188,7 @@ fn one(
 fn describe(outcome: &Outcome) -> String {
     match outcome {
         Outcome::Wrapped => "wrapped (ctxopt-proxy --inject none)".into(),
+        Outcome::WrappedRemote(_) => "wrapped (ctxopt-proxy --inject none --url)".into(),
         Outcome::AlreadyWrapped => "already wrapped".into(),
         Outcome::Unwrapped => "unwrapped".into(),
         Outcome::NotWrapped => "not wrapped".into(),
