@@ -270,6 +270,15 @@ fn json_remote(entry: &Node, kind: Option<&str>) -> Option<State> {
     if sse_path(url) {
         return left(SSE_REASON.into());
     }
+    // Only a transport the entry states is Streamable HTTP is wrapped: a bare `url` is the
+    // legacy SSE transport for Gemini CLI and either one for clients that probe (Cursor), and
+    // the proxy speaks Streamable HTTP only, so guessing could break a working server.
+    let streamable = *url_key == "httpUrl" || matches!(kind, Some("http" | "streamable-http"));
+    if !streamable {
+        return left(format!(
+            "remote server (`{url_key}` without `type: \"http\"`): its transport may be the legacy HTTP+SSE one, which ctxopt-proxy does not speak yet; state `\"type\": \"http\"` (Gemini CLI: `httpUrl`) to wrap it"
+        ));
+    }
     if url.contains('$') {
         return left(format!(
             "the URL references the environment (`{url_key}` holds `$`); ctxopt-proxy expands it in headers only"

@@ -691,7 +691,7 @@ mod tests {
             (
                 "docs",
                 at(&["mcpServers"]),
-                "{\"mcpServers\": {\"docs\": {\"url\": \"https://example.com/mcp\", \"headers\": {\"X-Api-Key\": \"$${literal}\"}}}}".into(),
+                "{\"mcpServers\": {\"docs\": {\"type\": \"http\", \"url\": \"https://example.com/mcp\", \"headers\": {\"X-Api-Key\": \"$${literal}\"}}}}".into(),
                 "https://example.com/mcp",
                 vec!["X-Api-Key: $${literal}"],
             ),
@@ -705,14 +705,14 @@ mod tests {
             (
                 "figma",
                 at(&["mcpServers"]),
-                "{\"mcpServers\": {\"figma\": {\"serverUrl\": \"https://mcp.figma.com/mcp\", \"disabled\": false}}}".into(),
+                "{\"mcpServers\": {\"figma\": {\"type\": \"http\", \"serverUrl\": \"https://mcp.figma.com/mcp\", \"disabled\": false}}}".into(),
                 "https://mcp.figma.com/mcp",
                 vec![],
             ),
             (
                 "remote",
                 at(&["context_servers"]),
-                "{\n  \"context_servers\": {\n    \"remote\": {\"url\": \"https://mcp.example.com/mcp\", \"headers\": {}}\n  }\n}\n".into(),
+                "{\n  \"context_servers\": {\n    \"remote\": {\"type\": \"http\", \"url\": \"https://mcp.example.com/mcp\", \"headers\": {}}\n  }\n}\n".into(),
                 "https://mcp.example.com/mcp",
                 vec![],
             ),
@@ -832,7 +832,7 @@ mod tests {
             ("{\"url\": \"http://localhost:8080/sse\"}", entries::SSE_REASON),
             ("{\"type\": \"http\", \"url\": \"https://h/sse/?k=v\"}", entries::SSE_REASON),
             (
-                "{\"url\": \"https://h/mcp\", \"headers\": {\"API_KEY\": \"${env:API_KEY}\"}}",
+                "{\"type\": \"http\", \"url\": \"https://h/mcp\", \"headers\": {\"API_KEY\": \"${env:API_KEY}\"}}",
                 "`${env:API_KEY}`",
             ),
             ("{\"httpUrl\": \"https://h/mcp\", \"headers\": {\"K\": \"$TOKEN\"}}", "`$TOKEN`"),
@@ -840,10 +840,13 @@ mod tests {
                 "{\"type\": \"http\", \"url\": \"https://h/mcp\", \"headers\": {\"K\": \"${T:-x}\"}}",
                 "`${T:-x}`",
             ),
-            ("{\"url\": \"https://${HOST}/mcp\"}", "URL references the environment"),
-            ("{\"url\": \"https://h/mcp\", \"oauth\": {\"enabled\": true}}", "sign in"),
-            ("{\"url\": \"https://h/mcp\", \"headers\": {\"Mcp-Session-Id\": \"x\"}}", "sets this header itself"),
-            ("{\"url\": \"ftp://h/mcp\"}", "http:// or https://"),
+            ("{\"type\": \"http\", \"url\": \"https://${HOST}/mcp\"}", "URL references the environment"),
+            ("{\"type\": \"http\", \"url\": \"https://h/mcp\", \"oauth\": {\"enabled\": true}}", "sign in"),
+            ("{\"httpUrl\": \"https://h/mcp\", \"headers\": {\"Mcp-Session-Id\": \"x\"}}", "sets this header itself"),
+            ("{\"type\": \"http\", \"url\": \"ftp://h/mcp\"}", "http:// or https://"),
+            // A bare `url` may be the legacy transport (Gemini CLI, Cursor probing): not guessed.
+            ("{\"url\": \"https://h/mcp\"}", "without `type: "),
+            ("{\"serverUrl\": \"https://h/mcp\"}", "may be the legacy HTTP+SSE"),
             ("{\"type\": \"http\"}", "without a URL"),
         ];
         for (entry, reason) in cases {
