@@ -38,8 +38,8 @@ fn tool<'a>(r: &'a Report, server: &str, name: &str) -> &'a ToolReport {
 
 /// The hand-made logs are version 1 (kept as backward-compatible input: a version-1 log is a
 /// version-4 log without the later members); the recorded `everything-compaction.jsonl` is of
-/// version 3 (a version-4 log of a stdio server, without a header `transport`). Both read and
-/// re-serialize exactly.
+/// the current version (re-recorded when the format changes). Both read and re-serialize
+/// exactly.
 #[test]
 fn fixture_logs_follow_the_record_types_and_count_true_tokens() {
     let dir = repo().join("fixtures/frame-logs");
@@ -55,7 +55,11 @@ fn fixture_logs_follow_the_record_types_and_count_true_tokens() {
                 .unwrap_or_else(|e| panic!("{}:{}: {e}", path.display(), i + 1));
             if let LogLine::Header(h) = &record {
                 let recorded = path.ends_with("everything-compaction.jsonl");
-                let expected = if recorded { 3 } else { 1 };
+                let expected = if recorded {
+                    ctxopt::framelog::FORMAT_VERSION
+                } else {
+                    1
+                };
                 assert_eq!(h.format_version, expected, "{}", path.display());
             }
             // Same members, same order: the line is exactly what the types write.
