@@ -182,3 +182,51 @@ fn a_refused_refresh_answers_every_request_with_the_login_command() {
         assert!(!text.contains(secret), "{secret} reached the log");
     }
 }
+
+/// `ctxopt auth status` names each server with tokens, their state and issuer, never a token.
+#[test]
+fn auth_status_lists_the_servers_with_tokens_and_never_a_token() {
+    let state = tempfile::tempdir().expect("tempdir");
+    let status = || {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_ctxopt"))
+            .args(["auth", "status"])
+            .env("XDG_STATE_HOME", state.path())
+            .output()
+            .expect("run ctxopt auth status");
+        assert!(out.status.success());
+        String::from_utf8(out.stdout).expect("UTF-8")
+    };
+    assert!(status().starts_with("no server has tokens"));
+    let store = TokenStore::in_dir(state.path().join("ctxopt/auth"));
+    let credentials = |url: &str, expires_at, refresh: Option<&str>| Credentials {
+        url: url.to_string(),
+        resource: url.to_string(),
+        issuer: "https://auth.example.com/".into(),
+        token_endpoint: "https://auth.example.com/token".into(),
+        client_id: "ctxopt-client".into(),
+        client_secret: Some("client-secret-value".into()),
+        access_token: "access-token-value".into(),
+        refresh_token: refresh.map(str::to_string),
+        expires_at,
+        scope: Some("mcp:tools".into()),
+    };
+    for c in [
+        credentials("https://b.example.com/mcp", Some(1), None),
+        credentials(
+            "https://a.example.com/mcp",
+            None,
+            Some("refresh-token-value"),
+        ),
+    ] {
+        store.save(&c).expect("save");
+    }
+    let listed = status();
+    for secret in [
+        "client-secret-value",
+        "access-token-value",
+        "refresh-token-value",
+    ] {
+        assert!(!listed.contains(secret), "{listed}");
+    }
+    insta::assert_snapshot!(listed);
+}
