@@ -2,9 +2,12 @@
 //! relayed whole and its retry paired with it; a tool call answered with a task handle
 //! accounted to its tool when the task's result comes; `subscriptions/listen`
 //! notifications logged under their subscription; an extended `tools/list` that keeps
-//! `ttlMs` and `cacheScope`. The server's frames are hand-written from the specification
-//! (the pinned SDKs' servers do not emit them over stdio in a form a test can script), in
-//! the shapes of the Python SDK's `mcp_types` (2.3.0) and the TypeScript SDK's tasks.
+//! `ttlMs` and `cacheScope`. The server's frames here are hand-written from the
+//! specification, in the shapes of the Python SDK's `mcp_types` (2.3.0): they cover what the
+//! pinned SDK peers do not send (an `input_required` result that also holds long text, a
+//! 2026-07-28 task handle with `resultType: "task"`, a `tasks/get` that ends the call without
+//! `tasks/result`). The real SDKs run the same features in `interop::revision_peers` (Python
+//! SDK: `input_required`, `subscriptions/listen`) and `interop::tasks` (TypeScript SDK tasks).
 
 use std::path::Path;
 use std::process::Command;
@@ -60,7 +63,7 @@ fn converse(cmd: &ProxyCmd, requests: &[String]) -> Vec<String> {
 }
 
 /// `ctxopt report --format json` of one log.
-fn report(log: &Path) -> Value {
+pub(crate) fn report(log: &Path) -> Value {
     let out = Command::new(env!("CARGO_BIN_EXE_ctxopt"))
         .args(["report", "--format", "json"])
         .arg(log)
@@ -75,7 +78,7 @@ fn report(log: &Path) -> Value {
 }
 
 /// The report's entry for the server tool `tool`.
-fn tool_report<'a>(report: &'a Value, tool: &str) -> &'a Value {
+pub(crate) fn tool_report<'a>(report: &'a Value, tool: &str) -> &'a Value {
     report["servers"]
         .as_array()
         .into_iter()
@@ -86,7 +89,7 @@ fn tool_report<'a>(report: &'a Value, tool: &str) -> &'a Value {
 }
 
 /// Tokens of a frame's member `name` (`params`, `result`), as the report counts a call.
-fn member_tokens(frame: &Frame, name: &str) -> u64 {
+pub(crate) fn member_tokens(frame: &Frame, name: &str) -> u64 {
     let v: Value = serde_json::from_str(frame.raw.as_deref().unwrap()).unwrap();
     let text = v[name].to_string();
     // The report counts the member's text as it is on the wire; these frames are compact
