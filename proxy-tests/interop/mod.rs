@@ -14,11 +14,14 @@
 //!   reached by the TypeScript SDK client directly and through `ctxopt-proxy --url`.
 //! - `revision_peers`: the 2026-07-28 multi-round features (`input_required`, `subscriptions/listen`)
 //!   with the Python SDK on both ends, direct and through the proxy.
+//! - `auth`: `ctxopt auth login` against the TypeScript SDK's example OAuth server, then a
+//!   session through `ctxopt-proxy --url` with the stored token, and `logout`.
 //! - `recorded_logs`: the sample logs in `frame-logs/` are valid, paired and consistent.
 //! - `tasks`: a tool call run as a task (TypeScript SDK, server-everything), accounted when
 //!   its result comes.
 //! - `token_crosscheck`: o200k_base counts versus npm `gpt-tokenizer` on real frames.
 
+mod auth;
 mod evidence;
 mod log_check;
 pub(crate) mod peers;
