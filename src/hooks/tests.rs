@@ -593,7 +593,10 @@ fn a_prompt_time_answer_repeats_nothing_the_model_still_has() {
             .filter(|r| r.provenance.log_path.as_deref() == Some(log.as_str())),
     );
     let context = context_of(&answer, "UserPromptSubmit");
-    assert!(!context.contains("## Files in play"), "only a restore names them");
+    assert!(
+        !context.contains("## Files in play"),
+        "only a restore names them"
+    );
     // It injects facts of the earlier sessions that bear on the prompt, none of this one's…
     let cites = cited(&context);
     let session_ids = ids_of(import_transcript(&before).0);

@@ -55,10 +55,12 @@ pub(crate) fn index(units: &[Unit], budget: usize, tokenizer: Tokenizer) -> Opti
         return None;
     }
     let cap = (BUDGET_SHARE * budget as f64) as usize;
-    let mut out = format!(
-        "{HEADING}[source: the session's reads, changes and commands | {} files, latest first]\n",
-        files.len()
-    );
+    let count = match files.len() {
+        1 => "1 file".to_string(),
+        n => format!("{n} files, latest first"),
+    };
+    let mut out =
+        format!("{HEADING}[source: the session's reads, changes and commands | {count}]\n");
     let mut used = tokenizer.count(&out);
     let mut named = 0;
     for t in files.iter().take(MAX_FILES) {
@@ -148,6 +150,7 @@ fn touched(units: &[Unit]) -> Vec<Touches> {
                 };
                 let mut named: Vec<String> = paths::paths(key)
                     .into_iter()
+                    .filter(|p| is_file_like(p))
                     .map(|p| p.into_owned())
                     .collect();
                 named.sort_unstable();
@@ -159,6 +162,7 @@ fn touched(units: &[Unit]) -> Vec<Touches> {
             _ => {}
         }
     }
+    merge_absolute(&mut by_key);
     let mut files: Vec<Touches> = by_key.into_values().collect();
     files.sort_by(|a, b| {
         b.last_time
@@ -169,6 +173,52 @@ fn touched(units: &[Unit]) -> Vec<Touches> {
             .then_with(|| a.path.cmp(&b.path))
     });
     files
+}
+
+/// Whether a path a command names is a file worth listing: its last segment has an
+/// extension (`src/a.rs`, `.env.local`), which leaves out directories (`app/api`, a
+/// `workdir`) and devices (`/dev/null`).
+fn is_file_like(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    !path.starts_with("/dev/") && name.trim_start_matches('.').contains('.')
+}
+
+/// Merges each absolute path into the one relative path it ends with (on a `/`), when only
+/// one does: a session names the same file both ways (`/w/repo/src/a.rs`, `src/a.rs`).
+fn merge_absolute(by_key: &mut BTreeMap<String, Touches>) {
+    let absolute: Vec<String> = by_key
+        .keys()
+        .filter(|k| k.starts_with('/'))
+        .cloned()
+        .collect();
+    for abs in absolute {
+        let mut relative = by_key
+            .keys()
+            .filter(|r| !r.starts_with('/') && abs.ends_with(&format!("/{r}")));
+        let (Some(rel), None) = (relative.next().cloned(), relative.next()) else {
+            continue;
+        };
+        let Some(a) = by_key.remove(&abs) else {
+            continue;
+        };
+        let Some(r) = by_key.get_mut(&rel) else {
+            continue;
+        };
+        let a_later = match (a.last_time, r.last_time) {
+            (Some(x), Some(y)) => x > y,
+            (Some(_), None) => true,
+            _ => false,
+        };
+        if a_later {
+            r.path = a.path;
+            r.last_time = a.last_time;
+            r.last_unit = a.last_unit;
+            r.changed_lines = a.changed_lines.or(r.changed_lines);
+        }
+        r.reads += a.reads;
+        r.changes += a.changes;
+        r.commands += a.commands;
+    }
 }
 
 /// The lines a unified diff's hunks cover on the new side: from the first hunk's start to the
@@ -264,6 +314,24 @@ mod tests {
                 "{index}"
             );
         }
+    }
+
+    #[test]
+    fn directories_devices_and_a_file_named_two_ways_are_one_line_each_or_none() {
+        let units = units(
+            r#"{"task": "t",
+            "files": [{"id": "r1", "timestamp": "2026-01-01T10:00:00Z", "path": "docs/design.md", "content": "x"}],
+            "toolOutputs": [
+                {"id": "t1", "timestamp": "2026-01-01T10:01:00Z", "tool": "bash", "args": {"command": "wc -l /w/repo/docs/design.md > /dev/null", "workdir": "/w/repo/app"}, "output": "1"},
+                {"id": "t2", "timestamp": "2026-01-01T10:02:00Z", "tool": "bash", "args": {"command": "ls app/api"}, "output": "x"}
+            ]}"#,
+        );
+        let index = index(&units, 4000, Tokenizer::default()).unwrap();
+        insta::assert_snapshot!(index, @r"
+        ## Files in play
+        [source: the session's reads, changes and commands | 1 file]
+        - /w/repo/docs/design.md: read, in 1 command
+        ");
     }
 
     #[test]
