@@ -368,6 +368,7 @@ fn log_start_failure(writer: &mut LogWriter, header: Header, err: &child::SpawnE
         frames_unlogged: 0,
         bytes: PerDirection::default(),
         errors: vec![err.to_string()],
+        pins: None,
     }));
 }
 

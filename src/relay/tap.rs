@@ -385,6 +385,7 @@ impl TapState {
                 .saturating_sub(frames_logged.saturating_sub(self.proxy_lines)),
             bytes: self.stats.bytes(),
             errors,
+            pins: self.sinks.iter().find_map(|sink| sink.pins()).map(Box::new),
         };
         self.writer.write(&LogLine::Trailer(trailer));
     }
