@@ -31,6 +31,67 @@ enum Behaviour {
     Redirect,
     /// Plain HTTP at once, whatever comes (a TLS client's hello included).
     NotTls,
+    /// The legacy HTTP+SSE transport (POST to the URL: 405; GET: the event stream), failing
+    /// as the [`Legacy`] says.
+    Legacy(Legacy),
+}
+
+/// How a legacy HTTP+SSE server fails.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Legacy {
+    /// The stream names its endpoint; a POST there is accepted (202), and the stream is
+    /// then cut in the middle of an event.
+    CutAfterPost,
+    /// The stream ends before any endpoint event.
+    NoEndpoint,
+    /// The stream names its endpoint; a POST there is refused with 400.
+    PostRejected,
+}
+
+/// The server serves one connection at a time: each legacy answer closes its connection, so
+/// that the next request (the GET, or a POST of the proxy's other client) can come on another.
+const CLOSE: [(&str, &str); 1] = [("Connection", "close")];
+
+/// The legacy server's answer to a request (its header block, lowercased); `None` when the
+/// request's connection is `held` open as an event stream.
+fn legacy_answer(
+    legacy: Legacy,
+    headers: &str,
+    stream: &mut std::net::TcpStream,
+    held: &mut Vec<std::net::TcpStream>,
+) -> Option<Vec<u8>> {
+    if headers.starts_with("get ") {
+        let head =
+            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n";
+        let first = match legacy {
+            Legacy::NoEndpoint => ": no endpoint here\n\n",
+            _ => "event: endpoint\ndata: /message?sessionId=s-1\n\n",
+        };
+        let _ = stream.write_all(format!("{head}{first}").as_bytes());
+        if legacy != Legacy::NoEndpoint {
+            held.push(stream.try_clone().expect("clone"));
+        }
+        return None;
+    }
+    if !headers.starts_with("post /message?sessionid=s-1 ") {
+        return Some(response(
+            405,
+            "text/plain",
+            &CLOSE,
+            b"POST is not served here",
+        ));
+    }
+    match legacy {
+        Legacy::PostRejected => Some(response(400, "text/plain", &CLOSE, b"no such session")),
+        _ => {
+            let _ = stream.write_all(&response(202, "text/plain", &CLOSE, b"Accepted"));
+            for mut event_stream in held.drain(..) {
+                let _ =
+                    event_stream.write_all(b"event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":");
+            }
+            Some(Vec::new())
+        }
+    }
 }
 
 /// A server on 127.0.0.1 answering every request as `behaviour` says; its thread lives as
@@ -40,6 +101,7 @@ fn fault_server(behaviour: Behaviour) -> String {
     let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
     std::thread::spawn(move || {
         let mut silent = Vec::new();
+        let mut held = Vec::new();
         let mut sessions = 0;
         for stream in listener.incoming() {
             let Ok(mut stream) = stream else { continue };
@@ -53,9 +115,15 @@ fn fault_server(behaviour: Behaviour) -> String {
             let mut reader = BufReader::new(clone);
             while let Some((headers, body)) = read_request(&mut reader) {
                 let answer = match behaviour {
-                    Behaviour::Status(status) => {
-                        response(status, "text/plain", &[], b"down for maintenance")
-                    }
+                    // Closed after the answer: the server serves one connection at a time,
+                    // and the proxy's GET for a legacy stream (auto-detection) comes on
+                    // another.
+                    Behaviour::Status(status) => response(
+                        status,
+                        "text/plain",
+                        &[("Connection", "close")],
+                        b"down for maintenance",
+                    ),
                     Behaviour::Silent => {
                         silent.push(stream);
                         break;
@@ -67,6 +135,12 @@ fn fault_server(behaviour: Behaviour) -> String {
                         break;
                     }
                     Behaviour::NotTls => unreachable!("answered above"),
+                    Behaviour::Legacy(legacy) => {
+                        match legacy_answer(legacy, &headers, &mut stream, &mut held) {
+                            Some(answer) => answer,
+                            None => break,
+                        }
+                    }
                     Behaviour::Redirect => {
                         let to = [("Location", "http://127.0.0.1:9/elsewhere")];
                         response(307, "text/plain", &to, b"")
@@ -393,6 +467,11 @@ fn unusable_remote_options_exit_125() {
         (vec!["--url", "ftp://example.com/mcp"], "--url"),
         (vec!["--url", &url, "--header", "no colon"], "--header"),
         (
+            vec!["--url", &url, "--transport", "websocket"],
+            "--transport",
+        ),
+        (vec!["--transport", "sse", "--", "true"], "needs --url"),
+        (
             vec![
                 "--url",
                 &url,
@@ -429,4 +508,62 @@ fn a_signal_stops_the_remote_relay_with_128_plus_n() {
     assert_eq!(status.code(), Some(128 + libc::SIGTERM), "{stderr}");
     let log = read_log(&session.log);
     assert_eq!(log.trailer.exit.signal, Some(libc::SIGTERM));
+}
+
+/// The legacy HTTP+SSE transport, chosen (`--transport sse`) and detected (the POST to the
+/// URL refused with 405): a stream cut after a request was POSTed answers that request with
+/// the cause, and every later one with the stream's failure, until the client initializes
+/// again.
+#[test]
+fn a_legacy_event_stream_cut_is_an_error_naming_it() {
+    for options in [&["--transport", "sse"][..], &[]] {
+        let url = fault_server(Behaviour::Legacy(Legacy::CutAfterPost));
+        let mut session = Session::start(&url, options);
+        let cause = "cut in the middle of an event";
+        error_naming(&session.ask(1, "tools/list"), cause);
+        let later = session.ask(2, "ping");
+        error_naming(&later, "the event stream failed earlier");
+        error_naming(&later, "the client must initialize a new session");
+        assert_eq!(later["error"]["data"]["transport"], "sse");
+        let log = session.close();
+        assert_logged(&log, cause, 2);
+        assert_eq!(log.header.transport.as_deref(), Some("sse"), "{options:?}");
+    }
+}
+
+/// A legacy event stream that ends without naming its endpoint: each request gets an error
+/// saying so.
+#[test]
+fn a_legacy_stream_without_an_endpoint_event_is_an_error_naming_it() {
+    let url = fault_server(Behaviour::Legacy(Legacy::NoEndpoint));
+    let (code, log) = two_failed_requests(&url, &["--transport", "sse"], "no endpoint event");
+    assert_eq!(code, -32000);
+    assert_eq!(log.header.transport.as_deref(), Some("sse"));
+}
+
+/// A POST to the legacy endpoint refused: the request gets the status and the body; the
+/// stream stays open for the next one.
+#[test]
+fn a_rejected_legacy_post_is_an_error_with_the_status() {
+    let url = fault_server(Behaviour::Legacy(Legacy::PostRejected));
+    let (_, log) = two_failed_requests(&url, &[], "HTTP 400: no such session");
+    assert_eq!(log.header.transport.as_deref(), Some("sse"));
+}
+
+/// Auto-detection against a server that refuses the POST with 404 and offers no event stream
+/// either: the client gets the POST's status, the log's trailer the GET's failure too, and
+/// the header Streamable HTTP (the transport tried first).
+#[test]
+fn auto_detection_without_a_legacy_stream_reports_the_post_status() {
+    let url = fault_server(Behaviour::Status(404));
+    let (_, log) = two_failed_requests(&url, &[], "HTTP 404: down for maintenance");
+    assert_eq!(log.header.transport.as_deref(), Some("streamable-http"));
+    assert!(
+        log.trailer
+            .errors
+            .iter()
+            .any(|e| e.contains("auto-detection")),
+        "{:?}",
+        log.trailer.errors
+    );
 }

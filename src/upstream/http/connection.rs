@@ -393,13 +393,7 @@ impl Connection {
         HttpFacts {
             via,
             status: Some(response.status().as_u16()),
-            content_type: header(response, "content-type").map(|t| {
-                t.split(';')
-                    .next()
-                    .unwrap_or_default()
-                    .trim()
-                    .to_ascii_lowercase()
-            }),
+            content_type: media_type(response),
             session_id: self.session_id(),
             event_id: None,
             fault: None,
@@ -408,7 +402,7 @@ impl Connection {
 }
 
 /// A response header as text.
-fn header(response: &Response<Body>, name: &str) -> Option<String> {
+pub(crate) fn header(response: &Response<Body>, name: &str) -> Option<String> {
     response
         .headers()
         .get(name)
@@ -416,8 +410,19 @@ fn header(response: &Response<Body>, name: &str) -> Option<String> {
         .map(str::to_string)
 }
 
+/// A response's media type (its `Content-Type` without parameters, lowercase).
+pub(crate) fn media_type(response: &Response<Body>) -> Option<String> {
+    header(response, "content-type").map(|t| {
+        t.split(';')
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .to_ascii_lowercase()
+    })
+}
+
 /// The start of an error response's body.
-fn error_body(response: Response<Body>) -> String {
+pub(crate) fn error_body(response: Response<Body>) -> String {
     let mut body = response.into_body();
     body.with_config()
         .limit(ERROR_BODY_LIMIT)
@@ -428,7 +433,7 @@ fn error_body(response: Response<Body>) -> String {
 
 /// A JSON text as one line: line breaks (whitespace, in JSON) made spaces, trailing
 /// whitespace dropped.
-fn one_line(mut bytes: Vec<u8>) -> Vec<u8> {
+pub(crate) fn one_line(mut bytes: Vec<u8>) -> Vec<u8> {
     while bytes.last().is_some_and(u8::is_ascii_whitespace) {
         bytes.pop();
     }
