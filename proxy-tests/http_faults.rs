@@ -31,6 +31,12 @@ enum Behaviour {
     Redirect,
     /// Plain HTTP at once, whatever comes (a TLS client's hello included).
     NotTls,
+    /// A POST's event stream with event ids, cut in the middle of its second event; a GET
+    /// with `Last-Event-ID` of the first gets the response when `resumes`, else 405.
+    Resumable {
+        /// Whether the server resumes.
+        resumes: bool,
+    },
     /// The legacy HTTP+SSE transport (POST to the URL: 405; GET: the event stream), failing
     /// as the [`Legacy`] says.
     Legacy(Legacy),
@@ -46,6 +52,39 @@ enum Legacy {
     NoEndpoint,
     /// The stream names its endpoint; a POST there is refused with 400.
     PostRejected,
+}
+
+/// The resumable server's answer: to a POST, a stream cut in its second event (the first,
+/// `e-1`, a notification); to a GET resuming from `e-1`, the response to the cut request
+/// (`e-3`), or 405 when the server does not resume. The connection closes after each (the
+/// streams end at the close).
+fn resumable_answer(
+    resumes: bool,
+    headers: &str,
+    body: &str,
+    cut_request: &mut Option<String>,
+) -> Vec<u8> {
+    let stream = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n";
+    if headers.starts_with("post ") {
+        *cut_request = Some(body_id(body));
+        let note = r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"before the cut"}}"#;
+        return format!(
+            "{stream}id: e-1\ndata: {note}\n\nid: e-2\ndata: {{\"jsonrpc\":\"2.0\",\"id\":"
+        )
+        .into_bytes();
+    }
+    let from = headers
+        .lines()
+        .find_map(|l| l.strip_prefix("last-event-id:"))
+        .map(str::trim);
+    match (resumes, from, cut_request.take()) {
+        (true, Some("e-1"), Some(id)) => {
+            let answer = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"resumed":true}}}}"#);
+            format!("{stream}id: e-3\ndata: {answer}\n\n").into_bytes()
+        }
+        (true, _, _) => response(400, "text/plain", &CLOSE, b"not the event to resume from"),
+        (false, _, _) => response(405, "text/plain", &CLOSE, b"no resumption"),
+    }
 }
 
 /// The server serves one connection at a time: each legacy answer closes its connection, so
@@ -102,6 +141,7 @@ fn fault_server(behaviour: Behaviour) -> String {
     std::thread::spawn(move || {
         let mut silent = Vec::new();
         let mut held = Vec::new();
+        let mut cut_request = None;
         let mut sessions = 0;
         for stream in listener.incoming() {
             let Ok(mut stream) = stream else { continue };
@@ -135,6 +175,11 @@ fn fault_server(behaviour: Behaviour) -> String {
                         break;
                     }
                     Behaviour::NotTls => unreachable!("answered above"),
+                    Behaviour::Resumable { resumes } => {
+                        let answer = resumable_answer(resumes, &headers, &body, &mut cut_request);
+                        let _ = stream.write_all(&answer);
+                        break;
+                    }
                     Behaviour::Legacy(legacy) => {
                         match legacy_answer(legacy, &headers, &mut stream, &mut held) {
                             Some(answer) => answer,
@@ -276,6 +321,19 @@ impl Session {
 
     /// Sends one request and returns the message the client gets back for it.
     fn ask(&mut self, id: u64, method: &str) -> Value {
+        self.send(id, method);
+        let answer = self.next();
+        assert_eq!(answer["id"], id, "{answer}");
+        answer
+    }
+
+    /// The next message the client gets.
+    fn next(&mut self) -> Value {
+        serde_json::from_slice(&read_line(&mut self.stdout)).expect("JSON")
+    }
+
+    /// Sends one request.
+    fn send(&mut self, id: u64, method: &str) {
         let params = if method == "initialize" {
             r#","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}"#
         } else {
@@ -284,9 +342,6 @@ impl Session {
         let line = format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"{method}\"{params}}}\n");
         let stdin = self.child.stdin.as_mut().expect("stdin");
         stdin.write_all(line.as_bytes()).expect("write a request");
-        let answer: Value = serde_json::from_slice(&read_line(&mut self.stdout)).expect("JSON");
-        assert_eq!(answer["id"], id, "{answer}");
-        answer
     }
 
     /// Closes the client's end; the proxy must exit 0. Its log.
@@ -566,4 +621,45 @@ fn auto_detection_without_a_legacy_stream_reports_the_post_status() {
         "{:?}",
         log.trailer.errors
     );
+}
+
+/// A POST's event stream cut mid-event after the server gave event ids: the proxy GETs the
+/// rest with `Last-Event-ID` (the last whole event's id), and the client gets the notification
+/// from before the cut and then the response, both logged as the POST's, with no error; a
+/// server that does not resume (405) leaves the cut to be reported as before.
+#[test]
+fn a_cut_stream_with_event_ids_is_resumed_with_last_event_id() {
+    let url = fault_server(Behaviour::Resumable { resumes: true });
+    let mut session = Session::start(&url, &[]);
+    session.send(1, "tools/list");
+    assert_eq!(session.next()["params"]["data"], "before the cut");
+    let answer = session.next();
+    assert_eq!(answer["id"], 1, "{answer}");
+    assert_eq!(answer["result"]["resumed"], true, "{answer}");
+    let log = session.close();
+    assert!(log.trailer.errors.is_empty(), "{:?}", log.trailer.errors);
+    let carried: Vec<_> = log
+        .dir(Direction::S2c)
+        .into_iter()
+        .map(|f| {
+            let http = f.http.as_ref().expect("http facts");
+            (http.via, http.event_id.clone())
+        })
+        .collect();
+    assert_eq!(
+        carried,
+        [
+            (HttpVia::Post, Some("e-1".to_string())),
+            (HttpVia::Post, Some("e-3".to_string())),
+        ]
+    );
+
+    let url = fault_server(Behaviour::Resumable { resumes: false });
+    let mut session = Session::start(&url, &[]);
+    session.send(1, "tools/list");
+    assert_eq!(session.next()["params"]["data"], "before the cut");
+    let answer = session.next();
+    error_naming(&answer, "cut in the middle of an event");
+    let log = session.close();
+    assert_logged(&log, "cut in the middle of an event", 1);
 }

@@ -16,6 +16,8 @@ use std::time::Duration;
 use ureq::http::Response;
 use ureq::{Agent, Body};
 
+mod resume;
+
 use super::config::{display_url, ConfigError, HttpConfig};
 use super::fault::Fault;
 use super::outgoing::{header_value, same_id, Outgoing};
@@ -200,11 +202,17 @@ impl Connection {
                 match facts.content_type.as_deref() {
                     Some("text/event-stream") => {
                         let mut body = response.into_body();
-                        let stream = body.as_reader();
-                        self.read_stream(stream, facts, timeout, &mut |m| {
-                            self.answered(exchange, m, each)
-                        })
-                        .map_err(|fault| (fault, Some(status)))?;
+                        let mut last_id = None;
+                        let read = self.read_stream(
+                            body.as_reader(),
+                            facts,
+                            timeout,
+                            &mut last_id,
+                            &mut |m| self.answered(exchange, m, each),
+                        );
+                        drop(body);
+                        self.resume(exchange, read, last_id, each)
+                            .map_err(|fault| (fault, Some(status)))?;
                         Ok(Some(status))
                     }
                     Some("application/json") => {
@@ -295,12 +303,14 @@ impl Connection {
         !exchange.unanswered.is_empty()
     }
 
-    /// Reads an event stream, handing each message event to `each` while it returns `true`.
+    /// Reads an event stream, handing each message event to `each` while it returns `true`;
+    /// `last_id` follows the id of the last event read (to resume from).
     fn read_stream(
         &self,
         stream: impl Read,
         facts: HttpFacts,
         timeout: Duration,
+        last_id: &mut Option<String>,
         each: &mut dyn FnMut(ServerMessage) -> bool,
     ) -> Result<(), Fault> {
         let mut events = SseReader::new(BufReader::with_capacity(1 << 16, stream), MESSAGE_LIMIT);
@@ -312,6 +322,9 @@ impl Connection {
                 Err(SseError::TooLarge(limit)) => return Err(Fault::TooLarge(limit)),
                 Err(SseError::Cut) => return Err(Fault::Cut),
             };
+            if event.id.is_some() {
+                last_id.clone_from(&event.id);
+            }
             // An event without JSON (the priming event a server sends to give an id to
             // resume from) carries no message.
             if !event.is_message() || event.data.iter().all(u8::is_ascii_whitespace) {
@@ -365,7 +378,7 @@ impl Connection {
             return Err((fault, Some(status)));
         }
         let mut body = response.into_body();
-        self.read_stream(body.as_reader(), facts, timeout, &mut |m| {
+        self.read_stream(body.as_reader(), facts, timeout, &mut None, &mut |m| {
             each(m);
             !stop.load(Ordering::Relaxed)
         })
