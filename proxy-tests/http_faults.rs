@@ -37,6 +37,10 @@ enum Behaviour {
         /// Whether the server resumes.
         resumes: bool,
     },
+    /// A request's event stream that gives one progress notification and stays open; after
+    /// a `notifications/cancelled`, one more, then the server waits to see the proxy close
+    /// the stream; a `ping` is answered with `stream_closed`, whether it did.
+    Cancellable,
     /// The legacy HTTP+SSE transport (POST to the URL: 405; GET: the event stream), failing
     /// as the [`Legacy`] says.
     Legacy(Legacy),
@@ -142,6 +146,7 @@ fn fault_server(behaviour: Behaviour) -> String {
         let mut silent = Vec::new();
         let mut held = Vec::new();
         let mut cut_request = None;
+        let mut stream_closed = false;
         let mut sessions = 0;
         for stream in listener.incoming() {
             let Ok(mut stream) = stream else { continue };
@@ -179,6 +184,36 @@ fn fault_server(behaviour: Behaviour) -> String {
                         let answer = resumable_answer(resumes, &headers, &body, &mut cut_request);
                         let _ = stream.write_all(&answer);
                         break;
+                    }
+                    Behaviour::Cancellable => {
+                        let progress = |n: u8| {
+                            format!("data: {{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{{\"progressToken\":\"p\",\"progress\":{n}}}}}\n\n")
+                        };
+                        if body.contains("\"tools/call\"") {
+                            let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n";
+                            let _ = stream.write_all(format!("{head}{}", progress(1)).as_bytes());
+                            held.push(stream.try_clone().expect("clone"));
+                            break;
+                        } else if body.contains("notifications/cancelled") {
+                            let _ = stream.write_all(&response(202, "text/plain", &CLOSE, b""));
+                            for mut request in held.drain(..) {
+                                let _ = request.write_all(progress(2).as_bytes());
+                                request
+                                    .set_read_timeout(Some(std::time::Duration::from_secs(10)))
+                                    .expect("read timeout");
+                                let mut byte = [0];
+                                stream_closed =
+                                    matches!(std::io::Read::read(&mut request, &mut byte), Ok(0))
+                                        || request.write_all(progress(3).as_bytes()).is_err();
+                            }
+                            Vec::new()
+                        } else {
+                            let id = body_id(&body);
+                            let result = format!(
+                                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"stream_closed":{stream_closed}}}}}"#
+                            );
+                            response(200, "application/json", &CLOSE, result.as_bytes())
+                        }
                     }
                     Behaviour::Legacy(legacy) => {
                         match legacy_answer(legacy, &headers, &mut stream, &mut held) {
@@ -332,6 +367,13 @@ impl Session {
         serde_json::from_slice(&read_line(&mut self.stdout)).expect("JSON")
     }
 
+    /// Sends one line as the client.
+    fn write_line(&mut self, line: &str) {
+        let stdin = self.child.stdin.as_mut().expect("stdin");
+        stdin.write_all(line.as_bytes()).expect("write a line");
+        stdin.write_all(b"\n").expect("write a line");
+    }
+
     /// Sends one request.
     fn send(&mut self, id: u64, method: &str) {
         let params = if method == "initialize" {
@@ -339,9 +381,8 @@ impl Session {
         } else {
             ""
         };
-        let line = format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"{method}\"{params}}}\n");
-        let stdin = self.child.stdin.as_mut().expect("stdin");
-        stdin.write_all(line.as_bytes()).expect("write a request");
+        let line = format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"{method}\"{params}}}");
+        self.write_line(&line);
     }
 
     /// Closes the client's end; the proxy must exit 0. Its log.
@@ -662,4 +703,35 @@ fn a_cut_stream_with_event_ids_is_resumed_with_last_event_id() {
     error_naming(&answer, "cut in the middle of an event");
     let log = session.close();
     assert_logged(&log, "cut in the middle of an event", 1);
+}
+
+/// A client's `notifications/cancelled` ends the proxy's own reading of the cancelled
+/// request's stream: the event after it is not relayed, and the proxy closes the connection
+/// (the server sees it closed, and says so in its answer to the next request); no error.
+#[test]
+fn a_cancelled_request_is_read_no_further() {
+    let url = fault_server(Behaviour::Cancellable);
+    // Chosen: auto-detection would POST this first message alone, in order, to its end.
+    let mut session = Session::start(&url, &["--transport", "streamable-http"]);
+    session.send(1, "tools/call");
+    assert_eq!(session.next()["params"]["progress"], 1);
+    session.write_line(
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#,
+    );
+    let answer = session.ask(2, "ping");
+    assert_eq!(answer["result"]["stream_closed"], true, "{answer}");
+    let log = session.close();
+    assert!(log.trailer.errors.is_empty(), "{:?}", log.trailer.errors);
+    let relayed: Vec<_> = log
+        .dir(Direction::S2c)
+        .into_iter()
+        .map(|f| f.method.clone())
+        .collect();
+    assert_eq!(
+        relayed,
+        [
+            Some("notifications/progress".to_string()),
+            Some("ping".to_string())
+        ]
+    );
 }

@@ -81,6 +81,8 @@ pub struct Connection {
 struct Exchange<'o, 'a> {
     out: &'o Outgoing<'a>,
     unanswered: Vec<String>,
+    /// The caller wants no more of the answer (its client cancelled the request).
+    abandoned: bool,
 }
 
 impl Connection {
@@ -128,15 +130,19 @@ impl Connection {
     }
 
     /// POSTs `out` and hands each message of the answer to `each` as it arrives, until the
-    /// server has answered every request in it (or the answer ends, or fails).
-    pub fn post(&self, out: &Outgoing<'_>, each: &mut dyn FnMut(ServerMessage)) -> Outcome {
+    /// server has answered every request in it (or the answer ends, or fails), or `each`
+    /// returns `false`: the caller wants no more of it (the client cancelled the request),
+    /// and the answer is dropped unread, without a fault.
+    pub fn post(&self, out: &Outgoing<'_>, each: &mut dyn FnMut(ServerMessage) -> bool) -> Outcome {
         let mut exchange = Exchange {
             out,
             unanswered: out.requests.clone(),
+            abandoned: false,
         };
         let (fault, status) = match self.post_inner(&mut exchange, each) {
             Ok(status) => (
-                (!exchange.unanswered.is_empty()).then_some(Fault::Unanswered),
+                (!exchange.unanswered.is_empty() && !exchange.abandoned)
+                    .then_some(Fault::Unanswered),
                 status,
             ),
             Err((fault, status)) => (Some(fault), status),
@@ -151,7 +157,7 @@ impl Connection {
     fn post_inner(
         &self,
         exchange: &mut Exchange<'_, '_>,
-        each: &mut dyn FnMut(ServerMessage),
+        each: &mut dyn FnMut(ServerMessage) -> bool,
     ) -> Result<Option<u16>, (Fault, Option<u16>)> {
         let out = exchange.out;
         {
@@ -271,12 +277,13 @@ impl Connection {
     }
 
     /// Hands `message` on, noting the requests it answers (and, for `initialize`, the
-    /// revision negotiated); `false` once every request of the exchange is answered.
+    /// revision negotiated); `false` once every request of the exchange is answered, or the
+    /// caller wants no more.
     fn answered(
         &self,
         exchange: &mut Exchange<'_, '_>,
         message: ServerMessage,
-        each: &mut dyn FnMut(ServerMessage),
+        each: &mut dyn FnMut(ServerMessage) -> bool,
     ) -> bool {
         if !exchange.unanswered.is_empty() {
             if let Ok(text) = std::str::from_utf8(&message.bytes) {
@@ -299,8 +306,8 @@ impl Connection {
                 }
             }
         }
-        each(message);
-        !exchange.unanswered.is_empty()
+        exchange.abandoned |= !each(message);
+        !exchange.unanswered.is_empty() && !exchange.abandoned
     }
 
     /// Reads an event stream, handing each message event to `each` while it returns `true`;

@@ -199,7 +199,7 @@ impl Shared {
     fn detect(&self, out: &Outgoing<'_>) {
         let outcome = self
             .connection
-            .post(out, &mut |message: ServerMessage| self.relay(message));
+            .post(out, &mut |message| self.relay_for(out, message));
         let refused = matches!(
             outcome.fault,
             Some(Fault::Status {
@@ -276,7 +276,7 @@ impl Shared {
     fn exchange(&self, out: &Outgoing<'_>) -> Outcome {
         let outcome = self
             .connection
-            .post(out, &mut |message: ServerMessage| self.relay(message));
+            .post(out, &mut |message| self.relay_for(out, message));
         self.conclude(out, &outcome);
         outcome
     }
@@ -300,6 +300,22 @@ impl Shared {
     /// Writes a server message toward the client.
     fn relay(&self, message: ServerMessage) {
         self.to_client.send(&message.bytes, message.facts);
+    }
+
+    /// Writes a message of the answer to `out` toward the client, unless the client has
+    /// cancelled every request in `out`: then `false`, and the answer is read no further
+    /// (nor relayed: the client expects nothing more of those requests).
+    fn relay_for(&self, out: &Outgoing<'_>, message: ServerMessage) -> bool {
+        let cancelled = !out.requests.is_empty() && {
+            let cancelled = lock(&self.cancelled);
+            out.requests
+                .iter()
+                .all(|id| cancelled.iter().any(|c| same_id(c, id)))
+        };
+        if !cancelled {
+            self.relay(message);
+        }
+        !cancelled
     }
 
     /// A JSON-RPC error for each request the server did not answer, unless the client

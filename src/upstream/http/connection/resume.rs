@@ -21,10 +21,10 @@ impl Connection {
         exchange: &mut Exchange<'_, '_>,
         mut ended: Result<(), Fault>,
         mut last_id: Option<String>,
-        each: &mut dyn FnMut(ServerMessage),
+        each: &mut dyn FnMut(ServerMessage) -> bool,
     ) -> Result<(), Fault> {
         let mut attempts = 0;
-        while !exchange.unanswered.is_empty() && attempts < ATTEMPTS {
+        while !exchange.unanswered.is_empty() && !exchange.abandoned && attempts < ATTEMPTS {
             // A timeout or an oversized event is not a broken connection: it would recur.
             if matches!(&ended, Err(Fault::Timeout(_) | Fault::TooLarge(_))) {
                 break;
