@@ -56,6 +56,8 @@ enum Legacy {
     NoEndpoint,
     /// The stream names its endpoint; a POST there is refused with 400.
     PostRejected,
+    /// The stream names its endpoint; a POST there is accepted (202), and never answered.
+    Silent,
 }
 
 /// The resumable server's answer: to a POST, a stream cut in its second event (the first,
@@ -126,6 +128,7 @@ fn legacy_answer(
     }
     match legacy {
         Legacy::PostRejected => Some(response(400, "text/plain", &CLOSE, b"no such session")),
+        Legacy::Silent => Some(response(202, "text/plain", &CLOSE, b"Accepted")),
         _ => {
             let _ = stream.write_all(&response(202, "text/plain", &CLOSE, b"Accepted"));
             for mut event_stream in held.drain(..) {
@@ -734,4 +737,14 @@ fn a_cancelled_request_is_read_no_further() {
             Some("ping".to_string())
         ]
     );
+}
+
+/// A legacy server that accepts the POSTs and never answers on its stream: each request gets
+/// the timeout's error once the stream has been quiet for `--timeout` while it waited.
+#[test]
+fn a_legacy_request_never_answered_times_out_as_configured() {
+    let url = fault_server(Behaviour::Legacy(Legacy::Silent));
+    let options = ["--transport", "sse", "--timeout", "0.5"];
+    let (code, _) = two_failed_requests(&url, &options, "no answer within 500ms");
+    assert_eq!(code, -32001);
 }

@@ -9,7 +9,8 @@
 //! says how a POST went.
 
 use std::io::BufReader;
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::{mpsc, Arc, Condvar, Mutex};
+use std::time::Instant;
 
 use ureq::http::Uri;
 use ureq::Agent;
@@ -33,6 +34,8 @@ pub struct LegacySse {
     agent: Agent,
     config: HttpConfig,
     state: Mutex<State>,
+    /// Wakes the watch over waiting requests (a request POSTed, the stream ended).
+    changed: Condvar,
 }
 
 #[derive(Debug, Default)]
@@ -44,6 +47,9 @@ struct State {
     endpoint: Option<String>,
     /// The ids (JSON text) of the requests POSTed and not yet answered on the stream.
     pending: Vec<String>,
+    /// Since when the stream has been quiet while a request waits: its last event, or the
+    /// POST that made a request wait when none did.
+    quiet_since: Option<Instant>,
     /// Why the current stream ended, once it has: the session is gone with it.
     gone: Option<Fault>,
 }
@@ -55,6 +61,7 @@ impl LegacySse {
             agent: config.agent()?,
             config,
             state: Mutex::default(),
+            changed: Condvar::new(),
         })
     }
 
@@ -69,12 +76,13 @@ impl LegacySse {
     }
 
     /// Opens the event stream (GET) and waits for its `endpoint` event; then a thread of
-    /// its own reads the stream, handing each message to `each` as it arrives. When the
-    /// stream ends, `ended` gets the requests it left unanswered and why.
+    /// its own reads the stream, handing each message to `each` as it arrives. `unanswered`
+    /// gets the requests left unanswered and why: when the stream ends, or when it stays
+    /// quiet for the timeout while they wait (the stream goes on).
     pub fn open(
         self: &Arc<Self>,
         mut each: impl FnMut(ServerMessage) + Send + 'static,
-        ended: impl FnOnce(Outcome) + Send + 'static,
+        unanswered: impl Fn(Outcome) + Send + Sync + 'static,
     ) -> Result<(), Failure> {
         let timeout = self.config.timeout;
         let mut request = self
@@ -121,10 +129,12 @@ impl LegacySse {
             state.endpoint = None;
             state.gone = None;
             state.pending.clear();
+            state.quiet_since = None;
             state.generation
         };
+        let unanswered = Arc::new(unanswered);
         let (endpoint_tx, endpoint_rx) = mpsc::sync_channel(1);
-        let this = Arc::clone(self);
+        let (this, answer) = (Arc::clone(self), Arc::clone(&unanswered));
         std::thread::Builder::new()
             .name("http-sse".into())
             .spawn(move || {
@@ -137,10 +147,17 @@ impl LegacySse {
                 if endpoint_tx.send(endpoint).is_err() || !found {
                     return;
                 }
+                let (this_watch, answer_watch) = (Arc::clone(&this), Arc::clone(&answer));
+                let watch = std::thread::Builder::new()
+                    .name("http-sse-watch".into())
+                    .spawn(move || this_watch.watch(generation, &*answer_watch));
+                if let Err(e) = watch {
+                    tracing::warn!("ctxopt-proxy: no thread to time requests out: {e}");
+                }
                 let fault = this.read(&mut events, generation, &facts, &mut each);
-                if let Some(unanswered) = this.end(generation, &fault) {
-                    ended(Outcome {
-                        unanswered,
+                if let Some(left) = this.end(generation, &fault) {
+                    answer(Outcome {
+                        unanswered: left,
                         fault: Some(fault),
                         status: Some(status),
                     });
@@ -227,6 +244,7 @@ impl LegacySse {
                 for id in answered(&bytes) {
                     state.pending.retain(|wanted| !same_id(wanted, &id));
                 }
+                state.quiet_since = Some(Instant::now());
             }
             each(ServerMessage {
                 bytes,
@@ -247,7 +265,46 @@ impl LegacySse {
         }
         state.gone = Some(fault.clone());
         state.endpoint = None;
+        self.changed.notify_all();
         Some(std::mem::take(&mut state.pending))
+    }
+
+    /// Watches the requests waiting on the stream of `generation`, until it ends: when it
+    /// stays quiet for the timeout while some wait, `unanswered` gets them with
+    /// [`Fault::Timeout`] (the stream goes on).
+    fn watch(&self, generation: u64, unanswered: &dyn Fn(Outcome)) {
+        let timeout = self.config.timeout;
+        let mut state = lock(&self.state);
+        loop {
+            if state.generation != generation || state.gone.is_some() {
+                return;
+            }
+            let quiet = state
+                .quiet_since
+                .filter(|_| !state.pending.is_empty())
+                .map(|since| since.elapsed());
+            let wait = match quiet {
+                Some(quiet) if quiet >= timeout => {
+                    let expired = std::mem::take(&mut state.pending);
+                    state.quiet_since = None;
+                    drop(state);
+                    unanswered(Outcome {
+                        unanswered: expired,
+                        fault: Some(Fault::Timeout(timeout)),
+                        status: None,
+                    });
+                    state = lock(&self.state);
+                    continue;
+                }
+                Some(quiet) => timeout - quiet,
+                None => timeout,
+            };
+            state = self
+                .changed
+                .wait_timeout(state, wait)
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .0;
+        }
     }
 
     /// POSTs `out` to the endpoint; its answers come on the stream. A POST that fails
@@ -262,6 +319,10 @@ impl LegacySse {
             };
             match endpoint {
                 Ok(endpoint) => {
+                    if state.pending.is_empty() && !out.requests.is_empty() {
+                        state.quiet_since = Some(Instant::now());
+                        self.changed.notify_all();
+                    }
                     state.pending.extend(out.requests.iter().cloned());
                     endpoint
                 }

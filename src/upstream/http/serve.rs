@@ -254,8 +254,8 @@ impl Shared {
         self.conclude(out, &outcome);
     }
 
-    /// Opens the legacy event stream: its messages relayed; when it ends, the requests it
-    /// left unanswered answered with why.
+    /// Opens the legacy event stream: its messages relayed; the requests it leaves
+    /// unanswered (it ended, or stayed quiet for the timeout) answered with why.
     fn open_legacy(&self) -> Result<(), (Fault, Option<u16>)> {
         let (relay, ended) = (self.clone(), self.clone());
         self.legacy.open(
