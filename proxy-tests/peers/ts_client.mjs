@@ -2,7 +2,7 @@
 // Drives one scripted MCP session with the TypeScript SDK client against a stdio server (or a
 // Streamable HTTP one) and prints a canonical JSON transcript of everything the client observed.
 //
-// Usage: node ts_client.mjs <filesystem|everything|memory|pyserver> [--root DIR] -- <command> [args...]
+// Usage: node ts_client.mjs <filesystem|everything|memory|pyserver|sdkexample> [--root DIR] -- <command> [args...]
 //        node ts_client.mjs <everything|pyserver> [--root DIR] --url <URL> [--sse]
 //
 // The server command may be the server itself (a direct session) or ctxopt-proxy wrapping it
@@ -28,7 +28,7 @@ import { pathToFileURL } from "node:url";
 
 function usage(message) {
   process.stderr.write(`ts_client: ${message}\n`);
-  process.stderr.write("usage: node ts_client.mjs <filesystem|everything|memory|pyserver> [--root DIR] -- <command> [args...]\n");
+  process.stderr.write("usage: node ts_client.mjs <filesystem|everything|memory|pyserver|sdkexample> [--root DIR] -- <command> [args...]\n");
   process.stderr.write("       node ts_client.mjs <everything|pyserver> [--root DIR] --url <URL> [--sse]\n");
   process.exit(2);
 }
@@ -50,7 +50,7 @@ function parseArgs(argv) {
   }
   if ((url === null) === (command.length === 0)) usage("give either `-- <command>` or `--url <URL>`");
   if (sse && url === null) usage("--sse goes with --url");
-  if (!["filesystem", "everything", "memory", "pyserver"].includes(scenario)) usage(`unknown scenario ${scenario}`);
+  if (!["filesystem", "everything", "memory", "pyserver", "sdkexample"].includes(scenario)) usage(`unknown scenario ${scenario}`);
   return { scenario, root, url, sse, command };
 }
 
@@ -205,6 +205,12 @@ async function pyserver() {
   );
 }
 
+/** The TypeScript SDK's example server (`simpleStreamableHttp.js`, behind its OAuth provider). */
+async function sdkexample() {
+  await step("tools/list", {}, async () => (await client.listTools()).tools.map((t) => t.name).sort());
+  await callTool("greet", { name: "ctxopt" });
+}
+
 async function memory() {
   await step("tools/list", {}, async () => (await client.listTools()).tools.map((t) => t.name).sort());
   await callTool("create_entities", {
@@ -243,7 +249,7 @@ async function closeGracefully() {
 
 try {
   await client.connect(transport);
-  await { filesystem, everything, memory, pyserver }[scenario]();
+  await { filesystem, everything, memory, pyserver, sdkexample }[scenario]();
   await closeGracefully();
   const output = canonical({
     client: "ts",
