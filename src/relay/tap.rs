@@ -431,6 +431,11 @@ impl Tap {
             .name("tap".into())
             .spawn(move || {
                 lower_priority();
+                let mut header = header;
+                if let Some(notes) = &state.notes {
+                    // Frames queue meanwhile, as while the tokenizer loads.
+                    header.transport = Some(notes.transport().to_string());
+                }
                 for sink in &mut state.sinks {
                     sink.session_started(&header);
                 }
