@@ -157,6 +157,18 @@ fn assert_http_facts(log: &Log, json: bool) {
         assert_eq!(http.status, Some(200), "frame {}: {http:?}", frame.seq);
         assert_eq!(http.session_id, session, "frame {}", frame.seq);
         assert!(http.fault.is_none(), "{http:?}");
+        // The time to the first byte of a POST's answer, apart from the time to its end.
+        match http.via {
+            HttpVia::Post => {
+                let ttfb = http.ttfb_us.unwrap_or_else(|| {
+                    panic!("frame {}: no time to the first byte: {http:?}", frame.seq)
+                });
+                if let Some(latency) = frame.latency_us {
+                    assert!(ttfb <= latency, "frame {}: {ttfb} > {latency}", frame.seq);
+                }
+            }
+            _ => assert_eq!(http.ttfb_us, None, "{http:?}"),
+        }
         let content_type = http.content_type.as_deref();
         if json {
             assert_eq!(content_type, Some("application/json"), "{http:?}");

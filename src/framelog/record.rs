@@ -113,6 +113,10 @@ pub struct HttpFacts {
     /// The SSE event's `id`, when the server gave one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub event_id: Option<String>,
+    /// With `via: post`: microseconds from sending the POST to its response's headers, the
+    /// time to the first byte; the frame's `latency_us` runs to the whole answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttfb_us: Option<u64>,
     /// With `via: proxy`: why the proxy answered in the server's place (connection
     /// refused, a timeout, HTTP 503, a stream cut mid-event, an expired session, ...).
     #[serde(default, skip_serializing_if = "Option::is_none")]

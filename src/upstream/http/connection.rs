@@ -210,6 +210,7 @@ impl Connection {
         }
         // A subscription's stream stays open, silent, as long as the client listens.
         let idle = (out.method.as_deref() != Some("subscriptions/listen")).then_some(timeout);
+        let sent = std::time::Instant::now();
         let response = request
             .config()
             .timeout_recv_response(Some(timeout))
@@ -217,6 +218,7 @@ impl Connection {
             .build()
             .send(out.text)
             .map_err(|e| (Fault::from_ureq(e, timeout), None))?;
+        let ttfb_us = u64::try_from(sent.elapsed().as_micros()).ok();
         let status = response.status().as_u16();
         if out.is_initialize() && (200..300).contains(&status) {
             let given = header(&response, "mcp-session-id");
@@ -227,7 +229,10 @@ impl Connection {
         match status {
             202 => Ok(Some(status)),
             200..=299 => {
-                let facts = self.facts(HttpVia::Post, &response);
+                let facts = HttpFacts {
+                    ttfb_us,
+                    ..self.facts(HttpVia::Post, &response)
+                };
                 match facts.content_type.as_deref() {
                     Some("text/event-stream") => {
                         let mut body = response.into_body();
@@ -439,6 +444,7 @@ impl Connection {
             content_type: media_type(response),
             session_id: self.session_id(),
             event_id: None,
+            ttfb_us: None,
             fault: None,
         }
     }

@@ -121,6 +121,7 @@ impl LegacySse {
             content_type,
             session_id: None,
             event_id: None,
+            ttfb_us: None,
             fault: None,
         };
         let generation = {
@@ -250,6 +251,7 @@ impl LegacySse {
                 bytes,
                 facts: HttpFacts {
                     event_id: event.id,
+                    ttfb_us: None,
                     ..facts.clone()
                 },
             });

@@ -397,6 +397,7 @@ impl Shared {
                 content_type: None,
                 session_id: self.connection.session_id(),
                 event_id: None,
+                ttfb_us: None,
                 fault: Some(fault.to_string()),
             };
             self.to_client.send(&error, facts);

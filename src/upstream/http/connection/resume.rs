@@ -3,7 +3,7 @@
 //! asks for the rest, read as the stream's continuation.
 
 use super::{Connection, Exchange, ServerMessage};
-use crate::framelog::HttpVia;
+use crate::framelog::{HttpFacts, HttpVia};
 use crate::upstream::http::fault::Fault;
 
 /// How many times in a row a stream is re-opened without a new event before the fault
@@ -38,6 +38,7 @@ impl Connection {
                 .header("Accept", "text/event-stream")
                 .header("Last-Event-ID", &from);
             let (request, _) = self.common_headers(request, None);
+            let sent = std::time::Instant::now();
             let Ok(response) = request
                 .config()
                 .timeout_recv_response(Some(timeout))
@@ -48,7 +49,11 @@ impl Connection {
                 break;
             };
             let status = response.status().as_u16();
-            let facts = self.facts(HttpVia::Post, &response);
+            // The time to the first byte of the resumed answer: from the resuming GET.
+            let facts = HttpFacts {
+                ttfb_us: u64::try_from(sent.elapsed().as_micros()).ok(),
+                ..self.facts(HttpVia::Post, &response)
+            };
             if !(200..300).contains(&status)
                 || facts.content_type.as_deref() != Some("text/event-stream")
             {
