@@ -170,3 +170,49 @@ fn ctxopt_exits_2_on_bad_input_and_usage_errors() {
         "{stderr}"
     );
 }
+
+/// `ctxopt auth login` against a server that asks for no authorization (it answers 404 to
+/// everything: no 401 challenge, no protected-resource metadata) stores nothing and exits 2,
+/// naming the well-known URLs it tried.
+#[test]
+fn an_auth_login_that_stores_no_token_exits_2() {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let mut reader = BufReader::new(&stream);
+            let mut length = 0usize;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap_or(0);
+                }
+            }
+            let mut body = vec![0; length];
+            std::io::Read::read_exact(&mut reader, &mut body).ok();
+            let _ = (&stream).write_all(
+                b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+            );
+        }
+    });
+    let state = tempfile::tempdir().unwrap();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let out = Command::new(env!("CARGO_BIN_EXE_ctxopt"))
+        .args(["auth", "login", &url, "--no-browser"])
+        .env("XDG_STATE_HOME", state.path())
+        .output()
+        .unwrap();
+    let (code, stderr) = code_and_stderr(&out);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "publishes no protected-resource metadata (RFC 9728): it did not answer 401 with a Bearer challenge naming it, and none is at http://127.0.0.1:{port}/.well-known/oauth-protected-resource/mcp, http://127.0.0.1:{port}/.well-known/oauth-protected-resource"
+        )),
+        "{stderr}"
+    );
+    assert!(!state.path().join("ctxopt/auth").exists());
+}

@@ -100,7 +100,7 @@ fn fault_server(behaviour: Behaviour) -> String {
 }
 
 /// Reads one request: its header block (lowercased) and its body; `None` at end of stream.
-fn read_request(reader: &mut impl BufRead) -> Option<(String, String)> {
+pub(crate) fn read_request(reader: &mut impl BufRead) -> Option<(String, String)> {
     let mut headers = String::new();
     loop {
         let mut line = String::new();
@@ -158,7 +158,12 @@ fn tls_server() -> String {
     url
 }
 
-fn response(status: u16, content_type: &str, extra: &[(&str, &str)], body: &[u8]) -> Vec<u8> {
+pub(crate) fn response(
+    status: u16,
+    content_type: &str,
+    extra: &[(&str, &str)],
+    body: &[u8],
+) -> Vec<u8> {
     let mut head = format!(
         "HTTP/1.1 {status} Status\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n",
         body.len()
@@ -172,13 +177,13 @@ fn response(status: u16, content_type: &str, extra: &[(&str, &str)], body: &[u8]
     out
 }
 
-fn body_id(body: &str) -> String {
+pub(crate) fn body_id(body: &str) -> String {
     let value: Value = serde_json::from_str(body).expect("a JSON body");
     value["id"].to_string()
 }
 
 /// A proxy in front of `url`, talked to one message at a time.
-struct Session {
+pub(crate) struct Session {
     child: std::process::Child,
     stdout: ChildStdout,
     log: std::path::PathBuf,
@@ -187,9 +192,15 @@ struct Session {
 
 impl Session {
     fn start(url: &str, options: &[&str]) -> Session {
-        let cmd = ProxyCmd::remote(url)
-            .option(&["--inject", "none"])
-            .option(options);
+        Session::spawn(
+            ProxyCmd::remote(url)
+                .option(&["--inject", "none"])
+                .option(options),
+        )
+    }
+
+    /// Starts the proxy `cmd`.
+    pub(crate) fn spawn(cmd: ProxyCmd) -> Session {
         let mut child = cmd.spawn();
         let stdout = child.stdout.take().expect("stdout");
         Session {
@@ -201,7 +212,7 @@ impl Session {
     }
 
     /// Sends one request and returns the message the client gets back for it.
-    fn ask(&mut self, id: u64, method: &str) -> Value {
+    pub(crate) fn ask(&mut self, id: u64, method: &str) -> Value {
         let params = if method == "initialize" {
             r#","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}"#
         } else {
@@ -216,7 +227,7 @@ impl Session {
     }
 
     /// Closes the client's end; the proxy must exit 0. Its log.
-    fn close(mut self) -> Log {
+    pub(crate) fn close(mut self) -> Log {
         drop(self.child.stdin.take());
         self.child.stdout = Some(self.stdout);
         let (_, stderr, status) = finish(self.child);
@@ -226,7 +237,7 @@ impl Session {
 }
 
 /// The error of an answer, checked to name `cause`; its code.
-fn error_naming(answer: &Value, cause: &str) -> i64 {
+pub(crate) fn error_naming(answer: &Value, cause: &str) -> i64 {
     let message = answer["error"]["message"]
         .as_str()
         .expect("an error answer");
@@ -240,7 +251,7 @@ fn error_naming(answer: &Value, cause: &str) -> i64 {
 
 /// Every answer the proxy made in the server's place is in the log with its fault, and the
 /// trailer has a line naming it.
-fn assert_logged(log: &Log, cause: &str, answers: usize) {
+pub(crate) fn assert_logged(log: &Log, cause: &str, answers: usize) {
     let made: Vec<_> = log
         .dir(Direction::S2c)
         .into_iter()

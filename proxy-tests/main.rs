@@ -12,6 +12,7 @@ mod exit_codes;
 mod frame_log;
 mod hermetic;
 mod hooks;
+mod http_auth;
 mod http_faults;
 mod inject;
 mod interop;

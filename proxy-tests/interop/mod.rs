@@ -12,9 +12,12 @@
 //!   replay`) and verified against the live server and a changed one (`ctxopt verify`).
 //! - `remote`: remote servers over Streamable HTTP (server-everything, the Python SDK server)
 //!   reached by the TypeScript SDK client directly and through `ctxopt-proxy --url`.
+//! - `auth`: `ctxopt auth login` against the TypeScript SDK's example OAuth server, then a
+//!   session through `ctxopt-proxy --url` with the stored token, and `logout`.
 //! - `recorded_logs`: the sample logs in `frame-logs/` are valid, paired and consistent.
 //! - `token_crosscheck`: o200k_base counts versus npm `gpt-tokenizer` on real frames.
 
+mod auth;
 mod evidence;
 mod log_check;
 pub(crate) mod peers;

@@ -72,6 +72,11 @@ impl Peers {
             Server::Everything => "server-everything",
             Server::Memory => "server-memory",
             Server::PythonSdk => return self.dir.join("py_server.py"),
+            Server::SdkExample => {
+                return self.dir.join(
+                    "node_modules/@modelcontextprotocol/sdk/dist/esm/examples/server/simpleStreamableHttp.js",
+                )
+            }
         };
         self.dir
             .join("node_modules/@modelcontextprotocol")
@@ -87,6 +92,7 @@ impl Peers {
             Server::Everything => vec!["node".into(), script, "stdio".into()],
             Server::Memory => vec!["node".into(), script],
             Server::PythonSdk => vec![self.python.clone().into_os_string(), script],
+            Server::SdkExample => vec!["node".into(), script],
         }
     }
 
@@ -181,6 +187,9 @@ pub(crate) enum Server {
     Memory,
     /// `proxy-tests/peers/py_server.py`, on the Python SDK (answers `server/discover`).
     PythonSdk,
+    /// The TypeScript SDK's example server (`simpleStreamableHttp.js`), served over HTTP
+    /// with its demo OAuth provider.
+    SdkExample,
 }
 
 impl Server {
@@ -191,6 +200,7 @@ impl Server {
             Server::Everything => "everything",
             Server::Memory => "memory",
             Server::PythonSdk => "pyserver",
+            Server::SdkExample => "sdkexample",
         }
     }
 }

@@ -2,7 +2,7 @@
 // Drives one scripted MCP session with the TypeScript SDK client against a stdio server (or a
 // Streamable HTTP one) and prints a canonical JSON transcript of everything the client observed.
 //
-// Usage: node ts_client.mjs <filesystem|everything|memory|pyserver|blob> [--root DIR] -- <command> [args...]
+// Usage: node ts_client.mjs <filesystem|everything|memory|pyserver|sdkexample|blob> [--root DIR] -- <command> [args...]
 //        node ts_client.mjs <everything|pyserver|blob> [--root DIR] --url <URL>
 //
 // The server command may be the server itself (a direct session) or ctxopt-proxy wrapping it
@@ -28,7 +28,7 @@ import { pathToFileURL } from "node:url";
 
 function usage(message) {
   process.stderr.write(`ts_client: ${message}\n`);
-  process.stderr.write("usage: node ts_client.mjs <filesystem|everything|memory|pyserver|blob> [--root DIR] -- <command> [args...]\n");
+  process.stderr.write("usage: node ts_client.mjs <filesystem|everything|memory|pyserver|sdkexample|blob> [--root DIR] -- <command> [args...]\n");
   process.stderr.write("       node ts_client.mjs <everything|pyserver|blob> [--root DIR] --url <URL>\n");
   process.exit(2);
 }
@@ -47,7 +47,7 @@ function parseArgs(argv) {
     else usage(`unknown option ${flag}`);
   }
   if ((url === null) === (command.length === 0)) usage("give either `-- <command>` or `--url <URL>`");
-  if (!["filesystem", "everything", "memory", "pyserver", "blob"].includes(scenario)) usage(`unknown scenario ${scenario}`);
+  if (!["filesystem", "everything", "memory", "pyserver", "sdkexample", "blob"].includes(scenario)) usage(`unknown scenario ${scenario}`);
   return { scenario, root, url, command };
 }
 
@@ -202,6 +202,12 @@ async function pyserver() {
   );
 }
 
+/** The TypeScript SDK's example server (`simpleStreamableHttp.js`, behind its OAuth provider). */
+async function sdkexample() {
+  await step("tools/list", {}, async () => (await client.listTools()).tools.map((t) => t.name).sort());
+  await callTool("greet", { name: "ctxopt" });
+}
+
 /**
  * `py_server.py`'s `blob` tool (served with PY_SERVER_BLOB_TOOL=1): a 16 MiB text, transcribed as
  * its length, its SHA-256 and its last record (the text itself would make the transcript as large).
@@ -257,7 +263,7 @@ async function closeGracefully() {
 
 try {
   await client.connect(transport);
-  await { filesystem, everything, memory, pyserver, blob }[scenario]();
+  await { filesystem, everything, memory, pyserver, sdkexample, blob }[scenario]();
   await closeGracefully();
   const output = canonical({
     client: "ts",

@@ -392,11 +392,13 @@ pub struct CutResult {
 }
 
 /// Runs every cut of `sessions`: the hook at `budget`, the baselines at the size of its
-/// answer.
+/// answer. With `dump`, each cut's labels and every strategy's context are written there
+/// ([`dump_cut`]).
 pub(crate) fn run_cuts(
     sessions: &[Session],
     budget: usize,
     tokenizer: Tokenizer,
+    dump: Option<&Path>,
 ) -> Result<Vec<CutResult>, InteractiveError> {
     let mut out = Vec::new();
     for session in sessions {
@@ -408,6 +410,7 @@ pub(crate) fn run_cuts(
                 Strategy::Ctxopt,
                 score(&cut, &replay.context, tokenizer, replay.millis),
             )];
+            let mut contexts = vec![(Strategy::Ctxopt, replay.context.clone())];
             for strategy in &Strategy::ALL[1..] {
                 let started = Instant::now();
                 let context = match strategy {
@@ -417,6 +420,10 @@ pub(crate) fn run_cuts(
                 };
                 let millis = started.elapsed().as_secs_f64() * 1000.0;
                 scores.push((*strategy, score(&cut, &context, tokenizer, millis)));
+                contexts.push((*strategy, context));
+            }
+            if let Some(dir) = dump {
+                dump_cut(dir, session, &cut, &contexts)?;
             }
             out.push(CutResult {
                 session: session.name.clone(),
@@ -431,6 +438,57 @@ pub(crate) fn run_cuts(
         }
     }
     Ok(out)
+}
+
+/// Writes one cut to `dir` as Markdown, `<session file, / as __>@<share>.md`: the labels
+/// (files, code lines) and every strategy's context, each marked with the labels it holds,
+/// so a reader sees what each strategy kept and lost.
+fn dump_cut(
+    dir: &Path,
+    session: &Session,
+    cut: &SessionCut,
+    contexts: &[(Strategy, String)],
+) -> Result<(), InteractiveError> {
+    use std::fmt::Write as _;
+    let mut text = format!(
+        "# {} at {:.0} % ({} tool calls)\n\n## Labels\n\n",
+        session.name,
+        cut.share * 100.0,
+        cut.calls
+    );
+    for file in &cut.files {
+        let _ = writeln!(text, "- file `{file}`");
+    }
+    for line in &cut.code {
+        let _ = writeln!(text, "- code `{}`", line.trim());
+    }
+    for (strategy, context) in contexts {
+        let files = cut
+            .files
+            .iter()
+            .filter(|f| context.contains(f.as_str()))
+            .count();
+        let code = cut.code.iter().any(|l| context.contains(l.as_str()));
+        let _ = write!(
+            text,
+            "\n## {} (files {files}/{}, code {})\n\n~~~~text\n{context}\n~~~~\n",
+            strategy.name(),
+            cut.files.len(),
+            if cut.code.is_empty() {
+                "-"
+            } else if code {
+                "yes"
+            } else {
+                "no"
+            },
+        );
+    }
+    let path = dir.join(format!(
+        "{}@{:.0}.md",
+        session.name.replace('/', "__"),
+        cut.share * 100.0
+    ));
+    std::fs::write(&path, text).map_err(|source| InteractiveError::Io { path, source })
 }
 
 /// One compaction the client made (a Claude Code transcript's `compact_boundary`): what the
@@ -603,14 +661,22 @@ pub fn rows(results: &[CutResult]) -> Vec<InteractiveRow> {
     rows
 }
 
-/// Runs the benchmark on every session under `dir`, the restore at `budget` tokens.
+/// Runs the benchmark on every session under `dir`, the restore at `budget` tokens; with
+/// `dump`, every cut's labels and contexts are written to that folder.
 pub fn run(
     dir: &Path,
     budget: usize,
     tokenizer: Tokenizer,
+    dump: Option<&Path>,
 ) -> Result<InteractiveReport, InteractiveError> {
     let (sessions, infos) = load_corpus(dir)?;
-    let results = run_cuts(&sessions, budget, tokenizer)?;
+    if let Some(dump) = dump {
+        std::fs::create_dir_all(dump).map_err(|source| InteractiveError::Io {
+            path: dump.to_path_buf(),
+            source,
+        })?;
+    }
+    let results = run_cuts(&sessions, budget, tokenizer, dump)?;
     let compactions = run_compactions(&sessions, budget, tokenizer)?;
     Ok(InteractiveReport {
         compactions,
@@ -801,7 +867,13 @@ mod tests {
     #[test]
     fn rows_count_every_metric_per_half_and_client() {
         let session = fixture_session();
-        let results = run_cuts(&[session], DEFAULT_RESTORE_BUDGET, Tokenizer::default()).unwrap();
+        let results = run_cuts(
+            &[session],
+            DEFAULT_RESTORE_BUDGET,
+            Tokenizer::default(),
+            None,
+        )
+        .unwrap();
         assert_eq!(results.len(), 3);
         let rows = rows(&results);
         // One half (o/r is tuning or held-out), all clients + Claude Code, four strategies.

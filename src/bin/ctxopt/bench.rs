@@ -62,6 +62,10 @@ pub(crate) struct Args {
     /// `--restore-budget`).
     #[arg(long, default_value_t = DEFAULT_RESTORE_BUDGET, conflicts_with = "speed")]
     pub restore_budget: usize,
+    /// Write every interactive cut's labels and each strategy's context to this folder
+    /// (one Markdown file per cut), to read what each kept and lost.
+    #[arg(long, value_name = "DIR", conflicts_with = "speed")]
+    pub dump_cuts: Option<PathBuf>,
     /// Builds per size in the speed benchmark.
     #[arg(long, default_value_t = 5)]
     pub runs: usize,
@@ -91,7 +95,12 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             .corpus
             .clone()
             .unwrap_or_else(|| PathBuf::from(DEFAULT_CORPUS));
-        let result = interactive::run(&corpus, args.restore_budget, args.tokenizer)?;
+        let result = interactive::run(
+            &corpus,
+            args.restore_budget,
+            args.tokenizer,
+            args.dump_cuts.as_deref(),
+        )?;
         print!("{}\n\n{}", result.corpus_line(), result.markdown_table());
         if !result.compactions.is_empty() {
             print!(

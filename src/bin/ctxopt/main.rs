@@ -7,6 +7,7 @@
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod audit;
+mod auth;
 mod bench;
 mod build_context;
 mod client_select;
@@ -81,6 +82,8 @@ enum Command {
     Status(status::Args),
     /// Install or remove ctxopt's hooks in Claude Code's or Gemini CLI's settings.
     Hooks(install_hooks::Args),
+    /// Authorize ctxopt-proxy for a remote server that asks for OAuth (login, logout, status).
+    Auth(auth::Args),
 }
 
 fn main() -> ExitCode {
@@ -105,6 +108,7 @@ fn main() -> ExitCode {
         Command::Trust(args) => trust::run(args),
         Command::Status(args) => status::run(args),
         Command::Hooks(args) => install_hooks::run(args),
+        Command::Auth(args) => auth::run(args),
     };
     match result {
         Ok(code) => code,

@@ -16,6 +16,7 @@ use std::time::Duration;
 use ureq::http::Response;
 use ureq::{Agent, Body};
 
+use super::auth::ProxyAuth;
 use super::config::{display_url, ConfigError, HttpConfig};
 use super::fault::Fault;
 use super::outgoing::{header_value, same_id, Outgoing};
@@ -73,6 +74,8 @@ pub struct Connection {
     config: HttpConfig,
     shown_url: String,
     session: Mutex<Session>,
+    /// The token `ctxopt auth login` stored, unless the user gave an `Authorization` header.
+    auth: Option<ProxyAuth>,
 }
 
 /// What the answer to one POST is for.
@@ -84,8 +87,10 @@ struct Exchange<'o, 'a> {
 impl Connection {
     /// A connection with `config`'s URL, headers, timeout and trust.
     pub fn new(config: HttpConfig) -> Result<Connection, ConfigError> {
+        let agent = config.agent()?;
         Ok(Connection {
-            agent: config.agent()?,
+            auth: ProxyAuth::for_config(&config, agent.clone()),
+            agent,
             shown_url: display_url(&config.url),
             config,
             session: Mutex::new(Session::default()),
@@ -116,6 +121,9 @@ impl Connection {
         for (name, value) in &self.config.headers {
             request = request.header(name, value);
         }
+        if let Some(bearer) = self.auth.as_ref().and_then(ProxyAuth::header) {
+            request = request.header("Authorization", bearer);
+        }
         if let Some(id) = &session_id {
             request = request.header("Mcp-Session-Id", id);
         }
@@ -132,7 +140,16 @@ impl Connection {
             out,
             unanswered: out.requests.clone(),
         };
-        let (fault, status) = match self.post_inner(&mut exchange, each) {
+        let generation = self.auth.as_ref().map_or(0, ProxyAuth::generation);
+        let first = self.post_inner(&mut exchange, each);
+        let result = match &self.auth {
+            // A 401 comes before any message of the answer: sending again loses nothing.
+            Some(auth) => {
+                auth.retry_unauthorized(generation, first, || self.post_inner(&mut exchange, each))
+            }
+            None => first,
+        };
+        let (fault, status) = match result {
             Ok(status) => (
                 (!exchange.unanswered.is_empty()).then_some(Fault::Unanswered),
                 status,

@@ -45,6 +45,15 @@ pub enum Fault {
         /// Where it points.
         location: String,
     },
+    /// The server needs authorization (HTTP 401) and the stored token could not be used or
+    /// renewed.
+    #[error("HTTP 401: {reason}; run: {login}")]
+    Unauthorized {
+        /// Why the proxy has no token the server takes (never the token).
+        reason: String,
+        /// The command that stores one.
+        login: String,
+    },
     /// The server no longer knows the session (HTTP 404 to a request carrying its id).
     #[error(
         "the session {session} has expired (HTTP 404): the client must initialize a new session"
@@ -71,7 +80,7 @@ pub enum Fault {
 }
 
 /// `: <the start of the body>` when there is a body.
-fn excerpt(body: &str) -> String {
+pub(crate) fn excerpt(body: &str) -> String {
     let body = body.trim();
     if body.is_empty() {
         return String::new();

@@ -12,7 +12,10 @@
 //! - [`sse`]: server-sent events read one at a time as they arrive.
 //! - [`fault`]: what can go wrong, and the JSON-RPC error the client gets for it.
 //! - [`serve`]: the relay's [`crate::relay::Remote`] over a [`Connection`].
+//! - [`auth`]: the MCP authorization flow (`ctxopt auth login`) and the stored token the
+//!   connection sends and refreshes.
 
+pub mod auth;
 pub mod config;
 pub mod connection;
 pub mod fault;
