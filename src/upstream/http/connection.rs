@@ -135,7 +135,7 @@ impl Connection {
 
     /// POSTs `out` and hands each message of the answer to `each` as it arrives, until the
     /// server has answered every request in it (or the answer ends, or fails).
-    pub fn post(&self, out: &Outgoing<'_>, each: &mut dyn FnMut(ServerMessage)) -> Outcome {
+    pub fn post(&self, out: &Outgoing<'_>, each: &mut dyn FnMut(&ServerMessage)) -> Outcome {
         let mut exchange = Exchange {
             out,
             unanswered: out.requests.clone(),
@@ -166,7 +166,7 @@ impl Connection {
     fn post_inner(
         &self,
         exchange: &mut Exchange<'_, '_>,
-        each: &mut dyn FnMut(ServerMessage),
+        each: &mut dyn FnMut(&ServerMessage),
     ) -> Result<Option<u16>, (Fault, Option<u16>)> {
         let out = exchange.out;
         {
@@ -279,14 +279,18 @@ impl Connection {
         }
     }
 
-    /// Hands `message` on, noting the requests it answers (and, for `initialize`, the
-    /// revision negotiated); `false` once every request of the exchange is answered.
+    /// Hands `message` on, then notes the requests it answers (and, for `initialize`, the
+    /// revision negotiated); `false` once every request of the exchange is answered. The
+    /// message goes first: finding its ids takes passes over all of it (UTF-8, JSON, its
+    /// members), which for a result of megabytes the client need not wait for. (The next
+    /// message after `initialize` is POSTed only once this returns, with the revision.)
     fn answered(
         &self,
         exchange: &mut Exchange<'_, '_>,
         message: ServerMessage,
-        each: &mut dyn FnMut(ServerMessage),
+        each: &mut dyn FnMut(&ServerMessage),
     ) -> bool {
+        each(&message);
         if !exchange.unanswered.is_empty() {
             if let Ok(text) = std::str::from_utf8(&message.bytes) {
                 let answers = match classify(text) {
@@ -308,7 +312,6 @@ impl Connection {
                 }
             }
         }
-        each(message);
         !exchange.unanswered.is_empty()
     }
 
@@ -352,7 +355,7 @@ impl Connection {
     /// the server offers no such stream (HTTP 405).
     pub fn listen(
         &self,
-        each: &mut dyn FnMut(ServerMessage),
+        each: &mut dyn FnMut(&ServerMessage),
         stop: &AtomicBool,
     ) -> Result<bool, (Fault, Option<u16>)> {
         let timeout = self.config.timeout;
@@ -383,7 +386,7 @@ impl Connection {
         }
         let mut body = response.into_body();
         self.read_stream(body.as_reader(), facts, timeout, &mut |m| {
-            each(m);
+            each(&m);
             !stop.load(Ordering::Relaxed)
         })
         .map_err(|fault| (fault, Some(status)))?;

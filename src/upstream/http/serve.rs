@@ -153,7 +153,7 @@ impl Shared {
     fn exchange(&self, out: &Outgoing<'_>) -> Outcome {
         let outcome = self
             .connection
-            .post(out, &mut |message: ServerMessage| self.relay(message));
+            .post(out, &mut |message: &ServerMessage| self.relay(message));
         if let Some(fault) = &outcome.fault {
             let what = out.method.as_deref().unwrap_or(if out.requests.is_empty() {
                 "a response"
@@ -169,8 +169,8 @@ impl Shared {
     }
 
     /// Writes a server message toward the client.
-    fn relay(&self, message: ServerMessage) {
-        self.to_client.send(&message.bytes, message.facts);
+    fn relay(&self, message: &ServerMessage) {
+        self.to_client.send(&message.bytes, message.facts.clone());
     }
 
     /// A JSON-RPC error for each request the server did not answer, unless the client
@@ -203,7 +203,7 @@ impl Shared {
             .name("http-get".into())
             .spawn(move || {
                 let result = shared.connection.listen(
-                    &mut |message: ServerMessage| shared.relay(message),
+                    &mut |message: &ServerMessage| shared.relay(message),
                     &shared.stop,
                 );
                 if let Err((fault, _)) = result {
