@@ -4,7 +4,7 @@
 
 use ctxopt::framelog::{Direction, Frame, FrameKind};
 
-use crate::support::log::{read_log, Log};
+use crate::support::log::{read_log, schema_errors, Log};
 use crate::support::meta_with_icon;
 use crate::support::proxy::{ProxyCmd, Session};
 
@@ -218,7 +218,7 @@ fn a_session_log_snapshot() {
         (r#""(server_pid|proxy_pid|latency_us)":[0-9]+"#, r#""$1":"[N]""#),
         (r#""cwd":"[^"]*""#, r#""cwd":"[CWD]""#),
         (r#""server_argv":\["[^"]*fixture-server"#, r#""server_argv":["[FIXTURE]"#),
-        (r#""proxy_version":"[^"]+""#, r#""proxy_version":"[VERSION]""#),
+        (r#""(proxy_version|ctxopt_version)":"[^"]+""#, r#""$1":"[VERSION]""#),
     ]}, {
         insta::assert_snapshot!(text);
     });
@@ -308,4 +308,50 @@ fn real_tools_lists_relay_byte_exact_and_meta_tokens_match_a_tree_based_strip() 
         cross_checked_with_meta >= 3,
         "{cross_checked_with_meta} captures with _meta checked"
     );
+}
+
+#[test]
+fn the_trailer_pins_the_session_and_the_schema_refuses_malformed_pins() {
+    let cmd = ProxyCmd::fixture(&[
+        r#"method-result:initialize:{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"f","version":"7.1"}}"#,
+        r#"method-result:tools/list:{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}"#,
+        "respond",
+    ])
+    .option(&["--inject", "none"]);
+    let mut s = Session::start(&cmd);
+    s.send(b"{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},\"clientInfo\":{\"name\":\"cl\",\"version\":\"3\"}}}\n");
+    s.recv();
+    s.send(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}\n");
+    s.recv();
+    let (_, status) = s.close();
+    assert!(status.success());
+    let log = read_log(cmd.log_path());
+    let pins = log.trailer.pins.clone().expect("the trailer has pins");
+    let peer = |name: &str, version: &str| ctxopt::framelog::Identity {
+        name: name.into(),
+        version: Some(version.into()),
+    };
+    assert_eq!(pins.client, Some(peer("cl", "3")));
+    assert_eq!(pins.server, Some(peer("f", "7.1")));
+    assert_eq!(pins.protocols, ["2025-11-25", "2025-06-18"]);
+    let tools = serde_json::json!([{"name": "echo", "inputSchema": {"type": "object"}}]);
+    assert_eq!(
+        pins.catalog_digests,
+        [ctxopt::evidence::catalog::digest(tools.as_array().unwrap())]
+    );
+    assert_eq!(pins.ctxopt_version, log.header.proxy_version);
+    assert!(pins.changed.is_empty(), "{:?}", pins.changed);
+    // The schema holds the pins to their shape.
+    let trailer = serde_json::to_value(ctxopt::framelog::LogLine::Trailer(log.trailer)).unwrap();
+    assert!(schema_errors(&trailer).is_empty());
+    for (pointer, bad) in [
+        ("/pins/changed", serde_json::json!(["weather"])),
+        ("/pins/catalog_digests", serde_json::json!(["not-a-digest"])),
+        ("/pins/client", serde_json::json!({"name": "cl"})),
+        ("/pins/ctxopt_version", serde_json::json!("")),
+    ] {
+        let mut broken = trailer.clone();
+        *broken.pointer_mut(pointer).unwrap() = bad;
+        assert!(!schema_errors(&broken).is_empty(), "{pointer} accepted");
+    }
 }

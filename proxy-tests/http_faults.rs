@@ -31,6 +31,113 @@ enum Behaviour {
     Redirect,
     /// Plain HTTP at once, whatever comes (a TLS client's hello included).
     NotTls,
+    /// A POST's event stream with event ids, cut in the middle of its second event; a GET
+    /// with `Last-Event-ID` of the first gets the response when `resumes`, else 405.
+    Resumable {
+        /// Whether the server resumes.
+        resumes: bool,
+    },
+    /// A request's event stream that gives one progress notification and stays open; after
+    /// a `notifications/cancelled`, one more, then the server waits to see the proxy close
+    /// the stream; a `ping` is answered with `stream_closed`, whether it did.
+    Cancellable,
+    /// The legacy HTTP+SSE transport (POST to the URL: 405; GET: the event stream), failing
+    /// as the [`Legacy`] says.
+    Legacy(Legacy),
+}
+
+/// How a legacy HTTP+SSE server fails.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Legacy {
+    /// The stream names its endpoint; a POST there is accepted (202), and the stream is
+    /// then cut in the middle of an event.
+    CutAfterPost,
+    /// The stream ends before any endpoint event.
+    NoEndpoint,
+    /// The stream names its endpoint; a POST there is refused with 400.
+    PostRejected,
+    /// The stream names its endpoint; a POST there is accepted (202), and never answered.
+    Silent,
+}
+
+/// The resumable server's answer: to a POST, a stream cut in its second event (the first,
+/// `e-1`, a notification); to a GET resuming from `e-1`, the response to the cut request
+/// (`e-3`), or 405 when the server does not resume. The connection closes after each (the
+/// streams end at the close).
+fn resumable_answer(
+    resumes: bool,
+    headers: &str,
+    body: &str,
+    cut_request: &mut Option<String>,
+) -> Vec<u8> {
+    let stream = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n";
+    if headers.starts_with("post ") {
+        *cut_request = Some(body_id(body));
+        let note = r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"before the cut"}}"#;
+        return format!(
+            "{stream}id: e-1\ndata: {note}\n\nid: e-2\ndata: {{\"jsonrpc\":\"2.0\",\"id\":"
+        )
+        .into_bytes();
+    }
+    let from = headers
+        .lines()
+        .find_map(|l| l.strip_prefix("last-event-id:"))
+        .map(str::trim);
+    match (resumes, from, cut_request.take()) {
+        (true, Some("e-1"), Some(id)) => {
+            let answer = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"resumed":true}}}}"#);
+            format!("{stream}id: e-3\ndata: {answer}\n\n").into_bytes()
+        }
+        (true, _, _) => response(400, "text/plain", &CLOSE, b"not the event to resume from"),
+        (false, _, _) => response(405, "text/plain", &CLOSE, b"no resumption"),
+    }
+}
+
+/// The server serves one connection at a time: each legacy answer closes its connection, so
+/// that the next request (the GET, or a POST of the proxy's other client) can come on another.
+const CLOSE: [(&str, &str); 1] = [("Connection", "close")];
+
+/// The legacy server's answer to a request (its header block, lowercased); `None` when the
+/// request's connection is `held` open as an event stream.
+fn legacy_answer(
+    legacy: Legacy,
+    headers: &str,
+    stream: &mut std::net::TcpStream,
+    held: &mut Vec<std::net::TcpStream>,
+) -> Option<Vec<u8>> {
+    if headers.starts_with("get ") {
+        let head =
+            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n";
+        let first = match legacy {
+            Legacy::NoEndpoint => ": no endpoint here\n\n",
+            _ => "event: endpoint\ndata: /message?sessionId=s-1\n\n",
+        };
+        let _ = stream.write_all(format!("{head}{first}").as_bytes());
+        if legacy != Legacy::NoEndpoint {
+            held.push(stream.try_clone().expect("clone"));
+        }
+        return None;
+    }
+    if !headers.starts_with("post /message?sessionid=s-1 ") {
+        return Some(response(
+            405,
+            "text/plain",
+            &CLOSE,
+            b"POST is not served here",
+        ));
+    }
+    match legacy {
+        Legacy::PostRejected => Some(response(400, "text/plain", &CLOSE, b"no such session")),
+        Legacy::Silent => Some(response(202, "text/plain", &CLOSE, b"Accepted")),
+        _ => {
+            let _ = stream.write_all(&response(202, "text/plain", &CLOSE, b"Accepted"));
+            for mut event_stream in held.drain(..) {
+                let _ =
+                    event_stream.write_all(b"event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":");
+            }
+            Some(Vec::new())
+        }
+    }
 }
 
 /// A server on 127.0.0.1 answering every request as `behaviour` says; its thread lives as
@@ -40,6 +147,9 @@ fn fault_server(behaviour: Behaviour) -> String {
     let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
     std::thread::spawn(move || {
         let mut silent = Vec::new();
+        let mut held = Vec::new();
+        let mut cut_request = None;
+        let mut stream_closed = false;
         let mut sessions = 0;
         for stream in listener.incoming() {
             let Ok(mut stream) = stream else { continue };
@@ -53,9 +163,15 @@ fn fault_server(behaviour: Behaviour) -> String {
             let mut reader = BufReader::new(clone);
             while let Some((headers, body)) = read_request(&mut reader) {
                 let answer = match behaviour {
-                    Behaviour::Status(status) => {
-                        response(status, "text/plain", &[], b"down for maintenance")
-                    }
+                    // Closed after the answer: the server serves one connection at a time,
+                    // and the proxy's GET for a legacy stream (auto-detection) comes on
+                    // another.
+                    Behaviour::Status(status) => response(
+                        status,
+                        "text/plain",
+                        &[("Connection", "close")],
+                        b"down for maintenance",
+                    ),
                     Behaviour::Silent => {
                         silent.push(stream);
                         break;
@@ -67,6 +183,47 @@ fn fault_server(behaviour: Behaviour) -> String {
                         break;
                     }
                     Behaviour::NotTls => unreachable!("answered above"),
+                    Behaviour::Resumable { resumes } => {
+                        let answer = resumable_answer(resumes, &headers, &body, &mut cut_request);
+                        let _ = stream.write_all(&answer);
+                        break;
+                    }
+                    Behaviour::Cancellable => {
+                        let progress = |n: u8| {
+                            format!("data: {{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{{\"progressToken\":\"p\",\"progress\":{n}}}}}\n\n")
+                        };
+                        if body.contains("\"tools/call\"") {
+                            let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n";
+                            let _ = stream.write_all(format!("{head}{}", progress(1)).as_bytes());
+                            held.push(stream.try_clone().expect("clone"));
+                            break;
+                        } else if body.contains("notifications/cancelled") {
+                            let _ = stream.write_all(&response(202, "text/plain", &CLOSE, b""));
+                            for mut request in held.drain(..) {
+                                let _ = request.write_all(progress(2).as_bytes());
+                                request
+                                    .set_read_timeout(Some(std::time::Duration::from_secs(10)))
+                                    .expect("read timeout");
+                                let mut byte = [0];
+                                stream_closed =
+                                    matches!(std::io::Read::read(&mut request, &mut byte), Ok(0))
+                                        || request.write_all(progress(3).as_bytes()).is_err();
+                            }
+                            Vec::new()
+                        } else {
+                            let id = body_id(&body);
+                            let result = format!(
+                                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"stream_closed":{stream_closed}}}}}"#
+                            );
+                            response(200, "application/json", &CLOSE, result.as_bytes())
+                        }
+                    }
+                    Behaviour::Legacy(legacy) => {
+                        match legacy_answer(legacy, &headers, &mut stream, &mut held) {
+                            Some(answer) => answer,
+                            None => break,
+                        }
+                    }
                     Behaviour::Redirect => {
                         let to = [("Location", "http://127.0.0.1:9/elsewhere")];
                         response(307, "text/plain", &to, b"")
@@ -213,17 +370,33 @@ impl Session {
 
     /// Sends one request and returns the message the client gets back for it.
     pub(crate) fn ask(&mut self, id: u64, method: &str) -> Value {
+        self.send(id, method);
+        let answer = self.next();
+        assert_eq!(answer["id"], id, "{answer}");
+        answer
+    }
+
+    /// The next message the client gets.
+    fn next(&mut self) -> Value {
+        serde_json::from_slice(&read_line(&mut self.stdout)).expect("JSON")
+    }
+
+    /// Sends one line as the client.
+    fn write_line(&mut self, line: &str) {
+        let stdin = self.child.stdin.as_mut().expect("stdin");
+        stdin.write_all(line.as_bytes()).expect("write a line");
+        stdin.write_all(b"\n").expect("write a line");
+    }
+
+    /// Sends one request.
+    fn send(&mut self, id: u64, method: &str) {
         let params = if method == "initialize" {
             r#","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}"#
         } else {
             ""
         };
-        let line = format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"{method}\"{params}}}\n");
-        let stdin = self.child.stdin.as_mut().expect("stdin");
-        stdin.write_all(line.as_bytes()).expect("write a request");
-        let answer: Value = serde_json::from_slice(&read_line(&mut self.stdout)).expect("JSON");
-        assert_eq!(answer["id"], id, "{answer}");
-        answer
+        let line = format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"{method}\"{params}}}");
+        self.write_line(&line);
     }
 
     /// Closes the client's end; the proxy must exit 0. Its log.
@@ -404,6 +577,11 @@ fn unusable_remote_options_exit_125() {
         (vec!["--url", "ftp://example.com/mcp"], "--url"),
         (vec!["--url", &url, "--header", "no colon"], "--header"),
         (
+            vec!["--url", &url, "--transport", "websocket"],
+            "--transport",
+        ),
+        (vec!["--transport", "sse", "--", "true"], "needs --url"),
+        (
             vec![
                 "--url",
                 &url,
@@ -440,4 +618,144 @@ fn a_signal_stops_the_remote_relay_with_128_plus_n() {
     assert_eq!(status.code(), Some(128 + libc::SIGTERM), "{stderr}");
     let log = read_log(&session.log);
     assert_eq!(log.trailer.exit.signal, Some(libc::SIGTERM));
+}
+
+/// The legacy HTTP+SSE transport, chosen (`--transport sse`) and detected (the POST to the
+/// URL refused with 405): a stream cut after a request was POSTed answers that request with
+/// the cause, and every later one with the stream's failure, until the client initializes
+/// again.
+#[test]
+fn a_legacy_event_stream_cut_is_an_error_naming_it() {
+    for options in [&["--transport", "sse"][..], &[]] {
+        let url = fault_server(Behaviour::Legacy(Legacy::CutAfterPost));
+        let mut session = Session::start(&url, options);
+        let cause = "cut in the middle of an event";
+        error_naming(&session.ask(1, "tools/list"), cause);
+        let later = session.ask(2, "ping");
+        error_naming(&later, "the event stream failed earlier");
+        error_naming(&later, "the client must initialize a new session");
+        assert_eq!(later["error"]["data"]["transport"], "sse");
+        let log = session.close();
+        assert_logged(&log, cause, 2);
+        assert_eq!(log.header.transport.as_deref(), Some("sse"), "{options:?}");
+    }
+}
+
+/// A legacy event stream that ends without naming its endpoint: each request gets an error
+/// saying so.
+#[test]
+fn a_legacy_stream_without_an_endpoint_event_is_an_error_naming_it() {
+    let url = fault_server(Behaviour::Legacy(Legacy::NoEndpoint));
+    let (code, log) = two_failed_requests(&url, &["--transport", "sse"], "no endpoint event");
+    assert_eq!(code, -32000);
+    assert_eq!(log.header.transport.as_deref(), Some("sse"));
+}
+
+/// A POST to the legacy endpoint refused: the request gets the status and the body; the
+/// stream stays open for the next one.
+#[test]
+fn a_rejected_legacy_post_is_an_error_with_the_status() {
+    let url = fault_server(Behaviour::Legacy(Legacy::PostRejected));
+    let (_, log) = two_failed_requests(&url, &[], "HTTP 400: no such session");
+    assert_eq!(log.header.transport.as_deref(), Some("sse"));
+}
+
+/// Auto-detection against a server that refuses the POST with 404 and offers no event stream
+/// either: the client gets the POST's status, the log's trailer the GET's failure too, and
+/// the header Streamable HTTP (the transport tried first).
+#[test]
+fn auto_detection_without_a_legacy_stream_reports_the_post_status() {
+    let url = fault_server(Behaviour::Status(404));
+    let (_, log) = two_failed_requests(&url, &[], "HTTP 404: down for maintenance");
+    assert_eq!(log.header.transport.as_deref(), Some("streamable-http"));
+    assert!(
+        log.trailer
+            .errors
+            .iter()
+            .any(|e| e.contains("auto-detection")),
+        "{:?}",
+        log.trailer.errors
+    );
+}
+
+/// A POST's event stream cut mid-event after the server gave event ids: the proxy GETs the
+/// rest with `Last-Event-ID` (the last whole event's id), and the client gets the notification
+/// from before the cut and then the response, both logged as the POST's, with no error; a
+/// server that does not resume (405) leaves the cut to be reported as before.
+#[test]
+fn a_cut_stream_with_event_ids_is_resumed_with_last_event_id() {
+    let url = fault_server(Behaviour::Resumable { resumes: true });
+    let mut session = Session::start(&url, &[]);
+    session.send(1, "tools/list");
+    assert_eq!(session.next()["params"]["data"], "before the cut");
+    let answer = session.next();
+    assert_eq!(answer["id"], 1, "{answer}");
+    assert_eq!(answer["result"]["resumed"], true, "{answer}");
+    let log = session.close();
+    assert!(log.trailer.errors.is_empty(), "{:?}", log.trailer.errors);
+    let carried: Vec<_> = log
+        .dir(Direction::S2c)
+        .into_iter()
+        .map(|f| {
+            let http = f.http.as_ref().expect("http facts");
+            (http.via, http.event_id.clone())
+        })
+        .collect();
+    assert_eq!(
+        carried,
+        [
+            (HttpVia::Post, Some("e-1".to_string())),
+            (HttpVia::Post, Some("e-3".to_string())),
+        ]
+    );
+
+    let url = fault_server(Behaviour::Resumable { resumes: false });
+    let mut session = Session::start(&url, &[]);
+    session.send(1, "tools/list");
+    assert_eq!(session.next()["params"]["data"], "before the cut");
+    let answer = session.next();
+    error_naming(&answer, "cut in the middle of an event");
+    let log = session.close();
+    assert_logged(&log, "cut in the middle of an event", 1);
+}
+
+/// A client's `notifications/cancelled` ends the proxy's own reading of the cancelled
+/// request's stream: the event after it is not relayed, and the proxy closes the connection
+/// (the server sees it closed, and says so in its answer to the next request); no error.
+#[test]
+fn a_cancelled_request_is_read_no_further() {
+    let url = fault_server(Behaviour::Cancellable);
+    // Chosen: auto-detection would POST this first message alone, in order, to its end.
+    let mut session = Session::start(&url, &["--transport", "streamable-http"]);
+    session.send(1, "tools/call");
+    assert_eq!(session.next()["params"]["progress"], 1);
+    session.write_line(
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#,
+    );
+    let answer = session.ask(2, "ping");
+    assert_eq!(answer["result"]["stream_closed"], true, "{answer}");
+    let log = session.close();
+    assert!(log.trailer.errors.is_empty(), "{:?}", log.trailer.errors);
+    let relayed: Vec<_> = log
+        .dir(Direction::S2c)
+        .into_iter()
+        .map(|f| f.method.clone())
+        .collect();
+    assert_eq!(
+        relayed,
+        [
+            Some("notifications/progress".to_string()),
+            Some("ping".to_string())
+        ]
+    );
+}
+
+/// A legacy server that accepts the POSTs and never answers on its stream: each request gets
+/// the timeout's error once the stream has been quiet for `--timeout` while it waited.
+#[test]
+fn a_legacy_request_never_answered_times_out_as_configured() {
+    let url = fault_server(Behaviour::Legacy(Legacy::Silent));
+    let options = ["--transport", "sse", "--timeout", "0.5"];
+    let (code, _) = two_failed_requests(&url, &options, "no answer within 500ms");
+    assert_eq!(code, -32001);
 }

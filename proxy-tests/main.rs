@@ -26,6 +26,7 @@ mod redaction;
 mod relay_defects;
 mod relay_faults;
 mod relay_stream;
+mod revision;
 mod scenarios;
 mod support;
 mod wrap;

@@ -377,3 +377,57 @@ fn html_renders_in_headless_chromium() {
         "a non-trivial screenshot"
     );
 }
+
+/// A log of format 5 carries its pins in the trailer, and the report takes them from there; a
+/// log without them gets the same pins derived from its frames.
+#[test]
+fn the_report_takes_the_trailers_pins_and_derives_them_for_a_log_without() {
+    let recorded = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/frame-logs/everything-compaction.jsonl");
+    let text = std::fs::read_to_string(&recorded).unwrap();
+    let session = |text: &str| -> Report {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run.jsonl");
+        std::fs::write(&path, text).unwrap();
+        report::collect(&[path]).unwrap()
+    };
+    let mut lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let trailer = lines.last_mut().unwrap();
+    let pins = trailer["pins"].clone();
+    assert!(
+        pins["client"]["version"].is_string(),
+        "the recorded log is pinned"
+    );
+    let joined = |lines: &[Value]| {
+        lines
+            .iter()
+            .map(|l| l.to_string() + "\n")
+            .collect::<String>()
+    };
+    // Derived from the frames when the trailer has none: the same pins.
+    trailer.as_object_mut().unwrap().remove("pins");
+    let derived = session(&joined(&lines)).sessions.remove(0);
+    let as_written = session(&text).sessions.remove(0);
+    assert_eq!(derived.client, as_written.client);
+    assert_eq!(derived.server, as_written.server);
+    assert_eq!(derived.protocols, as_written.protocols);
+    assert_eq!(derived.catalog_digests, as_written.catalog_digests);
+    assert_eq!(
+        serde_json::to_value(&as_written.client).unwrap(),
+        pins["client"]
+    );
+    // Preferred when present: a trailer that says otherwise wins.
+    let mut other = pins.clone();
+    other["client"]["version"] = "9.9.9-trailer".into();
+    other["changed"] = serde_json::json!(["client"]);
+    lines.last_mut().unwrap()["pins"] = other;
+    let preferred = session(&joined(&lines)).sessions.remove(0);
+    assert_eq!(
+        preferred.client.and_then(|c| c.version).as_deref(),
+        Some("9.9.9-trailer")
+    );
+    assert_eq!(preferred.changed_mid_run, ["client"]);
+}

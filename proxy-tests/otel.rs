@@ -499,3 +499,45 @@ fn with_nothing_configured_no_socket_is_opened() {
     );
     assert!(!spans(&receiver.stop()).is_empty());
 }
+
+#[test]
+fn a_traceparent_in_meta_continues_into_the_exported_span() {
+    let Some(receiver) = Receiver::start(&[]) else {
+        return;
+    };
+    let (trace, parent) = ("4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7");
+    let input = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{{\"name\":\"t\",\"_meta\":{{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"traceparent\":\"00-{trace}-{parent}-01\",\"tracestate\":\"rojo=1\"}}}}}}\n\
+         {{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{{\"name\":\"t\",\"_meta\":{{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"}}}}}}\n"
+    );
+    let run = ProxyCmd::fixture(&["respond"])
+        .option(&["--inject", "none", "--otlp-endpoint", &receiver.url()])
+        .run(input.as_bytes());
+    assert!(run.status.success(), "{}", run.stderr);
+    let spans = spans(&receiver.stop());
+    let log = read_log(&run.log);
+    let span_of = |id: &str| {
+        let seq = log
+            .dir(Direction::C2s)
+            .into_iter()
+            .find(|f| f.id.as_deref() == Some(id))
+            .expect("request logged")
+            .seq;
+        spans
+            .iter()
+            .find(|s| attr(s, "ctxopt.request.seq") == Some(seq.to_string()))
+            .unwrap_or_else(|| panic!("no span for request {id}"))
+    };
+    let traced = span_of("1");
+    assert_eq!(traced["trace_id"], trace);
+    assert_eq!(traced["parent_span_id"], parent);
+    assert_eq!(traced["trace_state"], "rojo=1");
+    // Canary: a request without one stays in the session's own trace.
+    let session = spans
+        .iter()
+        .find(|s| s.get("parent_span_id").is_none())
+        .expect("the session span");
+    let untraced = span_of("2");
+    assert_eq!(untraced["trace_id"], session["trace_id"]);
+    assert_ne!(untraced["trace_id"], trace);
+}

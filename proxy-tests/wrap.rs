@@ -204,8 +204,8 @@ fn every_client_format_wraps_idempotently_and_unwraps_byte_for_byte() {
         let backup = ctxopt::clients::config_file::backup_path(path);
         assert_eq!(&std::fs::read_to_string(&backup).unwrap(), original);
     }
-    // Every stdio entry and every Streamable HTTP entry is behind the proxy, and serve was
-    // added; legacy SSE entries and headers in an env syntax the proxy lacks are listed.
+    // Every stdio entry and every remote entry is behind the proxy, and serve was added;
+    // headers in an env syntax the proxy lacks are listed.
     for (_, dest, at) in placements(&sandbox.project) {
         let path = sandbox.root.join(dest);
         let text = std::fs::read_to_string(&path).unwrap();
@@ -231,13 +231,14 @@ fn every_client_format_wraps_idempotently_and_unwraps_byte_for_byte() {
                     );
                     assert!(line[5] == "--" || line[5] == "--url", "{dest}: {line:?}");
                     remote += usize::from(line[5] == "--url");
+                    // Only the entry that says legacy SSE chooses it; the others are detected.
+                    let sse = line.windows(2).any(|w| w == ["--transport", "sse"]);
+                    assert_eq!(sse, entry.key == "linear", "{dest}: {line:?}");
                 }
                 State::Serve => serve += 1,
                 State::LeftAlone(why) => assert!(
                     why.contains("config.toml")
                         || why.contains("extension")
-                        || why == entries::SSE_REASON
-                        || why.contains("may be the legacy HTTP+SSE")
                         || why.contains("does not expand"),
                     "{dest}: {}: {why}",
                     entry.key
@@ -245,16 +246,17 @@ fn every_client_format_wraps_idempotently_and_unwraps_byte_for_byte() {
             }
         }
         assert_eq!(serve, 1, "{dest}: one ctxopt serve entry");
-        // Claude Code's `sentry`, Gemini's `httpServer`, VS Code's `github` (each states its
-        // transport); Zed's bare `url` is not guessed.
-        let expected = ["project/.mcp.json", ".gemini/", ".vscode/"]
-            .iter()
-            .any(|d| dest.contains(d));
-        assert_eq!(
-            remote,
-            usize::from(expected),
-            "{dest}: remote entries wrapped"
-        );
+        // Claude Code's `sentry` (type http) and its project's `linear` (type sse), Gemini's
+        // `httpServer` and `sseServer` (a bare `url`), VS Code's `github`, Zed's `remote` (a
+        // bare `url`); Cursor's and Windsurf's headers are `${env:…}`, which the proxy lacks.
+        let project_servers = matches!(&at, ServersAt::Json(k) if k[0] == "projects");
+        let expected = match dest {
+            "project/.mcp.json" | "project/.vscode/mcp.json" | "dotfiles/zed-settings.json" => 1,
+            "home/.claude.json" => usize::from(project_servers),
+            "home/.gemini/settings.json" => 2,
+            _ => 0,
+        };
+        assert_eq!(remote, expected, "{dest}: remote entries wrapped");
     }
     // The other project's entries in ~/.claude.json are untouched.
     let claude = std::fs::read_to_string(sandbox.home.join(".claude.json")).unwrap();

@@ -31,6 +31,18 @@ pub(crate) const CLIENT_INFO_KEY: &str = "io.modelcontextprotocol/clientInfo";
 /// The `_meta` key of the client's capabilities in requests (2026-07-28).
 pub(crate) const CLIENT_CAPABILITIES_KEY: &str = "io.modelcontextprotocol/clientCapabilities";
 
+/// The `_meta` key naming the `subscriptions/listen` request a notification belongs to
+/// (2026-07-28): that request's JSON-RPC id.
+pub(crate) const SUBSCRIPTION_ID_KEY: &str = "io.modelcontextprotocol/subscriptionId";
+
+/// The `_meta` key naming the task a `tasks/result` answer belongs to (the tasks
+/// extension, `io.modelcontextprotocol/tasks`).
+pub(crate) const RELATED_TASK_KEY: &str = "io.modelcontextprotocol/related-task";
+
+/// The `resultType` of a result that needs more input before the request can complete
+/// (2026-07-28): never final, never compacted.
+pub(crate) const INPUT_REQUIRED: &str = "input_required";
+
 /// Parse error.
 pub(crate) const PARSE_ERROR: i64 = -32700;
 /// Invalid request.
@@ -61,11 +73,6 @@ pub(crate) fn identity<'a>(
 /// The server's identity in an `initialize` or `server/discover` result, in either era.
 pub(crate) fn server_info(result: &Value) -> Option<&Value> {
     identity(result, "serverInfo", SERVER_INFO_KEY)
-}
-
-/// The client's identity in request params, in either era.
-pub(crate) fn client_info(params: &Value) -> Option<&Value> {
-    identity(params, "clientInfo", CLIENT_INFO_KEY)
 }
 
 /// The protocol version a request names in its `_meta`, if any.
@@ -143,7 +150,7 @@ mod tests {
         assert_eq!(server_info(&stateless).unwrap()["name"], "b");
         assert_eq!(server_info(&json!({})), None);
         let params = json!({"_meta": client_meta("c", "1")});
-        assert_eq!(client_info(&params).unwrap()["name"], "c");
+        assert_eq!(meta(&params, CLIENT_INFO_KEY).unwrap()["name"], "c");
         assert_eq!(
             request_version(&json!({"params": params})),
             Some(MODERN_VERSION)

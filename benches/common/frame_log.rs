@@ -53,6 +53,10 @@ fn frame(seq: u64, dir: Direction, kind: FrameKind, raw: String, tokens: u64) ->
         protocol: Some(MODERN_VERSION.into()),
         is_error: None,
         error_code: None,
+        result_type: None,
+        retries: None,
+        task: None,
+        subscription: None,
         tokens,
         meta_tokens: 0,
         items: None,
@@ -185,6 +189,7 @@ pub(crate) fn generate(path: &std::path::Path, size: u64) -> std::io::Result<u64
             frames_unlogged: 0,
             bytes: PerDirection::default(),
             errors: Vec::new(),
+            pins: None,
         }),
         &mut out,
     )?;

@@ -12,9 +12,13 @@
 //!   replay`) and verified against the live server and a changed one (`ctxopt verify`).
 //! - `remote`: remote servers over Streamable HTTP (server-everything, the Python SDK server)
 //!   reached by the TypeScript SDK client directly and through `ctxopt-proxy --url`.
+//! - `revision_peers`: the 2026-07-28 multi-round features (`input_required`, `subscriptions/listen`)
+//!   with the Python SDK on both ends, direct and through the proxy.
 //! - `auth`: `ctxopt auth login` against the TypeScript SDK's example OAuth server, then a
 //!   session through `ctxopt-proxy --url` with the stored token, and `logout`.
 //! - `recorded_logs`: the sample logs in `frame-logs/` are valid, paired and consistent.
+//! - `tasks`: a tool call run as a task (TypeScript SDK, server-everything), accounted when
+//!   its result comes.
 //! - `token_crosscheck`: o200k_base counts versus npm `gpt-tokenizer` on real frames.
 
 mod auth;
@@ -23,6 +27,8 @@ mod log_check;
 pub(crate) mod peers;
 mod recorded_logs;
 mod remote;
+mod revision_peers;
 pub(crate) mod session;
 mod sessions;
+mod tasks;
 mod token_crosscheck;

@@ -122,6 +122,31 @@ impl Peers {
         }
     }
 
+    /// server-everything serving the legacy HTTP+SSE transport (2024-11-05): its event stream
+    /// at `http://127.0.0.1:{port}/sse`, the endpoint it names `/message`.
+    pub(crate) fn sse_server_command(&self, port: u16) -> Command {
+        let mut command = Command::new("node");
+        command
+            .arg(self.server_script(Server::Everything))
+            .arg("sse")
+            .env("PORT", port.to_string());
+        command
+    }
+
+    /// `client`'s scripted session for `server` (roots: `fixture`), talking the legacy
+    /// HTTP+SSE transport to the event stream at `url` itself.
+    pub(crate) fn client_over_sse(
+        &self,
+        client: Client,
+        server: Server,
+        fixture: &Path,
+        url: &str,
+    ) -> Vec<OsString> {
+        let mut command = self.client_over_http(client, server, fixture, url);
+        command.push("--sse".into());
+        command
+    }
+
     /// `client`'s scripted session for `server` (roots: `fixture`), talking Streamable HTTP
     /// to `url` itself.
     pub(crate) fn client_over_http(

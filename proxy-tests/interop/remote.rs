@@ -1,6 +1,6 @@
-//! Remote servers over Streamable HTTP: a real server started in its HTTP mode, the TypeScript
-//! SDK client talking HTTP to it directly and stdio to `ctxopt-proxy --url` in front of it, at
-//! the same time. Both sessions observe the same; the log validates, pairs, counts and agrees
+//! Remote servers over Streamable HTTP and the legacy HTTP+SSE transport: a real server started
+//! in its HTTP mode, the TypeScript SDK client talking HTTP to it directly and stdio to
+//! `ctxopt-proxy --url` in front of it, at the same time. Both sessions observe the same; the log validates, pairs, counts and agrees
 //! with the client's view like a stdio log, carries the HTTP facts of every server frame, and
 //! holds no header secret.
 
@@ -31,8 +31,14 @@ pub(crate) struct Served {
 }
 
 impl Served {
-    /// Starts `command` (which serves on `port`) and waits until the port takes connections.
-    pub(crate) fn start(mut command: std::process::Command, port: u16) -> Served {
+    /// Starts `command` (which serves on `port`, its endpoint `/mcp`) and waits until the
+    /// port takes connections.
+    pub(crate) fn start(command: std::process::Command, port: u16) -> Served {
+        Served::start_at(command, port, "/mcp")
+    }
+
+    /// [`Served::start`] for a server whose endpoint is `path`.
+    pub(crate) fn start_at(mut command: std::process::Command, port: u16, path: &str) -> Served {
         let child = command
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -41,7 +47,7 @@ impl Served {
             .unwrap_or_else(|e| panic!("cannot start {command:?}: {e}"));
         let mut served = Served {
             child,
-            url: format!("http://127.0.0.1:{port}/mcp"),
+            url: format!("http://127.0.0.1:{port}{path}"),
         };
         let up = poll_until(Duration::from_secs(120), Duration::from_millis(20), || {
             if let Ok(Some(status)) = served.child.try_wait() {
@@ -213,6 +219,67 @@ fn ts_client_everything_over_streamable_http() {
         .filter(|f| f.http.as_ref().is_some_and(|h| h.event_id.is_some()))
         .count();
     assert!(with_ids > 0, "server-everything gives event ids");
+}
+
+/// server-everything in its legacy HTTP+SSE mode (2024-11-05): the TypeScript SDK client's SSE
+/// transport directly, and through the proxy both with `--transport sse` and with
+/// auto-detection (the server refuses the POST to its stream's URL with 404, and the proxy
+/// falls back to the GET stream), the three sessions at once and the same.
+#[test]
+fn ts_client_everything_over_legacy_sse_chosen_and_detected() {
+    let Some(peers) = Peers::locate() else {
+        return;
+    };
+    let port = free_port();
+    let served = Served::start_at(peers.sse_server_command(port), port, "/sse");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let fixture = fixture_tree();
+    let direct_cmd = peers.client_over_sse(Client::Ts, Server::Everything, &fixture, &served.url);
+    let logs = [tmp.path().join("sse.jsonl"), tmp.path().join("auto.jsonl")];
+    let mut chosen = proxied_url(&served.url, &logs[0]);
+    chosen.extend(["--transport".into(), "sse".into()]);
+    let detected = proxied_url(&served.url, &logs[1]);
+    let proxied_cmds = [chosen, detected]
+        .map(|target| peers.client_command(Client::Ts, Server::Everything, &fixture, &target));
+    let env = [(TOKEN_VAR, PathBuf::from(TOKEN))];
+    let (direct, proxied) = thread::scope(|s| {
+        let direct = s.spawn(|| run_driver(&direct_cmd, &[]));
+        let proxied = proxied_cmds
+            .each_ref()
+            .map(|cmd| s.spawn(|| run_driver(cmd, &env)));
+        let join = |h: thread::ScopedJoinHandle<'_, _>| {
+            h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))
+        };
+        (join(direct), proxied.map(join))
+    });
+    for (proxied, log_path) in proxied.iter().zip(&logs) {
+        let label = format!("everything over legacy SSE, {}", log_path.display());
+        assert_same_session(&direct, proxied, &label);
+        let text = std::fs::read_to_string(log_path).expect("the log");
+        assert!(!text.contains(TOKEN), "the header's token reached the log");
+        let log = read_log(log_path);
+        assert_eq!(log.header.transport.as_deref(), Some("sse"), "{label}");
+        assert_eq!(log.header.server_argv, std::slice::from_ref(&served.url));
+        assert_eq!(log.trailer.exit.code, Some(0), "{:?}", log.trailer.exit);
+        assert!(log.trailer.errors.is_empty(), "{:?}", log.trailer.errors);
+        log.assert_trailer_consistent();
+        log.assert_matches_client_view(proxied.sent(), proxied.received());
+        log.assert_paired();
+        log.assert_protocol(proxied.protocol());
+        log.assert_token_counts();
+        // Every server message came on the one GET stream, in no session of Streamable HTTP.
+        for frame in log.dir(Direction::S2c) {
+            let http = frame.http.as_ref().expect("http facts");
+            assert_eq!(http.via, HttpVia::Get, "frame {}", frame.seq);
+            assert_eq!(http.status, Some(200), "frame {}", frame.seq);
+            assert_eq!(http.content_type.as_deref(), Some("text/event-stream"));
+            assert_eq!(http.session_id, None, "frame {}", frame.seq);
+        }
+        let server_requests = methods(&log, Direction::S2c, FrameKind::Request);
+        for method in ["roots/list", "sampling/createMessage", "elicitation/create"] {
+            assert!(server_requests.contains(&method), "{label}: no {method}");
+        }
+    }
 }
 
 /// The Python SDK's server, answering with event streams: count_words's progress comes on

@@ -181,6 +181,44 @@ fn ts_client_everything() {
     };
     assert_initialize_era(&pair);
     assert_everything_traffic(&pair);
+    assert_pinned(&pair, "ctxopt-interop-ts", "1.0.0");
+}
+
+/// The trailer pins both peers as the client saw them (`client_name` and `client_version`
+/// are what the driver declares), the revision the client uses, ctxopt's version and the
+/// digest of the catalog the server listed last.
+fn assert_pinned(pair: &Pair, client_name: &str, client_version: &str) {
+    let pins = pair
+        .log
+        .trailer
+        .pins
+        .as_ref()
+        .expect("the trailer has pins");
+    let client = pins.client.as_ref().expect("client pinned");
+    assert_eq!(
+        (client.name.as_str(), client.version.as_deref()),
+        (client_name, Some(client_version))
+    );
+    let seen = &pair.proxied.json["server"];
+    let server = pins.server.as_ref().expect("server pinned");
+    assert_eq!(Some(server.name.as_str()), seen["name"].as_str());
+    assert!(server.version.is_some(), "{server:?}");
+    assert_eq!(server.version.as_deref(), seen["version"].as_str());
+    assert!(pins.protocols.iter().any(|p| p == pair.proxied.protocol()));
+    assert_eq!(pins.ctxopt_version, pair.log.header.proxy_version);
+    let last_list = pair
+        .log
+        .dir(Direction::S2c)
+        .into_iter()
+        .rfind(|f| f.kind == FrameKind::Response && f.method.as_deref() == Some("tools/list"))
+        .and_then(|f| f.server_raw.as_deref().or(f.raw.as_deref()))
+        .map(|raw| serde_json::from_str::<serde_json::Value>(raw).expect("json"))
+        .expect("a tools/list answer");
+    let tools = last_list["result"]["tools"].as_array().expect("tools");
+    assert_eq!(
+        pins.catalog_digests.last(),
+        Some(&ctxopt::evidence::catalog::digest(tools))
+    );
 }
 
 #[test]

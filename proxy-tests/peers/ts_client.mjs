@@ -3,7 +3,7 @@
 // Streamable HTTP one) and prints a canonical JSON transcript of everything the client observed.
 //
 // Usage: node ts_client.mjs <filesystem|everything|memory|pyserver|sdkexample|blob> [--root DIR] -- <command> [args...]
-//        node ts_client.mjs <everything|pyserver|blob> [--root DIR] --url <URL>
+//        node ts_client.mjs <everything|pyserver|blob> [--root DIR] --url <URL> [--sse]
 //
 // The server command may be the server itself (a direct session) or ctxopt-proxy wrapping it
 // (a proxied session); the interop tests run both and compare the two transcripts. With --url
@@ -17,6 +17,7 @@
 // bytes.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import {
   CreateMessageRequestSchema,
@@ -29,7 +30,7 @@ import { pathToFileURL } from "node:url";
 function usage(message) {
   process.stderr.write(`ts_client: ${message}\n`);
   process.stderr.write("usage: node ts_client.mjs <filesystem|everything|memory|pyserver|sdkexample|blob> [--root DIR] -- <command> [args...]\n");
-  process.stderr.write("       node ts_client.mjs <everything|pyserver|blob> [--root DIR] --url <URL>\n");
+  process.stderr.write("       node ts_client.mjs <everything|pyserver|blob> [--root DIR] --url <URL> [--sse]\n");
   process.exit(2);
 }
 
@@ -40,15 +41,18 @@ function parseArgs(argv) {
   const scenario = own.shift();
   let root = null;
   let url = null;
+  let sse = false;
   while (own.length > 0) {
     const flag = own.shift();
     if (flag === "--root") root = own.shift();
     else if (flag === "--url") url = own.shift();
+    else if (flag === "--sse") sse = true;
     else usage(`unknown option ${flag}`);
   }
   if ((url === null) === (command.length === 0)) usage("give either `-- <command>` or `--url <URL>`");
+  if (sse && url === null) usage("--sse goes with --url");
   if (!["filesystem", "everything", "memory", "pyserver", "sdkexample", "blob"].includes(scenario)) usage(`unknown scenario ${scenario}`);
-  return { scenario, root, url, command };
+  return { scenario, root, url, sse, command };
 }
 
 /** Sorts object keys at every depth. */
@@ -71,14 +75,16 @@ async function waitFor(predicate, what, ms = 10000) {
   }
 }
 
-const { scenario, root, url, command } = parseArgs(process.argv.slice(2));
+const { scenario, root, url, sse, command } = parseArgs(process.argv.slice(2));
 const transcript = [];
 const notifications = [];
 const serverRequests = [];
 const wire = { sent: [], received: [] };
 
 const transport = url
-  ? new StreamableHTTPClientTransport(new URL(url))
+  ? sse
+    ? new SSEClientTransport(new URL(url))
+    : new StreamableHTTPClientTransport(new URL(url))
   : new StdioClientTransport({
       command: command[0],
       args: command.slice(1),
@@ -249,8 +255,9 @@ async function memory() {
  */
 async function closeGracefully() {
   if (url) {
-    // Over HTTP the client ends its session itself (DELETE), as a proxy does for its client.
-    await transport.terminateSession();
+    // Over Streamable HTTP the client ends its session itself (DELETE), as a proxy does for
+    // its client; over the legacy transport closing the event stream ends it.
+    if (!sse) await transport.terminateSession();
     await client.close();
     return;
   }

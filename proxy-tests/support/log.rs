@@ -28,15 +28,20 @@ fn validator() -> &'static jsonschema::Validator {
     })
 }
 
+/// Where a log line (as JSON) breaks the schema: empty when it conforms.
+pub(crate) fn schema_errors(value: &serde_json::Value) -> Vec<String> {
+    validator()
+        .iter_errors(value)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect()
+}
+
 /// Validates one log line against the schema and parses it; panics with the line and the
 /// schema errors when it does not conform.
 pub(crate) fn parse_line(line: &str) -> LogLine {
     let value: serde_json::Value = serde_json::from_str(line)
         .unwrap_or_else(|e| panic!("log line is not JSON ({e}): {line:.300}"));
-    let errors: Vec<String> = validator()
-        .iter_errors(&value)
-        .map(|e| format!("{} at {}", e, e.instance_path()))
-        .collect();
+    let errors = schema_errors(&value);
     assert!(
         errors.is_empty(),
         "log line does not match the schema: {errors:?}\n{line:.300}"

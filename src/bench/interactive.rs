@@ -309,6 +309,7 @@ fn build_codex(
     let config = BuildConfig {
         budget,
         tokenizer,
+        files_in_play: true,
         ..BuildConfig::default()
     };
     let built = optimizer::build(&records, &config).map_err(|source| InteractiveError::Build {

@@ -1,7 +1,8 @@
 //! The server entries of a config file, read with their byte spans: which are stdio
 //! launches that can go behind `ctxopt-proxy`, which are already behind it, which is the
-//! `ctxopt serve` entry, which are remote servers (Streamable HTTP) that can go behind
-//! `ctxopt-proxy --url`, and which are left alone (legacy SSE, Zed extensions) and why.
+//! `ctxopt serve` entry, which are remote servers (Streamable HTTP or legacy SSE) that can go behind
+//! `ctxopt-proxy --url`, and which are left alone (Zed extensions, env syntaxes the proxy does
+//! not expand) and why.
 //! JSON/JSONC through [`super::jsonc`], TOML through `toml_edit`'s spans.
 
 use std::ops::Range;
@@ -69,7 +70,8 @@ pub struct Slot {
     pub after: String,
 }
 
-/// A remote server (Streamable HTTP) that `ctxopt-proxy --url` can reach in its place.
+/// A remote server (Streamable HTTP or the legacy HTTP+SSE transport) that
+/// `ctxopt-proxy --url` can reach in its place.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Remote {
     /// The entry's object, braces included.
@@ -78,6 +80,9 @@ pub struct Remote {
     pub url: String,
     /// Its headers as `Name: value`, env references as written (`${VAR}`).
     pub headers: Vec<String>,
+    /// Whether the entry says its transport is the legacy HTTP+SSE one (`type: "sse"`);
+    /// otherwise the proxy detects it.
+    pub sse: bool,
     /// The entry's other members (`timeout`, `disabled`, …), key to value end: they stay.
     pub(crate) kept: Vec<Range<usize>>,
 }
@@ -89,6 +94,9 @@ impl Remote {
             .iter()
             .map(|s| s.to_string())
             .collect();
+        if self.sse {
+            args.extend(["--transport".to_string(), "sse".to_string()]);
+        }
         for header in &self.headers {
             args.extend(["--header".to_string(), header.clone()]);
         }
@@ -192,9 +200,6 @@ fn classify(launch: Launch) -> State {
 const REMOTE_KEYS: [&str; 3] = ["url", "httpUrl", "serverUrl"];
 const REMOTE_TYPES: [&str; 3] = ["http", "sse", "streamable-http"];
 
-/// Why a remote entry over the legacy transport stays as it is.
-pub const SSE_REASON: &str = "legacy HTTP+SSE transport not supported by ctxopt-proxy yet";
-
 /// Members of a remote entry that `ctxopt-proxy` has no equivalent for.
 const SIGN_IN_KEYS: [&str; 3] = ["oauth", "authProviderType", "auth"];
 
@@ -210,12 +215,6 @@ fn remote_reason(has: &dyn Fn(&str) -> bool, kind: Option<&str>) -> Option<Strin
         )),
         _ => None,
     }
-}
-
-/// Whether the URL's path is the legacy transport's `/sse` endpoint.
-fn sse_path(url: &str) -> bool {
-    let end = url.find(['?', '#']).unwrap_or(url.len());
-    url[..end].trim_end_matches('/').ends_with("/sse")
 }
 
 /// Why `ctxopt-proxy` cannot send this header value as written, if it cannot: every `$`
@@ -258,27 +257,12 @@ fn json_remote(entry: &Node, kind: Option<&str>) -> Option<State> {
         return None;
     }
     let left = |why: String| Some(State::LeftAlone(why));
-    if kind == Some("sse") {
-        return left(SSE_REASON.into());
-    }
     let Some(url_key) = url_key else {
         return left(format!("remote server (type `{}`) without a URL", kind?));
     };
     let Some(url) = entry.get(url_key).and_then(Node::as_str) else {
         return left(format!("`{url_key}` is not a string"));
     };
-    if sse_path(url) {
-        return left(SSE_REASON.into());
-    }
-    // Only a transport the entry states is Streamable HTTP is wrapped: a bare `url` is the
-    // legacy SSE transport for Gemini CLI and either one for clients that probe (Cursor), and
-    // the proxy speaks Streamable HTTP only, so guessing could break a working server.
-    let streamable = *url_key == "httpUrl" || matches!(kind, Some("http" | "streamable-http"));
-    if !streamable {
-        return left(format!(
-            "remote server (`{url_key}` without `type: \"http\"`): its transport may be the legacy HTTP+SSE one, which ctxopt-proxy does not speak yet; state `\"type\": \"http\"` (Gemini CLI: `httpUrl`) to wrap it"
-        ));
-    }
     if url.contains('$') {
         return left(format!(
             "the URL references the environment (`{url_key}` holds `$`); ctxopt-proxy expands it in headers only"
@@ -318,10 +302,13 @@ fn json_remote(entry: &Node, kind: Option<&str>) -> Option<State> {
         .filter(|m| !skip(&m.key))
         .map(|m| m.key_span.start..m.value.span.end)
         .collect();
+    // A transport the entry does not state (a bare `url`: the legacy one for Gemini CLI,
+    // either for clients that probe, like Cursor) the proxy detects as those clients do.
     Some(State::Remote(Remote {
         value: entry.span.clone(),
         url: url.to_string(),
         headers,
+        sse: kind == Some("sse"),
         kept,
     }))
 }

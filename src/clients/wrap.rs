@@ -491,16 +491,36 @@ mod tests {
             ("fs".into(), expect(&["npx", "-y", "${PKG:-server}"], "fs"))
         );
         assert_eq!(lines[1], ("bare".into(), expect(&["srv"], "bare")));
-        assert_eq!(lines.len(), 2, "serve is not a launch");
+        assert_eq!(
+            lines[2],
+            (
+                "web".into(),
+                [
+                    "ctxopt-proxy",
+                    "--name",
+                    "web",
+                    "--inject",
+                    "none",
+                    "--url",
+                    "https://x"
+                ]
+                .into_iter()
+                .chain(["--transport", "sse"])
+                .map(String::from)
+                .collect()
+            )
+        );
+        assert_eq!(lines.len(), 3, "serve is not a launch");
         assert_eq!(plan.outcomes[3], ("ctxopt".into(), Outcome::ServeAdded));
         assert!(plan
             .text
             .contains("\"ctxopt\": {\"command\": \"ctxopt\", \"args\": [\"serve\"]}"));
         assert!(plan.text.contains("\"env\": {\"K\": \"${env:K}\"}"));
         assert!(plan.text.contains("// servers"));
-        assert_eq!(
-            plan.outcomes[2].1,
-            Outcome::LeftAlone(entries::SSE_REASON.into())
+        assert!(
+            matches!(&plan.outcomes[2].1, Outcome::WrappedRemote(m) if m.contains("\"sse\"")),
+            "{:?}",
+            plan.outcomes[2]
         );
         let again = wrap(&plan.text, &servers, Path::new("x"), OPTIONS)
             .unwrap()
@@ -664,21 +684,26 @@ mod tests {
         );
     }
 
-    /// The remote entries of each client, as its docs write them: key, servers place,
-    /// file, the URL and the `--header` values the wrapped command line must carry.
-    fn remote_shapes() -> Vec<(
+    type RemoteShape = (
         &'static str,
         ServersAt,
         String,
         &'static str,
+        bool,
         Vec<&'static str>,
-    )> {
+    );
+
+    /// The remote entries of each client, as its docs write them: key, servers place,
+    /// file, the URL, whether the entry says legacy SSE (`--transport sse`), and the
+    /// `--header` values the wrapped command line must carry.
+    fn remote_shapes() -> Vec<RemoteShape> {
         vec![
             (
                 "sentry",
                 at(&["mcpServers"]),
                 "{\n  \"mcpServers\": {\n    \"sentry\": {\n      \"type\": \"http\",\n      \"url\": \"https://mcp.sentry.dev/mcp\",\n      \"headers\": {\"Authorization\": \"Bearer ${SENTRY_TOKEN}\"}\n    }\n  }\n}\n".into(),
                 "https://mcp.sentry.dev/mcp",
+                false,
                 vec!["Authorization: Bearer ${SENTRY_TOKEN}"],
             ),
             (
@@ -686,6 +711,7 @@ mod tests {
                 at(&["mcpServers"]),
                 "{\"mcpServers\": {\"api\": {\"httpUrl\": \"http://localhost:3000/mcp\", \"headers\": {\"X-Key\": \"${KEY}\", \"X-Team\": \"blue\"}, \"timeout\": 30000, // ms\n \"trust\": false,}}}".into(),
                 "http://localhost:3000/mcp",
+                false,
                 vec!["X-Key: ${KEY}", "X-Team: blue"],
             ),
             (
@@ -693,6 +719,7 @@ mod tests {
                 at(&["mcpServers"]),
                 "{\"mcpServers\": {\"docs\": {\"type\": \"http\", \"url\": \"https://example.com/mcp\", \"headers\": {\"X-Api-Key\": \"$${literal}\"}}}}".into(),
                 "https://example.com/mcp",
+                false,
                 vec!["X-Api-Key: $${literal}"],
             ),
             (
@@ -700,6 +727,7 @@ mod tests {
                 at(&["servers"]),
                 "{\r\n\t\"servers\": {\r\n\t\t\"github\": {\"type\": \"http\", \"url\": \"https://api.githubcopilot.com/mcp/\", \"headers\": {\"Authorization\": \"Bearer ${GH_TOKEN}\"}}\r\n\t}\r\n}".into(),
                 "https://api.githubcopilot.com/mcp/",
+                false,
                 vec!["Authorization: Bearer ${GH_TOKEN}"],
             ),
             (
@@ -707,6 +735,7 @@ mod tests {
                 at(&["mcpServers"]),
                 "{\"mcpServers\": {\"figma\": {\"type\": \"http\", \"serverUrl\": \"https://mcp.figma.com/mcp\", \"disabled\": false}}}".into(),
                 "https://mcp.figma.com/mcp",
+                false,
                 vec![],
             ),
             (
@@ -714,7 +743,32 @@ mod tests {
                 at(&["context_servers"]),
                 "{\n  \"context_servers\": {\n    \"remote\": {\"type\": \"http\", \"url\": \"https://mcp.example.com/mcp\", \"headers\": {}}\n  }\n}\n".into(),
                 "https://mcp.example.com/mcp",
+                false,
                 vec![],
+            ),
+            (
+                "linear",
+                at(&["mcpServers"]),
+                "{\"mcpServers\": {\"linear\": {\"type\": \"sse\", \"url\": \"https://mcp.linear.app/sse\", \"headers\": {\"Authorization\": \"Bearer ${LINEAR_TOKEN}\"}}}}".into(),
+                "https://mcp.linear.app/sse",
+                true,
+                vec!["Authorization: Bearer ${LINEAR_TOKEN}"],
+            ),
+            (
+                "gemini-sse",
+                at(&["mcpServers"]),
+                "{\"mcpServers\": {\"gemini-sse\": {\"url\": \"http://localhost:8080/sse\", \"timeout\": 30000}}}".into(),
+                "http://localhost:8080/sse",
+                false,
+                vec![],
+            ),
+            (
+                "windsurf",
+                at(&["mcpServers"]),
+                "{\"mcpServers\": {\"windsurf\": {\"serverUrl\": \"https://h.example/mcp\", \"headers\": {\"K\": \"${K}\"}}}}".into(),
+                "https://h.example/mcp",
+                false,
+                vec!["K: ${K}"],
             ),
         ]
     }
@@ -726,7 +780,7 @@ mod tests {
         use crate::proxy::options::ProxyArgs;
         use crate::upstream::http::config::parse_header;
 
-        for (key, servers, text, url, headers) in remote_shapes() {
+        for (key, servers, text, url, sse, headers) in remote_shapes() {
             let typed = matches!(&servers, ServersAt::Json(k) if k[0] == "servers");
             let options = WrapOptions { serve: true, typed };
             let plan = wrap(&text, &servers, Path::new("x"), options)
@@ -749,6 +803,9 @@ mod tests {
             .iter()
             .map(|s| s.to_string())
             .collect();
+            if sse {
+                expect.extend(["--transport".to_string(), "sse".to_string()]);
+            }
             for h in &headers {
                 expect.extend(["--header".to_string(), h.to_string()]);
             }
@@ -765,6 +822,8 @@ mod tests {
             let line = &lines[0].1;
             let args = ProxyArgs::try_parse_from(line).unwrap();
             assert_eq!(args.url.as_deref(), Some(url));
+            let transport = sse.then_some(crate::upstream::http::Transport::Sse);
+            assert_eq!(args.transport, transport);
             assert_eq!(args.headers, headers);
             for header in &args.headers {
                 parse_header(header, |v| Some(format!("<{v}>"))).unwrap();
@@ -825,12 +884,9 @@ mod tests {
     }
 
     #[test]
-    fn legacy_sse_and_env_syntaxes_the_proxy_lacks_are_listed_and_left() {
+    fn env_syntaxes_and_urls_the_proxy_lacks_are_listed_and_left() {
         let servers = at(&["mcpServers"]);
         let cases = [
-            ("{\"type\": \"sse\", \"url\": \"https://mcp.linear.app/events\"}", entries::SSE_REASON),
-            ("{\"url\": \"http://localhost:8080/sse\"}", entries::SSE_REASON),
-            ("{\"type\": \"http\", \"url\": \"https://h/sse/?k=v\"}", entries::SSE_REASON),
             (
                 "{\"type\": \"http\", \"url\": \"https://h/mcp\", \"headers\": {\"API_KEY\": \"${env:API_KEY}\"}}",
                 "`${env:API_KEY}`",
@@ -844,9 +900,7 @@ mod tests {
             ("{\"type\": \"http\", \"url\": \"https://h/mcp\", \"oauth\": {\"enabled\": true}}", "sign in"),
             ("{\"httpUrl\": \"https://h/mcp\", \"headers\": {\"Mcp-Session-Id\": \"x\"}}", "sets this header itself"),
             ("{\"type\": \"http\", \"url\": \"ftp://h/mcp\"}", "http:// or https://"),
-            // A bare `url` may be the legacy transport (Gemini CLI, Cursor probing): not guessed.
-            ("{\"url\": \"https://h/mcp\"}", "without `type: "),
-            ("{\"serverUrl\": \"https://h/mcp\"}", "may be the legacy HTTP+SSE"),
+            ("{\"type\": \"sse\", \"url\": \"https://h/sse\", \"headers\": {\"K\": \"${env:K}\"}}", "`${env:K}`"),
             ("{\"type\": \"http\"}", "without a URL"),
         ];
         for (entry, reason) in cases {

@@ -101,6 +101,10 @@ pub(crate) enum Pass {
     Small,
     /// Not a `tools/call` result with a `content` array (an error response, say).
     NotAResult,
+    /// Not a final result: its `resultType` is not `complete` (2026-07-28): an
+    /// `input_required` result (whose `requestState` the client must echo byte for byte)
+    /// or a task handle. Passed whole whatever it holds.
+    NotFinal,
     /// The result has no text block to compact (only images, audio, resources), and the
     /// frame counts more than the limit. (One that counts at most the limit is
     /// [`Pass::UnderLimit`].)
@@ -121,6 +125,7 @@ impl std::fmt::Display for Pass {
         f.write_str(match self {
             Pass::Small => "under the limit",
             Pass::NotAResult => "not a tool result with content",
+            Pass::NotFinal => "not a final result (resultType other than complete)",
             Pass::NoText => "it has no text content to compact: relayed whole",
             Pass::UnderLimit => "under the limit",
             Pass::StructuredOverLimit { .. } => {
@@ -181,6 +186,12 @@ pub(crate) fn compact(
         return Outcome::Pass(Pass::NotAResult);
     };
     let result = &message["result"];
+    if result
+        .get("resultType")
+        .is_some_and(|t| t.as_str() != Some("complete"))
+    {
+        return Outcome::Pass(Pass::NotFinal);
+    }
     if !result.get("content").is_some_and(Value::is_array) {
         return Outcome::Pass(Pass::NotAResult);
     }

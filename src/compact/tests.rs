@@ -160,6 +160,35 @@ fn results_under_the_limit_and_other_frames_pass() {
     );
 }
 
+#[test]
+fn a_result_that_is_not_final_passes_whole_whatever_it_holds() {
+    let text = "a line of output that goes on\n".repeat(400);
+    let state = "eyJ2IjozfQ.".to_string() + &"Zm9v".repeat(200);
+    let input_required = response(
+        json!(1),
+        json!({"resultType": "input_required",
+               "content": [{"type": "text", "text": text}],
+               "inputRequests": {"name": {"method": "elicitation/create",
+                   "params": {"message": "Who?", "requestedSchema": {"type": "object"}}}},
+               "requestState": state}),
+    );
+    let complete = input_required.replace("\"input_required\"", "\"complete\"");
+    // Canary: the same result, final, is compacted.
+    assert!(matches!(
+        compact(&complete, &call(Schema::None), limits(500), "r", "g"),
+        Outcome::Compacted(_)
+    ));
+    assert_eq!(
+        compact(&input_required, &call(Schema::None), limits(500), "r", "g"),
+        Outcome::Pass(Pass::NotFinal)
+    );
+    let task = input_required.replace("\"input_required\"", "\"task\"");
+    assert_eq!(
+        compact(&task, &call(Schema::None), limits(500), "r", "g"),
+        Outcome::Pass(Pass::NotFinal)
+    );
+}
+
 /// Base64-like data of `bytes` bytes that packs few bytes into a token.
 fn blob(bytes: usize) -> String {
     (0..bytes)

@@ -13,11 +13,14 @@
 //! - [`trusted`]: the catalogs the proxy trusts, one file per server beside the store.
 //! - [`catalog_watch`]: the proxy's memory of each server's catalog across sessions.
 //! - [`hold_back`]: a changed catalog held back on the wire until `ctxopt trust`.
+//! - [`pins`]: what a session ran with (peers, revisions, catalogs, ctxopt), for the
+//!   log trailer and `ctxopt report`.
 
 pub mod catalog;
 pub mod catalog_watch;
 pub(crate) mod hold_back;
 pub mod json_diff;
+pub mod pins;
 pub mod recording;
 pub mod replay_server;
 pub mod trusted;

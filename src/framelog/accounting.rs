@@ -1,11 +1,12 @@
 //! Turning a relayed frame (bytes, direction, time) into its frame-log record: kind, id,
 //! pairing, latency, protocol revision, tokens and `_meta` tokens.
 
+use std::collections::VecDeque;
 use std::time::{Instant, SystemTime};
 
 use base64::Engine as _;
 
-use super::classify::{classify, Message, Shape};
+use super::classify::{classify, Message, Revision, Shape};
 use super::json_scan::root;
 use super::meta_strip::strip_meta;
 use super::pairing::{Pairing, Pending};
@@ -32,7 +33,12 @@ struct Accounted {
     latency_us: Option<u64>,
     protocol: Option<String>,
     is_error: Option<bool>,
+    task: Option<String>,
 }
+
+/// Most `input_required` results remembered for their retries; past it the oldest are
+/// forgotten (a client that never retries must not grow the accounting without bound).
+const MAX_AWAITING_INPUT: usize = 1024;
 
 /// The accounting state of one connection: the tokenizer, pairing and the sequence counter.
 #[derive(Debug)]
@@ -40,6 +46,22 @@ pub struct Accountant {
     tokenizer: Tokenizer,
     pairing: Pairing,
     seq: u64,
+    /// `input_required` results awaiting their retry, oldest first: (key, `seq`), the key
+    /// being the result's `requestState`, else its request's method and tool.
+    awaiting_input: VecDeque<(String, u64)>,
+}
+
+/// What links an `input_required` result and its retry: the `requestState` when there is
+/// one, else the method and tool of the request.
+fn input_key(request_state: Option<&str>, method: Option<&str>, tool: Option<&str>) -> String {
+    match request_state {
+        Some(state) => format!("state\0{state}"),
+        None => format!(
+            "call\0{}\0{}",
+            method.unwrap_or_default(),
+            tool.unwrap_or_default()
+        ),
+    }
 }
 
 /// RFC 3339 UTC with microseconds.
@@ -64,6 +86,7 @@ impl Accountant {
             tokenizer,
             pairing: Pairing::default(),
             seq: 0,
+            awaiting_input: VecDeque::new(),
         }
     }
 
@@ -83,6 +106,7 @@ impl Accountant {
             latency_us: None,
             protocol: None,
             is_error: None,
+            task: m.revision.as_ref().and_then(|r| r.task_id.clone()),
         };
         match m.kind {
             FrameKind::Request => {
@@ -91,6 +115,7 @@ impl Accountant {
                     tool: m.tool.clone(),
                     at: instant,
                     protocol: m.request_protocol.clone(),
+                    task: out.task.clone(),
                 };
                 let id = m.id.as_deref().unwrap_or_default();
                 out.protocol = self.pairing.request(dir, id, pending);
@@ -110,6 +135,7 @@ impl Accountant {
                         out.method = Some(req.method);
                         out.tool = req.tool;
                         out.protocol = req.protocol.or_else(|| self.pairing.current());
+                        out.task = req.task.or(out.task);
                     }
                     None => out.protocol = self.pairing.current(),
                 }
@@ -142,6 +168,30 @@ impl Accountant {
             error_code: m.error_code,
             tokens,
             meta_tokens,
+        }
+    }
+
+    /// Links `input_required` results and their retries: remembers a result that needs
+    /// input (frame `seq`), and returns, for a request that retries one, that result's `seq`.
+    fn rounds(&mut self, seq: u64, m: &Message, r: &Revision, a: &Accounted) -> Option<u64> {
+        let state = r.request_state.as_deref();
+        match m.kind {
+            FrameKind::Response
+                if r.result_type.as_deref() == Some(crate::protocol::INPUT_REQUIRED) =>
+            {
+                let key = input_key(state, a.method.as_deref(), a.tool.as_deref());
+                if self.awaiting_input.len() == MAX_AWAITING_INPUT {
+                    self.awaiting_input.pop_front();
+                }
+                self.awaiting_input.push_back((key, seq));
+                None
+            }
+            FrameKind::Request if state.is_some() || r.has_input_responses => {
+                let key = input_key(state, m.method.as_deref(), m.tool.as_deref());
+                let at = self.awaiting_input.iter().position(|(k, _)| *k == key)?;
+                self.awaiting_input.remove(at).map(|(_, seq)| seq)
+            }
+            _ => None,
         }
     }
 
@@ -179,6 +229,10 @@ impl Accountant {
             protocol: None,
             is_error: None,
             error_code: None,
+            result_type: None,
+            retries: None,
+            task: None,
+            subscription: None,
             tokens: 0,
             meta_tokens: 0,
             items: None,
@@ -207,6 +261,17 @@ impl Accountant {
                 let a = self.account(dir, &m, instant);
                 (frame.tokens, frame.meta_tokens) = self.token_pair(&text);
                 frame.kind = m.kind;
+                if let Some(revision) = &m.revision {
+                    frame.result_type = revision
+                        .result_type
+                        .clone()
+                        .filter(|t| m.kind == FrameKind::Response && t != "complete");
+                    frame.retries = self.rounds(seq, &m, revision, &a);
+                    frame.subscription = revision.subscription.clone();
+                }
+                frame.task = a.task.filter(|_| {
+                    is_task_method(a.method.as_deref(), frame.result_type.as_deref(), m.kind)
+                });
                 frame.id = m.id;
                 frame.method = a.method;
                 frame.tool = a.tool;
@@ -228,6 +293,16 @@ impl Accountant {
         }
         frame.raw = Some(text);
         frame
+    }
+}
+
+/// Whether a frame carries its task: a `tools/call` answer that is a task handle, or a
+/// `tasks/*` request or answer.
+fn is_task_method(method: Option<&str>, result_type: Option<&str>, kind: FrameKind) -> bool {
+    match method {
+        Some("tools/call") => kind == FrameKind::Response,
+        Some(m) => m.starts_with("tasks/"),
+        None => result_type == Some("task"),
     }
 }
 

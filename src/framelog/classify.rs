@@ -5,7 +5,7 @@ use std::ops::Range;
 
 use super::json_scan::{as_str, elements, find, is_valid, member, object_members, root, Member};
 use super::record::FrameKind;
-use crate::protocol::PROTOCOL_VERSION_KEY;
+use crate::protocol::{PROTOCOL_VERSION_KEY, RELATED_TASK_KEY, SUBSCRIPTION_ID_KEY};
 
 /// The accounting-relevant facts of one JSON-RPC message.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,8 +27,29 @@ pub(crate) struct Message {
     pub(crate) result_is_error: Option<bool>,
     /// `error.code` when it is an integer.
     pub(crate) error_code: Option<i64>,
+    /// The 2026-07-28 revision's facts, when the message has any.
+    pub(crate) revision: Option<Box<Revision>>,
     /// The message's span in the frame text.
     pub(crate) span: Range<usize>,
+}
+
+/// What a message says in the 2026-07-28 revision's vocabulary: kept apart (and absent
+/// from most messages) so that a [`Message`] stays small.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Revision {
+    /// `result.resultType` of a response (`complete`, `input_required`, `task`).
+    pub(crate) result_type: Option<String>,
+    /// The opaque `requestState` of a request's `params` or a response's `result`.
+    pub(crate) request_state: Option<String>,
+    /// Whether a request's `params` carry `inputResponses` (the retry of an
+    /// `input_required` result).
+    pub(crate) has_input_responses: bool,
+    /// The task a message is about (the tasks extension): a request's `params.taskId`; a
+    /// response's `result.task.taskId` (a task handle), `result.taskId` (`tasks/get`) or
+    /// `result._meta[RELATED_TASK_KEY].taskId` (`tasks/result`).
+    pub(crate) task_id: Option<String>,
+    /// The `_meta[SUBSCRIPTION_ID_KEY]` of a notification, as its JSON text.
+    pub(crate) subscription: Option<String>,
 }
 
 /// A frame's shape.
@@ -109,6 +130,37 @@ fn message(text: &str, span: Range<usize>) -> Message {
     let error_code = error
         .and_then(|r| member(text, r, "code"))
         .and_then(|r| text[r].parse::<i64>().ok());
+    let result_type = string_in(text, &result_members, "resultType");
+    let request_state = match kind {
+        FrameKind::Request => string_in(text, &params_members, "requestState"),
+        _ => string_in(text, &result_members, "requestState"),
+    };
+    let has_input_responses =
+        kind == FrameKind::Request && find(text, &params_members, "inputResponses").is_some();
+    let task_id = match kind {
+        FrameKind::Request => string_in(text, &params_members, "taskId"),
+        FrameKind::Response => find(text, &result_members, "task")
+            .and_then(|t| member(text, t, "taskId"))
+            .or_else(|| find(text, &result_members, "taskId"))
+            .or_else(|| {
+                let meta = find(text, &result_members, "_meta")?;
+                member(text, member(text, meta, RELATED_TASK_KEY)?, "taskId")
+            })
+            .and_then(|r| as_str(text, r).map(|s| s.into_owned())),
+        _ => None,
+    };
+    let subscription = (kind == FrameKind::Notification)
+        .then(|| find(text, &params_members, "_meta"))
+        .flatten()
+        .and_then(|m| member(text, m, SUBSCRIPTION_ID_KEY))
+        .map(|r| text[r].to_string());
+    let revision = Revision {
+        result_type,
+        request_state,
+        has_input_responses,
+        task_id,
+        subscription,
+    };
     Message {
         kind,
         id,
@@ -118,6 +170,7 @@ fn message(text: &str, span: Range<usize>) -> Message {
         result_protocol,
         result_is_error,
         error_code,
+        revision: (revision != Revision::default()).then(|| Box::new(revision)),
         span,
     }
 }

@@ -21,6 +21,6 @@ pub mod record;
 pub mod writer;
 
 pub use record::{
-    BatchItem, Direction, ExitStatus, Frame, FrameKind, Header, HttpFacts, HttpVia, LeftWhole,
-    LeftWholeReason, LineEnding, LogLine, PerDirection, Trailer, FORMAT_VERSION,
+    BatchItem, Direction, ExitStatus, Frame, FrameKind, Header, HttpFacts, HttpVia, Identity,
+    LeftWhole, LeftWholeReason, LineEnding, LogLine, PerDirection, Pins, Trailer, FORMAT_VERSION,
 };

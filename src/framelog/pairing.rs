@@ -66,6 +66,8 @@ pub(crate) struct Pending {
     pub(crate) at: Instant,
     /// The protocol revision the request was sent under.
     pub(crate) protocol: Option<String>,
+    /// The task a `tasks/*` request names.
+    pub(crate) task: Option<String>,
 }
 
 /// The direction a response to a request sent in `dir` travels in, and vice versa.
@@ -150,6 +152,7 @@ mod tests {
             tool: None,
             at: Instant::now(),
             protocol: protocol.map(Into::into),
+            task: None,
         }
     }
 

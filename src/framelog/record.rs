@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 /// The version of the frame-log format written into every header.
-pub const FORMAT_VERSION: u32 = 4;
+pub const FORMAT_VERSION: u32 = 5;
 
 /// Which way a frame travelled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -199,6 +199,23 @@ pub struct Frame {
     /// The JSON-RPC error code of an error response.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_code: Option<i64>,
+    /// The result's `resultType` when it is not `complete` (2026-07-28: `input_required`,
+    /// or `task` for a task handle).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result_type: Option<String>,
+    /// On a client request that retries an `input_required` result (with its
+    /// `requestState`, or its `inputResponses` for the same method and tool): the `seq` of
+    /// that result.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retries: Option<u64>,
+    /// The task a frame is about (the tasks extension): on a `tools/call` answer that is a
+    /// task handle, on the `tasks/*` requests naming it and on their answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<String>,
+    /// On a notification of a `subscriptions/listen` stream: the subscription, the listen
+    /// request's id as its JSON text (its `_meta["io.modelcontextprotocol/subscriptionId"]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subscription: Option<String>,
     /// Tokens of the frame text (without the line ending).
     pub tokens: u64,
     /// Tokens of the frame minus tokens of the frame with every `_meta` member removed.
@@ -340,6 +357,42 @@ pub struct Trailer {
     pub bytes: PerDirection,
     /// Logging and accounting errors, one line each.
     pub errors: Vec<String>,
+    /// What the session ran with (since format version 5; absent in older logs, and when
+    /// the server never started).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pins: Option<Box<Pins>>,
+}
+
+/// What a session ran with: the pins a figure of its log is re-derived against (a
+/// trailer's `pins`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Pins {
+    /// The client, from `initialize` params or a request's `_meta` (the last one seen).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<Identity>,
+    /// The server, from its `initialize` or `server/discover` result (the last one seen).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<Identity>,
+    /// Every protocol revision the frames carried, in order of first appearance.
+    pub protocols: Vec<String>,
+    /// The digest of each tool catalog the server listed, in order, a repeat of the one
+    /// before left out.
+    pub catalog_digests: Vec<String>,
+    /// The ctxopt version that wrote the log.
+    pub ctxopt_version: String,
+    /// What changed during the session, sorted: `catalog`, `client` (its name or
+    /// version), `protocol` (the revision of the server's answers), `server`.
+    pub changed: Vec<String>,
+}
+
+/// A peer's name and version (`clientInfo`, `serverInfo`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Identity {
+    /// `name`.
+    pub name: String,
+    /// `version` (`null` when the peer gave none).
+    #[serde(default)]
+    pub version: Option<String>,
 }
 
 /// Any line of a frame log, tagged by its `type` member.

@@ -189,6 +189,9 @@ pub(crate) fn build(
     let (records, ids) = store::to_records(Some(task.to_string()), stored);
     let config = BuildConfig {
         budget,
+        // A restore (the session after a compaction) names the files in play: the model has
+        // lost where it was working.
+        files_in_play: exclusions.snapshot.is_some(),
         ..BuildConfig::default()
     };
     let out = optimizer::build(&records, &config).map_err(|e| HookError::Build(e.to_string()))?;

@@ -244,6 +244,31 @@ fn pre_compact_snapshots_what_the_session_start_after_it_restores_even_from_a_cu
     let restored = run(HookClient::ClaudeCode, &start, &s.config).unwrap();
     let context = context_of(&restored, "SessionStart");
     assert!(context.contains(TASK), "{context}");
+    // The restore names the files in play, the file the session changed last first among
+    // the changed ones, in a section after what the session is doing now.
+    let (records, _) = import_transcript(&text);
+    let last_changed = records
+        .diffs
+        .iter()
+        .max_by_key(|d| d.common.timestamp.clone())
+        .map(|d| d.path.clone())
+        .unwrap();
+    let index = context
+        .split("## Files in play\n")
+        .nth(1)
+        .expect("a Files in play section")
+        .split("\n\n")
+        .next()
+        .unwrap();
+    let first_changed = index
+        .lines()
+        .find(|l| l.starts_with("- ") && l.contains(": changed"))
+        .unwrap();
+    assert!(
+        first_changed.starts_with(&format!("- {last_changed}: changed")),
+        "{index}"
+    );
+    assert!(context.find("## Files in play") > context.find("## Task"));
     let cites = cited(&context);
     assert!(
         !cites.is_disjoint(&saved),
@@ -568,6 +593,10 @@ fn a_prompt_time_answer_repeats_nothing_the_model_still_has() {
             .filter(|r| r.provenance.log_path.as_deref() == Some(log.as_str())),
     );
     let context = context_of(&answer, "UserPromptSubmit");
+    assert!(
+        !context.contains("## Files in play"),
+        "only a restore names them"
+    );
     // It injects facts of the earlier sessions that bear on the prompt, none of this one's…
     let cites = cited(&context);
     let session_ids = ids_of(import_transcript(&before).0);

@@ -20,6 +20,7 @@ use crate::optimizer::{BuildConfig, PIPELINE_VERSION};
 pub(crate) fn config_hash(config: &BuildConfig) -> String {
     let json = serde_json::json!({
         "budget": config.budget,
+        "files_in_play": config.files_in_play,
         "min_relevance": config.min_relevance,
         "pipeline_version": PIPELINE_VERSION,
         "task": config.task,

@@ -15,6 +15,7 @@ pub(crate) mod condense;
 pub(crate) mod dedupe;
 pub(crate) mod excerpt;
 pub(crate) mod extract;
+pub(crate) mod files_in_play;
 pub(crate) mod fragment;
 #[cfg(test)]
 mod invariants;
@@ -70,6 +71,11 @@ pub struct BuildConfig {
     /// Threads for token counting (0: as many as the machine has, at most 8). The output
     /// never depends on it.
     pub threads: usize,
+    /// Render the files in play (the files the session read, changed or ran commands on,
+    /// the latest first) as a section of their own, after what the session is doing now
+    /// (see `docs/scoring.md`, "Files in play"). Off by default; the hook's restore after a
+    /// compaction turns it on.
+    pub files_in_play: bool,
 }
 
 impl Default for BuildConfig {
@@ -81,6 +87,7 @@ impl Default for BuildConfig {
             weights: Weights::default(),
             min_relevance: DEFAULT_MIN_RELEVANCE,
             threads: 0,
+            files_in_play: false,
         }
     }
 }
@@ -173,6 +180,10 @@ pub fn build(records: &Records, config: &BuildConfig) -> Result<BuildOutput, Opt
             ),
         });
     }
+    let index = config
+        .files_in_play
+        .then(|| files_in_play::index(&units, config.budget, config.tokenizer))
+        .flatten();
     let selection = select::select(
         &units,
         &fragments,
@@ -180,6 +191,9 @@ pub fn build(records: &Records, config: &BuildConfig) -> Result<BuildOutput, Opt
         &candidates,
         config.budget,
         config.tokenizer,
+        index
+            .as_deref()
+            .map(|text| (text, config.tokenizer.count(text) + 1)),
     );
     Ok(assemble::assemble(assemble::Parts {
         config,

@@ -123,23 +123,32 @@ pub(crate) struct Placed {
 }
 
 /// Renders `placed` (sorted here by section, record order and chunk) and returns the text
-/// and the fragments in render order.
+/// and the fragments in render order. `index`, a rendered section of its own (the files in
+/// play), goes after the sections that say what the session is doing now (task, now, plan).
 pub(crate) fn render(
     units: &[Unit],
     fragments: &[Fragment],
     analyses: &[UnitAnalysis],
     placed: &[Placed],
+    index: Option<&str>,
 ) -> (String, Vec<Placed>) {
     let mut placed = placed.to_vec();
     placed.sort_unstable();
     let mut out = String::new();
     let mut section: Option<Section> = None;
     let mut last_unit: Option<UnitIx> = None;
+    let mut index = index;
     for p in &placed {
         let f = &fragments[p.fragment];
         if section != Some(p.section) {
             if section.is_some() {
                 out.push('\n');
+            }
+            if p.section > Section::Plan {
+                if let Some(block) = index.take() {
+                    out.push_str(block);
+                    out.push('\n');
+                }
             }
             out.push_str(&p.section.heading());
             section = Some(p.section);
@@ -154,6 +163,12 @@ pub(crate) fn render(
         }
         out.push_str(f.text(units));
         out.push('\n');
+    }
+    if let Some(block) = index {
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        out.push_str(block);
     }
     (out, placed)
 }
@@ -198,7 +213,7 @@ mod tests {
                 fragment: FragmentIx(i),
             })
             .collect();
-        let (text, order) = render(&units, &frags, &analyses, &placed);
+        let (text, order) = render(&units, &frags, &analyses, &placed, None);
         let expected = format!(
             "## Task\n[source: {} | record task]\nFix it\n\n## Constraints & decisions\n[source: {} | record {}]\nuser:\nYou must keep the API\n\n## Files\n[source: {} | record f1 | src/a.ts]\nexport {{}}\n",
             frags[0].id, frags[1].id, units[1].id, frags[2].id
@@ -212,6 +227,6 @@ mod tests {
 
     #[test]
     fn nothing_renders_to_nothing() {
-        assert_eq!(render(&[], &[], &[], &[]).0, "");
+        assert_eq!(render(&[], &[], &[], &[], None).0, "");
     }
 }

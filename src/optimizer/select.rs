@@ -256,7 +256,8 @@ impl Kept {
     }
 }
 
-/// Picks what goes into a context of `budget` tokens.
+/// Picks what goes into a context of `budget` tokens. `index` (a rendered section and its
+/// tokens: the files in play) is rendered with the fragments and its tokens are kept free.
 pub(crate) fn select(
     units: &[Unit],
     fragments: &[Fragment],
@@ -264,7 +265,10 @@ pub(crate) fn select(
     candidates: &[Candidate],
     budget: usize,
     tokenizer: Tokenizer,
+    index: Option<(&str, usize)>,
 ) -> Selection {
+    let full_budget = budget;
+    let budget = budget.saturating_sub(index.map_or(0, |(_, tokens)| tokens));
     let mut costs = Costs {
         tokenizer,
         units,
@@ -335,9 +339,15 @@ pub(crate) fn select(
     // token (the current change last).
     loop {
         let placed: Vec<Placed> = kept.order.iter().map(|&i| candidates[i].placed).collect();
-        let (context, order) = render(units, fragments, analyses, &placed);
+        let (context, order) = render(
+            units,
+            fragments,
+            analyses,
+            &placed,
+            index.map(|(text, _)| text),
+        );
         let tokens = tokenizer.count(&context);
-        if tokens <= budget || kept.order.len() == mandatory {
+        if tokens <= full_budget || kept.order.len() == mandatory {
             let mut layout = Layout::default();
             let rendered_tokens = order
                 .iter()
@@ -348,11 +358,11 @@ pub(crate) fn select(
                 tokens,
                 kept: order,
                 left_out,
-                conflict: (tokens > budget).then_some(tokens),
+                conflict: (tokens > full_budget).then_some(tokens),
                 rendered_tokens,
             };
         }
-        let mut over = tokens - budget;
+        let mut over = tokens - full_budget;
         while over > 0 {
             let least = kept
                 .order
@@ -688,7 +698,15 @@ mod tests {
     fn fills_by_score_within_budget() {
         let (units, frags, analyses) = setup(20);
         let cands = candidates(&units, &frags, |i| i as f64);
-        let s = select(&units, &frags, &analyses, &cands, 120, Tokenizer::O200kBase);
+        let s = select(
+            &units,
+            &frags,
+            &analyses,
+            &cands,
+            120,
+            Tokenizer::O200kBase,
+            None,
+        );
         assert!(s.tokens <= 120, "{}", s.tokens);
         assert_eq!(Tokenizer::O200kBase.count(&s.context), s.tokens);
         assert!(
@@ -707,7 +725,15 @@ mod tests {
     fn mandatory_over_budget_is_a_conflict_not_a_drop() {
         let (units, frags, analyses) = setup(3);
         let cands = candidates(&units, &frags, |_| 1.0);
-        let s = select(&units, &frags, &analyses, &cands, 5, Tokenizer::O200kBase);
+        let s = select(
+            &units,
+            &frags,
+            &analyses,
+            &cands,
+            5,
+            Tokenizer::O200kBase,
+            None,
+        );
         assert!(s.kept.iter().any(|p| p.fragment == FragmentIx(0)));
         assert_eq!(s.conflict, Some(s.tokens));
         assert_eq!(s.kept.len(), 1);
@@ -738,6 +764,7 @@ mod tests {
             &big(8.0),
             100_000,
             Tokenizer::O200kBase,
+            None,
         );
         assert_eq!(all.kept.len(), 7);
         let budget = all.tokens - 40;
@@ -748,6 +775,7 @@ mod tests {
             &big(8.0),
             budget,
             Tokenizer::O200kBase,
+            None,
         );
         let kept: Vec<usize> = s.kept.iter().map(|p| p.fragment.0).collect();
         assert!(kept.contains(&1), "{kept:?}");
@@ -762,6 +790,7 @@ mod tests {
             &big(1.5),
             budget,
             Tokenizer::O200kBase,
+            None,
         );
         assert!(!s.kept.iter().any(|p| p.fragment == FragmentIx(1)));
     }
@@ -783,6 +812,7 @@ mod tests {
             &cands,
             100_000,
             Tokenizer::O200kBase,
+            None,
         );
         assert_eq!(all.kept.len(), 5);
         let budget = all.tokens - 40;
@@ -793,6 +823,7 @@ mod tests {
             &cands,
             budget,
             Tokenizer::O200kBase,
+            None,
         );
         let kept: Vec<usize> = s.kept.iter().map(|p| p.fragment.0).collect();
         assert_eq!(kept, [0, 1, 3, 4], "B made room for A");
@@ -804,7 +835,15 @@ mod tests {
     fn rendered_costs_add_up_to_the_context() {
         let (units, frags, analyses) = setup(20);
         let cands = candidates(&units, &frags, |i| i as f64);
-        let s = select(&units, &frags, &analyses, &cands, 300, Tokenizer::O200kBase);
+        let s = select(
+            &units,
+            &frags,
+            &analyses,
+            &cands,
+            300,
+            Tokenizer::O200kBase,
+            None,
+        );
         let sum: usize = s.rendered_tokens.values().sum();
         // Pieces are counted as rendered; only a blank line before a heading may merge
         // with the newline before it.
@@ -831,7 +870,15 @@ mod tests {
     fn ties_break_by_record_order() {
         let (units, frags, analyses) = setup(4);
         let cands = candidates(&units, &frags, |_| 1.0);
-        let one = select(&units, &frags, &analyses, &cands, 60, Tokenizer::O200kBase);
+        let one = select(
+            &units,
+            &frags,
+            &analyses,
+            &cands,
+            60,
+            Tokenizer::O200kBase,
+            None,
+        );
         let kept: Vec<usize> = one.kept.iter().map(|p| p.fragment.0).collect();
         assert!(kept.len() >= 2 && kept.len() < 5, "{kept:?}");
         assert_eq!(kept[..2], [0, 1]);

@@ -261,7 +261,7 @@ pub(crate) fn apply(
         }
     }
     for (role, about) in state.roles.iter_mut().zip(about) {
-        if *role == Some(StateRole::Now) && !about {
+        if matches!(*role, Some(StateRole::Now | StateRole::Instruction)) && !about {
             *role = None;
         }
     }

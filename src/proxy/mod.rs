@@ -18,6 +18,7 @@ use std::sync::Arc;
 
 use crate::evidence::catalog_watch::CatalogWatch;
 use crate::evidence::hold_back::HoldBack;
+use crate::evidence::pins::PinTracker;
 use crate::injected::Bridge;
 use crate::otel::live::OtlpSink;
 use crate::otel::ExportConfig;
@@ -92,7 +93,10 @@ pub fn run(options: ProxyOptions) -> Result<u8, RunError> {
             None => interceptor,
         }) as Arc<dyn FrameHandler>
     });
-    let mut sinks: Vec<Box<dyn FrameSink>> = vec![Box::new(IngestSink::new(bridge))];
+    let mut sinks: Vec<Box<dyn FrameSink>> = vec![
+        Box::new(IngestSink::new(bridge)),
+        Box::new(PinTracker::default()),
+    ];
     if let Some(store_file) = options.store_file.as_deref() {
         sinks.push(Box::new(CatalogWatch::beside(
             store_file,

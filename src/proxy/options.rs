@@ -14,7 +14,7 @@ use crate::injected::tools::Selection;
 use crate::relay::{server_name, LogTarget};
 use crate::store::{self, Scope, StoreArgs};
 use crate::tokenizer::Tokenizer;
-use crate::upstream::http::config::{check_url, parse_header};
+use crate::upstream::http::config::{check_url, parse_header, Transport};
 use crate::upstream::http::{ConfigError, HttpConfig};
 
 /// The proxy's command line.
@@ -108,6 +108,11 @@ pub struct ProxyArgs {
     /// built-in roots (a private CA).
     #[arg(long, value_name = "FILE")]
     pub ca_cert: Option<PathBuf>,
+    /// With --url: the transport; auto tries Streamable HTTP and falls back to the legacy
+    /// HTTP+SSE transport (2024-11-05) when the server refuses the first POST with 400,
+    /// 404 or 405.
+    #[arg(long, value_enum, value_name = "TRANSPORT")]
+    pub transport: Option<Transport>,
     /// The server's command and arguments (after `--`).
     #[arg(required_unless_present = "url", trailing_var_arg = true)]
     pub command: Vec<OsString>,
@@ -163,7 +168,8 @@ pub enum OptionsError {
     /// `--url`, `--header` or `--ca-cert` cannot be used.
     #[error(transparent)]
     Http(#[from] ConfigError),
-    /// An option of a remote server (`--header`, `--timeout`, `--ca-cert`) without `--url`.
+    /// An option of a remote server (`--header`, `--timeout`, `--ca-cert`, `--transport`)
+    /// without `--url`.
     #[error("{0} is for a remote server: it needs --url")]
     NeedsUrl(&'static str),
     /// `CTXOPT_HOLD_CHANGED_TOOLS` is neither on nor off.
@@ -261,6 +267,7 @@ impl ProxyOptions {
                     (!args.headers.is_empty(), "--header"),
                     (args.timeout.is_some(), "--timeout"),
                     (args.ca_cert.is_some(), "--ca-cert"),
+                    (args.transport.is_some(), "--transport"),
                 ];
                 if let Some((_, option)) = stray.into_iter().find(|(given, _)| *given) {
                     return Err(OptionsError::NeedsUrl(option));
@@ -279,6 +286,7 @@ impl ProxyOptions {
                     headers,
                     timeout: args.timeout.unwrap_or(DEFAULT_TIMEOUT),
                     ca_cert: args.ca_cert,
+                    transport: args.transport.unwrap_or_default(),
                 })
             }
         };
@@ -447,6 +455,11 @@ mod tests {
         let http = options.http.unwrap();
         assert_eq!(http.headers, [("X-Team".to_string(), "blue".to_string())]);
         assert_eq!(http.timeout, Duration::from_millis(2500));
+        assert_eq!(http.transport, Transport::Auto);
+        let sse = parse(&["--url", "http://h/sse", "--transport", "sse"]).unwrap();
+        let sse = ProxyOptions::resolve(sse, None).unwrap().http.unwrap();
+        assert_eq!(sse.transport, Transport::Sse);
+        assert!(parse(&["--url", "http://h/", "--transport", "websocket"]).is_err());
         // A command and a URL, neither: usage errors; a remote server's option without a URL.
         assert!(parse(&["--url", "http://h/", "--", "server"]).is_err());
         assert!(parse(&[]).is_err());
@@ -454,6 +467,7 @@ mod tests {
             ["--header", "A: b"],
             ["--timeout", "3"],
             ["--ca-cert", "ca.pem"],
+            ["--transport", "sse"],
         ] {
             let args = parse(&[stray[0], stray[1], "--", "server"]).unwrap();
             let err = ProxyOptions::resolve(args, None).unwrap_err();

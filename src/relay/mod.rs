@@ -262,12 +262,11 @@ fn run_remote(
     };
     let header = Header {
         server_argv: remote.describe(),
-        transport: Some(remote.transport().to_string()),
         ..header(&config, started, None)
     };
     let stats = Arc::new(RelayStats::default());
     let log_path = writer.is_open().then(|| absolute(writer.path()));
-    let notes = Arc::new(TransportNotes::default());
+    let notes = Arc::new(TransportNotes::for_remote(remote.as_ref()));
     let (tap, tap_sender) = Tap::start(
         header,
         writer,
@@ -277,6 +276,7 @@ fn run_remote(
         log_path,
         Some(notes.clone()),
     )?;
+    let settle = notes.clone();
     let (from_client, to_remote) = io::pipe()?;
     let (from_remote, to_relay) = io::pipe()?;
     let (drained, answers, _) = start_pumps(
@@ -322,6 +322,8 @@ fn run_remote(
             0,
         ),
     };
+    // The header waits for the transport's name: a remote that never named it will not now.
+    settle.settle();
     tap.finish(exit);
     Ok(code)
 }
@@ -368,6 +370,7 @@ fn log_start_failure(writer: &mut LogWriter, header: Header, err: &child::SpawnE
         frames_unlogged: 0,
         bytes: PerDirection::default(),
         errors: vec![err.to_string()],
+        pins: None,
     }));
 }
 

@@ -16,7 +16,7 @@ use std::collections::VecDeque;
 use std::fs::File;
 use std::io;
 use std::sync::atomic::AtomicBool;
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::{mpsc, Arc, Condvar, Mutex};
 
 use super::outlet::Outlet;
 use super::stats::RelayStats;
@@ -28,8 +28,16 @@ pub trait Remote: std::fmt::Debug + Send {
     /// What the log's header shows as `server_argv` (nothing secret: no header values).
     fn describe(&self) -> Vec<String>;
 
-    /// The transport's name for the log's header (`streamable-http`).
+    /// The transport's name for the log's header (`streamable-http`, `sse`): the one it
+    /// speaks, or when it [detects](Remote::detects_transport) the transport, the one it
+    /// tries first.
     fn transport(&self) -> &'static str;
+
+    /// Whether the remote finds its transport out on the first exchange and names it
+    /// through [`ServerFrames::transport_found`]: the log's header waits for it.
+    fn detects_transport(&self) -> bool {
+        false
+    }
 
     /// Starts serving the client's frames from `link.from_client` until that ends (or
     /// `link.stop` is set), writing the server's through `link.to_client`, on threads of
@@ -52,14 +60,58 @@ pub struct RemoteLink {
     pub finished: mpsc::Sender<()>,
 }
 
-/// The transport facts of the server frames written and not yet logged, oldest first.
-#[derive(Debug, Default)]
-pub(crate) struct TransportNotes(Mutex<VecDeque<HttpFacts>>);
+/// What the transport tells the tap: the facts of the server frames written and not yet
+/// logged, oldest first, and the transport's name once it is known.
+#[derive(Debug)]
+pub(crate) struct TransportNotes {
+    facts: Mutex<VecDeque<HttpFacts>>,
+    /// The transport's name: set from the start, or when the remote has found it out.
+    name: Mutex<Option<&'static str>>,
+    found: Condvar,
+    /// The name when the remote never says (it exchanged nothing).
+    otherwise: &'static str,
+}
 
 impl TransportNotes {
+    /// Notes for `remote`'s frames.
+    pub(crate) fn for_remote(remote: &dyn Remote) -> Self {
+        TransportNotes {
+            facts: Mutex::default(),
+            name: Mutex::new((!remote.detects_transport()).then(|| remote.transport())),
+            found: Condvar::new(),
+            otherwise: remote.transport(),
+        }
+    }
+
     /// The facts of the next server frame the tap logs.
     pub(crate) fn next(&self) -> Option<HttpFacts> {
-        lock(&self.0).pop_front()
+        lock(&self.facts).pop_front()
+    }
+
+    /// The transport's name, waiting until it is known (the remote has found it out, or
+    /// the run [is ending](TransportNotes::settle)).
+    pub(crate) fn transport(&self) -> &'static str {
+        let mut name = lock(&self.name);
+        loop {
+            if let Some(name) = *name {
+                return name;
+            }
+            name = self
+                .found
+                .wait(name)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+    }
+
+    /// Names the transport, unless it is named already.
+    fn found(&self, transport: &'static str) {
+        lock(&self.name).get_or_insert(transport);
+        self.found.notify_all();
+    }
+
+    /// The run is ending: a transport the remote never named is the one it tried first.
+    pub(crate) fn settle(&self) {
+        self.found(self.otherwise);
     }
 }
 
@@ -92,7 +144,7 @@ impl ServerFrames {
         let mut writer = self.outlet.lock();
         // Queued before the first byte can reach the `s2c` pump, under the lock that
         // orders the frames: the tap finds the facts of each frame in the frames' order.
-        lock(&self.notes.0).push_back(facts);
+        lock(&self.notes.facts).push_back(facts);
         let written =
             matches!(writer.write(message), Ok(true)) && matches!(writer.write(b"\n"), Ok(true));
         if !written {
@@ -102,6 +154,12 @@ impl ServerFrames {
                 .error("remote: a server message could not be handed to the relay".into());
         }
         written
+    }
+
+    /// Names the transport the remote found out it speaks (for the log's header; see
+    /// [`Remote::detects_transport`]). Only the first name counts.
+    pub fn transport_found(&self, transport: &'static str) {
+        self.notes.found(transport);
     }
 
     /// A line for the log trailer's `errors` (a transport fault with no request to answer).

@@ -6,7 +6,7 @@
 //! tap thread: never on the relay's path, so a slow sink delays the log and injected
 //! answers (which wait for the tap), never a relayed frame.
 
-use crate::framelog::{ExitStatus, Frame, Header};
+use crate::framelog::{ExitStatus, Frame, Header, Pins};
 
 /// Where a frame's line was written in the frame log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,4 +32,10 @@ pub trait FrameSink: std::fmt::Debug + Send {
 
     /// Lines for the log trailer's `errors`, asked once at the end of the run.
     fn trailer_errors(&self) -> Vec<String>;
+
+    /// The session's pins for the log trailer, asked once at the end of the run: the
+    /// first sink that gives some is written (`None`: this sink does not pin).
+    fn pins(&self) -> Option<Pins> {
+        None
+    }
 }

@@ -385,6 +385,7 @@ impl TapState {
                 .saturating_sub(frames_logged.saturating_sub(self.proxy_lines)),
             bytes: self.stats.bytes(),
             errors,
+            pins: self.sinks.iter().find_map(|sink| sink.pins()).map(Box::new),
         };
         self.writer.write(&LogLine::Trailer(trailer));
     }
@@ -430,6 +431,11 @@ impl Tap {
             .name("tap".into())
             .spawn(move || {
                 lower_priority();
+                let mut header = header;
+                if let Some(notes) = &state.notes {
+                    // Frames queue meanwhile, as while the tokenizer loads.
+                    header.transport = Some(notes.transport().to_string());
+                }
                 for sink in &mut state.sinks {
                     sink.session_started(&header);
                 }

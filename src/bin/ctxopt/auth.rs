@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::Context;
 use ctxopt::upstream::http::auth::{self, LoginOptions, TokenStore};
 use ctxopt::upstream::http::config::{check_url, display_url};
-use ctxopt::upstream::http::HttpConfig;
+use ctxopt::upstream::http::{HttpConfig, Transport};
 
 /// Arguments of `ctxopt auth`.
 #[derive(Debug, clap::Args)]
@@ -104,6 +104,7 @@ fn run_login(args: LoginArgs, store: &TokenStore) -> anyhow::Result<ExitCode> {
         headers: Vec::new(),
         timeout: Duration::from_secs(30),
         ca_cert: args.ca_cert,
+        transport: Transport::default(),
     };
     let agent = config.agent()?;
     let options = LoginOptions {

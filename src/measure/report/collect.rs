@@ -6,14 +6,15 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::{
-    Anomalies, Anomaly, CatalogChange, Compaction, DirectionCounts, Identity, NeverCalled, Report,
+    Anomalies, Anomaly, CatalogChange, Compaction, DirectionCounts, NeverCalled, Report,
     ServerReport, Session, ToolReport, MAX_LISTED_ANOMALIES,
 };
-use crate::evidence::catalog::{self, CatalogSequence};
+use crate::evidence::catalog;
+use crate::evidence::pins::PinTracker;
 use crate::framelog::exchanges::{self, Entry, Exchanges};
 use crate::framelog::json_scan::{as_str, is_valid, member, root};
 use crate::framelog::meta_strip::strip_meta;
-use crate::framelog::{Direction, Frame, FrameKind};
+use crate::framelog::{Direction, Frame, FrameKind, Pins};
 use crate::measure::audit::tool_tokens;
 use crate::measure::claude_estimate;
 use crate::measure::stats::{Latency, Summary};
@@ -91,7 +92,23 @@ struct CallRequest {
     tokens: u64,
     stripped: u64,
     bytes: u64,
+    /// For a call that spans several exchanges (`input_required` rounds, a task): when its
+    /// first request was relayed; its latency runs from there to its final answer.
+    started: Option<String>,
+    /// Origin of its first request.
+    origin: Origin,
 }
+
+/// A call answered with a task handle, until the task's result: the call so far, and the
+/// time of a `tasks/get` answer that said the task ended (the call ends there when the
+/// client never asks for `tasks/result`).
+struct TaskCall {
+    call: CallRequest,
+    ended: Option<(String, bool)>,
+}
+
+/// `tasks/get` statuses after which a task does not change.
+const TASK_ENDED: [&str; 3] = ["completed", "failed", "cancelled"];
 
 /// One JSON-RPC message, measured: a frame, or one item of a batch frame.
 struct Message<'a> {
@@ -109,6 +126,12 @@ struct Message<'a> {
     bytes: u64,
     /// The parsed message, when the frame is a single message worth parsing.
     json: Option<Value>,
+    /// The `seq` of the `input_required` result this request retries.
+    retries: Option<u64>,
+    /// The task the message is about.
+    task: Option<&'a str>,
+    /// The result's `resultType` when it is not `complete`.
+    result_type: Option<&'a str>,
     /// For a `tools/call` request or answer: (tokens, tokens without `_meta`) of its
     /// `params` / `result` / `error` text, or of the whole item of a batch.
     call_tokens: Option<(u64, u64)>,
@@ -126,10 +149,15 @@ struct LogState {
     last_s2c: Option<(u64, u64)>,
     /// The server tools offered to the client in this session: name → definition tokens.
     offered: BTreeMap<String, u64>,
-    /// The tool catalogs the server listed.
-    catalogs: CatalogSequence,
-    /// The revisions of the server's successful answers.
-    answer_protocols: Vec<String>,
+    /// `tools/call`s answered `input_required`, by the `seq` of that answer, until their
+    /// retry.
+    rounds: HashMap<u64, CallRequest>,
+    /// `tools/call`s answered with a task handle, by task id, until the task's result.
+    tasks: HashMap<String, TaskCall>,
+    /// The session's pins, derived from its frames.
+    pins: PinTracker,
+    /// The pins its trailer gives (format version 5 on), which are preferred.
+    trailer_pins: Option<Box<Pins>>,
 }
 
 /// The server tools a `tools/list` answer offered the client, with the tokens of their
@@ -179,23 +207,12 @@ fn bump(counts: &mut DirectionCounts, dir: Direction, by: u64) {
     }
 }
 
-fn identity(info: Option<&Value>) -> Option<Identity> {
-    let info = info?;
-    Some(Identity {
-        name: info.get("name")?.as_str()?.to_owned(),
-        version: info
-            .get("version")
-            .and_then(Value::as_str)
-            .map(str::to_owned),
-    })
-}
-
 /// Methods whose frames are parsed into a tree (`tools/call` frames are measured on spans
 /// of their text instead; everything else from the record alone).
 fn worth_parsing(method: Option<&str>) -> bool {
     matches!(
         method,
-        Some("tools/list" | "initialize" | "server/discover" | "notifications/cancelled")
+        Some("tools/list" | "notifications/cancelled" | "tasks/get")
     )
 }
 
@@ -305,8 +322,10 @@ impl Accumulator {
             early_calls: Vec::new(),
             last_s2c: None,
             offered: BTreeMap::new(),
-            catalogs: CatalogSequence::default(),
-            answer_protocols: Vec::new(),
+            rounds: HashMap::new(),
+            tasks: HashMap::new(),
+            pins: PinTracker::default(),
+            trailer_pins: None,
         };
         let mut log = Exchanges::open(path)?;
         for entry in log.by_ref() {
@@ -323,6 +342,7 @@ impl Accumulator {
                 Entry::Trailer(t) => {
                     session.complete = true;
                     session.frames_unlogged = t.frames_unlogged;
+                    state.trailer_pins = t.pins;
                 }
                 Entry::Frame { frame, messages } => {
                     self.frame(&mut session, &mut state, &frame, messages)
@@ -342,29 +362,44 @@ impl Accumulator {
                 what,
             );
         }
+        let mut ended: Vec<(String, TaskCall)> = state.tasks.drain().collect();
+        ended.sort_by(|a, b| a.0.cmp(&b.0));
+        for (_, task) in ended {
+            if let Some((at, failed)) = task.ended {
+                let latency = task
+                    .call
+                    .started
+                    .as_deref()
+                    .and_then(|s| micros_between(s, &at));
+                self.call_done(&mut session, task.call, latency, false, failed);
+            }
+        }
         for (seq, dir, tool) in std::mem::take(&mut state.early_calls) {
             if !state.advertised.contains(&tool) {
                 self.anomaly("unadvertised_tool_call", &state.log, seq, dir, tool);
             }
         }
         let catalogs: Vec<(String, Vec<Value>)> = state
-            .catalogs
+            .pins
+            .catalogs()
             .distinct()
             .into_iter()
             .map(|(d, tools)| (d, tools.to_vec()))
             .collect();
-        session.catalog_digests = catalogs.iter().map(|(d, _)| d.clone()).collect();
         session.claude_tool_list = catalogs
             .last()
             .filter(|(_, tools)| !tools.is_empty())
             .map(|(_, tools)| claude_estimate::tool_definitions(tools));
-        if catalogs.len() > 1 {
-            session.changed_mid_run.push("catalog".into());
-        }
-        if state.answer_protocols.len() > 1 {
-            session.changed_mid_run.push("protocol".into());
-        }
-        session.changed_mid_run.sort();
+        let pins = state
+            .trailer_pins
+            .take()
+            .map_or_else(|| state.pins.pins(&session.ctxopt_version), |p| *p);
+        session.client = pins.client;
+        session.server = pins.server;
+        session.protocols = pins.protocols;
+        session.catalog_digests = pins.catalog_digests;
+        session.ctxopt_version = pins.ctxopt_version;
+        session.changed_mid_run = pins.changed;
         let identity_name = session.server.as_ref().map(|i| i.name.clone());
         self.catalogs.push(SessionCatalogs {
             server: (session.server_name.clone(), identity_name),
@@ -394,11 +429,7 @@ impl Accumulator {
         bump(&mut session.bytes, frame.dir, frame.bytes);
         bump(&mut session.tokens, frame.dir, frame.tokens);
         bump(&mut session.meta_tokens, frame.dir, frame.meta_tokens);
-        if let Some(p) = &frame.protocol {
-            if !session.protocols.contains(p) {
-                session.protocols.push(p.clone());
-            }
-        }
+        state.pins.frame(frame);
         if frame.dir == Direction::S2c {
             state.last_s2c = Some((frame.seq, frame.tokens));
             if frame.left_whole.is_some() {
@@ -409,31 +440,8 @@ impl Accumulator {
                 );
                 self.compaction.entry(key).or_default().left_whole += 1;
             }
-            if frame.kind == FrameKind::Response {
-                if let Some(p) = frame
-                    .protocol
-                    .as_ref()
-                    .filter(|p| !state.answer_protocols.contains(p))
-                {
-                    state.answer_protocols.push(p.clone());
-                }
-            }
             if frame.kind == FrameKind::Response && frame.method.as_deref() == Some("tools/list") {
                 offered_tools(frame, self.tokenizer(), &mut state.offered);
-                let continues = messages
-                    .first()
-                    .and_then(|e| e.request.as_ref())
-                    .and_then(|r| r.frame.json())
-                    .is_some_and(|r| r.pointer("/params/cursor").is_some());
-                let tools = frame
-                    .server_json()
-                    .and_then(|v| {
-                        v.pointer("/result/tools")
-                            .and_then(Value::as_array)
-                            .cloned()
-                    })
-                    .unwrap_or_default();
-                state.catalogs.push_page(tools, continues);
             }
         }
         if let Some(of) = frame.compacts {
@@ -477,24 +485,23 @@ impl Accumulator {
                     return;
                 };
                 let raw = frame.raw.as_deref();
-                // A request names its client once (`initialize`) or on every request (the
-                // stateless revision's `_meta`): each such request is read, so a client that
-                // changes mid-run is seen.
-                let names_client = frame.kind == FrameKind::Request
-                    && (session.client.is_none()
-                        || raw.is_some_and(|r| r.contains(protocol::CLIENT_INFO_KEY)));
-                let json = if worth_parsing(frame.method.as_deref()) || names_client {
+                let json = if worth_parsing(frame.method.as_deref()) {
                     raw.and_then(|r| serde_json::from_str(r).ok())
                 } else {
                     None
                 };
-                let is_call = match frame.kind {
-                    FrameKind::Request => frame.method.as_deref() == Some("tools/call"),
-                    _ => exchange
-                        .request
-                        .as_ref()
-                        .is_some_and(|r| state.calls.contains_key(&call_key(r))),
-                };
+                let of_task = frame
+                    .task
+                    .as_ref()
+                    .is_some_and(|t| state.tasks.contains_key(t));
+                let is_call = of_task
+                    || match frame.kind {
+                        FrameKind::Request => frame.method.as_deref() == Some("tools/call"),
+                        _ => exchange
+                            .request
+                            .as_ref()
+                            .is_some_and(|r| state.calls.contains_key(&call_key(r))),
+                    };
                 let call = is_call
                     .then(|| raw.and_then(|r| call_text(r, self.tokenizer())))
                     .flatten();
@@ -516,6 +523,9 @@ impl Accumulator {
                     bytes: frame.bytes,
                     json,
                     call_tokens: call.map(|c| c.tokens),
+                    retries: frame.retries,
+                    task: frame.task.as_deref(),
+                    result_type: frame.result_type.as_deref(),
                 };
                 self.message(session, state, message, exchange.request);
             }
@@ -551,18 +561,30 @@ impl Accumulator {
     }
 
     fn request(&mut self, session: &mut Session, state: &mut LogState, m: Message<'_>) {
-        let params = m.json.as_ref().and_then(|j| j.get("params"));
-        if matches!(m.dir, Direction::C2s) {
-            if let Some(client) = identity(params.and_then(protocol::client_info)) {
-                match &session.client {
-                    None => session.client = Some(client),
-                    Some(known) if *known != client => mark(session, "client"),
-                    Some(_) => {}
-                }
-            }
+        let (tokens, stripped) = m.call_tokens.unwrap_or((0, 0));
+        if let Some(task) = m.task.and_then(|t| state.tasks.get_mut(t)) {
+            // Polling a task (`tasks/get`, `tasks/result`): part of the call that made it.
+            task.call.tokens += tokens;
+            task.call.stripped += stripped;
+            task.call.bytes += m.bytes;
+            return;
         }
         let tool = m.tool.filter(|_| m.method == Some("tools/call"));
-        let (tokens, stripped) = m.call_tokens.unwrap_or((0, 0));
+        if let Some(round) = m.retries.and_then(|seq| state.rounds.remove(&seq)) {
+            // The retry of an `input_required` answer: the same call, one more round.
+            if m.id.is_some() {
+                state.calls.insert(
+                    (m.seq, m.item),
+                    CallRequest {
+                        tokens: round.tokens + tokens,
+                        stripped: round.stripped + stripped,
+                        bytes: round.bytes + m.bytes,
+                        ..round
+                    },
+                );
+            }
+            return;
+        }
         if let Some(tool) = &tool {
             session.calls += 1;
             let origin = origin(m.dir);
@@ -579,6 +601,8 @@ impl Accumulator {
                     tokens,
                     stripped,
                     bytes: m.bytes,
+                    started: None,
+                    origin: origin(m.dir),
                 },
             );
         }
@@ -598,50 +622,121 @@ impl Accumulator {
             return;
         };
         let result = m.json.as_ref().and_then(|j| j.get("result"));
-        match request.method() {
-            Some("tools/list") if m.dir == Direction::S2c => {
-                let tools = result
-                    .and_then(|r| r.get("tools"))
-                    .and_then(Value::as_array);
-                for t in tools.into_iter().flatten() {
-                    if let Some(name) = t.get("name").and_then(Value::as_str) {
-                        state.advertised.insert(name.to_owned());
-                    }
+        if request.method() == Some("tools/list") && m.dir == Direction::S2c {
+            let tools = result
+                .and_then(|r| r.get("tools"))
+                .and_then(Value::as_array);
+            for t in tools.into_iter().flatten() {
+                if let Some(name) = t.get("name").and_then(Value::as_str) {
+                    state.advertised.insert(name.to_owned());
                 }
             }
-            Some("initialize" | "server/discover") if m.dir == Direction::S2c => {
-                let server = identity(result.and_then(protocol::server_info));
-                if session.server.is_some() && server.is_some() && session.server != server {
-                    mark(session, "server");
-                }
-                session.server = server.or(session.server.take());
-                if let Some(p) = result
-                    .and_then(|r| r.get("protocolVersion"))
-                    .and_then(Value::as_str)
-                {
-                    if !session.protocols.iter().any(|q| q == p) {
-                        session.protocols.push(p.to_owned());
-                    }
-                }
-            }
-            _ => {}
         }
-        let Some(call) = state.calls.remove(&call_key(&request)) else {
+        let (tokens, stripped) = m.call_tokens.unwrap_or((0, 0));
+        if let Some(task) = m.task.filter(|t| state.tasks.contains_key(*t)) {
+            self.task_answer(session, state, task, &m, request.method());
+            return;
+        }
+        let Some(mut call) = state.calls.remove(&call_key(&request)) else {
             return;
         };
+        if m.kind == FrameKind::Response
+            && (m.result_type == Some(protocol::INPUT_REQUIRED) || m.task.is_some())
+        {
+            // Not the call's end: it goes on with a retry, or with its task.
+            call.tokens += tokens;
+            call.stripped += stripped;
+            call.bytes += m.bytes;
+            call.started.get_or_insert_with(|| request.frame.ts.clone());
+            match m.task {
+                Some(task) => {
+                    state
+                        .tasks
+                        .insert(task.to_owned(), TaskCall { call, ended: None });
+                }
+                None => {
+                    state.rounds.insert(m.seq, call);
+                }
+            }
+            return;
+        }
+        let latency = match &call.started {
+            Some(started) => micros_between(started, m.ts),
+            None => m
+                .latency_us
+                .or_else(|| micros_between(&request.frame.ts, m.ts)),
+        };
+        call.tokens += tokens;
+        call.stripped += stripped;
+        call.bytes += m.bytes;
+        self.call_done(
+            session,
+            call,
+            latency,
+            m.kind == FrameKind::Error,
+            m.is_error,
+        );
+    }
+
+    /// An answer about a task a call made: `tasks/result` ends the call; a `tasks/get`
+    /// that says the task ended is remembered (the call ends there if no `tasks/result`
+    /// follows).
+    fn task_answer(
+        &mut self,
+        session: &mut Session,
+        state: &mut LogState,
+        task: &str,
+        m: &Message<'_>,
+        method: Option<&str>,
+    ) {
         let (tokens, stripped) = m.call_tokens.unwrap_or((0, 0));
-        let is_error = m.is_error;
-        let latency = m
-            .latency_us
-            .or_else(|| micros_between(&request.frame.ts, m.ts));
-        session.call_tokens += call.tokens + tokens;
-        let acc = self.tool_acc(&session.server_name, origin(request.dir()), &call.tool);
-        let request = call;
-        acc.tokens.push(request.tokens + tokens);
-        acc.stripped.push(request.stripped + stripped);
-        acc.bytes.push(request.bytes + m.bytes);
+        let Some(entry) = state.tasks.get_mut(task) else {
+            return;
+        };
+        entry.call.tokens += tokens;
+        entry.call.stripped += stripped;
+        entry.call.bytes += m.bytes;
+        let failed = m.kind == FrameKind::Error;
+        match method {
+            Some("tasks/result") => {
+                if let Some(done) = state.tasks.remove(task) {
+                    let latency = done
+                        .call
+                        .started
+                        .as_deref()
+                        .and_then(|s| micros_between(s, m.ts));
+                    self.call_done(session, done.call, latency, failed, m.is_error);
+                }
+            }
+            _ => {
+                let status = m
+                    .json
+                    .as_ref()
+                    .and_then(|j| j.pointer("/result/status"))
+                    .and_then(Value::as_str);
+                if failed || status.is_some_and(|s| TASK_ENDED.contains(&s)) {
+                    entry.ended = Some((m.ts.to_owned(), failed || status == Some("failed")));
+                }
+            }
+        }
+    }
+
+    /// Accounts an answered call to its tool.
+    fn call_done(
+        &mut self,
+        session: &mut Session,
+        call: CallRequest,
+        latency: Option<u64>,
+        jsonrpc_error: bool,
+        is_error: bool,
+    ) {
+        session.call_tokens += call.tokens;
+        let acc = self.tool_acc(&session.server_name, call.origin, &call.tool);
+        acc.tokens.push(call.tokens);
+        acc.stripped.push(call.stripped);
+        acc.bytes.push(call.bytes);
         acc.latency.extend(latency);
-        acc.jsonrpc_errors += u64::from(m.kind == FrameKind::Error);
+        acc.jsonrpc_errors += u64::from(jsonrpc_error);
         acc.is_error_results += u64::from(is_error);
     }
 
@@ -739,13 +834,6 @@ impl Accumulator {
     }
 }
 
-/// Notes that `what` changed during the session.
-fn mark(session: &mut Session, what: &str) {
-    if !session.changed_mid_run.iter().any(|w| w == what) {
-        session.changed_mid_run.push(what.to_owned());
-    }
-}
-
 /// Each change of a server's catalog, per server in start order.
 fn catalog_changes(mut sessions: Vec<SessionCatalogs>, tokenizer: Tokenizer) -> Vec<CatalogChange> {
     sessions.sort_by(|a, b| (&a.server, &a.started).cmp(&(&b.server, &b.started)));
@@ -790,5 +878,8 @@ fn batch_message<'a>(frame: &'a Frame, item: &'a exchanges::Message) -> Message<
         bytes: 0,
         json: None,
         call_tokens: Some((tokens, tokens.saturating_sub(meta_tokens))),
+        retries: None,
+        task: None,
+        result_type: None,
     }
 }

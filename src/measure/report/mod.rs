@@ -11,6 +11,8 @@ use serde::Serialize;
 
 pub use collect::collect;
 
+pub use crate::framelog::Identity;
+
 use super::claude_estimate::ClaudeEstimate;
 use super::stats::{Latency, Summary};
 
@@ -159,15 +161,6 @@ pub struct CatalogChange {
     pub log_now: String,
     /// What changed.
     pub diff: crate::evidence::catalog::CatalogDiff,
-}
-
-/// A peer's name and version.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Identity {
-    /// `name`.
-    pub name: String,
-    /// `version`.
-    pub version: Option<String>,
 }
 
 /// Counts per direction: relayed (`c2s`, `s2c`) and proxy-local (`c2p`, `p2c`).

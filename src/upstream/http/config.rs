@@ -24,6 +24,33 @@ const OWN_HEADERS: [&str; 7] = [
 /// How long connecting may take, at most (less when the timeout is shorter).
 const CONNECT_LIMIT: Duration = Duration::from_secs(30);
 
+/// Which MCP transport the proxy speaks to the server (`--transport`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[non_exhaustive]
+pub enum Transport {
+    /// Streamable HTTP, falling back to the legacy HTTP+SSE transport when the server
+    /// refuses the first POST with 400, 404 or 405 (the specification's backwards
+    /// compatibility).
+    #[default]
+    Auto,
+    /// Streamable HTTP (MCP 2025-03-26 and later).
+    StreamableHttp,
+    /// The legacy HTTP+SSE transport (MCP 2024-11-05): one GET stream for every server
+    /// message, each client message POSTed to the endpoint it names.
+    Sse,
+}
+
+impl Transport {
+    /// Its name in the log's header and in errors (`auto` is never logged: it becomes the
+    /// transport found).
+    pub fn name(self) -> &'static str {
+        match self {
+            Transport::Auto | Transport::StreamableHttp => "streamable-http",
+            Transport::Sse => "sse",
+        }
+    }
+}
+
 /// The HTTP upstream's settings.
 #[derive(Clone)]
 pub struct HttpConfig {
@@ -36,6 +63,8 @@ pub struct HttpConfig {
     pub timeout: Duration,
     /// A PEM file of the certificate authorities to trust instead of the built-in roots.
     pub ca_cert: Option<PathBuf>,
+    /// The transport, or `auto`.
+    pub transport: Transport,
 }
 
 impl std::fmt::Debug for HttpConfig {
@@ -49,6 +78,7 @@ impl std::fmt::Debug for HttpConfig {
             )
             .field("timeout", &self.timeout)
             .field("ca_cert", &self.ca_cert)
+            .field("transport", &self.transport)
             .finish()
     }
 }
@@ -315,6 +345,7 @@ mod tests {
             headers: Vec::new(),
             timeout: Duration::from_secs(1),
             ca_cert: Some(path),
+            transport: Transport::Auto,
         };
         assert!(matches!(config.agent(), Err(ConfigError::CaCert { .. })));
         let missing = HttpConfig {

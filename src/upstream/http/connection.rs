@@ -16,6 +16,8 @@ use std::time::Duration;
 use ureq::http::Response;
 use ureq::{Agent, Body};
 
+mod resume;
+
 use super::auth::ProxyAuth;
 use super::config::{display_url, ConfigError, HttpConfig};
 use super::fault::Fault;
@@ -82,6 +84,8 @@ pub struct Connection {
 struct Exchange<'o, 'a> {
     out: &'o Outgoing<'a>,
     unanswered: Vec<String>,
+    /// The caller wants no more of the answer (its client cancelled the request).
+    abandoned: bool,
 }
 
 impl Connection {
@@ -134,11 +138,14 @@ impl Connection {
     }
 
     /// POSTs `out` and hands each message of the answer to `each` as it arrives, until the
-    /// server has answered every request in it (or the answer ends, or fails).
-    pub fn post(&self, out: &Outgoing<'_>, each: &mut dyn FnMut(&ServerMessage)) -> Outcome {
+    /// server has answered every request in it (or the answer ends, or fails), or `each`
+    /// returns `false`: the caller wants no more of it (the client cancelled the request),
+    /// and the answer is dropped unread, without a fault.
+    pub fn post(&self, out: &Outgoing<'_>, each: &mut dyn FnMut(ServerMessage) -> bool) -> Outcome {
         let mut exchange = Exchange {
             out,
             unanswered: out.requests.clone(),
+            abandoned: false,
         };
         let generation = self.auth.as_ref().map_or(0, ProxyAuth::generation);
         let first = self.post_inner(&mut exchange, each);
@@ -151,7 +158,8 @@ impl Connection {
         };
         let (fault, status) = match result {
             Ok(status) => (
-                (!exchange.unanswered.is_empty()).then_some(Fault::Unanswered),
+                (!exchange.unanswered.is_empty() && !exchange.abandoned)
+                    .then_some(Fault::Unanswered),
                 status,
             ),
             Err((fault, status)) => (Some(fault), status),
@@ -166,7 +174,7 @@ impl Connection {
     fn post_inner(
         &self,
         exchange: &mut Exchange<'_, '_>,
-        each: &mut dyn FnMut(&ServerMessage),
+        each: &mut dyn FnMut(ServerMessage) -> bool,
     ) -> Result<Option<u16>, (Fault, Option<u16>)> {
         let out = exchange.out;
         {
@@ -217,11 +225,17 @@ impl Connection {
                 match facts.content_type.as_deref() {
                     Some("text/event-stream") => {
                         let mut body = response.into_body();
-                        let stream = body.as_reader();
-                        self.read_stream(stream, facts, timeout, &mut |m| {
-                            self.answered(exchange, m, each)
-                        })
-                        .map_err(|fault| (fault, Some(status)))?;
+                        let mut last_id = None;
+                        let read = self.read_stream(
+                            body.as_reader(),
+                            facts,
+                            timeout,
+                            &mut last_id,
+                            &mut |m| self.answered(exchange, m, each),
+                        );
+                        drop(body);
+                        self.resume(exchange, read, last_id, each)
+                            .map_err(|fault| (fault, Some(status)))?;
                         Ok(Some(status))
                     }
                     Some("application/json") => {
@@ -279,18 +293,15 @@ impl Connection {
         }
     }
 
-    /// Hands `message` on, then notes the requests it answers (and, for `initialize`, the
-    /// revision negotiated); `false` once every request of the exchange is answered. The
-    /// message goes first: finding its ids takes passes over all of it (UTF-8, JSON, its
-    /// members), which for a result of megabytes the client need not wait for. (The next
-    /// message after `initialize` is POSTed only once this returns, with the revision.)
+    /// Hands `message` on, noting the requests it answers (and, for `initialize`, the
+    /// revision negotiated); `false` once every request of the exchange is answered, or the
+    /// caller wants no more.
     fn answered(
         &self,
         exchange: &mut Exchange<'_, '_>,
         message: ServerMessage,
-        each: &mut dyn FnMut(&ServerMessage),
+        each: &mut dyn FnMut(ServerMessage) -> bool,
     ) -> bool {
-        each(&message);
         if !exchange.unanswered.is_empty() {
             if let Ok(text) = std::str::from_utf8(&message.bytes) {
                 let answers = match classify(text) {
@@ -312,15 +323,18 @@ impl Connection {
                 }
             }
         }
-        !exchange.unanswered.is_empty()
+        exchange.abandoned |= !each(message);
+        !exchange.unanswered.is_empty() && !exchange.abandoned
     }
 
-    /// Reads an event stream, handing each message event to `each` while it returns `true`.
+    /// Reads an event stream, handing each message event to `each` while it returns `true`;
+    /// `last_id` follows the id of the last event read (to resume from).
     fn read_stream(
         &self,
         stream: impl Read,
         facts: HttpFacts,
         timeout: Duration,
+        last_id: &mut Option<String>,
         each: &mut dyn FnMut(ServerMessage) -> bool,
     ) -> Result<(), Fault> {
         let mut events = SseReader::new(BufReader::with_capacity(1 << 16, stream), MESSAGE_LIMIT);
@@ -332,6 +346,9 @@ impl Connection {
                 Err(SseError::TooLarge(limit)) => return Err(Fault::TooLarge(limit)),
                 Err(SseError::Cut) => return Err(Fault::Cut),
             };
+            if event.id.is_some() {
+                last_id.clone_from(&event.id);
+            }
             // An event without JSON (the priming event a server sends to give an id to
             // resume from) carries no message.
             if !event.is_message() || event.data.iter().all(u8::is_ascii_whitespace) {
@@ -355,7 +372,7 @@ impl Connection {
     /// the server offers no such stream (HTTP 405).
     pub fn listen(
         &self,
-        each: &mut dyn FnMut(&ServerMessage),
+        each: &mut dyn FnMut(ServerMessage),
         stop: &AtomicBool,
     ) -> Result<bool, (Fault, Option<u16>)> {
         let timeout = self.config.timeout;
@@ -385,8 +402,8 @@ impl Connection {
             return Err((fault, Some(status)));
         }
         let mut body = response.into_body();
-        self.read_stream(body.as_reader(), facts, timeout, &mut |m| {
-            each(&m);
+        self.read_stream(body.as_reader(), facts, timeout, &mut None, &mut |m| {
+            each(m);
             !stop.load(Ordering::Relaxed)
         })
         .map_err(|fault| (fault, Some(status)))?;
@@ -413,13 +430,7 @@ impl Connection {
         HttpFacts {
             via,
             status: Some(response.status().as_u16()),
-            content_type: header(response, "content-type").map(|t| {
-                t.split(';')
-                    .next()
-                    .unwrap_or_default()
-                    .trim()
-                    .to_ascii_lowercase()
-            }),
+            content_type: media_type(response),
             session_id: self.session_id(),
             event_id: None,
             fault: None,
@@ -428,7 +439,7 @@ impl Connection {
 }
 
 /// A response header as text.
-fn header(response: &Response<Body>, name: &str) -> Option<String> {
+pub(crate) fn header(response: &Response<Body>, name: &str) -> Option<String> {
     response
         .headers()
         .get(name)
@@ -436,8 +447,19 @@ fn header(response: &Response<Body>, name: &str) -> Option<String> {
         .map(str::to_string)
 }
 
+/// A response's media type (its `Content-Type` without parameters, lowercase).
+pub(crate) fn media_type(response: &Response<Body>) -> Option<String> {
+    header(response, "content-type").map(|t| {
+        t.split(';')
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .to_ascii_lowercase()
+    })
+}
+
 /// The start of an error response's body.
-fn error_body(response: Response<Body>) -> String {
+pub(crate) fn error_body(response: Response<Body>) -> String {
     let mut body = response.into_body();
     body.with_config()
         .limit(ERROR_BODY_LIMIT)
@@ -448,7 +470,7 @@ fn error_body(response: Response<Body>) -> String {
 
 /// A JSON text as one line: line breaks (whitespace, in JSON) made spaces, trailing
 /// whitespace dropped.
-fn one_line(mut bytes: Vec<u8>) -> Vec<u8> {
+pub(crate) fn one_line(mut bytes: Vec<u8>) -> Vec<u8> {
     while bytes.last().is_some_and(u8::is_ascii_whitespace) {
         bytes.pop();
     }

@@ -77,6 +77,18 @@ pub enum Fault {
     /// The answer ended without the response to the request.
     #[error("the server's answer ended without the response")]
     Unanswered,
+    /// The legacy HTTP+SSE transport: the event stream did not begin with the `endpoint`
+    /// event that says where to POST.
+    #[error("no endpoint event: {0}")]
+    NoEndpoint(String),
+    /// The legacy HTTP+SSE transport: the server closed the event stream that carries
+    /// every answer.
+    #[error("the server closed the event stream")]
+    StreamClosed,
+    /// The legacy HTTP+SSE transport: the event stream failed earlier, and with it the
+    /// session.
+    #[error("the event stream failed earlier ({0}): the client must initialize a new session")]
+    StreamGone(String),
 }
 
 /// `: <the start of the body>` when there is a body.
@@ -145,11 +157,17 @@ impl Fault {
     }
 
     /// The JSON-RPC error answering request `id` (its JSON text) that the server did not
-    /// answer because of this fault at `url` (as shown to users).
-    pub fn error_response(&self, id: &str, url: &str, status: Option<u16>) -> Vec<u8> {
+    /// answer because of this fault at `url` (as shown to users) over `transport`.
+    pub fn error_response(
+        &self,
+        id: &str,
+        url: &str,
+        status: Option<u16>,
+        transport: &str,
+    ) -> Vec<u8> {
         let message = format!("ctxopt-proxy: {url}: {self}");
         let mut data = serde_json::Map::new();
-        data.insert("transport".into(), "streamable-http".into());
+        data.insert("transport".into(), transport.into());
         if let Some(status) = status {
             data.insert("status".into(), status.into());
         }
@@ -172,7 +190,7 @@ mod tests {
             status: 503,
             body: "down for maintenance".into(),
         };
-        let bytes = fault.error_response("\"a-1\"", "https://h/mcp", Some(503));
+        let bytes = fault.error_response("\"a-1\"", "https://h/mcp", Some(503), "sse");
         let value: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
         assert_eq!(value["id"], "a-1");
         assert_eq!(value["error"]["code"], TRANSPORT_ERROR);
@@ -181,7 +199,13 @@ mod tests {
             "ctxopt-proxy: https://h/mcp: HTTP 503: down for maintenance"
         );
         assert_eq!(value["error"]["data"]["status"], 503);
-        let timeout = Fault::Timeout(Duration::from_secs(2)).error_response("7", "u", None);
+        assert_eq!(value["error"]["data"]["transport"], "sse");
+        let timeout = Fault::Timeout(Duration::from_secs(2)).error_response(
+            "7",
+            "u",
+            None,
+            "streamable-http",
+        );
         let value: serde_json::Value = serde_json::from_slice(&timeout).unwrap();
         assert_eq!(value["error"]["code"], TIMEOUT_ERROR);
         assert_eq!(value["id"], 7);

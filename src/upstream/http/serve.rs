@@ -1,31 +1,42 @@
 //! The HTTP upstream as the relay's [`Remote`]: the client's frames read from the relay, each
-//! POSTed over a [`Connection`], every server message written back to the relay with its
-//! [`HttpFacts`]; a request the server did not answer gets a JSON-RPC error naming the
-//! fault (`via: proxy` in the log), and every fault a line in the log's trailer.
+//! POSTed over a [`Connection`] (Streamable HTTP) or a [`LegacySse`] (the legacy HTTP+SSE
+//! transport), every server message written back to the relay with its [`HttpFacts`]; a
+//! request the server did not answer gets a JSON-RPC error naming the fault (`via: proxy` in
+//! the log), and every fault a line in the log's trailer.
 //!
 //! Threads: `http-c2s` reads the client's frames in order and POSTs notifications and
 //! responses itself (so they reach the server in the client's order), and `initialize` up
 //! to its answer's headers (every later message needs its session id); each other request
 //! gets a thread of its own for its answer, so a slow call never holds up the next message
 //! or a cancellation. `http-get` listens on the standalone GET stream once the session is
-//! initialized, when the server offers one.
+//! initialized, when the server offers one. In the legacy transport every POST is answered
+//! at once (the answers come on the stream), so `http-c2s` POSTs every message itself, and
+//! `http-sse` reads the one stream.
+//!
+//! With `--transport auto` the client's first message decides: POSTed as Streamable HTTP,
+//! and when the server refuses it with 400, 404 or 405, the legacy stream is opened and the
+//! message POSTed there (the specification's backwards compatibility).
 
 use std::collections::HashSet;
 use std::io::{self, BufRead, BufReader};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
-use super::config::HttpConfig;
+use super::config::{HttpConfig, Transport};
 use super::connection::{Connection, Outcome, ServerMessage};
+use super::fault::Fault;
+use super::legacy_sse::LegacySse;
 use super::outgoing::{same_id, Outgoing};
 use crate::framelog::{HttpFacts, HttpVia};
 use crate::relay::{Remote, RemoteLink, ServerFrames};
 use crate::sync::lock;
 
-/// A Streamable HTTP server, ready to be relayed to.
+/// A remote server over HTTP, ready to be relayed to.
 #[derive(Debug)]
 pub struct HttpRemote {
     connection: Arc<Connection>,
+    legacy: Arc<LegacySse>,
+    transport: Transport,
 }
 
 impl HttpRemote {
@@ -33,6 +44,8 @@ impl HttpRemote {
     /// file without a certificate).
     pub fn new(config: HttpConfig) -> Result<HttpRemote, super::ConfigError> {
         Ok(HttpRemote {
+            transport: config.transport,
+            legacy: Arc::new(LegacySse::new(config.clone())?),
             connection: Arc::new(Connection::new(config)?),
         })
     }
@@ -44,14 +57,22 @@ impl Remote for HttpRemote {
     }
 
     fn transport(&self) -> &'static str {
-        "streamable-http"
+        self.transport.name()
+    }
+
+    fn detects_transport(&self) -> bool {
+        self.transport == Transport::Auto
     }
 
     fn start(self: Box<Self>, link: RemoteLink) -> io::Result<()> {
-        let connection = self.connection;
+        let speaking = Arc::new(OnceLock::new());
+        if self.transport != Transport::Auto {
+            let _ = speaking.set(self.transport);
+        }
+        let (connection, legacy) = (self.connection, self.legacy);
         std::thread::Builder::new()
             .name("http-c2s".into())
-            .spawn(move || serve(connection, link))?;
+            .spawn(move || serve(connection, legacy, speaking, link))?;
         Ok(())
     }
 }
@@ -60,6 +81,10 @@ impl Remote for HttpRemote {
 #[derive(Clone)]
 struct Shared {
     connection: Arc<Connection>,
+    legacy: Arc<LegacySse>,
+    /// The transport spoken: known from the start, or (auto) once the first exchange
+    /// found it out.
+    speaking: Arc<OnceLock<Transport>>,
     to_client: ServerFrames,
     /// Ids (JSON text) of the requests the client cancelled.
     cancelled: Arc<Mutex<HashSet<String>>>,
@@ -67,7 +92,12 @@ struct Shared {
 }
 
 /// The `http-c2s` thread: every client frame POSTed, until the client's end closes.
-fn serve(connection: Arc<Connection>, link: RemoteLink) {
+fn serve(
+    connection: Arc<Connection>,
+    legacy: Arc<LegacySse>,
+    speaking: Arc<OnceLock<Transport>>,
+    link: RemoteLink,
+) {
     let RemoteLink {
         from_client,
         to_client,
@@ -76,6 +106,8 @@ fn serve(connection: Arc<Connection>, link: RemoteLink) {
     } = link;
     let shared = Shared {
         connection,
+        legacy,
+        speaking,
         to_client,
         cancelled: Arc::default(),
         stop,
@@ -107,6 +139,17 @@ fn serve(connection: Arc<Connection>, link: RemoteLink) {
         if let Some(id) = &out.cancels {
             lock(&shared.cancelled).insert(id.clone());
         }
+        match shared.speaking.get() {
+            None => {
+                shared.detect(&out);
+                continue;
+            }
+            Some(Transport::Sse) => {
+                shared.legacy_exchange(&out);
+                continue;
+            }
+            Some(_) => {}
+        }
         let initialized = out.method.as_deref() == Some("notifications/initialized");
         if out.requests.is_empty() || out.is_initialize() {
             // In order, here: the next message waits for this one's answer (for
@@ -137,7 +180,9 @@ fn serve(connection: Arc<Connection>, link: RemoteLink) {
             }
         }
     }
-    shared.connection.close_session();
+    if shared.speaking.get() == Some(&Transport::StreamableHttp) {
+        shared.connection.close_session();
+    }
     drop(finished);
 }
 
@@ -148,12 +193,97 @@ fn trim_line(line: &[u8]) -> &[u8] {
 }
 
 impl Shared {
+    /// The client's first message, with `--transport auto`: POSTed as Streamable HTTP; when
+    /// the server refuses it with 400, 404 or 405, the legacy stream is opened and the
+    /// message POSTed there. Either way the transport is then known, for the session.
+    fn detect(&self, out: &Outgoing<'_>) {
+        let outcome = self
+            .connection
+            .post(out, &mut |message| self.relay_for(out, message));
+        let refused = matches!(
+            outcome.fault,
+            Some(Fault::Status {
+                status: 400 | 404 | 405,
+                ..
+            })
+        );
+        if refused {
+            match self.open_legacy() {
+                Ok(()) => {
+                    self.speak(Transport::Sse);
+                    let outcome = self.legacy.post(out);
+                    self.conclude(out, &outcome);
+                    return;
+                }
+                Err((fault, _)) => self.to_client.error(format!(
+                    "http: auto-detection: the server refused Streamable HTTP, and its GET \
+                     for the legacy HTTP+SSE transport failed: {fault}"
+                )),
+            }
+        }
+        self.speak(Transport::StreamableHttp);
+        self.conclude(out, &outcome);
+    }
+
+    /// The transport spoken from now on, named for the log's header.
+    fn speak(&self, transport: Transport) {
+        let _ = self.speaking.set(transport);
+        self.to_client.transport_found(transport.name());
+    }
+
+    /// The name of the transport spoken (or tried first).
+    fn transport_name(&self) -> &'static str {
+        self.speaking.get().copied().unwrap_or_default().name()
+    }
+
+    /// One client message in the legacy transport: the stream opened first when none is
+    /// (or, after it ended, for the client's new `initialize`), then the message POSTed.
+    fn legacy_exchange(&self, out: &Outgoing<'_>) {
+        if self.legacy.needs_open(out) {
+            if let Err((fault, status)) = self.open_legacy() {
+                let outcome = Outcome {
+                    unanswered: out.requests.clone(),
+                    fault: Some(fault),
+                    status,
+                };
+                self.conclude(out, &outcome);
+                return;
+            }
+        }
+        let outcome = self.legacy.post(out);
+        self.conclude(out, &outcome);
+    }
+
+    /// Opens the legacy event stream: its messages relayed; the requests it leaves
+    /// unanswered (it ended, or stayed quiet for the timeout) answered with why.
+    fn open_legacy(&self) -> Result<(), (Fault, Option<u16>)> {
+        let (relay, ended) = (self.clone(), self.clone());
+        self.legacy.open(
+            move |message| relay.relay(message),
+            move |outcome| {
+                if let Some(fault) = &outcome.fault {
+                    let line = format!("http: the event stream (GET): {fault}");
+                    tracing::warn!("ctxopt-proxy: {}: {line}", ended.connection.shown_url());
+                    ended.to_client.error(line);
+                }
+                ended.answer_unanswered(&outcome);
+            },
+        )
+    }
+
     /// POSTs one client message, relays its answer, and answers what the server left
     /// unanswered.
     fn exchange(&self, out: &Outgoing<'_>) -> Outcome {
         let outcome = self
             .connection
-            .post(out, &mut |message: &ServerMessage| self.relay(message));
+            .post(out, &mut |message| self.relay_for(out, message));
+        self.conclude(out, &outcome);
+        outcome
+    }
+
+    /// A message's exchange ended as `outcome`: its fault in the log's trailer, and an
+    /// error for each request left unanswered.
+    fn conclude(&self, out: &Outgoing<'_>, outcome: &Outcome) {
         if let Some(fault) = &outcome.fault {
             let what = out.method.as_deref().unwrap_or(if out.requests.is_empty() {
                 "a response"
@@ -164,13 +294,28 @@ impl Shared {
             tracing::warn!("ctxopt-proxy: {}: {line}", self.connection.shown_url());
             self.to_client.error(line);
         }
-        self.answer_unanswered(&outcome);
-        outcome
+        self.answer_unanswered(outcome);
     }
 
     /// Writes a server message toward the client.
-    fn relay(&self, message: &ServerMessage) {
-        self.to_client.send(&message.bytes, message.facts.clone());
+    fn relay(&self, message: ServerMessage) {
+        self.to_client.send(&message.bytes, message.facts);
+    }
+
+    /// Writes a message of the answer to `out` toward the client, unless the client has
+    /// cancelled every request in `out`: then `false`, and the answer is read no further
+    /// (nor relayed: the client expects nothing more of those requests).
+    fn relay_for(&self, out: &Outgoing<'_>, message: ServerMessage) -> bool {
+        let cancelled = !out.requests.is_empty() && {
+            let cancelled = lock(&self.cancelled);
+            out.requests
+                .iter()
+                .all(|id| cancelled.iter().any(|c| same_id(c, id)))
+        };
+        if !cancelled {
+            self.relay(message);
+        }
+        !cancelled
     }
 
     /// A JSON-RPC error for each request the server did not answer, unless the client
@@ -183,7 +328,8 @@ impl Shared {
             if lock(&self.cancelled).iter().any(|c| same_id(c, id)) {
                 continue;
             }
-            let error = fault.error_response(id, self.connection.shown_url(), outcome.status);
+            let url = self.connection.shown_url();
+            let error = fault.error_response(id, url, outcome.status, self.transport_name());
             let facts = HttpFacts {
                 via: HttpVia::Proxy,
                 status: outcome.status,
@@ -203,7 +349,7 @@ impl Shared {
             .name("http-get".into())
             .spawn(move || {
                 let result = shared.connection.listen(
-                    &mut |message: &ServerMessage| shared.relay(message),
+                    &mut |message: ServerMessage| shared.relay(message),
                     &shared.stop,
                 );
                 if let Err((fault, _)) = result {

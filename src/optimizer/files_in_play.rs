@@ -1,0 +1,353 @@
+//! The files in play: an index of the files the session read, changed or ran a command on,
+//! the most recently touched first, one line each with what was done to it and where.
+//!
+//! After a compaction the model has lost *where* it was working: which files, which lines.
+//! The optimizer's fragments show the content of a few of them; the index names all the
+//! recent ones for a few tokens each, so the model can go back to them (read the file again,
+//! ask `build_context` about it) instead of searching anew. It is built from every record of
+//! the session, kept or not (a superseded read still says the file was read), and rendered
+//! as its own section right after what the session is doing now and its plan (see
+//! `docs/scoring.md`, "Files in play"). A build asks for it with
+//! [`BuildConfig::files_in_play`](crate::optimizer::BuildConfig::files_in_play); the hook's
+//! restore after a compaction does.
+
+use std::collections::BTreeMap;
+
+use crate::optimizer::extract::paths;
+use crate::optimizer::fragment::Unit;
+use crate::records::Kind;
+use crate::tokenizer::Tokenizer;
+
+/// How many files the index names at most.
+pub(crate) const MAX_FILES: usize = 15;
+
+/// The share of the budget the index may take at most.
+pub(crate) const BUDGET_SHARE: f64 = 0.12;
+
+/// The section's heading.
+pub(crate) const HEADING: &str = "## Files in play\n";
+
+/// What the session did to one file.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Touches {
+    /// The path as the session last wrote it.
+    path: String,
+    /// Reads of it (file records).
+    reads: usize,
+    /// Changes to it (diff records).
+    changes: usize,
+    /// Commands that named it (tool outputs whose command line holds its path).
+    commands: usize,
+    /// The lines its latest change covers (new side), when its diff has hunk headers.
+    changed_lines: Option<(usize, usize)>,
+    /// The time of its latest touch (Unix ms), when the records have times.
+    last_time: Option<i64>,
+    /// The latest touching unit (for ties without times: its kind-local index).
+    last_unit: usize,
+}
+
+/// The index of the files in play among `units`, rendered as its section (heading, source
+/// tag and one line per file), within [`BUDGET_SHARE`] of `budget`; `None` when the session
+/// touched no file.
+pub(crate) fn index(units: &[Unit], budget: usize, tokenizer: Tokenizer) -> Option<String> {
+    let files = touched(units);
+    if files.is_empty() {
+        return None;
+    }
+    let cap = (BUDGET_SHARE * budget as f64) as usize;
+    let count = match files.len() {
+        1 => "1 file".to_string(),
+        n => format!("{n} files, latest first"),
+    };
+    let mut out =
+        format!("{HEADING}[source: the session's reads, changes and commands | {count}]\n");
+    let mut used = tokenizer.count(&out);
+    let mut named = 0;
+    for t in files.iter().take(MAX_FILES) {
+        let line = line(t);
+        let tokens = tokenizer.count(&line);
+        if used + tokens > cap {
+            break;
+        }
+        used += tokens;
+        out.push_str(&line);
+        named += 1;
+    }
+    (named > 0).then_some(out)
+}
+
+/// One file's line: `- path: changed 2× (lines 12–40), read 3×, in 1 command`.
+fn line(t: &Touches) -> String {
+    let mut parts = Vec::new();
+    if t.changes > 0 {
+        let mut part = times("changed", t.changes);
+        if let Some((from, to)) = t.changed_lines {
+            part.push_str(&if from == to {
+                format!(" (line {from})")
+            } else {
+                format!(" (lines {from}–{to})")
+            });
+        }
+        parts.push(part);
+    }
+    if t.reads > 0 {
+        parts.push(times("read", t.reads));
+    }
+    if t.commands > 0 {
+        parts.push(if t.commands == 1 {
+            "in 1 command".to_string()
+        } else {
+            format!("in {} commands", t.commands)
+        });
+    }
+    format!("- {}: {}\n", t.path, parts.join(", "))
+}
+
+fn times(what: &str, n: usize) -> String {
+    if n == 1 {
+        what.to_string()
+    } else {
+        format!("{what} {n}×")
+    }
+}
+
+/// Every file touched, the most recently touched first (then the most touched, then by path).
+fn touched(units: &[Unit]) -> Vec<Touches> {
+    let mut by_key: BTreeMap<String, Touches> = BTreeMap::new();
+    let mut note = |path: &str, unit: usize, what: &dyn Fn(&mut Touches)| {
+        let path = paths::normalize_path(path);
+        let t = by_key.entry(path.to_lowercase()).or_default();
+        let u = &units[unit];
+        let later = match (u.time, t.last_time) {
+            (Some(a), Some(b)) => a >= b,
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (None, None) => t.path.is_empty() || u.index >= units[t.last_unit].index,
+        };
+        if later || t.path.is_empty() {
+            t.last_time = u.time.or(t.last_time);
+            t.last_unit = unit;
+            t.path = path.into_owned();
+        }
+        what(t);
+    };
+    for (i, u) in units.iter().enumerate() {
+        match (u.kind, &u.path) {
+            (Kind::File, Some(path)) => note(path, i, &|t| t.reads += 1),
+            (Kind::Diff, Some(path)) => {
+                let lines = changed_lines(&u.text);
+                let time = u.time;
+                note(path, i, &|t| {
+                    t.changes += 1;
+                    if lines.is_some() && (t.last_time == time || t.changed_lines.is_none()) {
+                        t.changed_lines = lines;
+                    }
+                })
+            }
+            (Kind::ToolOutput, _) => {
+                let Some(key) = u.tool_key.as_deref() else {
+                    continue;
+                };
+                let mut named: Vec<String> = paths::paths(key)
+                    .into_iter()
+                    .filter(|p| is_file_like(p))
+                    .map(|p| p.into_owned())
+                    .collect();
+                named.sort_unstable();
+                named.dedup();
+                for path in named {
+                    note(&path, i, &|t| t.commands += 1);
+                }
+            }
+            _ => {}
+        }
+    }
+    merge_absolute(&mut by_key);
+    let mut files: Vec<Touches> = by_key.into_values().collect();
+    files.sort_by(|a, b| {
+        b.last_time
+            .cmp(&a.last_time)
+            .then_with(|| {
+                (b.reads + b.changes + b.commands).cmp(&(a.reads + a.changes + a.commands))
+            })
+            .then_with(|| a.path.cmp(&b.path))
+    });
+    files
+}
+
+/// Whether a path a command names is a file worth listing: its last segment has an
+/// extension (`src/a.rs`, `.env.local`), which leaves out directories (`app/api`, a
+/// `workdir`) and devices (`/dev/null`).
+fn is_file_like(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    !path.starts_with("/dev/") && name.trim_start_matches('.').contains('.')
+}
+
+/// Merges each absolute path into the one relative path it ends with (on a `/`), when only
+/// one does: a session names the same file both ways (`/w/repo/src/a.rs`, `src/a.rs`).
+fn merge_absolute(by_key: &mut BTreeMap<String, Touches>) {
+    let absolute: Vec<String> = by_key
+        .keys()
+        .filter(|k| k.starts_with('/'))
+        .cloned()
+        .collect();
+    for abs in absolute {
+        let mut relative = by_key
+            .keys()
+            .filter(|r| !r.starts_with('/') && abs.ends_with(&format!("/{r}")));
+        let (Some(rel), None) = (relative.next().cloned(), relative.next()) else {
+            continue;
+        };
+        let Some(a) = by_key.remove(&abs) else {
+            continue;
+        };
+        let Some(r) = by_key.get_mut(&rel) else {
+            continue;
+        };
+        let a_later = match (a.last_time, r.last_time) {
+            (Some(x), Some(y)) => x > y,
+            (Some(_), None) => true,
+            _ => false,
+        };
+        if a_later {
+            r.path = a.path;
+            r.last_time = a.last_time;
+            r.last_unit = a.last_unit;
+            r.changed_lines = a.changed_lines.or(r.changed_lines);
+        }
+        r.reads += a.reads;
+        r.changes += a.changes;
+        r.commands += a.commands;
+    }
+}
+
+/// The lines a unified diff's hunks cover on the new side: from the first hunk's start to the
+/// last hunk's end.
+fn changed_lines(diff: &str) -> Option<(usize, usize)> {
+    let mut range: Option<(usize, usize)> = None;
+    for header in diff.lines().filter(|l| l.starts_with("@@ ")) {
+        let Some(new) = header.split(' ').find(|p| p.starts_with('+')) else {
+            continue;
+        };
+        let mut parts = new[1..].splitn(2, ',');
+        let Some(start) = parts.next().and_then(|s| s.parse::<usize>().ok()) else {
+            continue;
+        };
+        let len = parts
+            .next()
+            .and_then(|s| s.parse::<usize>().ok())
+            .unwrap_or(1);
+        if len == 0 {
+            continue;
+        }
+        let end = start + len - 1;
+        range = Some(match range {
+            Some((a, b)) => (a.min(start), b.max(end)),
+            None => (start, end),
+        });
+    }
+    range
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::optimizer::normalize::normalize;
+    use crate::records::Records;
+
+    fn units(json: &str) -> Vec<Unit> {
+        let records: Records = serde_json::from_str(json).unwrap();
+        normalize(&records, None).unwrap().0
+    }
+
+    const SESSION: &str = r#"{
+        "task": "fix the parser",
+        "files": [
+            {"id": "r1", "timestamp": "2026-01-01T10:00:00Z", "path": "src/parse.rs", "content": "fn parse() {}\n"},
+            {"id": "r2", "timestamp": "2026-01-01T10:05:00Z", "path": "src/lex.rs", "content": "fn lex() {}\n"},
+            {"id": "r3", "timestamp": "2026-01-01T10:07:00Z", "path": "./src/parse.rs", "content": "fn parse() { todo!() }\n"}
+        ],
+        "diffs": [
+            {"id": "d1", "timestamp": "2026-01-01T10:08:00Z", "path": "src/parse.rs",
+             "diff": "--- a/src/parse.rs\n+++ b/src/parse.rs\n@@ -1,1 +1,3 @@\n-fn parse() {}\n+fn parse() {\n+    lex();\n+}\n@@ -20,2 +22,4 @@\n x\n"}
+        ],
+        "toolOutputs": [
+            {"id": "t1", "timestamp": "2026-01-01T10:09:00Z", "tool": "bash", "args": {"command": "cargo test --test parse_tests tests/parse_tests.rs"}, "output": "ok"},
+            {"id": "t2", "timestamp": "2026-01-01T10:01:00Z", "tool": "bash", "args": {"command": "ls"}, "output": "src"}
+        ]
+    }"#;
+
+    #[test]
+    fn files_come_latest_first_with_what_was_done_and_where() {
+        let index = index(&units(SESSION), 4000, Tokenizer::default()).unwrap();
+        insta::assert_snapshot!(index, @r"
+        ## Files in play
+        [source: the session's reads, changes and commands | 3 files, latest first]
+        - tests/parse_tests.rs: in 1 command
+        - src/parse.rs: changed (lines 1–25), read 2×
+        - src/lex.rs: read
+        ");
+    }
+
+    #[test]
+    fn the_index_stays_within_its_share_of_the_budget() {
+        let mut files = Vec::new();
+        for n in 0..40 {
+            files.push(format!(
+                r#"{{"id": "f{n}", "timestamp": "2026-01-01T10:{n:02}:00Z", "path": "src/module_{n}/file_{n}.rs", "content": "x"}}"#
+            ));
+        }
+        let json = format!(r#"{{"task": "t", "files": [{}]}}"#, files.join(","));
+        let units = units(&json);
+        for budget in [300, 1000, 2500, 8000] {
+            let tokenizer = Tokenizer::default();
+            let Some(index) = index(&units, budget, tokenizer) else {
+                assert!(budget < 400, "a budget of {budget} names no file");
+                continue;
+            };
+            assert!(tokenizer.count(&index) as f64 <= BUDGET_SHARE * budget as f64);
+            let lines = index.lines().filter(|l| l.starts_with("- ")).count();
+            assert!((1..=MAX_FILES).contains(&lines), "{budget}: {lines}");
+            // The latest file is named first.
+            assert!(
+                index.contains("- src/module_39/file_39.rs: read\n"),
+                "{index}"
+            );
+        }
+    }
+
+    #[test]
+    fn directories_devices_and_a_file_named_two_ways_are_one_line_each_or_none() {
+        let units = units(
+            r#"{"task": "t",
+            "files": [{"id": "r1", "timestamp": "2026-01-01T10:00:00Z", "path": "docs/design.md", "content": "x"}],
+            "toolOutputs": [
+                {"id": "t1", "timestamp": "2026-01-01T10:01:00Z", "tool": "bash", "args": {"command": "wc -l /w/repo/docs/design.md > /dev/null", "workdir": "/w/repo/app"}, "output": "1"},
+                {"id": "t2", "timestamp": "2026-01-01T10:02:00Z", "tool": "bash", "args": {"command": "ls app/api"}, "output": "x"}
+            ]}"#,
+        );
+        let index = index(&units, 4000, Tokenizer::default()).unwrap();
+        insta::assert_snapshot!(index, @r"
+        ## Files in play
+        [source: the session's reads, changes and commands | 1 file]
+        - /w/repo/docs/design.md: read, in 1 command
+        ");
+    }
+
+    #[test]
+    fn a_session_without_files_has_no_index() {
+        let units = units(r#"{"task": "t", "messages": [{"role": "user", "text": "hi"}]}"#);
+        assert_eq!(index(&units, 4000, Tokenizer::default()), None);
+    }
+
+    #[test]
+    fn hunk_headers_give_the_changed_lines() {
+        assert_eq!(changed_lines("@@ -1,3 +4,2 @@\n"), Some((4, 5)));
+        assert_eq!(
+            changed_lines("@@ -1 +7 @@\n@@ -9,0 +12,3 @@\n"),
+            Some((7, 14))
+        );
+        assert_eq!(changed_lines("@@ -1,3 +0,0 @@\n"), None);
+        assert_eq!(changed_lines("no hunks"), None);
+    }
+}
