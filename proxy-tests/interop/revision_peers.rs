@@ -140,9 +140,12 @@ fn python_sdk_input_required_and_listen_through_the_proxy() {
 }
 
 /// The same `input_required` round over the HTTP path (`ctxopt-proxy --url` in front of the
-/// server serving Streamable HTTP): relayed as it came, its retry paired with it.
+/// server serving Streamable HTTP): relayed as it came, its retry paired with it; then a
+/// `subscriptions/listen` stream gets its event, and when the client cancels it and closes
+/// its end the proxy ends (a listen stream lasts as long as the session: the proxy once
+/// waited on it forever).
 #[test]
-fn python_sdk_input_required_over_http_pairs_its_retry() {
+fn python_sdk_input_required_and_listen_over_http() {
     let Some(peers) = Peers::locate() else { return };
     let tmp = tempfile::tempdir().expect("tempdir");
     let log_path = tmp.path().join("session.jsonl");
@@ -155,7 +158,6 @@ fn python_sdk_input_required_over_http_pairs_its_retry() {
     let mut command: Vec<OsString> = vec![
         peers.python.clone().into(),
         peers.dir.join("py_revision_client.py").into(),
-        "--no-listen".into(),
         "--".into(),
         proxy_binary().into(),
         "--log".into(),
@@ -177,7 +179,14 @@ fn python_sdk_input_required_over_http_pairs_its_retry() {
         out.json["greeting"],
         serde_json::json!(["Welcome, Ada. Sign here."])
     );
+    assert_eq!(out.json["events"], serde_json::json!(["ToolsListChanged"]));
     let log = read_log(&log_path);
+    assert!(
+        log.frames
+            .iter()
+            .any(|f| f.method.as_deref() == Some("notifications/tools/list_changed")),
+        "the listen event came through"
+    );
     let greet: Vec<_> = log
         .frames
         .iter()

@@ -106,6 +106,12 @@ impl Connection {
         &self.shown_url
     }
 
+    /// How long the server may take to begin answering, and a stream stay silent
+    /// (`--timeout`).
+    pub(crate) fn timeout(&self) -> std::time::Duration {
+        self.config.timeout
+    }
+
     /// The session id in effect.
     pub fn session_id(&self) -> Option<String> {
         lock(&self.session).id.clone()

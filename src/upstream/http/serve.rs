@@ -17,10 +17,11 @@
 //! and when the server refuses it with 400, 404 or 405, the legacy stream is opened and the
 //! message POSTed there (the specification's backwards compatibility).
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::io::{self, BufRead, BufReader};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::time::Instant;
 
 use super::config::{HttpConfig, Transport};
 use super::connection::{Connection, Outcome, ServerMessage};
@@ -88,7 +89,56 @@ struct Shared {
     to_client: ServerFrames,
     /// Ids (JSON text) of the requests the client cancelled.
     cancelled: Arc<Mutex<HashSet<String>>>,
+    /// The requests under way on threads of their own.
+    in_flight: Arc<InFlight>,
     stop: Arc<AtomicBool>,
+}
+
+/// The requests under way on `http-request` threads, by thread number: what the end of the
+/// client's input waits for before the session ends.
+#[derive(Default)]
+struct InFlight {
+    requests: Mutex<BTreeMap<u64, Vec<String>>>,
+    changed: Condvar,
+}
+
+impl InFlight {
+    /// Registers the request ids of thread `n`.
+    fn start(&self, n: u64, ids: Vec<String>) {
+        lock(&self.requests).insert(n, ids);
+    }
+
+    /// Thread `n` is done.
+    fn end(&self, n: u64) {
+        lock(&self.requests).remove(&n);
+        self.changed.notify_all();
+    }
+
+    /// Waits until every request under way was answered or cancelled by the client (a
+    /// cancelled one is answered to nobody), at most `limit`: the client closed its end, so
+    /// only answers it may still read are worth waiting for, and never longer than a
+    /// request may stay silent. A `subscriptions/listen` stream is never registered: it
+    /// lasts as long as the session.
+    fn settle(&self, cancelled: &Mutex<HashSet<String>>, limit: std::time::Duration) {
+        let deadline = Instant::now() + limit;
+        let mut requests = lock(&self.requests);
+        loop {
+            let waiting = {
+                let cancelled = lock(cancelled);
+                requests
+                    .values()
+                    .any(|ids| ids.iter().any(|id| !cancelled.contains(id)))
+            };
+            let left = deadline.saturating_duration_since(Instant::now());
+            if !waiting || left.is_zero() {
+                return;
+            }
+            requests = match self.changed.wait_timeout(requests, left) {
+                Ok((guard, _)) => guard,
+                Err(poisoned) => poisoned.into_inner().0,
+            };
+        }
+    }
 }
 
 /// The `http-c2s` thread: every client frame POSTed, until the client's end closes.
@@ -110,8 +160,10 @@ fn serve(
         speaking,
         to_client,
         cancelled: Arc::default(),
+        in_flight: Arc::default(),
         stop,
     };
+    let mut threads: u64 = 0;
     let mut listening = false;
     let mut input = BufReader::with_capacity(1 << 16, from_client);
     let mut line = Vec::new();
@@ -138,6 +190,7 @@ fn serve(
         let out = Outgoing::new(text);
         if let Some(id) = &out.cancels {
             lock(&shared.cancelled).insert(id.clone());
+            shared.in_flight.changed.notify_all();
         }
         match shared.speaking.get() {
             None => {
@@ -162,14 +215,19 @@ fn serve(
         } else {
             let owned = text.to_vec();
             let worker = shared.clone();
-            let finished = finished.clone();
+            threads += 1;
+            let n = threads;
+            if out.method.as_deref() != Some("subscriptions/listen") {
+                shared.in_flight.start(n, out.requests.clone());
+            }
             let started = std::thread::Builder::new()
                 .name("http-request".into())
                 .spawn(move || {
                     worker.exchange(&Outgoing::new(&owned));
-                    drop(finished);
+                    worker.in_flight.end(n);
                 });
             if let Err(e) = started {
+                shared.in_flight.end(n);
                 shared.answer_unanswered(&Outcome {
                     unanswered: out.requests.clone(),
                     fault: Some(super::Fault::Connection(format!(
@@ -180,6 +238,9 @@ fn serve(
             }
         }
     }
+    shared
+        .in_flight
+        .settle(&shared.cancelled, shared.connection.timeout());
     if shared.speaking.get() == Some(&Transport::StreamableHttp) {
         shared.connection.close_session();
     }
