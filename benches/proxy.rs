@@ -9,7 +9,10 @@
 //! - the proxy's idle RSS and its peak RSS (VmHWM) while relaying one 64 MB frame;
 //! - `--compact-results 10000`: small round trips (results under the limit) and 16 MB
 //!   results (the time until the client has the compacted answer), each beside the same
-//!   measurement without it.
+//!   measurement without it;
+//! - remote servers: a local Streamable HTTP server reached directly, through
+//!   `ctxopt-proxy --url` and through `mcp-remote` (round trips, CPU, peak RSS, 16 MB results
+//!   streamed as server-sent events; `benches/proxy/remote.rs`).
 //!
 //! Direct and proxied sessions run side by side and take turns in blocks, so both see the
 //! same machine load. The proxy logs every frame to a temporary file, as it does in use.
@@ -17,9 +20,10 @@
 //! `CTXOPT_BENCH_BASELINE=<path to another ctxopt-proxy>` adds a row per round-trip and
 //! throughput measurement for that proxy, run side by side with the others (an A/B
 //! comparison of two builds in one run); `CTXOPT_BENCH_SECTIONS` picks sections (a comma
-//! list of `round-trips`, `throughput`, `memory`, `compaction`; default all); `CTXOPT_BENCH_SERVERS` picks
-//! round-trip servers (a comma list of `python`, `python-no-log`, `rust`, `node`,
-//! `everything`; default all). Results are printed as Markdown;
+//! list of `round-trips`, `throughput`, `memory`, `compaction`, `remote`; default all);
+//! `CTXOPT_BENCH_SERVERS` picks round-trip servers (a comma list of `python`,
+//! `python-no-log`, `rust`, `node`, `everything`; default all); `CTXOPT_BENCH_REMOTE_SERVER`
+//! the remote section's server (`python` or `everything`). Results are printed as Markdown;
 //! `docs/benchmarks.md` records a run.
 
 use std::collections::HashMap;
@@ -31,6 +35,9 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
+
+#[path = "proxy/remote.rs"]
+mod remote;
 
 /// Set in the environment of a re-spawned copy of this binary that acts as the Rust responder.
 const ROLE_VAR: &str = "CTXOPT_BENCH_ROLE";
@@ -76,7 +83,7 @@ fn main() -> Result<()> {
     );
 
     let sections = std::env::var("CTXOPT_BENCH_SECTIONS")
-        .unwrap_or_else(|_| "round-trips,throughput,memory,compaction".into());
+        .unwrap_or_else(|_| "round-trips,throughput,memory,compaction,remote".into());
     let section = |name: &str| sections.split(',').any(|s| s.trim() == name);
     if section("round-trips") {
         bench.round_trip_rows(calls)?;
@@ -90,6 +97,9 @@ fn main() -> Result<()> {
     }
     if section("compaction") {
         bench.compaction_rows(calls)?;
+    }
+    if section("remote") {
+        remote::rows(tmp.path(), bench.baseline.as_deref(), calls)?;
     }
     Ok(())
 }
@@ -261,12 +271,24 @@ struct Session {
 impl Session {
     /// Starts `command`; a re-spawned copy of this binary in it acts as `role`.
     fn spawn(command: &[OsString], role: &str) -> Result<Session> {
-        let mut child = Command::new(&command[0])
+        Session::spawn_with(command, role, |_| {})
+    }
+
+    /// [`Session::spawn`], the command changed by `configure` first (environment, stderr).
+    fn spawn_with(
+        command: &[OsString],
+        role: &str,
+        configure: impl FnOnce(&mut Command),
+    ) -> Result<Session> {
+        let mut child = Command::new(&command[0]);
+        child
             .args(&command[1..])
             .env(ROLE_VAR, role)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(Stdio::inherit());
+        configure(&mut child);
+        let mut child = child
             .spawn()
             .with_context(|| format!("start {command:?}"))?;
         let stdin = BufWriter::new(child.stdin.take().context("stdin")?);

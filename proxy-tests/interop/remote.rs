@@ -14,7 +14,7 @@ use std::time::Duration;
 use ctxopt::framelog::{Direction, FrameKind, HttpVia};
 
 use super::peers::{fixture_tree, Client, Peers, Server};
-use super::session::{proxy_binary, run_driver};
+use super::session::{proxy_binary, run_driver, DriverOutput};
 use super::sessions::{assert_same_session, methods};
 use crate::support::log::{read_log, Log};
 use crate::support::poll_until;
@@ -91,24 +91,35 @@ fn run_remote_pair(client: Client, server: Server, json: bool) -> Option<Log> {
     let peers = Peers::locate()?;
     let port = free_port();
     let served = Served::start(peers.http_server_command(server, port, json), port);
+    let direct = peers.client_over_http(client, server, &fixture_tree(), &served.url);
+    let proxied =
+        |target: &[OsString]| peers.client_command(client, server, &fixture_tree(), target);
+    let what = format!("{client:?} × {server:?} over HTTP");
+    Some(run_pair(&served, &direct, proxied, json, &what).1)
+}
+
+/// Runs the driver `direct` against `served` and, at the same time, the driver that
+/// `proxied` makes for a target command (the proxy in front of `served`); checks what every
+/// pair must satisfy and returns the proxied session and its log.
+fn run_pair(
+    served: &Served,
+    direct_cmd: &[OsString],
+    proxied: impl Fn(&[OsString]) -> Vec<OsString>,
+    json: bool,
+    what: &str,
+) -> (DriverOutput, Log) {
     let tmp = tempfile::tempdir().expect("tempdir");
     let log_path = tmp.path().join("session.jsonl");
-    let direct_cmd = peers.client_over_http(client, server, &fixture_tree(), &served.url);
-    let target = proxied_url(&served.url, &log_path);
-    let proxied_cmd = peers.client_command(client, server, &fixture_tree(), &target);
+    let proxied_cmd = proxied(&proxied_url(&served.url, &log_path));
     let env = [(TOKEN_VAR, PathBuf::from(TOKEN))];
     let (direct, proxied) = thread::scope(|s| {
-        let direct = s.spawn(|| run_driver(&direct_cmd, &[]));
+        let direct = s.spawn(|| run_driver(direct_cmd, &[]));
         let proxied = s.spawn(|| run_driver(&proxied_cmd, &env));
         (direct.join(), proxied.join())
     });
     let direct = direct.unwrap_or_else(|e| std::panic::resume_unwind(e));
     let proxied = proxied.unwrap_or_else(|e| std::panic::resume_unwind(e));
-    assert_same_session(
-        &direct,
-        &proxied,
-        &format!("{client:?} × {server:?} over HTTP"),
-    );
+    assert_same_session(&direct, &proxied, what);
 
     let text = std::fs::read_to_string(&log_path).expect("the log");
     assert!(!text.contains(TOKEN), "the header's token reached the log");
@@ -123,7 +134,7 @@ fn run_remote_pair(client: Client, server: Server, json: bool) -> Option<Log> {
     log.assert_protocol(proxied.protocol());
     log.assert_token_counts();
     assert_http_facts(&log, json);
-    Some(log)
+    (proxied, log)
 }
 
 /// Every server frame came over HTTP: by a POST's answer (JSON only when `json`) or the GET
@@ -311,6 +322,44 @@ fn ts_client_python_server_over_streamable_http_json() {
     assert!(server.is_empty(), "{server:?}");
     let calls = methods(&log, Direction::S2c, FrameKind::Response);
     assert_eq!(calls.iter().filter(|m| **m == "tools/call").count(), 4);
+}
+
+/// A 16 MiB tool result that the Python SDK's server streams as one server-sent event reaches
+/// the TypeScript SDK client through the proxy whole: the same length, SHA-256 and last record
+/// as the same client reading it from the server directly; the log holds it as one frame.
+#[test]
+fn a_16_mib_result_streamed_as_an_event_arrives_whole_through_the_proxy() {
+    const SIZE: u64 = 16 << 20;
+    let Some(peers) = Peers::locate() else {
+        return;
+    };
+    let port = free_port();
+    let mut command = peers.http_server_command(Server::PythonSdk, port, false);
+    command.env("PY_SERVER_BLOB_TOOL", "1");
+    let served = Served::start(command, port);
+    let driver = |rest: &[OsString]| {
+        let mut command: Vec<OsString> = vec![
+            "node".into(),
+            peers.dir.join("ts_client.mjs").into(),
+            "blob".into(),
+        ];
+        command.extend(rest.iter().cloned());
+        command
+    };
+    let direct = driver(&["--url".into(), served.url.clone().into()]);
+    let proxied = |target: &[OsString]| driver(&[&["--".into()], target].concat());
+    let (session, log) = run_pair(&served, &direct, proxied, false, "a 16 MiB result");
+    let result = &session.json["transcript"][0]["result"];
+    assert_eq!(result["length"], SIZE, "{result}");
+    assert_eq!(result["isError"], false, "{result}");
+    let frame = log
+        .dir(Direction::S2c)
+        .into_iter()
+        .find(|f| f.method.as_deref() == Some("tools/call"))
+        .expect("the tools/call result in the log");
+    assert!(frame.bytes > SIZE, "{} bytes", frame.bytes);
+    let http = frame.http.as_ref().expect("http facts");
+    assert_eq!(http.content_type.as_deref(), Some("text/event-stream"));
 }
 
 /// The Python SDK's high-level `Client` probes `server/discover`; the Python server answers,

@@ -11,9 +11,15 @@ Usage: python py_server.py                      (stdio)
 
 `PY_SERVER_ECHO_DESCRIPTION`, when set, replaces the `echo` tool's description: the same server
 with one tool redefined, for the tests of a catalog that changed between sessions.
+
+`PY_SERVER_BLOB_TOOL=1` adds the tool `blob(size)`, whose result is one text of `size` characters
+(numbered 16-byte records, so a lost, repeated or reordered piece shows): the large result of the
+remote benchmark and of the test that a large event-stream answer arrives whole. Off by default,
+so the catalog the other tests record stays as it is.
 """
 
 import base64
+import functools
 import os
 import struct
 import sys
@@ -81,6 +87,19 @@ async def count_words(text: str, ctx: Context) -> dict[str, int]:
 def fail(reason: str) -> str:
     """Always fails, with the reason as its error text."""
     raise ToolError(reason)
+
+
+if os.environ.get("PY_SERVER_BLOB_TOOL") == "1":
+
+    @functools.lru_cache(maxsize=4)
+    def _blob(size: int) -> str:
+        records = "".join(f"{i:015d}\n" for i in range(size // 16 + 1))
+        return records[:size]
+
+    @server.tool(structured_output=False)
+    def blob(size: int) -> str:
+        """Returns a text of `size` characters: numbered 16-byte records."""
+        return _blob(size)
 
 
 @server.resource("fixture://greeting", mime_type="text/plain")

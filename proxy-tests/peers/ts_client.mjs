@@ -2,8 +2,8 @@
 // Drives one scripted MCP session with the TypeScript SDK client against a stdio server (or a
 // Streamable HTTP one) and prints a canonical JSON transcript of everything the client observed.
 //
-// Usage: node ts_client.mjs <filesystem|everything|memory|pyserver|sdkexample> [--root DIR] -- <command> [args...]
-//        node ts_client.mjs <everything|pyserver> [--root DIR] --url <URL> [--sse]
+// Usage: node ts_client.mjs <filesystem|everything|memory|pyserver|sdkexample|blob> [--root DIR] -- <command> [args...]
+//        node ts_client.mjs <everything|pyserver|blob> [--root DIR] --url <URL> [--sse]
 //
 // The server command may be the server itself (a direct session) or ctxopt-proxy wrapping it
 // (a proxied session); the interop tests run both and compare the two transcripts. With --url
@@ -24,12 +24,13 @@ import {
   ElicitRequestSchema,
   ListRootsRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
+import { createHash } from "node:crypto";
 import { pathToFileURL } from "node:url";
 
 function usage(message) {
   process.stderr.write(`ts_client: ${message}\n`);
-  process.stderr.write("usage: node ts_client.mjs <filesystem|everything|memory|pyserver|sdkexample> [--root DIR] -- <command> [args...]\n");
-  process.stderr.write("       node ts_client.mjs <everything|pyserver> [--root DIR] --url <URL> [--sse]\n");
+  process.stderr.write("usage: node ts_client.mjs <filesystem|everything|memory|pyserver|sdkexample|blob> [--root DIR] -- <command> [args...]\n");
+  process.stderr.write("       node ts_client.mjs <everything|pyserver|blob> [--root DIR] --url <URL> [--sse]\n");
   process.exit(2);
 }
 
@@ -50,7 +51,7 @@ function parseArgs(argv) {
   }
   if ((url === null) === (command.length === 0)) usage("give either `-- <command>` or `--url <URL>`");
   if (sse && url === null) usage("--sse goes with --url");
-  if (!["filesystem", "everything", "memory", "pyserver", "sdkexample"].includes(scenario)) usage(`unknown scenario ${scenario}`);
+  if (!["filesystem", "everything", "memory", "pyserver", "sdkexample", "blob"].includes(scenario)) usage(`unknown scenario ${scenario}`);
   return { scenario, root, url, sse, command };
 }
 
@@ -89,6 +90,8 @@ const transport = url
       args: command.slice(1),
       env: process.env,
       stderr: "inherit",
+      // A message may be larger than the SDK's default limit of 10 MB (the blob scenario's is 16 MiB).
+      maxBufferSize: 64 * 1024 * 1024,
     });
 /** What a test needs to find a message in a proxy's log: its id and, unless a response, method. */
 const summary = (message) => ({ id: message.id ?? null, method: message.method ?? null });
@@ -211,6 +214,24 @@ async function sdkexample() {
   await callTool("greet", { name: "ctxopt" });
 }
 
+/**
+ * `py_server.py`'s `blob` tool (served with PY_SERVER_BLOB_TOOL=1): a 16 MiB text, transcribed as
+ * its length, its SHA-256 and its last record (the text itself would make the transcript as large).
+ */
+async function blob() {
+  const size = 16 * 1024 * 1024;
+  await step("tools/call", { name: "blob", size }, async () => {
+    const result = await client.callTool({ name: "blob", arguments: { size } });
+    const text = result.content[0].text;
+    return {
+      isError: result.isError ?? false,
+      length: text.length,
+      sha256: createHash("sha256").update(text).digest("hex"),
+      last: text.slice(-16),
+    };
+  });
+}
+
 async function memory() {
   await step("tools/list", {}, async () => (await client.listTools()).tools.map((t) => t.name).sort());
   await callTool("create_entities", {
@@ -249,7 +270,7 @@ async function closeGracefully() {
 
 try {
   await client.connect(transport);
-  await { filesystem, everything, memory, pyserver, sdkexample }[scenario]();
+  await { filesystem, everything, memory, pyserver, sdkexample, blob }[scenario]();
   await closeGracefully();
   const output = canonical({
     client: "ts",

@@ -147,7 +147,11 @@ impl Connection {
     /// server has answered every request in it (or the answer ends, or fails), or `each`
     /// returns `false`: the caller wants no more of it (the client cancelled the request),
     /// and the answer is dropped unread, without a fault.
-    pub fn post(&self, out: &Outgoing<'_>, each: &mut dyn FnMut(ServerMessage) -> bool) -> Outcome {
+    pub fn post(
+        &self,
+        out: &Outgoing<'_>,
+        each: &mut dyn FnMut(&ServerMessage) -> bool,
+    ) -> Outcome {
         let mut exchange = Exchange {
             out,
             unanswered: out.requests.clone(),
@@ -180,7 +184,7 @@ impl Connection {
     fn post_inner(
         &self,
         exchange: &mut Exchange<'_, '_>,
-        each: &mut dyn FnMut(ServerMessage) -> bool,
+        each: &mut dyn FnMut(&ServerMessage) -> bool,
     ) -> Result<Option<u16>, (Fault, Option<u16>)> {
         let out = exchange.out;
         {
@@ -304,16 +308,19 @@ impl Connection {
         }
     }
 
-    /// Hands `message` on, noting the requests it answers (and, for `initialize`, the
+    /// Hands `message` on, then notes the requests it answers (and, for `initialize`, the
     /// revision negotiated); `false` once every request of the exchange is answered, or the
-    /// caller wants no more.
+    /// caller wants no more. The message goes first: finding its ids takes passes over all
+    /// of it (UTF-8, JSON, its members), which for a result of megabytes the client need not
+    /// wait for. (The next message after `initialize` is POSTed only once this returns.)
     fn answered(
         &self,
         exchange: &mut Exchange<'_, '_>,
         message: ServerMessage,
-        each: &mut dyn FnMut(ServerMessage) -> bool,
+        each: &mut dyn FnMut(&ServerMessage) -> bool,
     ) -> bool {
-        if !exchange.unanswered.is_empty() {
+        exchange.abandoned |= !each(&message);
+        if !exchange.unanswered.is_empty() && !exchange.abandoned {
             if let Ok(text) = std::str::from_utf8(&message.bytes) {
                 let answers = match classify(text) {
                     Shape::Single(m) => vec![m],
@@ -334,7 +341,6 @@ impl Connection {
                 }
             }
         }
-        exchange.abandoned |= !each(message);
         !exchange.unanswered.is_empty() && !exchange.abandoned
     }
 

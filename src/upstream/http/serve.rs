@@ -320,7 +320,7 @@ impl Shared {
     fn open_legacy(&self) -> Result<(), (Fault, Option<u16>)> {
         let (relay, ended) = (self.clone(), self.clone());
         self.legacy.open(
-            move |message| relay.relay(message),
+            move |message| relay.relay(&message),
             move |outcome| {
                 if let Some(fault) = &outcome.fault {
                     let line = format!("http: the event stream (GET): {fault}");
@@ -359,14 +359,14 @@ impl Shared {
     }
 
     /// Writes a server message toward the client.
-    fn relay(&self, message: ServerMessage) {
-        self.to_client.send(&message.bytes, message.facts);
+    fn relay(&self, message: &ServerMessage) {
+        self.to_client.send(&message.bytes, message.facts.clone());
     }
 
     /// Writes a message of the answer to `out` toward the client, unless the client has
     /// cancelled every request in `out`: then `false`, and the answer is read no further
     /// (nor relayed: the client expects nothing more of those requests).
-    fn relay_for(&self, out: &Outgoing<'_>, message: ServerMessage) -> bool {
+    fn relay_for(&self, out: &Outgoing<'_>, message: &ServerMessage) -> bool {
         let cancelled = !out.requests.is_empty() && {
             let cancelled = lock(&self.cancelled);
             out.requests
@@ -411,7 +411,7 @@ impl Shared {
             .name("http-get".into())
             .spawn(move || {
                 let result = shared.connection.listen(
-                    &mut |message: ServerMessage| shared.relay(message),
+                    &mut |message: ServerMessage| shared.relay(&message),
                     &shared.stop,
                 );
                 if let Err((fault, _)) = result {

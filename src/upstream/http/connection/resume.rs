@@ -21,7 +21,7 @@ impl Connection {
         exchange: &mut Exchange<'_, '_>,
         mut ended: Result<(), Fault>,
         mut last_id: Option<String>,
-        each: &mut dyn FnMut(ServerMessage) -> bool,
+        each: &mut dyn FnMut(&ServerMessage) -> bool,
     ) -> Result<(), Fault> {
         let mut attempts = 0;
         while !exchange.unanswered.is_empty() && !exchange.abandoned && attempts < ATTEMPTS {
