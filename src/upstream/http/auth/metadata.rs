@@ -3,21 +3,13 @@
 //! authorization server's metadata (RFC 8414, or OpenID Connect discovery), tried at the
 //! well-known URLs in the order the MCP authorization specification gives.
 
-use std::time::Duration;
-
 use serde::Deserialize;
 use ureq::http::Uri;
 use ureq::Agent;
 
-use super::AuthError;
+use super::{AuthError, ANSWER_LIMIT, REQUEST_LIMIT};
 use crate::upstream::http::config::display_url;
 use crate::upstream::http::fault::Fault;
-
-/// How long one metadata request may take.
-const REQUEST_LIMIT: Duration = Duration::from_secs(30);
-
-/// The largest metadata document read.
-const DOCUMENT_LIMIT: u64 = 1 << 20;
 
 /// A URL split into what discovery recombines.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -225,7 +217,7 @@ pub(crate) fn fetch<T: serde::de::DeserializeOwned>(
     let bytes = response
         .into_body()
         .with_config()
-        .limit(DOCUMENT_LIMIT)
+        .limit(ANSWER_LIMIT)
         .read_to_vec()
         .map_err(|e| AuthError::Http {
             url: display_url(url),

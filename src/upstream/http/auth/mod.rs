@@ -134,6 +134,25 @@ pub enum AuthError {
     },
 }
 
+/// How long one request to an authorization server may take.
+const REQUEST_LIMIT: Duration = Duration::from_secs(30);
+
+/// The most an authorization server's answer (metadata, registration, tokens) may hold.
+const ANSWER_LIMIT: u64 = 1 << 20;
+
+/// The status and the body (at most [`ANSWER_LIMIT`]) of an authorization server's answer.
+fn status_and_body(
+    response: ureq::http::Response<ureq::Body>,
+) -> Result<(u16, Vec<u8>), ureq::Error> {
+    let status = response.status().as_u16();
+    let body = response
+        .into_body()
+        .with_config()
+        .limit(ANSWER_LIMIT)
+        .read_to_vec()?;
+    Ok((status, body))
+}
+
 /// The command that stores tokens for the server at `url`, as a user types it.
 pub fn login_command(url: &str) -> String {
     let plain = url

@@ -1,17 +1,12 @@
 //! Dynamic client registration (RFC 7591): ctxopt registers itself as a public native client
 //! (no secret, `token_endpoint_auth_method: none`) whose redirect is the loopback listener.
 
-use std::time::Duration;
-
 use serde::Deserialize;
 use ureq::Agent;
 
-use super::AuthError;
+use super::{status_and_body, AuthError, REQUEST_LIMIT};
 use crate::upstream::http::config::display_url;
 use crate::upstream::http::fault::Fault;
-
-/// How long registering may take.
-const REQUEST_LIMIT: Duration = Duration::from_secs(30);
 
 /// The client an authorization server knows ctxopt as.
 #[derive(Clone, Deserialize)]
@@ -64,13 +59,7 @@ pub(crate) fn register(
         .build()
         .send(metadata(redirect_uri).to_string())
         .map_err(http)?;
-    let status = response.status().as_u16();
-    let bytes = response
-        .into_body()
-        .with_config()
-        .limit(1 << 20)
-        .read_to_vec()
-        .map_err(http)?;
+    let (status, bytes) = status_and_body(response).map_err(http)?;
     if !(200..300).contains(&status) {
         return Err(AuthError::Status {
             what: "client registration",

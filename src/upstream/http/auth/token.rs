@@ -2,18 +2,13 @@
 //! exchanged for tokens, with the `resource` parameter (RFC 8707). Form-encoded requests,
 //! the client authenticated by `client_secret_post` when it has a secret.
 
-use std::time::Duration;
-
 use serde::Deserialize;
 use ureq::Agent;
 
 use super::registration::Client;
-use super::AuthError;
+use super::{status_and_body, AuthError, REQUEST_LIMIT};
 use crate::upstream::http::config::display_url;
 use crate::upstream::http::fault::Fault;
-
-/// How long a token request may take.
-const REQUEST_LIMIT: Duration = Duration::from_secs(30);
 
 /// What the token endpoint answered (RFC 6749 §5.1).
 #[derive(Clone, Deserialize)]
@@ -101,13 +96,7 @@ pub(crate) fn request<'a>(
         .build()
         .send_form(grant)
         .map_err(http)?;
-    let status = response.status().as_u16();
-    let bytes = response
-        .into_body()
-        .with_config()
-        .limit(1 << 20)
-        .read_to_vec()
-        .map_err(http)?;
+    let (status, bytes) = status_and_body(response).map_err(http)?;
     if !(200..300).contains(&status) {
         // The body of an error answer holds no token: it is shown when it is not OAuth's.
         return Err(match serde_json::from_slice::<ErrorResponse>(&bytes) {
