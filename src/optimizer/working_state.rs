@@ -64,6 +64,10 @@ pub(crate) struct WorkingState {
     /// Per unit with a time: how many later moments (distinct times: tool calls, turns,
     /// messages) the session has.
     pub(crate) steps_after: Vec<Option<usize>>,
+    /// The session's latest live read of a file: the region it was looking at last, whose
+    /// every fragment is in play (not only its best), since the next change is most often
+    /// made there.
+    pub(crate) last_read: Option<usize>,
 }
 
 /// Reads the working state of `units` (live ones only take a role).
@@ -105,7 +109,12 @@ pub(crate) fn working_state(units: &[Unit], analyses: &[UnitAnalysis]) -> Workin
     for i in in_play(units, analyses) {
         roles[i].get_or_insert(StateRole::InPlay);
     }
-    WorkingState { roles, steps_after }
+    let last_read = latest_of(&|u| u.kind == Kind::File);
+    WorkingState {
+        roles,
+        steps_after,
+        last_read,
+    }
 }
 
 /// The later of units `a` and `b` (by time, else by list position).
@@ -278,8 +287,11 @@ pub(crate) fn apply(
     let mut candidates: Vec<(StateRole, f64, usize)> = Vec::new();
     for (fi, (f, scored)) in fragments.iter().zip(scores.iter_mut()).enumerate() {
         let Some(s) = scored else { continue };
-        let role = state.roles[f.unit.0]
-            .filter(|&r| r != StateRole::InPlay || best.get(&f.unit.0).map(|b| b.1) == Some(fi));
+        let role = state.roles[f.unit.0].filter(|&r| {
+            r != StateRole::InPlay
+                || best.get(&f.unit.0).map(|b| b.1) == Some(fi)
+                || state.last_read == Some(f.unit.0)
+        });
         let value = if role.is_some() { 1.0 } else { 0.0 };
         let contribution = round4(value * weight);
         s.components.push(ScoreComponent {
