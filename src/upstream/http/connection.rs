@@ -393,17 +393,8 @@ impl Connection {
         stop: &AtomicBool,
     ) -> Result<bool, (Fault, Option<u16>)> {
         let timeout = self.config.timeout;
-        let request = self
-            .agent
-            .get(&self.config.url)
-            .header("Accept", "text/event-stream");
-        let (request, _) = self.common_headers(request, None);
-        let response = request
-            .config()
-            .timeout_recv_response(Some(timeout))
-            .build()
-            .call()
-            .map_err(|e| (Fault::from_ureq(e, timeout), None))?;
+        let (request, _) = self.common_headers(self.agent.get(&self.config.url), None);
+        let response = call_for_stream(request, timeout)?;
         let status = response.status().as_u16();
         match status {
             405 => return Ok(false),
@@ -454,6 +445,21 @@ impl Connection {
             fault: None,
         }
     }
+}
+
+/// Sends `request`, a GET for an event stream (the standalone stream, or the legacy
+/// transport's one stream), waiting at most `timeout` for the response's headers.
+pub(crate) fn call_for_stream(
+    request: ureq::RequestBuilder<ureq::typestate::WithoutBody>,
+    timeout: Duration,
+) -> Result<Response<Body>, (Fault, Option<u16>)> {
+    request
+        .header("Accept", "text/event-stream")
+        .config()
+        .timeout_recv_response(Some(timeout))
+        .build()
+        .call()
+        .map_err(|e| (Fault::from_ureq(e, timeout), None))
 }
 
 /// A response header as text.

@@ -17,7 +17,9 @@ use ureq::Agent;
 
 use super::config::{display_url, ConfigError, HttpConfig};
 use super::connection::MESSAGE_LIMIT;
-use super::connection::{error_body, header, media_type, one_line, Outcome, ServerMessage};
+use super::connection::{
+    call_for_stream, error_body, header, media_type, one_line, Outcome, ServerMessage,
+};
 use super::fault::Fault;
 use super::outgoing::{same_id, Outgoing};
 use super::sse::{SseError, SseReader};
@@ -85,19 +87,11 @@ impl LegacySse {
         unanswered: impl Fn(Outcome) + Send + Sync + 'static,
     ) -> Result<(), Failure> {
         let timeout = self.config.timeout;
-        let mut request = self
-            .agent
-            .get(&self.config.url)
-            .header("Accept", "text/event-stream");
+        let mut request = self.agent.get(&self.config.url);
         for (name, value) in &self.config.headers {
             request = request.header(name, value);
         }
-        let response = request
-            .config()
-            .timeout_recv_response(Some(timeout))
-            .build()
-            .call()
-            .map_err(|e| (Fault::from_ureq(e, timeout), None))?;
+        let response = call_for_stream(request, timeout)?;
         let status = response.status().as_u16();
         match status {
             200..=299 => {}
