@@ -55,11 +55,13 @@ fn ctxopt_auth(state: &Path) -> Command {
     command
 }
 
-/// `ctxopt auth login URL --no-browser`, its page opened by an HTTP GET that follows the
-/// authorization server's redirect to the loopback listener. Returns what login printed.
-fn login(state: &Path, url: &str) -> String {
+/// `ctxopt auth login URL --no-browser` (and `options`), its page opened by an HTTP GET that
+/// follows the authorization server's redirect to the loopback listener. Returns what login
+/// printed.
+fn login(state: &Path, url: &str, options: &[&str]) -> String {
     let mut child = ctxopt_auth(state)
         .args(["login", url, "--no-browser", "--timeout", "120"])
+        .args(options)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -113,6 +115,14 @@ fn login(state: &Path, url: &str) -> String {
     printed + &stderr
 }
 
+/// The scope of the one token file under `state`.
+fn token_scope(state: &Path) -> String {
+    let (path, _, _) = token_file(state);
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(path).unwrap()).expect("a token file");
+    json["scope"].as_str().unwrap_or_default().to_string()
+}
+
 /// The one token file under `state`, its mode and its access token.
 fn token_file(state: &Path) -> (PathBuf, u32, String) {
     let dir = state.join("ctxopt/auth");
@@ -141,8 +151,18 @@ fn login_then_a_proxied_session_uses_the_token_and_logout_makes_the_proxy_name_l
     let tmp = tempfile::tempdir().expect("tempdir");
     let state = tmp.path().join("state");
 
-    let printed = login(&state, &server.url);
+    let printed = login(&state, &server.url, &[]);
     assert!(printed.contains("Authorized: tokens for"), "{printed}");
+    // The server's challenge names no scope: its metadata's scopes_supported are asked for.
+    assert_eq!(token_scope(&state), "mcp:tools");
+    // A login for another scope asks for the one granted too (the provider grants what is
+    // asked for, and says so in its token answer).
+    let printed = login(&state, &server.url, &["--scope", "files:read"]);
+    assert!(
+        printed.contains("client: dynamic client registration; scope: mcp:tools files:read"),
+        "{printed}"
+    );
+    assert_eq!(token_scope(&state), "mcp:tools files:read");
     let (path, mode, token) = token_file(&state);
     assert_eq!(mode, 0o600, "{}", path.display());
     let folder_mode = std::fs::metadata(path.parent().unwrap())
@@ -174,6 +194,10 @@ fn login_then_a_proxied_session_uses_the_token_and_logout_makes_the_proxy_name_l
     let log = std::fs::read_to_string(&log_path).expect("the log");
     assert!(log.contains("Hello, ctxopt!"), "the session is in the log");
     assert!(!log.contains(&token), "the token reached the frame log");
+    // The standalone GET stream went with the token too (a 401 there would be in `errors`).
+    let trailer: serde_json::Value =
+        serde_json::from_str(log.lines().last().expect("a trailer")).expect("JSON");
+    assert_eq!(trailer["errors"], serde_json::json!([]), "{trailer}");
 
     let status = ctxopt_auth(&state).arg("status").output().unwrap();
     let listed = String::from_utf8_lossy(&status.stdout);
