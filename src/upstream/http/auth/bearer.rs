@@ -270,6 +270,7 @@ mod tests {
     use std::io::{BufRead, BufReader, Write};
     use std::net::TcpListener;
     use std::os::unix::fs::PermissionsExt;
+    use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
 
     fn agent() -> Agent {
@@ -472,7 +473,7 @@ mod tests {
 
     #[test]
     fn a_failed_refresh_ahead_sends_the_token_it_has_and_is_not_tried_at_every_request() {
-        let (endpoint, server_thread) = token_endpoint(503, "down");
+        let (endpoint, refreshes) = counting_endpoint(503, "down", Gate::new(0));
         let dir = tempfile::tempdir().unwrap();
         let store = TokenStore::in_dir(dir.path().to_path_buf());
         let mut stored = sample("https://h.example/mcp");
@@ -481,14 +482,74 @@ mod tests {
         store.save(&stored).unwrap();
         let auth = ProxyAuth::new("https://h.example/mcp", Some(store), agent());
         let mut sent = Vec::new();
-        for _ in 0..2 {
+        for _ in 0..3 {
             assert_eq!(auth.send(server(&mut sent, |_| false)).unwrap(), "answered");
         }
-        server_thread.join().unwrap();
         assert_eq!(
             sent,
-            vec![Some("Bearer access-secret-value".to_string()); 2]
+            vec![Some("Bearer access-secret-value".to_string()); 3]
         );
+        assert_eq!(refreshes.load(Ordering::SeqCst), 1);
+    }
+
+    /// Threads that have begun, and how many must have before a [`counting_endpoint`]
+    /// answers.
+    struct Gate {
+        begun: Mutex<usize>,
+        changed: std::sync::Condvar,
+        needed: usize,
+    }
+
+    impl Gate {
+        fn new(needed: usize) -> Arc<Gate> {
+            Arc::new(Gate {
+                begun: Mutex::new(0),
+                changed: std::sync::Condvar::new(),
+                needed,
+            })
+        }
+
+        fn begin(&self) {
+            *lock(&self.begun) += 1;
+            self.changed.notify_all();
+        }
+
+        /// Waits (30 s at most) for the threads needed.
+        fn wait(&self) {
+            let guard = lock(&self.begun);
+            let limit = std::time::Duration::from_secs(30);
+            let _ = self
+                .changed
+                .wait_timeout_while(guard, limit, |n| *n < self.needed)
+                .unwrap();
+        }
+    }
+
+    /// A token endpoint that answers every request with `status` and `body` once `gate`'s
+    /// threads have begun; the number of requests it got.
+    fn counting_endpoint(
+        status: u16,
+        body: &'static str,
+        gate: Arc<Gate>,
+    ) -> (String, Arc<AtomicUsize>) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let endpoint = format!("http://{}/token", listener.local_addr().unwrap());
+        let requests = Arc::new(AtomicUsize::new(0));
+        let counted = requests.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let mut stream = stream.unwrap();
+                read_form(&mut BufReader::new(stream.try_clone().unwrap()));
+                counted.fetch_add(1, Ordering::SeqCst);
+                gate.wait();
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            }
+        });
+        (endpoint, requests)
     }
 
     /// Requests sent at once with a token that expires soon: one refresh, every request
@@ -497,33 +558,12 @@ mod tests {
     #[test]
     fn concurrent_requests_share_one_refresh() {
         const REQUESTS: usize = 6;
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let endpoint = format!("http://{}/token", listener.local_addr().unwrap());
-        let begun = Arc::new((Mutex::new(0), std::sync::Condvar::new()));
-        let refreshes = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-        {
-            let (begun, refreshes) = (begun.clone(), refreshes.clone());
-            std::thread::spawn(move || {
-                for stream in listener.incoming() {
-                    let mut stream = stream.unwrap();
-                    read_form(&mut BufReader::new(stream.try_clone().unwrap()));
-                    refreshes.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                    let (count, all_begun) = &*begun;
-                    let guard = lock(count);
-                    let _ = all_begun
-                        .wait_timeout_while(guard, std::time::Duration::from_secs(30), |n| {
-                            *n < REQUESTS
-                        })
-                        .unwrap();
-                    let body = r#"{"access_token":"fresh-access","token_type":"Bearer","expires_in":3600}"#;
-                    let _ = write!(
-                        stream,
-                        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                        body.len()
-                    );
-                }
-            });
-        }
+        let gate = Gate::new(REQUESTS);
+        let (endpoint, refreshes) = counting_endpoint(
+            200,
+            r#"{"access_token":"fresh-access","token_type":"Bearer","expires_in":3600}"#,
+            gate.clone(),
+        );
         let dir = tempfile::tempdir().unwrap();
         let store = TokenStore::in_dir(dir.path().to_path_buf());
         let mut stored = sample("https://h.example/mcp");
@@ -537,13 +577,9 @@ mod tests {
         ));
         let threads: Vec<_> = (0..REQUESTS)
             .map(|_| {
-                let (auth, begun) = (auth.clone(), begun.clone());
+                let (auth, gate) = (auth.clone(), gate.clone());
                 std::thread::spawn(move || {
-                    {
-                        let (count, all_begun) = &*begun;
-                        *lock(count) += 1;
-                        all_begun.notify_all();
-                    }
+                    gate.begin();
                     auth.send(|header| Ok::<_, Failed>(header.map(str::to_string)))
                         .unwrap()
                 })
@@ -555,6 +591,6 @@ mod tests {
                 Some("Bearer fresh-access")
             );
         }
-        assert_eq!(refreshes.load(std::sync::atomic::Ordering::SeqCst), 1);
+        assert_eq!(refreshes.load(Ordering::SeqCst), 1);
     }
 }

@@ -4,9 +4,8 @@
 //! gets the wider grant. The proxy never retries such a request: the user decides.
 
 use super::bearer::ProxyAuth;
-use crate::upstream::http::fault::Fault;
-
 use super::metadata::parse_challenge;
+use crate::upstream::http::fault::Fault;
 
 /// The scopes of `granted`, then each scope of `more` not among them (space-separated, in
 /// that order, each once); `None` when there are none.
