@@ -143,19 +143,12 @@ impl ProxyAuth {
                 );
             }
         }
-        let header = state
-            .credentials
-            .as_ref()
-            .map(|c| format!("Bearer {}", c.access_token));
-        (state.generation, header)
+        (state.generation, bearer(&state))
     }
 
     /// The `Authorization` header's value for the token in use, without renewing it.
     pub(crate) fn header(&self) -> Option<String> {
-        lock(&self.state)
-            .credentials
-            .as_ref()
-            .map(|c| format!("Bearer {}", c.access_token))
+        bearer(&lock(&self.state))
     }
 
     fn unauthorized(&self, reason: String) -> Fault {
@@ -256,6 +249,14 @@ impl ProxyAuth {
         state.generation += 1;
         Ok(())
     }
+}
+
+/// The `Authorization` header's value for the token of `state`, when there is one.
+fn bearer(state: &State) -> Option<String> {
+    state
+        .credentials
+        .as_ref()
+        .map(|c| format!("Bearer {}", c.access_token))
 }
 
 fn is_401<T>(result: &Result<T, Failed>) -> bool {
