@@ -206,7 +206,7 @@ fn read_remote(
                 kept,
             }
         }
-        None => lines(text, entry)?,
+        None => lines(text, entry, layout.member.end)?,
     };
     Ok(Remote {
         url: url.to_string(),
@@ -279,9 +279,9 @@ fn headers(entry: &dyn TableLike) -> Result<(Vec<String>, Vec<String>), String> 
     Ok((headers, variables))
 }
 
-/// The rewrite of a `[mcp_servers.NAME]` table: the `url` line and the lines of the other
-/// remote keys, each a line of its own.
-fn lines(text: &str, entry: &dyn TableLike) -> Result<Rewrite, String> {
+/// The rewrite of a `[mcp_servers.NAME]` table whose text ends at `end`: the `url` line and
+/// the lines of the other remote keys, each a line of its own.
+fn lines(text: &str, entry: &dyn TableLike, end: usize) -> Result<Rewrite, String> {
     let mut url = None;
     let mut indent = String::new();
     let mut dropped: Vec<Range<usize>> = Vec::new();
@@ -307,24 +307,47 @@ fn lines(text: &str, entry: &dyn TableLike) -> Result<Rewrite, String> {
             dropped.push(with_line_break(text, line));
         }
     }
-    // Neighbouring lines go as one run; a run that ends the file without a final line break
-    // takes the line break before it instead (the file keeps ending without one).
-    dropped.sort_by_key(|r| r.start);
-    let mut merged: Vec<Range<usize>> = Vec::new();
-    for range in dropped {
-        match merged.last_mut() {
-            Some(last) if range.start <= last.end => last.end = last.end.max(range.end),
-            _ => merged.push(range),
+    // Neighbouring lines go as one run. The run that ends the table takes the blank lines
+    // before it (the table then ends where its text now does, and what follows it is as it
+    // was), and with them the runs they join it to; a run that ends the file without a final
+    // line break takes the line break before it instead of one after it (the file keeps
+    // ending without one).
+    let mut runs = merge(dropped);
+    while let Some(last) = runs.last_mut().filter(|r| r.end >= end) {
+        let was = last.start;
+        while last.start > 0 {
+            let before = line_start(text, last.start - 1);
+            if !text[before..last.start].trim().is_empty() {
+                break;
+            }
+            last.start = before;
         }
+        if last.start == was {
+            break;
+        }
+        runs = merge(runs);
     }
-    for run in &mut merged {
-        if run.end == text.len() && break_before(text, run.end) == 0 {
-            run.start -= break_before(text, run.start);
+    if let Some(last) = runs.last_mut() {
+        if last.end == text.len() && break_before(text, last.end) == 0 {
+            last.start -= break_before(text, last.start);
         }
     }
     Ok(Rewrite::Lines {
         url: url.ok_or("no `url`")?,
         indent,
-        dropped: merged,
+        dropped: runs,
     })
+}
+
+/// `ranges` in order, those that overlap or touch joined.
+fn merge(mut ranges: Vec<Range<usize>>) -> Vec<Range<usize>> {
+    ranges.sort_by_key(|r| r.start);
+    let mut merged: Vec<Range<usize>> = Vec::new();
+    for range in ranges {
+        match merged.last_mut() {
+            Some(last) if range.start <= last.end => last.end = last.end.max(range.end),
+            _ => merged.push(range),
+        }
+    }
+    merged
 }

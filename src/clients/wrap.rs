@@ -1136,6 +1136,58 @@ mod tests {
         }
     }
 
+    /// A Codex file with one remote table `r`: its `url` line and some of the other remote
+    /// keys, kept keys, a comment and blank lines in any order, indented or not; then nothing,
+    /// a sub-table of it, another server or an array of tables after blank lines; a final line
+    /// break or none; LF or CRLF.
+    fn codex_remote_file() -> impl Strategy<Value = String> {
+        (
+            prop::collection::vec(any::<bool>(), 8),
+            any::<bool>(),
+            0..4usize,
+            any::<bool>(),
+            any::<bool>(),
+        )
+            .prop_flat_map(|(with, indent, after, newline, crlf)| {
+                let pad = if indent { "  " } else { "" };
+                let optional = [
+                    "bearer_token_env_var = \"T\"",
+                    "http_headers = { \"X-A\" = \"a${b}\" }",
+                    "env_http_headers = { \"X-B\" = \"B\" } # from B",
+                    "startup_timeout_sec = 5",
+                    "# note",
+                    "",
+                    "enabled = true  ",
+                    "   ",
+                ];
+                let mut lines = vec![format!("{pad}url = \"https://h/mcp\" # remote")];
+                lines.extend(
+                    optional
+                        .iter()
+                        .zip(&with)
+                        .filter(|(_, w)| **w)
+                        .map(|(l, _)| format!("{pad}{l}")),
+                );
+                (Just(lines).prop_shuffle(), Just((after, newline, crlf)))
+            })
+            .prop_map(|(lines, (after, newline, crlf))| {
+                let mut text = format!("model = \"o3\"\n\n[mcp_servers.r]\n{}", lines.join("\n"));
+                match after {
+                    1 => text.push_str("\n\n[mcp_servers.r.tools.t]\napproval_mode = \"approve\""),
+                    2 => text.push_str("\n[mcp_servers.other]\ncommand = \"x\""),
+                    3 => text.push_str("\n\n \n[[profiles]]\nname = \"p\""),
+                    _ => {}
+                }
+                if newline {
+                    text.push('\n');
+                }
+                if crlf {
+                    text = text.replace('\n', "\r\n");
+                }
+                text
+            })
+    }
+
     /// One server entry in one of several layouts.
     fn entry() -> impl Strategy<Value = String> {
         let word = "[a-z${}:/ \\\\\"é-]{0,8}";
@@ -1172,6 +1224,41 @@ mod tests {
     }
 
     proptest! {
+        /// A Codex remote table wrapped loads as a stdio entry with one header per remote
+        /// header key; unwrap from the backup alone and from the record alone gives every byte
+        /// back; wrapping twice is wrapping once.
+        #[test]
+        fn a_codex_remote_table_wraps_and_unwraps_in_any_layout(text in codex_remote_file()) {
+            let plan = wrap(&text, &ServersAt::Toml, Path::new("x"), OPTIONS).unwrap().unwrap();
+            let Outcome::WrappedRemote(member) = &plan.outcomes[0].1 else {
+                panic!("{text:?}: {:?}", plan.outcomes);
+            };
+            let doc = toml_edit::Document::parse(plan.text.as_str()).unwrap();
+            let entry = doc["mcp_servers"]["r"].as_table_like().unwrap();
+            for refused in ["url", "bearer_token_env_var", "http_headers", "env_http_headers"] {
+                prop_assert!(!entry.contains_key(refused), "{}", plan.text);
+            }
+            let lines = command_lines(&plan.text, &ServersAt::Toml);
+            let headers = lines[0].1.iter().filter(|a| *a == "--header").count();
+            let expected = ["bearer_token_env_var", "X-A", "X-B"]
+                .iter()
+                .filter(|k| text.contains(*k))
+                .count();
+            prop_assert_eq!(headers, expected, "{}", plan.text);
+            let again = wrap(&plan.text, &ServersAt::Toml, Path::new("x"), OPTIONS).unwrap().unwrap();
+            prop_assert_eq!(&again.text, &plan.text);
+            let back = unwrapped(&plan.text, &ServersAt::Toml, &text);
+            prop_assert_eq!(&back.text, &text, "via {:?}", plan.text);
+            let record = Originals {
+                recorded: BTreeMap::from([("r".to_string(), member.clone())]),
+                backup: None,
+            };
+            let back = unwrap(&plan.text, &ServersAt::Toml, Path::new("x"), &record, true)
+                .unwrap()
+                .unwrap();
+            prop_assert_eq!(&back.text, &text, "via {:?} and the record", plan.text);
+        }
+
         /// Wrap then unwrap is the identity; wrapping twice is wrapping once.
         #[test]
         fn wrap_then_unwrap_is_the_identity(
