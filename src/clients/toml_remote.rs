@@ -26,7 +26,14 @@ pub(crate) struct Layout {
     pub(crate) member: Range<usize>,
     /// The inline table's bytes, braces included; `None` for a table with a header.
     inline: Option<Range<usize>>,
+    /// The header tables of a table with a header (`[mcp_servers.NAME.http_headers]`,
+    /// `[mcp_servers.NAME.env_http_headers]`) that follow it directly, part of its text: the
+    /// key, and the table from its header to its last line that is not blank.
+    header_tables: Vec<(&'static str, Range<usize>)>,
 }
+
+/// The keys of Codex's headers.
+const HEADER_KEYS: [&str; 2] = ["http_headers", "env_http_headers"];
 
 /// Where each table header (`[…]`, `[[…]]`) of the document begins, in order.
 pub(crate) fn header_starts(root: &Table) -> Vec<usize> {
@@ -66,18 +73,25 @@ pub(crate) fn layout(
 ) -> Option<Layout> {
     match item {
         Item::Table(table) if !table.is_implicit() && !table.is_dotted() => {
-            let start = table.span()?.start;
-            let next = headers
-                .iter()
-                .find(|&&h| h > start)
-                .map_or(text.len(), |&h| line_start(text, h));
-            // The section up to its last line that is not blank (blank lines and the line
-            // break before the next header are not the entry's).
-            let last = text[start..next].trim_end().len();
-            let end = line_end(text, start + last);
+            let mut member = section(text, table.span()?.start, headers);
+            // Its header tables, when they come right after it (or after each other).
+            let mut header_tables = Vec::new();
+            while let Some(&next) = headers.iter().find(|&&h| h > member.end) {
+                let found = HEADER_KEYS.iter().find(|k| {
+                    matches!(table.get(k), Some(Item::Table(t))
+                        if !t.is_dotted() && t.span().is_some_and(|s| s.start == next))
+                });
+                let Some(&key) = found else {
+                    break;
+                };
+                let header_table = section(text, next, headers);
+                member.end = header_table.end;
+                header_tables.push((key, header_table));
+            }
             Some(Layout {
-                member: start..end,
+                member,
                 inline: None,
+                header_tables,
             })
         }
         Item::Value(Value::InlineTable(table)) if !table.is_dotted() => {
@@ -86,10 +100,22 @@ pub(crate) fn layout(
             Some(Layout {
                 member: key.start..value.end,
                 inline: Some(value),
+                header_tables: Vec::new(),
             })
         }
         _ => None,
     }
+}
+
+/// The table whose header begins at `start`, up to its last line that is not blank (blank
+/// lines and the line break before the next header are not its own).
+fn section(text: &str, start: usize, headers: &[usize]) -> Range<usize> {
+    let next = headers
+        .iter()
+        .find(|&&h| h > start)
+        .map_or(text.len(), |&h| line_start(text, h));
+    let last = text[start..next].trim_end().len();
+    start..line_end(text, start + last)
 }
 
 /// The start of the line holding byte `at`.
@@ -176,7 +202,10 @@ fn read_remote(
         .and_then(Item::as_str)
         .ok_or("`url` is not a string")?;
     check_url(url).map_err(|e| e.to_string())?;
-    let (headers, env_vars) = headers(entry)?;
+    let own_tables: Vec<&str> = layout
+        .map(|l| l.header_tables.iter().map(|(k, _)| *k).collect())
+        .unwrap_or_default();
+    let (headers, env_vars) = headers(entry, &own_tables)?;
     let layout = layout.ok_or(
         "written as dotted keys (`mcp_servers.NAME.url = …`); ctxopt wrap rewrites a `[mcp_servers.NAME]` table or an inline one",
     )?;
@@ -206,7 +235,7 @@ fn read_remote(
                 kept,
             }
         }
-        None => lines(text, entry, layout.member.end)?,
+        None => lines(text, entry, layout)?,
     };
     Ok(Remote {
         url: url.to_string(),
@@ -219,7 +248,12 @@ fn read_remote(
 
 /// The proxy's `--header` values for the entry's headers (the bearer token, the static
 /// ones, those from variables, in that order), and the variables they reference.
-fn headers(entry: &dyn TableLike) -> Result<(Vec<String>, Vec<String>), String> {
+/// `own_tables`: the header keys written as tables of their own that are part of the entry's
+/// text.
+fn headers(
+    entry: &dyn TableLike,
+    own_tables: &[&str],
+) -> Result<(Vec<String>, Vec<String>), String> {
     let mut headers = Vec::new();
     let mut variables: Vec<String> = Vec::new();
     let mut reference = |key: &str, name: &str| {
@@ -244,19 +278,20 @@ fn headers(entry: &dyn TableLike) -> Result<(Vec<String>, Vec<String>), String> 
         let Some(item) = entry.get(key) else {
             continue;
         };
-        let table = match item {
-            Item::Value(Value::InlineTable(t)) => t,
+        let pairs: Vec<(&str, Option<&str>)> = match item {
+            Item::Value(Value::InlineTable(t)) => t.iter().map(|(k, v)| (k, v.as_str())).collect(),
+            Item::Table(t) if own_tables.contains(&key) => {
+                t.iter().map(|(k, v)| (k, v.as_str())).collect()
+            }
             Item::Table(_) => {
                 return Err(format!(
-                    "`{key}` is written as a table of its own; ctxopt wrap rewrites it inline only (`{key} = {{ … }}`)"
+                    "`{key}` is a table of its own that does not follow the server's table; ctxopt wrap rewrites it inline (`{key} = {{ … }}`) or right after `[mcp_servers.NAME]`"
                 ))
             }
             _ => return Err(format!("`{key}` is not a table")),
         };
-        for (name, value) in table.iter() {
-            let value = value
-                .as_str()
-                .ok_or_else(|| format!("`{key}.{name}` is not a string"))?;
+        for (name, value) in pairs {
+            let value = value.ok_or_else(|| format!("`{key}.{name}` is not a string"))?;
             let value = if from_variable {
                 reference(key, value)?
             } else {
@@ -279,14 +314,19 @@ fn headers(entry: &dyn TableLike) -> Result<(Vec<String>, Vec<String>), String> 
     Ok((headers, variables))
 }
 
-/// The rewrite of a `[mcp_servers.NAME]` table whose text ends at `end`: the `url` line and
-/// the lines of the other remote keys, each a line of its own.
-fn lines(text: &str, entry: &dyn TableLike, end: usize) -> Result<Rewrite, String> {
+/// The rewrite of a `[mcp_servers.NAME]` table laid out as `layout` says: the `url` line and
+/// the lines of the other remote keys, each a line of its own, and its header tables.
+fn lines(text: &str, entry: &dyn TableLike, layout: &Layout) -> Result<Rewrite, String> {
+    let end = layout.member.end;
     let mut url = None;
     let mut indent = String::new();
-    let mut dropped: Vec<Range<usize>> = Vec::new();
+    let mut dropped: Vec<Range<usize>> = layout
+        .header_tables
+        .iter()
+        .map(|(_, table)| with_line_break(text, line_start(text, table.start)..table.end))
+        .collect();
     for key in REMOTE_KEYS {
-        let Some(item) = entry.get(key) else {
+        let Some(item) = entry.get(key).filter(|i| !i.is_table()) else {
             continue;
         };
         let (k, v) = entry

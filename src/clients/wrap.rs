@@ -962,6 +962,12 @@ mod tests {
                 vec!["DOCS_TOKEN", "DOCS_KEY"],
             ),
             (
+                "[mcp_servers.gh]\nurl = \"https://api.githubcopilot.com/mcp/\"\n\n[mcp_servers.gh.http_headers]\n\"X-MCP-Toolsets\" = \"repos\"\n\n[mcp_servers.gh.env_http_headers]\nAuthorization = \"GH_AUTH\" # \"Bearer …\"\n\n[mcp_servers.gh.tools.get_issue]\napproval_mode = \"approve\"\n",
+                "gh",
+                vec!["X-MCP-Toolsets: repos", "Authorization: ${GH_AUTH}"],
+                vec!["GH_AUTH"],
+            ),
+            (
                 "[mcp_servers.a]\r\nurl = \"http://127.0.0.1:1/mcp\"\r\nbearer_token_env_var = \"T\"",
                 "a",
                 vec!["Authorization: Bearer ${T}"],
@@ -1073,7 +1079,7 @@ mod tests {
             ("[mcp_servers.r]\nurl = \"https://h/mcp\"\nbearer_token = \"x\"\n", "Codex refuses"),
             ("[mcp_servers.r]\nurl = \"https://h/mcp\"\nenv_vars = [\"A\"]\n", "Codex refuses"),
             ("[mcp_servers.r]\nurl = \"https://h/mcp\"\ncommand = \"npx\"\n", "Codex refuses"),
-            ("[mcp_servers.r]\nurl = \"https://h/mcp\"\n[mcp_servers.r.http_headers]\nK = \"v\"\n", "table of its own"),
+            ("[mcp_servers.r]\nurl = \"https://h/mcp\"\n[mcp_servers.r.tools.t]\napproval_mode = \"approve\"\n[mcp_servers.r.http_headers]\nK = \"v\"\n", "does not follow"),
             ("mcp_servers.r.url = \"https://h/mcp\"\n", "dotted keys"),
             ("[mcp_servers.r]\nurl = \"https://h/mcp\"\nbearer_token_env_var = \"my-token\"\n", "`my-token`"),
             ("[mcp_servers.r]\nurl = \"https://h/mcp\"\nbearer_token_env_var = \"T\"\nhttp_headers = { authorization = \"x\" }\n", "given twice"),
@@ -1137,7 +1143,8 @@ mod tests {
     }
 
     /// A Codex file with one remote table `r`: its `url` line and some of the other remote
-    /// keys, kept keys, a comment and blank lines in any order, indented or not; then nothing,
+    /// keys, kept keys, a comment and blank lines in any order, indented or not, its headers
+    /// inline or as tables of their own right after it; then nothing,
     /// a sub-table of it, another server or an array of tables after blank lines; a final line
     /// break or none; LF or CRLF.
     fn codex_remote_file() -> impl Strategy<Value = String> {
@@ -1147,8 +1154,9 @@ mod tests {
             0..4usize,
             any::<bool>(),
             any::<bool>(),
+            any::<bool>(),
         )
-            .prop_flat_map(|(with, indent, after, newline, crlf)| {
+            .prop_flat_map(|(with, indent, after, newline, crlf, tables)| {
                 let pad = if indent { "  " } else { "" };
                 let optional = [
                     "bearer_token_env_var = \"T\"",
@@ -1168,10 +1176,29 @@ mod tests {
                         .filter(|(_, w)| **w)
                         .map(|(l, _)| format!("{pad}{l}")),
                 );
-                (Just(lines).prop_shuffle(), Just((after, newline, crlf)))
+                // The headers as tables of their own, right after the server's table.
+                let mut header_tables = String::new();
+                if tables {
+                    for (i, table) in ["http_headers", "env_http_headers"].iter().enumerate() {
+                        if let Some(at) =
+                            lines.iter().position(|l| l.trim_start().starts_with(table))
+                        {
+                            lines.remove(at);
+                            let pair = ["\"X-A\" = \"a${b}\"", "\"X-B\" = \"B\" # from B"][i];
+                            header_tables.push_str(&format!("\n\n[mcp_servers.r.{table}]\n{pair}"));
+                        }
+                    }
+                }
+                (
+                    Just(lines).prop_shuffle(),
+                    Just((header_tables, after, newline, crlf)),
+                )
             })
-            .prop_map(|(lines, (after, newline, crlf))| {
-                let mut text = format!("model = \"o3\"\n\n[mcp_servers.r]\n{}", lines.join("\n"));
+            .prop_map(|(lines, (header_tables, after, newline, crlf))| {
+                let mut text = format!(
+                    "model = \"o3\"\n\n[mcp_servers.r]\n{}{header_tables}",
+                    lines.join("\n")
+                );
                 match after {
                     1 => text.push_str("\n\n[mcp_servers.r.tools.t]\napproval_mode = \"approve\""),
                     2 => text.push_str("\n[mcp_servers.other]\ncommand = \"x\""),
