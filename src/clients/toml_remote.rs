@@ -22,13 +22,14 @@ use crate::upstream::http::config::{check_url, parse_header};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Layout {
     /// The entry's bytes: `NAME = { … }` from its key to its closing brace, or a
-    /// `[mcp_servers.NAME]` table from its header to its last line that is not blank.
+    /// `[mcp_servers.NAME]` table from its header to its last line that is not blank, and the
+    /// tables of its own that follow it directly (`[mcp_servers.NAME.tools.TOOL]`, …).
     pub(crate) member: Range<usize>,
     /// The inline table's bytes, braces included; `None` for a table with a header.
     inline: Option<Range<usize>>,
-    /// The header tables of a table with a header (`[mcp_servers.NAME.http_headers]`,
-    /// `[mcp_servers.NAME.env_http_headers]`) that follow it directly, part of its text: the
-    /// key, and the table from its header to its last line that is not blank.
+    /// The header tables (`[mcp_servers.NAME.http_headers]`, `[….env_http_headers]`) among the
+    /// tables of its own that follow it: the key, and the table from its header to its last
+    /// line that is not blank.
     header_tables: Vec<(&'static str, Range<usize>)>,
 }
 
@@ -74,19 +75,32 @@ pub(crate) fn layout(
     match item {
         Item::Table(table) if !table.is_implicit() && !table.is_dotted() => {
             let mut member = section(text, table.span()?.start, headers);
-            // Its header tables, when they come right after it (or after each other).
+            let mut own = Vec::new();
+            let mut walk = vec![table];
+            while let Some(t) = walk.pop() {
+                for (_, item) in t.iter() {
+                    if let Item::Table(sub) = item {
+                        if !sub.is_implicit() && !sub.is_dotted() {
+                            own.extend(sub.span().map(|s| s.start));
+                        }
+                        walk.push(sub);
+                    }
+                }
+            }
+            // Its own sub-tables that follow it directly, its header tables among them, are
+            // part of its text (they stay where they are, and so does what follows them).
             let mut header_tables = Vec::new();
             while let Some(&next) = headers.iter().find(|&&h| h > member.end) {
-                let found = HEADER_KEYS.iter().find(|k| {
-                    matches!(table.get(k), Some(Item::Table(t))
-                        if !t.is_dotted() && t.span().is_some_and(|s| s.start == next))
-                });
-                let Some(&key) = found else {
+                if !own.contains(&next) {
                     break;
-                };
-                let header_table = section(text, next, headers);
-                member.end = header_table.end;
-                header_tables.push((key, header_table));
+                }
+                member.end = section(text, next, headers).end;
+                let key = HEADER_KEYS.iter().find(|k| {
+                    matches!(table.get(k), Some(Item::Table(t)) if t.span().is_some_and(|s| s.start == next))
+                });
+                if let Some(&key) = key {
+                    header_tables.push((key, next..member.end));
+                }
             }
             Some(Layout {
                 member,
@@ -323,7 +337,18 @@ fn lines(text: &str, entry: &dyn TableLike, layout: &Layout) -> Result<Rewrite, 
     let mut dropped: Vec<Range<usize>> = layout
         .header_tables
         .iter()
-        .map(|(_, table)| with_line_break(text, line_start(text, table.start)..table.end))
+        .map(|(_, table)| {
+            // With the blank lines before it.
+            let mut start = line_start(text, table.start);
+            while start > 0 {
+                let before = line_start(text, start - 1);
+                if !text[before..start].trim().is_empty() {
+                    break;
+                }
+                start = before;
+            }
+            with_line_break(text, start..table.end)
+        })
         .collect();
     for key in REMOTE_KEYS {
         let Some(item) = entry.get(key).filter(|i| !i.is_table()) else {

@@ -962,7 +962,7 @@ mod tests {
                 vec!["DOCS_TOKEN", "DOCS_KEY"],
             ),
             (
-                "[mcp_servers.gh]\nurl = \"https://api.githubcopilot.com/mcp/\"\n\n[mcp_servers.gh.http_headers]\n\"X-MCP-Toolsets\" = \"repos\"\n\n[mcp_servers.gh.env_http_headers]\nAuthorization = \"GH_AUTH\" # \"Bearer …\"\n\n[mcp_servers.gh.tools.get_issue]\napproval_mode = \"approve\"\n",
+                "[mcp_servers.gh]\nurl = \"https://api.githubcopilot.com/mcp/\"\n\n[mcp_servers.gh.http_headers]\n\"X-MCP-Toolsets\" = \"repos\"\n\n[mcp_servers.gh.tools.get_issue]\napproval_mode = \"approve\"\n\n[mcp_servers.gh.env_http_headers]\nAuthorization = \"GH_AUTH\" # \"Bearer …\"\n\n[mcp_servers.gh.tools.list_issues]\napproval_mode = \"prompt\"\n",
                 "gh",
                 vec!["X-MCP-Toolsets: repos", "Authorization: ${GH_AUTH}"],
                 vec!["GH_AUTH"],
@@ -1079,7 +1079,7 @@ mod tests {
             ("[mcp_servers.r]\nurl = \"https://h/mcp\"\nbearer_token = \"x\"\n", "Codex refuses"),
             ("[mcp_servers.r]\nurl = \"https://h/mcp\"\nenv_vars = [\"A\"]\n", "Codex refuses"),
             ("[mcp_servers.r]\nurl = \"https://h/mcp\"\ncommand = \"npx\"\n", "Codex refuses"),
-            ("[mcp_servers.r]\nurl = \"https://h/mcp\"\n[mcp_servers.r.tools.t]\napproval_mode = \"approve\"\n[mcp_servers.r.http_headers]\nK = \"v\"\n", "does not follow"),
+            ("[mcp_servers.r]\nurl = \"https://h/mcp\"\n[profiles.p]\nmodel = \"o3\"\n[mcp_servers.r.http_headers]\nK = \"v\"\n", "does not follow"),
             ("mcp_servers.r.url = \"https://h/mcp\"\n", "dotted keys"),
             ("[mcp_servers.r]\nurl = \"https://h/mcp\"\nbearer_token_env_var = \"my-token\"\n", "`my-token`"),
             ("[mcp_servers.r]\nurl = \"https://h/mcp\"\nbearer_token_env_var = \"T\"\nhttp_headers = { authorization = \"x\" }\n", "given twice"),
@@ -1144,7 +1144,7 @@ mod tests {
 
     /// A Codex file with one remote table `r`: its `url` line and some of the other remote
     /// keys, kept keys, a comment and blank lines in any order, indented or not, its headers
-    /// inline or as tables of their own right after it; then nothing,
+    /// inline or as tables of their own after it (a tool's table among them); then nothing,
     /// a sub-table of it, another server or an array of tables after blank lines; a final line
     /// break or none; LF or CRLF.
     fn codex_remote_file() -> impl Strategy<Value = String> {
@@ -1186,6 +1186,12 @@ mod tests {
                             lines.remove(at);
                             let pair = ["\"X-A\" = \"a${b}\"", "\"X-B\" = \"B\" # from B"][i];
                             header_tables.push_str(&format!("\n\n[mcp_servers.r.{table}]\n{pair}"));
+                            // A tool's table between or after them.
+                            if i == 0 && indent {
+                                header_tables.push_str(
+                                    "\n[mcp_servers.r.tools.u]\napproval_mode = \"prompt\"",
+                                );
+                            }
                         }
                     }
                 }
