@@ -4,8 +4,10 @@
 //! `bearer_token_env_var` (a variable whose value goes out as `Authorization: Bearer …`),
 //! `http_headers` (static values) and `env_http_headers` (header name → variable name); Codex
 //! refuses `command`, `args`, `env`, `env_vars`, `cwd` and `bearer_token` beside `url`, and
-//! those four keys beside `command` (`RawMcpServerConfig` in Codex's
-//! `codex-rs/config/src/mcp_types.rs`). It starts a stdio server with a filtered environment
+//! `url`, `bearer_token_env_var`, `http_headers` and `env_http_headers` beside `command`
+//! (`RawMcpServerConfig` in Codex's `codex-rs/config/src/mcp_types.rs`). The launch of the
+//! proxy takes the place of those four keys' lines (and of header tables of their own), and
+//! every other line stays. Codex starts a stdio server with a filtered environment
 //! (`HOME`, `PATH`, `USER`, `LANG`, … and the variables `env_vars` names:
 //! `create_env_for_mcp_server` in `codex-rs/rmcp-client/src/utils.rs`), so the launch that
 //! replaces a remote entry names in `env_vars` every variable its headers reference, and no
