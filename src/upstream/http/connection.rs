@@ -9,13 +9,13 @@
 //! and why ([`Outcome`]).
 
 use std::io::{BufReader, Read};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use ureq::http::Response;
 use ureq::{Agent, Body};
 
+mod listen;
 mod resume;
 
 use super::auth::bearer::authorized;
@@ -28,6 +28,7 @@ use super::sse::{SseError, SseReader};
 use crate::framelog::classify::{classify, Shape};
 use crate::framelog::{FrameKind, HttpFacts, HttpVia};
 use crate::sync::lock;
+use resume::Position;
 
 /// The largest answer or event taken (as the relay's tap budget: a larger one could not be
 /// logged either).
@@ -69,6 +70,8 @@ struct Session {
     /// The session the server said it no longer knows (HTTP 404), until the next
     /// `initialize`.
     expired: Option<String>,
+    /// The proxy ended the session (DELETE): its GET stream is not reopened.
+    closed: bool,
 }
 
 /// A connection to one Streamable HTTP endpoint.
@@ -237,16 +240,16 @@ impl Connection {
                 match facts.content_type.as_deref() {
                     Some("text/event-stream") => {
                         let mut body = response.into_body();
-                        let mut last_id = None;
+                        let mut position = Position::default();
                         let read = self.read_stream(
                             body.as_reader(),
                             facts,
                             timeout,
-                            &mut last_id,
+                            &mut position,
                             &mut |m| self.answered(exchange, m, each),
                         );
                         drop(body);
-                        self.resume(exchange, read, last_id, each)
+                        self.resume(exchange, read, position, each)
                             .map_err(|fault| (fault, Some(status)))?;
                         Ok(Some(status))
                     }
@@ -289,17 +292,22 @@ impl Connection {
                 location: header(&response, "location").unwrap_or_default(),
             }),
             404 if session_id.is_some() => {
-                let session = session_id.unwrap_or_default();
-                let mut current = lock(&self.session);
-                // Unless a new `initialize` replaced it meanwhile.
-                if current.id.as_ref() == Some(&session) {
-                    current.expired = Some(session.clone());
-                }
-                drop(current);
-                fail(Fault::SessionExpired { session })
+                fail(self.session_expired(session_id.unwrap_or_default()))
             }
             _ => fail(status_fault(response, self.auth.as_deref())),
         }
+    }
+
+    /// The server no longer knows `session` (it answered HTTP 404 to a request carrying its
+    /// id): every later request gets the fault without asking the server, until the client
+    /// initializes a new session.
+    fn session_expired(&self, session: String) -> Fault {
+        let mut current = lock(&self.session);
+        // Unless a new `initialize` replaced it meanwhile.
+        if current.id.as_ref() == Some(&session) {
+            current.expired = Some(session.clone());
+        }
+        Fault::SessionExpired { session }
     }
 
     /// Hands `message` on, then notes the requests it answers (and, for `initialize`, the
@@ -339,16 +347,31 @@ impl Connection {
     }
 
     /// Reads an event stream, handing each message event to `each` while it returns `true`;
-    /// `last_id` follows the id of the last event read (to resume from).
+    /// `position` follows the id of the last event read and the server's `retry:` (to
+    /// resume from).
     fn read_stream(
         &self,
         stream: impl Read,
         facts: HttpFacts,
         timeout: Duration,
-        last_id: &mut Option<String>,
+        position: &mut Position,
         each: &mut dyn FnMut(ServerMessage) -> bool,
     ) -> Result<(), Fault> {
         let mut events = SseReader::new(BufReader::with_capacity(1 << 16, stream), MESSAGE_LIMIT);
+        let ended = self.read_events(&mut events, facts, timeout, &mut position.last_id, each);
+        position.retry = events.retry().or(position.retry);
+        ended
+    }
+
+    /// [`Self::read_stream`]'s events.
+    fn read_events(
+        &self,
+        events: &mut SseReader<impl std::io::BufRead>,
+        facts: HttpFacts,
+        timeout: Duration,
+        last_id: &mut Option<String>,
+        each: &mut dyn FnMut(ServerMessage) -> bool,
+    ) -> Result<(), Fault> {
         loop {
             let event = match events.next_event() {
                 Ok(Some(event)) => event,
@@ -378,48 +401,15 @@ impl Connection {
         }
     }
 
-    /// Listens on the standalone GET stream for messages the server sends of its own accord,
-    /// handing each to `each`, until the stream ends or `stop` is set. `Ok(false)` when
-    /// the server offers no such stream (HTTP 405).
-    pub fn listen(
-        &self,
-        each: &mut dyn FnMut(ServerMessage),
-        stop: &AtomicBool,
-    ) -> Result<bool, (Fault, Option<u16>)> {
-        let timeout = self.config.timeout;
-        // A 401 is handled as a POST's: the token renewed, the stream asked for again.
-        let response = authorized(self.auth.as_deref(), |bearer| {
-            let get = self.agent.get(&self.config.url);
-            let (request, _) = self.common_headers(get, bearer, None);
-            let response = call_for_stream(request, timeout)?;
-            match response.status().as_u16() {
-                200..=299 | 405 => Ok(response),
-                status => Err((status_fault(response, self.auth.as_deref()), Some(status))),
-            }
-        })?;
-        let status = response.status().as_u16();
-        if status == 405 {
-            return Ok(false);
-        }
-        let facts = self.facts(HttpVia::Get, &response);
-        if facts.content_type.as_deref() != Some("text/event-stream") {
-            let fault = Fault::ContentType(facts.content_type.unwrap_or_default());
-            return Err((fault, Some(status)));
-        }
-        let mut body = response.into_body();
-        self.read_stream(body.as_reader(), facts, timeout, &mut None, &mut |m| {
-            each(m);
-            !stop.load(Ordering::Relaxed)
-        })
-        .map_err(|fault| (fault, Some(status)))?;
-        Ok(true)
-    }
-
     /// Ends the session (DELETE with its id), when there is one; the server's answer does
     /// not matter (405: it lets sessions expire).
     pub fn close_session(&self) {
-        if self.session_id().is_none() {
-            return;
+        {
+            let mut session = lock(&self.session);
+            session.closed = true;
+            if session.id.is_none() {
+                return;
+            }
         }
         let request = self.agent.delete(&self.config.url);
         // The token in use (no renewal for a request whose answer does not matter).

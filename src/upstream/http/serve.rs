@@ -9,9 +9,9 @@
 //! to its answer's headers (every later message needs its session id); each other request
 //! gets a thread of its own for its answer, so a slow call never holds up the next message
 //! or a cancellation. `http-get` listens on the standalone GET stream once the session is
-//! initialized, when the server offers one. In the legacy transport every POST is answered
-//! at once (the answers come on the stream), so `http-c2s` POSTs every message itself, and
-//! `http-sse` reads the one stream.
+//! initialized, when the server offers one, and reopens it when it ends. In the legacy
+//! transport every POST is answered at once (the answers come on the stream), so `http-c2s`
+//! POSTs every message itself, and `http-sse` reads the one stream.
 //!
 //! With `--transport auto` the client's first message decides: POSTed as Streamable HTTP,
 //! and when the server refuses it with 400, 404 or 405, the legacy stream is opened and the
@@ -416,6 +416,10 @@ impl Shared {
                 let result = shared.connection.listen(
                     &mut |message: ServerMessage| shared.relay(&message),
                     &shared.stop,
+                    &mut |line| {
+                        tracing::warn!("ctxopt-proxy: {}: {line}", shared.connection.shown_url());
+                        shared.to_client.error(line);
+                    },
                 );
                 if let Err((fault, _)) = result {
                     let line = format!("http: the GET stream for server messages: {fault}");

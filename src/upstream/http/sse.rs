@@ -1,8 +1,10 @@
 //! Server-sent events read one at a time as they arrive (the WHATWG event-stream format):
 //! `data:` lines joined by `\n`, `event:`, `id:` (kept across events, as the last event id),
-//! comments and `retry:` skipped, an event dispatched at its blank line.
+//! `retry:` (kept, as the time to wait before reconnecting), comments skipped, an event
+//! dispatched at its blank line.
 
 use std::io::{self, BufRead};
+use std::time::Duration;
 
 /// One dispatched event.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,6 +45,7 @@ pub struct SseReader<R> {
     input: R,
     limit: usize,
     last_id: Option<String>,
+    retry: Option<Duration>,
     line: Vec<u8>,
 }
 
@@ -53,6 +56,7 @@ impl<R: BufRead> SseReader<R> {
             input,
             limit,
             last_id: None,
+            retry: None,
             line: Vec::new(),
         }
     }
@@ -60,6 +64,11 @@ impl<R: BufRead> SseReader<R> {
     /// The last event id seen.
     pub fn last_id(&self) -> Option<&str> {
         self.last_id.as_deref()
+    }
+
+    /// The last reconnection time the server gave (`retry:`, in milliseconds).
+    pub fn retry(&self) -> Option<Duration> {
+        self.retry
     }
 
     /// The next event, as soon as its blank line has arrived; `None` at the end of the
@@ -122,6 +131,11 @@ impl<R: BufRead> SseReader<R> {
                 b"event" => event = Some(String::from_utf8_lossy(value).into_owned()),
                 b"id" if !value.contains(&0) => {
                     self.last_id = Some(String::from_utf8_lossy(value).into_owned());
+                }
+                // Only ASCII digits count; anything else is ignored (the WHATWG rule).
+                b"retry" if !value.is_empty() && value.iter().all(u8::is_ascii_digit) => {
+                    let millis = std::str::from_utf8(value).ok().and_then(|v| v.parse().ok());
+                    self.retry = millis.map(Duration::from_millis);
                 }
                 _ => {}
             }
@@ -210,6 +224,16 @@ mod tests {
             ]
         );
         assert!(got[0].is_message() && !got[1].is_message());
+    }
+
+    #[test]
+    fn the_retry_field_is_kept_and_a_malformed_one_ignored() {
+        let mut reader = SseReader::new(&b"retry: 1500\n\ndata: 1\n\n"[..], 1 << 20);
+        assert!(reader.next_event().unwrap().is_some());
+        assert_eq!(reader.retry(), Some(Duration::from_millis(1500)));
+        let mut reader = SseReader::new(&b"retry: 10\nretry: 1.5\nretry:\ndata: 1\n\n"[..], 99);
+        assert!(reader.next_event().unwrap().is_some());
+        assert_eq!(reader.retry(), Some(Duration::from_millis(10)));
     }
 
     #[test]
