@@ -38,7 +38,7 @@ struct Rules {
     step_up: Option<&'static str>,
 }
 
-const FRESH_TOKENS: &str = r#"{"access_token":"fresh-access-token","token_type":"Bearer","expires_in":3600,"refresh_token":"rotated-refresh-token"}"#;
+pub(crate) const FRESH_TOKENS: &str = r#"{"access_token":"fresh-access-token","token_type":"Bearer","expires_in":3600,"refresh_token":"rotated-refresh-token"}"#;
 
 const REVOKED: (u16, &str) = (
     400,
@@ -203,7 +203,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// The proxy in front of `url` (options `options`), logging to `log`, with a token stored
 /// for it in its state folder (gone when the proxy's session ends): `stale-access-token`,
 /// expiring at `expires_at`, refreshable, granted the scope `mcp:tools`.
-fn proxy_with_stored_token(
+pub(crate) fn proxy_with_stored_token(
     url: &str,
     options: &[&str],
     expires_at: u64,
@@ -234,7 +234,7 @@ fn proxy_with_stored_token(
 }
 
 /// Seconds since the Unix epoch, `ahead` from now.
-fn in_seconds(ahead: u64) -> u64 {
+pub(crate) fn in_seconds(ahead: u64) -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .expect("after 1970")

@@ -14,6 +14,7 @@ mod hermetic;
 mod hooks;
 mod http_auth;
 mod http_faults;
+mod http_get_resume;
 mod inject;
 mod interop;
 mod layering;
