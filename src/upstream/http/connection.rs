@@ -17,6 +17,7 @@ use ureq::{Agent, Body};
 
 mod listen;
 mod resume;
+mod seen;
 
 use super::auth::bearer::authorized;
 use super::auth::scope::challenge_fault;
@@ -72,6 +73,8 @@ struct Session {
     expired: Option<String>,
     /// The proxy ended the session (DELETE): its GET stream is not reopened.
     closed: bool,
+    /// The ids of the events handed on lately, on every stream of the session.
+    seen: seen::Seen,
 }
 
 /// A connection to one Streamable HTTP endpoint.
@@ -372,6 +375,7 @@ impl Connection {
         last_id: &mut Option<String>,
         each: &mut dyn FnMut(ServerMessage) -> bool,
     ) -> Result<(), Fault> {
+        let mut previous: Option<String> = None;
         loop {
             let event = match events.next_event() {
                 Ok(Some(event)) => event,
@@ -383,9 +387,15 @@ impl Connection {
             if event.id.is_some() {
                 last_id.clone_from(&event.id);
             }
+            // An id the event gave itself (not one kept from an earlier event of the stream).
+            let own = event.id.is_some() && event.id != previous;
+            previous.clone_from(&event.id);
             // An event without JSON (the priming event a server sends to give an id to
             // resume from) carries no message.
             if !event.is_message() || event.data.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            if own && !lock(&self.session).seen.first_time(event.id.as_deref()) {
                 continue;
             }
             let message = ServerMessage {

@@ -1,9 +1,9 @@
 //! The standalone GET stream, for the messages a server sends of its own accord: opened once
 //! the session is initialized, and reopened whenever it ends or breaks, with
 //! `Last-Event-ID` when the server gave event ids (the server replays what came after it),
-//! after the wait [`super::resume`] computes. An event replayed twice is handed on once.
+//! after the wait [`super::resume`] computes. An event the session's streams handed on
+//! already is not handed on again ([`super::seen`]).
 
-use std::collections::{HashSet, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -12,33 +12,6 @@ use super::{Connection, ServerMessage};
 use crate::framelog::HttpVia;
 use crate::sync::lock;
 use crate::upstream::http::fault::Fault;
-
-/// How many of the latest event ids are remembered to hand no event on twice.
-const SEEN_LIMIT: usize = 4096;
-
-/// The ids of the latest events handed on.
-#[derive(Debug, Default)]
-struct Seen {
-    order: VecDeque<String>,
-    ids: HashSet<String>,
-}
-
-impl Seen {
-    /// Whether an event with `id` is new (an event without an id always is); remembers it.
-    fn first_time(&mut self, id: Option<&str>) -> bool {
-        let Some(id) = id else { return true };
-        if !self.ids.insert(id.to_string()) {
-            return false;
-        }
-        self.order.push_back(id.to_string());
-        if self.order.len() > SEEN_LIMIT {
-            if let Some(oldest) = self.order.pop_front() {
-                self.ids.remove(&oldest);
-            }
-        }
-        true
-    }
-}
 
 impl Connection {
     /// Listens on the standalone GET stream for messages the server sends of its own accord,
@@ -56,7 +29,6 @@ impl Connection {
     ) -> Result<bool, (Fault, Option<u16>)> {
         let timeout = self.config.timeout;
         let mut position = Position::default();
-        let mut seen = Seen::default();
         let mut backoff = Backoff::default();
         let mut opened = false;
         loop {
@@ -89,9 +61,7 @@ impl Connection {
             let mut body = response.into_body();
             let ended =
                 self.read_stream(body.as_reader(), facts, timeout, &mut position, &mut |m| {
-                    if seen.first_time(m.facts.event_id.as_deref()) {
-                        each(m);
-                    }
+                    each(m);
                     !stop.load(Ordering::Relaxed)
                 });
             drop(body);
@@ -146,25 +116,5 @@ impl Connection {
             }
             std::thread::sleep(left.min(Duration::from_millis(100)));
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn an_event_id_is_handed_on_once_and_events_without_ids_always() {
-        let mut seen = Seen::default();
-        assert!(seen.first_time(Some("e-1")));
-        assert!(seen.first_time(None));
-        assert!(seen.first_time(None));
-        assert!(!seen.first_time(Some("e-1")));
-        for n in 0..SEEN_LIMIT {
-            assert!(seen.first_time(Some(&n.to_string())));
-        }
-        // Forgotten once SEEN_LIMIT newer ids came.
-        assert!(seen.first_time(Some("e-1")));
-        assert_eq!(seen.ids.len(), SEEN_LIMIT);
     }
 }
