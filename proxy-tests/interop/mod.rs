@@ -10,6 +10,8 @@
 //! - `sessions`: the client × server tests.
 //! - `evidence`: a session recorded through the proxy, replayed to the same client (`ctxopt
 //!   replay`) and verified against the live server and a changed one (`ctxopt verify`).
+//! - `get_resume`: server-everything's standalone GET stream cut under the proxy (a TCP relay
+//!   in the test closes it), reopened with `Last-Event-ID`, nothing relayed twice.
 //! - `remote`: remote servers over Streamable HTTP (server-everything, the Python SDK server)
 //!   reached by the TypeScript SDK client directly and through `ctxopt-proxy --url`.
 //! - `revision_peers`: the 2026-07-28 multi-round features (`input_required`, `subscriptions/listen`)
@@ -25,6 +27,7 @@
 
 mod auth;
 mod evidence;
+mod get_resume;
 mod log_check;
 pub(crate) mod peers;
 mod recorded_logs;
