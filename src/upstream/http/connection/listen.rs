@@ -33,7 +33,7 @@ impl Connection {
         let mut opened = false;
         loop {
             let session = self.session_id();
-            let (response, _) = match self.open_stream(position.last_id.as_deref(), None) {
+            let response = match self.open_stream(position.last_id.as_deref(), None) {
                 Ok(answer) => answer,
                 Err((Fault::Status { status: 404, .. }, status)) if opened && session.is_some() => {
                     let fault = self.session_expired(session.unwrap_or_default());
@@ -44,10 +44,11 @@ impl Connection {
             let status = response.status().as_u16();
             if status == 405 {
                 if opened {
-                    reopened(format!(
+                    reopened(
                         "http: the GET stream for server messages: reopening it was refused \
                          (HTTP 405): the server no longer offers it; not reopened"
-                    ));
+                            .to_string(),
+                    );
                 }
                 return Ok(false);
             }

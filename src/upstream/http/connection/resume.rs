@@ -70,13 +70,13 @@ impl Backoff {
 impl Connection {
     /// GETs an event stream of the session: the standalone one, or with `from` the rest of a
     /// stream after that event (`Last-Event-ID`). A 401 renews the token and asks again, as
-    /// for every request. A success status or a 405 is the response (with the time to its
-    /// headers); any other status a fault. Reads may stay silent for `idle` at most.
+    /// for every request. A success status or a 405 is the response; any other status a
+    /// fault. Reads may stay silent for `idle` at most.
     pub(super) fn open_stream(
         &self,
         from: Option<&str>,
         idle: Option<Duration>,
-    ) -> Result<(Response<Body>, Option<u64>), (Fault, Option<u16>)> {
+    ) -> Result<Response<Body>, (Fault, Option<u16>)> {
         authorized(self.auth.as_deref(), |bearer| {
             let mut get = self.agent.get(&self.config.url);
             if let Some(from) = from {
@@ -84,11 +84,9 @@ impl Connection {
             }
             let (request, _) = self.common_headers(get, bearer, None);
             let request = request.config().timeout_per_read(idle).build();
-            let sent = Instant::now();
             let response = call_for_stream(request, self.config.timeout)?;
-            let ttfb_us = u64::try_from(sent.elapsed().as_micros()).ok();
             match response.status().as_u16() {
-                200..=299 | 405 => Ok((response, ttfb_us)),
+                200..=299 | 405 => Ok(response),
                 status => Err((status_fault(response, self.auth.as_deref()), Some(status))),
             }
         })
@@ -120,12 +118,13 @@ impl Connection {
             };
             std::thread::sleep(wait);
             let timeout = self.config.timeout;
-            let Ok((response, ttfb_us)) = self.open_stream(Some(&from), Some(timeout)) else {
+            let sent = Instant::now();
+            let Ok(response) = self.open_stream(Some(&from), Some(timeout)) else {
                 break;
             };
             // The time to the first byte of the resumed answer: from the resuming GET.
             let facts = HttpFacts {
-                ttfb_us,
+                ttfb_us: u64::try_from(sent.elapsed().as_micros()).ok(),
                 ..self.facts(HttpVia::Post, &response)
             };
             if !(200..300).contains(&response.status().as_u16())
