@@ -215,8 +215,7 @@ impl Connection {
         if let Some(name) = &out.name {
             request = request.header("Mcp-Name", header_value(name));
         }
-        // A subscription's stream stays open, silent, as long as the client listens.
-        let idle = (out.method.as_deref() != Some("subscriptions/listen")).then_some(timeout);
+        let idle = out.idle(timeout);
         let sent = std::time::Instant::now();
         let response = request
             .config()

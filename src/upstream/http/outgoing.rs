@@ -82,6 +82,12 @@ impl<'a> Outgoing<'a> {
     pub fn is_initialize(&self) -> bool {
         self.method.as_deref() == Some("initialize") && !self.requests.is_empty()
     }
+
+    /// How long its answer may stay silent: `timeout`, except for a `subscriptions/listen`
+    /// stream, which stays open, silent, as long as the client listens.
+    pub(crate) fn idle(&self, timeout: std::time::Duration) -> Option<std::time::Duration> {
+        (self.method.as_deref() != Some("subscriptions/listen")).then_some(timeout)
+    }
 }
 
 fn string(params: &serde_json::Value, key: &str) -> Option<String> {

@@ -119,7 +119,8 @@ impl Connection {
             std::thread::sleep(wait);
             let timeout = self.config.timeout;
             let sent = Instant::now();
-            let Ok(response) = self.open_stream(Some(&from), Some(timeout)) else {
+            let idle = exchange.out.idle(timeout);
+            let Ok(response) = self.open_stream(Some(&from), idle) else {
                 break;
             };
             // The time to the first byte of the resumed answer: from the resuming GET.
