@@ -316,3 +316,49 @@ fn a_401_on_the_reopening_get_refreshes_the_token_and_the_stream_resumes() {
     assert_eq!(get_event_ids(&log), ["g-1", "g-2", "g-3", "g-4"]);
     assert_eq!(reopenings(&log).len(), 1, "{:?}", log.trailer.errors);
 }
+
+/// A message without an event id, on a stream the server closes after it.
+macro_rules! plain_note {
+    ($data:literal) => {
+        concat!(
+            "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"",
+            $data,
+            "\"}}\n\n"
+        )
+    };
+}
+
+const ONE_MESSAGE_PER_STREAM: &[Get] = &[
+    Get::Stream(plain_note!("1"), End::Closed),
+    Get::Stream(plain_note!("2"), End::Closed),
+    Get::Stream(plain_note!("3"), End::Closed),
+    Get::Stream(plain_note!("4"), End::Closed),
+    Get::Stream(plain_note!("5"), End::Closed),
+    Get::Stream(plain_note!("6"), End::Closed),
+    Get::Stream(plain_note!("7"), End::Held),
+];
+
+/// A server without event ids that closes the stream after each message (polling): each
+/// reopening, without `Last-Event-ID`, brought a message, so the tries never run out (five
+/// in a row without one would end them): the seven messages arrive.
+#[test]
+fn a_stream_closed_after_each_message_is_reopened_as_long_as_messages_come() {
+    let (url, seen) = server(ONE_MESSAGE_PER_STREAM, false);
+    let mut session = proxy(&url);
+    initialized(&mut session);
+    assert_eq!(notes(&mut session, 7), ["1", "2", "3", "4", "5", "6", "7"]);
+    let log = session.close();
+    assert_eq!(
+        *seen.resumed_from.lock().expect("lock"),
+        vec![None::<String>; 7]
+    );
+    let lines = reopenings(&log);
+    assert_eq!(lines.len(), 6, "{lines:?}");
+    assert!(
+        lines
+            .iter()
+            .all(|l| l.contains("reopening it without Last-Event-ID")
+                && l.contains("(attempt 1 of 5)")),
+        "{lines:?}"
+    );
+}

@@ -17,7 +17,8 @@ impl Connection {
     /// Listens on the standalone GET stream for messages the server sends of its own accord,
     /// handing each to `each`, until `stop` is set or the proxy ends the session. A stream
     /// that ends or breaks is reopened (`reopened` gets a line saying why, when and from
-    /// which event) until [`ATTEMPTS`] attempts in a row bring no new event. `Ok(false)` when
+    /// which event) until [`ATTEMPTS`] attempts in a row bring neither a message nor a new
+    /// event id. `Ok(false)` when
     /// the server offers no such stream (HTTP 405 to the first GET); a 405 to a later one
     /// ends the listening too, said to `reopened`. A 404 to a GET carrying the session id
     /// expires the session as a POST's does.
@@ -59,9 +60,11 @@ impl Connection {
             }
             opened = true;
             let from = position.last_id.clone();
+            let mut brought = false;
             let mut body = response.into_body();
             let ended =
                 self.read_stream(body.as_reader(), facts, timeout, &mut position, &mut |m| {
+                    brought = true;
                     each(m);
                     !stop.load(Ordering::Relaxed)
                 });
@@ -73,7 +76,9 @@ impl Connection {
             if let Err(fault @ (Fault::TooLarge(_) | Fault::Timeout(_))) = ended {
                 return Err((fault, Some(status)));
             }
-            if position.last_id != from {
+            // A stream that brought something (a message, or an id to resume from) starts a
+            // new row of tries: a server may close it after each message, as a way to poll.
+            if brought || position.last_id != from {
                 backoff.reset();
             }
             let Some(wait) = backoff.next(position.retry) else {
