@@ -29,13 +29,14 @@
 
 use std::fs::File;
 use std::os::fd::{AsFd, BorrowedFd};
-use std::sync::Arc;
+use std::sync::{mpsc, Arc};
 
 use super::answers::Answers;
 use super::blocking::Blocking;
 use super::handler::{ClientVerdict, FrameHandler, Replaced, ServerVerdict};
 use super::line_reader::{LineReader, READ_CHUNK};
 use super::outlet::{FrameWriter, Outlet};
+use super::remote::Frame;
 use super::stats::{DirStats, RelayStats};
 use super::tap::{Note, TapSender, Ticket};
 use super::zero_copy::{self, Moved, Peeker};
@@ -153,6 +154,32 @@ impl Pump {
             None if !frame.is_empty() => self.relay_whole(frame),
             None => {}
         }
+        self.finish();
+    }
+
+    /// Relays the frames a remote server hands over whole (each without its line ending)
+    /// until the remote is done, then closes the outlet as [`Pump::run`] does. A frame is
+    /// what a long frame from a pipe is once read: one the handler need not see is written
+    /// on as it is (no copy; the tap's is the remote's own, once the remote is done reading
+    /// it), any other relayed as a whole frame.
+    pub(crate) fn run_frames(self, frames: mpsc::Receiver<Frame>) {
+        for frame in frames {
+            if frame.len() >= STREAM_AFTER && self.may_stream() {
+                let mut writer = self.outlet.lock();
+                let ticket = self.tap.ticket_writing(&writer);
+                let written = self.write(&mut writer, &frame) && self.write(&mut writer, b"\n");
+                drop(writer);
+                self.tap_frame(ticket, line(frame), written, None);
+            } else {
+                self.relay_whole(line(frame));
+            }
+        }
+        self.finish();
+    }
+
+    /// Closes the outlet once the input is done (see below for the client's outlet when tools
+    /// are injected).
+    fn finish(&self) {
         // With a handler the client's outlet stays open for answers still being written;
         // [`Answers::finish`] closes it.
         if !(self.dir == Direction::S2c && self.intercept.is_some()) {
@@ -382,6 +409,14 @@ impl Pump {
             self.tap.not_relayed(ticket, self.dir);
         }
     }
+}
+
+/// A remote's frame as a frame read from a pipe: its own bytes (copied only when the remote
+/// still holds them), its line ending added.
+fn line(frame: Frame) -> Vec<u8> {
+    let mut line = Arc::try_unwrap(frame).unwrap_or_else(|shared| shared.as_ref().clone());
+    line.push(b'\n');
+    line
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@
 
 use std::io::{BufReader, Read};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use ureq::http::Response;
@@ -41,8 +41,9 @@ const CLOSE_LIMIT: Duration = Duration::from_secs(5);
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerMessage {
     /// The message, one line: without a line ending, any `\r` or `\n` of the JSON text (which
-    /// can only be whitespace) made a space.
-    pub bytes: Vec<u8>,
+    /// can only be whitespace) made a space. Shared: the relay writes it on while the
+    /// connection reads which requests it answers.
+    pub bytes: Arc<Vec<u8>>,
     /// The exchange, status, content type, session and event id.
     pub facts: HttpFacts,
 }
@@ -269,7 +270,11 @@ impl Connection {
                         {
                             return fail(Fault::NotJson);
                         }
-                        self.answered(exchange, ServerMessage { bytes, facts }, each);
+                        let message = ServerMessage {
+                            bytes: Arc::new(bytes),
+                            facts,
+                        };
+                        self.answered(exchange, message, each);
                         Ok(Some(status))
                     }
                     other => {
@@ -372,7 +377,7 @@ impl Connection {
                 continue;
             }
             let message = ServerMessage {
-                bytes: one_line(event.data),
+                bytes: Arc::new(one_line(event.data)),
                 facts: HttpFacts {
                     event_id: event.id,
                     ..facts.clone()

@@ -360,7 +360,8 @@ impl Shared {
 
     /// Writes a server message toward the client.
     fn relay(&self, message: &ServerMessage) {
-        self.to_client.send(&message.bytes, message.facts.clone());
+        self.to_client
+            .send(message.bytes.clone(), message.facts.clone());
     }
 
     /// Writes a message of the answer to `out` toward the client, unless the client has
@@ -400,7 +401,7 @@ impl Shared {
                 ttfb_us: None,
                 fault: Some(fault.to_string()),
             };
-            self.to_client.send(&error, facts);
+            self.to_client.send(Arc::new(error), facts);
         }
     }
 
