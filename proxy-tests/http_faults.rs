@@ -382,7 +382,7 @@ impl Session {
     }
 
     /// Sends one line as the client.
-    fn write_line(&mut self, line: &str) {
+    pub(crate) fn write_line(&mut self, line: &str) {
         let stdin = self.child.stdin.as_mut().expect("stdin");
         stdin.write_all(line.as_bytes()).expect("write a line");
         stdin.write_all(b"\n").expect("write a line");
