@@ -443,7 +443,9 @@ pub(crate) fn run_cuts(
 
 /// Writes one cut to `dir` as Markdown, `<session file, / as __>@<share>.md`: the labels
 /// (files, code lines) and every strategy's context, each marked with the labels it holds,
-/// so a reader sees what each strategy kept and lost.
+/// so a reader sees what each strategy kept and lost; and the session up to the cut beside it
+/// (`…@<share>.cut`, the transcript's text as the hook read it), to run the hook or
+/// `ctxopt import` on.
 fn dump_cut(
     dir: &Path,
     session: &Session,
@@ -484,12 +486,16 @@ fn dump_cut(
             },
         );
     }
-    let path = dir.join(format!(
-        "{}@{:.0}.md",
+    let stem = format!(
+        "{}@{:.0}",
         session.name.replace('/', "__"),
         cut.share * 100.0
-    ));
-    std::fs::write(&path, text).map_err(|source| InteractiveError::Io { path, source })
+    );
+    let write = |path: PathBuf, bytes: &str| {
+        std::fs::write(&path, bytes).map_err(|source| InteractiveError::Io { path, source })
+    };
+    write(dir.join(format!("{stem}.cut")), &cut.text)?;
+    write(dir.join(format!("{stem}.md")), &text)
 }
 
 /// One compaction the client made (a Claude Code transcript's `compact_boundary`): what the

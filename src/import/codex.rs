@@ -9,7 +9,10 @@
 //! `<environment_context>` block is the task); a call and its output (matched by `call_id`):
 //! `shell` → a tool output with the command (`bash -lc X` shown as `X`) and the exit code
 //! from the output's `metadata.exit_code` (`shell_command`/`exec_command`: the command string
-//! and the output's `Exit code: N` header), an error record when the code is not 0, and a
+//! and the output's `Exit code: N` header, or unified exec's `Process exited with code N`; a
+//! process still running — `Process running with session ID N` — gathers the output of the
+//! `write_stdin` polls of its session up to its exit, as one run of its command), an error
+//! record when the code is not 0, and a
 //! test result per test its output names; a command that reads a file
 //! ([`file_read`]) → a file record with every line seen so far of it; a `compacted` item →
 //! a boundary in [`ImportSummary::boundaries`] and its message a `summary-…` system message; `apply_patch` (a shell command or a custom tool call) →
@@ -40,6 +43,7 @@ pub(crate) fn import_rollout(text: &str) -> (Records, ImportSummary) {
     let mut calls: BTreeMap<String, (String, Value)> = BTreeMap::new();
     let mut task: Option<String> = None;
     let mut views = FileViews::default();
+    let mut running: BTreeMap<String, Running> = BTreeMap::new();
     for (i, text) in text.lines().enumerate() {
         if text.trim().is_empty() {
             continue;
@@ -97,7 +101,7 @@ pub(crate) fn import_rollout(text: &str) -> (Records, ImportSummary) {
                 continue;
             }
         };
-        let mut common = parts(n, None, timestamp);
+        let mut common = parts(n, None, timestamp.clone());
         match item {
             ResponseItem::Message { role, content } => {
                 let role = match role.as_str() {
@@ -139,43 +143,138 @@ pub(crate) fn import_rollout(text: &str) -> (Records, ImportSummary) {
                 let (name, args) = calls
                     .remove(&output.call_id)
                     .unwrap_or_else(|| ("tool".to_string(), Value::Null));
-                let raw = output.output.as_ref();
-                call_records(&name, &args, raw, &mut common, &mut views, &mut out);
+                let result = CallOutput::of(output.output.as_ref());
+                // A poll of a process still running (`write_stdin` to its session) continues
+                // the output of the command that started it.
+                let polled = (name == WRITE_STDIN)
+                    .then(|| session_of(&args))
+                    .flatten()
+                    .and_then(|id| running.remove_entry(&id));
+                let (key, run) = match polled {
+                    Some((key, mut run)) => {
+                        run.output.push_str(&result.output);
+                        run.exit_code = result.exit_code;
+                        run.line = (n, timestamp);
+                        (Some(key), run)
+                    }
+                    None => (
+                        None,
+                        Running {
+                            name,
+                            args,
+                            output: result.output,
+                            exit_code: result.exit_code,
+                            line: (n, timestamp),
+                        },
+                    ),
+                };
+                match result.session.or(key) {
+                    Some(id) if result.exit_code.is_none() => {
+                        running.insert(id, run);
+                    }
+                    _ => run.records(&mut views, &mut out),
+                }
             }
         }
     }
+    // Processes the rollout ends on while they still run: what they printed so far.
+    let mut unfinished: Vec<Running> = running.into_values().collect();
+    unfinished.sort_by_key(|r| r.line.0);
+    for run in unfinished {
+        run.records(&mut views, &mut out);
+    }
     let records = gather(task, out, &mut summary);
     (records, summary)
+}
+
+/// The tool that polls a running process of Codex's unified exec (`exec_command` answered
+/// `Process running with session ID N`): its `session_id` names the process.
+const WRITE_STDIN: &str = "write_stdin";
+
+/// The session id a `write_stdin` call names.
+fn session_of(args: &Value) -> Option<String> {
+    match args.get("session_id")? {
+        Value::Number(n) => Some(n.to_string()),
+        Value::String(s) => Some(s.clone()),
+        _ => None,
+    }
+}
+
+/// A call whose output is (being) gathered: its tool and arguments, its output so far, the
+/// exit code once known, and the line and time of its latest output.
+struct Running {
+    name: String,
+    args: Value,
+    output: String,
+    exit_code: Option<i64>,
+    line: (usize, Option<String>),
+}
+
+impl Running {
+    /// The records this call and its output make.
+    fn records(self, views: &mut FileViews, out: &mut Vec<SessionRecord>) {
+        let (n, timestamp) = self.line;
+        let mut common = parts(n, None, timestamp);
+        call_records(
+            &self.name,
+            &self.args,
+            self.output,
+            self.exit_code,
+            &mut common,
+            views,
+            out,
+        );
+    }
+}
+
+/// A call's output as the rollout gives it: the text without its header, the exit code the
+/// result states, and, when the process is still running, its session id.
+#[derive(Debug, PartialEq)]
+struct CallOutput {
+    output: String,
+    exit_code: Option<i64>,
+    session: Option<String>,
+}
+
+impl CallOutput {
+    /// The output is a string, often JSON `{"output": …, "metadata": {"exit_code": N}}`, or
+    /// (`shell_command`, `exec_command`) text under a header: `Exit code: N` … `Output:`, or
+    /// unified exec's `Chunk ID: …` … `Process exited with code N` (or `Process running with
+    /// session ID N`) … `Output:`.
+    fn of(raw: Option<&Value>) -> CallOutput {
+        let raw_text = match raw {
+            Some(Value::String(s)) => s.clone(),
+            Some(v) => v.to_string(),
+            None => String::new(),
+        };
+        let parsed: Option<Value> = serde_json::from_str(&raw_text).ok();
+        let output = parsed
+            .as_ref()
+            .and_then(|p| p.get("output"))
+            .and_then(Value::as_str)
+            .map_or_else(|| raw_text.clone(), str::to_string);
+        let exit_code = parsed
+            .as_ref()
+            .and_then(|p| p.pointer("/metadata/exit_code"))
+            .and_then(Value::as_i64);
+        let headed = headed_output(output);
+        CallOutput {
+            exit_code: exit_code.or(headed.exit_code),
+            ..headed
+        }
+    }
 }
 
 /// The records a call and its output make.
 fn call_records(
     name: &str,
     args: &Value,
-    raw: Option<&Value>,
+    output: String,
+    exit_code: Option<i64>,
     common: &mut impl FnMut(&str) -> Common,
     views: &mut FileViews,
     out: &mut Vec<SessionRecord>,
 ) {
-    // The output is a string, often JSON `{"output": …, "metadata": {"exit_code": N}}`, or
-    // (`shell_command`, `exec_command`) text under an `Exit code: N` … `Output:` header.
-    let raw_text = match raw {
-        Some(Value::String(s)) => s.clone(),
-        Some(v) => v.to_string(),
-        None => String::new(),
-    };
-    let parsed: Option<Value> = serde_json::from_str(&raw_text).ok();
-    let output = parsed
-        .as_ref()
-        .and_then(|p| p.get("output"))
-        .and_then(Value::as_str)
-        .map_or_else(|| raw_text.clone(), str::to_string);
-    let mut exit_code = parsed
-        .as_ref()
-        .and_then(|p| p.pointer("/metadata/exit_code"))
-        .and_then(Value::as_i64);
-    let (output, headed_code) = headed_output(output);
-    exit_code = exit_code.or(headed_code);
     let argv = argv_of(args);
     let tool = match script_of(args) {
         Some(script) => script.to_string(),
@@ -236,19 +335,45 @@ fn script_of(args: &Value) -> Option<&str> {
 }
 
 /// The output of a `shell_command`/`exec_command` result without its header (`Exit code:
-/// N`, `Wall time: …`, … up to `Output:`), and the exit code it states; the text as it is
+/// N`, `Wall time: …`, … up to `Output:`; unified exec: `Chunk ID: …`, `Wall time: …`,
+/// `Process exited with code N` or `Process running with session ID N`, `Original token
+/// count: …`, `Output:`), the exit code and the running session it states; the text as it is
 /// when it has no such header.
-fn headed_output(text: String) -> (String, Option<i64>) {
-    let Some(rest) = text.strip_prefix("Exit code: ") else {
-        return (text, None);
+fn headed_output(text: String) -> CallOutput {
+    let unheaded = |text: String| CallOutput {
+        output: text,
+        exit_code: None,
+        session: None,
     };
-    let code = rest
-        .lines()
-        .next()
-        .and_then(|c| c.trim().parse::<i64>().ok());
-    match rest.split_once("\nOutput:\n") {
-        Some((_, output)) if code.is_some() => (output.to_string(), code),
-        _ => (text, None),
+    if !(text.starts_with("Exit code: ") || text.starts_with("Chunk ID: ")) {
+        return unheaded(text);
+    }
+    let (header, output) = match text.split_once("\nOutput:\n") {
+        Some((header, output)) => (header, output),
+        None => match text.strip_suffix("\nOutput:") {
+            Some(header) => (header, ""),
+            None => return unheaded(text),
+        },
+    };
+    let mut exit_code = None;
+    let mut session = None;
+    for line in header.lines() {
+        let number = |prefix: &str| line.strip_prefix(prefix).map(|n| n.trim().to_string());
+        if let Some(code) = number("Exit code: ").or_else(|| number("Process exited with code ")) {
+            exit_code = code.parse::<i64>().ok();
+        } else if let Some(id) = number("Process running with session ID ") {
+            session = Some(id);
+        } else if !line.contains(": ") {
+            return unheaded(text);
+        }
+    }
+    if exit_code.is_none() && session.is_none() {
+        return unheaded(text);
+    }
+    CallOutput {
+        output: output.to_string(),
+        exit_code,
+        session,
     }
 }
 

@@ -50,6 +50,44 @@ pub(crate) fn chunks(text: &str, pack: bool) -> Vec<Range<usize>> {
     out
 }
 
+/// Cuts a unified diff into chunk spans, in order: a chunk per hunk (the file header lines
+/// before the first hunk go with it), a hunk longer than [`MAX_CHUNK_LINES`] lines or
+/// [`MAX_CHUNK_BYTES`] bytes cut at line ends (a single longer line as [`chunks`] cuts it).
+/// Blank lines are kept inside a chunk: in a diff they are context. A diff that fits one
+/// chunk is one chunk, as before; a big one no longer has to fit the budget whole to be shown.
+pub(crate) fn diff_chunks(text: &str) -> Vec<Range<usize>> {
+    let text_end = text.trim_end().len();
+    let mut out: Vec<Range<usize>> = Vec::new();
+    let mut current: Option<(Range<usize>, usize, bool)> = None; // span, lines, has a hunk
+    let mut pos = 0;
+    for line in text[..text_end].split_inclusive('\n') {
+        let start = pos;
+        pos += line.len();
+        let body = line.trim_end_matches(['\n', '\r']);
+        let hunk = body.starts_with("@@");
+        for piece in split_long_line(start, body) {
+            current = match current.take() {
+                Some((span, lines, has_hunk))
+                    if !(hunk && has_hunk)
+                        && lines < MAX_CHUNK_LINES
+                        && piece.end - span.start <= MAX_CHUNK_BYTES =>
+                {
+                    Some((span.start..piece.end, lines + 1, has_hunk || hunk))
+                }
+                Some((span, _, _)) => {
+                    out.push(span);
+                    Some((piece.clone(), 1, hunk))
+                }
+                None => Some((piece.clone(), 1, hunk)),
+            };
+        }
+    }
+    if let Some((span, _, _)) = current {
+        out.push(span);
+    }
+    out
+}
+
 /// Cuts one line (at byte offset `start`) into pieces of at most [`MAX_CHUNK_BYTES`].
 fn split_long_line(start: usize, line: &str) -> Vec<Range<usize>> {
     if line.len() <= MAX_CHUNK_BYTES {
@@ -118,6 +156,26 @@ mod tests {
         let text = "word ".repeat(1000);
         let parts = texts(text.trim_end(), false);
         assert!(parts[..parts.len() - 1].iter().all(|p| p.ends_with(' ')));
+    }
+
+    #[test]
+    fn a_diff_is_cut_at_hunks_and_a_long_hunk_at_line_ends() {
+        let diff = "--- a/x.rs\n+++ b/x.rs\n@@ -1,2 +1,2 @@\n-a\n+b\n \n@@ -9 +9 @@\n-c\n+d\n";
+        let parts: Vec<&str> = diff_chunks(diff).into_iter().map(|r| &diff[r]).collect();
+        assert_eq!(
+            parts,
+            [
+                "--- a/x.rs\n+++ b/x.rs\n@@ -1,2 +1,2 @@\n-a\n+b\n ",
+                "@@ -9 +9 @@\n-c\n+d"
+            ]
+        );
+        let long: String = std::iter::once("@@ -1,60 +1,60 @@\n".to_string())
+            .chain((0..60).map(|i| format!("+line {i}\n")))
+            .collect();
+        let parts: Vec<&str> = diff_chunks(&long).into_iter().map(|r| &long[r]).collect();
+        assert_eq!(parts.len(), 3);
+        assert!(parts.iter().all(|p| p.lines().count() <= MAX_CHUNK_LINES));
+        assert_eq!(parts.concat().len() + 2, long.trim_end().len());
     }
 
     #[test]

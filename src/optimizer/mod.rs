@@ -149,6 +149,8 @@ pub fn build(records: &Records, config: &BuildConfig) -> Result<BuildOutput, Opt
         &mut scores,
         config.budget,
     );
+    let current: Vec<bool> = analyses.iter().map(|a| a.current_change).collect();
+    let change_leads = select::current_change_leads(&units, &fragments, &current, config.budget);
     let mut candidates = Vec::new();
     for (fi, (f, s)) in fragments.iter().zip(&scores).enumerate() {
         let Some(s) = s else { continue };
@@ -170,7 +172,7 @@ pub fn build(records: &Records, config: &BuildConfig) -> Result<BuildOutput, Opt
                     || features[fi].rare_signature
                     || f.excerpt
                     || (unit.role == Some(crate::records::Role::User) && s.relevance > 0.0)),
-            current_change: analyses[f.unit].current_change,
+            current_change: change_leads[fi],
             working_set: leads.contains(&fi) || state_leads.contains(&fi),
             // What the session read of its files, then what its tools printed: what budget
             // is left after everything else goes to them.

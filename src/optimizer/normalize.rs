@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use sha2::{Digest, Sha256};
 
-use crate::optimizer::chunk::chunks;
+use crate::optimizer::chunk::{chunks, diff_chunks};
 use crate::optimizer::condense::condense_frames;
 use crate::optimizer::excerpt::excerpt;
 use crate::optimizer::fragment::{hex_prefix, Fragment, Unit, UnitIx};
@@ -284,7 +284,9 @@ fn finish(drafts: Vec<Draft>, threads: usize) -> (Vec<Unit>, Vec<Fragment>) {
     let cut = par_map(&drafts, threads, |d| {
         let u = &d.unit;
         let id = d.id.as_deref().unwrap_or_default();
-        let spans: Vec<std::ops::Range<usize>> = if u.kind.is_structured() {
+        let spans: Vec<std::ops::Range<usize>> = if u.kind == Kind::Diff {
+            diff_chunks(&u.text)
+        } else if u.kind.is_structured() {
             std::iter::once(0..u.text.trim_end().len()).collect()
         } else {
             chunks(&u.text, matches!(u.kind, Kind::ToolOutput | Kind::File))

@@ -65,6 +65,38 @@ pub(crate) fn current_diffs(units: &[Unit], live: &[bool], reverted: &[bool]) ->
     current
 }
 
+/// How much of the budget the current changes' chunks may take as leads together; the rest of
+/// a big change competes by its score like any fragment.
+pub(crate) const CURRENT_CHANGE_SHARE: f64 = 0.3;
+
+/// Per fragment: whether it leads as part of a current change — the chunks of the current
+/// changes (`current`, per unit) in the order the session made them (the latest change
+/// first, its hunks in order) while their tokens together fit in [`CURRENT_CHANGE_SHARE`] of
+/// `budget`, and always the first chunk of the latest change.
+pub(crate) fn current_change_leads(
+    units: &[Unit],
+    fragments: &[Fragment],
+    current: &[bool],
+    budget: usize,
+) -> Vec<bool> {
+    let mut changes: Vec<usize> = (0..units.len()).filter(|&i| current[i]).collect();
+    changes.sort_by(|&a, &b| match is_later(&units[a], &units[b]) {
+        Some(true) => std::cmp::Ordering::Less,
+        Some(false) => std::cmp::Ordering::Greater,
+        None => b.cmp(&a),
+    });
+    let cap = (CURRENT_CHANGE_SHARE * budget as f64) as usize;
+    let mut used = 0usize;
+    let mut leads = vec![false; fragments.len()];
+    for fi in changes.iter().flat_map(|&i| units[i].fragments.clone()) {
+        if used == 0 || used + fragments[fi].tokens <= cap {
+            used += fragments[fi].tokens;
+            leads[fi] = true;
+        }
+    }
+    leads
+}
+
 /// How many of the best fragments left out for budget the swap pass tries (keeps it linear).
 pub(crate) const SWAP_TRIES: usize = 32;
 
@@ -882,5 +914,57 @@ mod tests {
         let kept: Vec<usize> = one.kept.iter().map(|p| p.fragment.0).collect();
         assert!(kept.len() >= 2 && kept.len() < 5, "{kept:?}");
         assert_eq!(kept[..2], [0, 1]);
+    }
+}
+
+#[cfg(test)]
+mod current_change_tests {
+    use crate::optimizer::{build, BuildConfig};
+    use crate::records::{Common, DiffRecord, Records};
+
+    /// A change bigger than the whole budget: before diffs were cut at hunks it could not be
+    /// shown at all; now its first hunks lead, within their share of the budget.
+    #[test]
+    fn a_change_bigger_than_the_budget_shows_its_first_hunks_within_their_share() {
+        let hunk = |h: usize| {
+            let mut text = format!("@@ -{0},20 +{0},20 @@\n", h * 100);
+            for l in 0..20 {
+                text.push_str(&format!("-let old_{h}_{l} = compute_total({l});\n"));
+                text.push_str(&format!("+let new_{h}_{l} = compute_total_checked({l})?;\n"));
+            }
+            text
+        };
+        let diff: String = std::iter::once("--- a/src/ledger.rs\n+++ b/src/ledger.rs\n".into())
+            .chain((0..30).map(hunk))
+            .collect();
+        let records = Records {
+            task: Some("Make the ledger totals checked.".into()),
+            diffs: vec![DiffRecord {
+                common: Common {
+                    id: Some("d1".into()),
+                    timestamp: Some("2026-02-03T05:00:00Z".into()),
+                    ..Common::default()
+                },
+                path: "src/ledger.rs".into(),
+                diff,
+            }],
+            ..Records::default()
+        };
+        let budget = 1000;
+        let config = BuildConfig {
+            budget,
+            ..BuildConfig::default()
+        };
+        let tokens = crate::tokenizer::Tokenizer::O200kBase.count(&records.diffs[0].diff);
+        assert!(tokens > 3 * budget, "the change is {tokens} tokens");
+        let out = build(&records, &config).unwrap();
+        assert!(
+            out.context.contains("+let new_0_0 = compute_total_checked(0)?;"),
+            "{}",
+            out.context
+        );
+        assert!(out.stats.output_tokens <= budget);
+        let shown = out.sources.iter().filter(|s| s.kind == "diff").count();
+        assert!(shown >= 1 && shown < 30, "{shown} of the change's chunks");
     }
 }

@@ -91,3 +91,88 @@ fn a_windows_rollout_reads_with_get_content_and_patches_with_applypatch() {
         .iter()
         .all(|o| !o.tool.starts_with("Get-Content")));
 }
+
+#[test]
+fn a_unified_exec_process_polled_to_its_end_is_one_command_and_its_reads_are_file_reads() {
+    let call = |id: &str, name: &str, args: &str| {
+        format!(
+            r#"{{"timestamp":"2026-01-01T00:00:0{id}Z","type":"response_item","payload":{{"type":"function_call","name":"{name}","arguments":{},"call_id":"c{id}"}}}}"#,
+            serde_json::to_string(args).unwrap()
+        )
+    };
+    let output = |id: &str, text: &str| {
+        format!(
+            r#"{{"timestamp":"2026-01-01T00:00:0{id}Z","type":"response_item","payload":{{"type":"function_call_output","call_id":"c{id}","output":{}}}}}"#,
+            serde_json::to_string(text).unwrap()
+        )
+    };
+    let header = "Chunk ID: 60a5a7\nWall time: 1.0011 seconds\n";
+    let lines = [
+        call("1", "exec_command", r#"{"cmd":"sed -n '3,5p' src/a.rs"}"#),
+        output(
+            "1",
+            &format!("{header}Process running with session ID 58192\nOriginal token count: 0\nOutput:\n"),
+        ),
+        call("2", "write_stdin", r#"{"session_id":58192,"chars":""}"#),
+        output(
+            "2",
+            &format!("{header}Process running with session ID 58192\nOriginal token count: 4\nOutput:\nfn three() {{}}\n"),
+        ),
+        call("3", "write_stdin", r#"{"session_id":58192,"chars":""}"#),
+        output(
+            "3",
+            &format!("{header}Process exited with code 0\nOriginal token count: 8\nOutput:\nfn four() {{}}\nfn five() {{}}\n"),
+        ),
+        call("4", "exec_command", r#"{"cmd":"cargo test"}"#),
+        output(
+            "4",
+            &format!("{header}Process exited with code 101\nOriginal token count: 3\nOutput:\nerror: boom\n"),
+        ),
+    ];
+    let (records, _) = import_rollout(&lines.join("\n"));
+    assert_eq!(records.files.len(), 1, "{records:#?}");
+    let file = &records.files[0];
+    assert_eq!(file.path, "src/a.rs");
+    assert!(
+        file.content
+            .ends_with("fn three() {}\nfn four() {}\nfn five() {}\n"),
+        "{}",
+        file.content
+    );
+    assert_eq!(
+        file.common.id.as_deref(),
+        Some("file-L6"),
+        "placed at the poll that ended it"
+    );
+    // No poll is left as a tool output; the other command keeps its exit code, without its header.
+    assert!(records.tool_outputs.iter().all(|o| o.tool != "write_stdin"));
+    let test = records
+        .tool_outputs
+        .iter()
+        .find(|o| o.tool == "cargo test")
+        .unwrap();
+    assert_eq!(
+        (test.exit_code, test.output.as_str()),
+        (Some(101), "error: boom\n")
+    );
+}
+
+#[test]
+fn a_real_unified_exec_rollout_has_no_header_in_its_files_and_no_polls_left() {
+    let text = real("codemie-ai__codemie-code__rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl");
+    let (records, _) = import_rollout(&text);
+    assert!(records.files.len() >= 10, "{}", records.files.len());
+    assert!(records
+        .files
+        .iter()
+        .all(|f| !f.content.contains("Chunk ID:")));
+    assert!(records
+        .tool_outputs
+        .iter()
+        .all(|o| !o.output.starts_with("Chunk ID:")));
+    assert!(records
+        .tool_outputs
+        .iter()
+        .all(|o| !o.tool.starts_with("write_stdin")));
+    assert!(records.tool_outputs.iter().any(|o| o.exit_code.is_some()));
+}
