@@ -158,10 +158,10 @@ impl Pump {
     }
 
     /// Relays the frames a remote server hands over whole (each without its line ending)
-    /// until the remote is done, then closes the outlet as [`Pump::run`] does. A frame is
-    /// what a long frame from a pipe is once read: one the handler need not see is written
-    /// on as it is (no copy; the tap's is the remote's own, once the remote is done reading
-    /// it), any other relayed as a whole frame.
+    /// until the remote is done, then closes the outlet as [`Pump::run`] does. A long frame
+    /// the handler need not see is written on as it is, as a long frame from a pipe streams
+    /// (the tap then gets the remote's own bytes, or a copy if the remote is still reading
+    /// them); any other is relayed as a whole frame read from a pipe is.
     pub(crate) fn run_frames(self, frames: mpsc::Receiver<Frame>) {
         for frame in frames {
             if frame.len() >= STREAM_AFTER && self.may_stream() {
