@@ -500,4 +500,69 @@ mod tests {
         let stats = relay(|fd| Outlet::new(File::from(fd)));
         assert_eq!(stats.s2c.spliced_bytes.load(Ordering::Relaxed), 0);
     }
+
+    #[test]
+    fn a_remotes_frames_arrive_byte_exact_each_with_its_line_ending_and_are_tapped() {
+        let frames: Vec<Vec<u8>> = vec![
+            b"{\"id\":1}".to_vec(),
+            vec![b'x'; 1 << 20],
+            b"{\"id\":2}".to_vec(),
+        ];
+        let (out_r, out_w) = std::io::pipe().unwrap();
+        let stats = Arc::new(RelayStats::default());
+        let (tap, sender) = Tap::start(
+            header(),
+            LogWriter::disabled(),
+            Tokenizer::CharsDiv4,
+            stats.clone(),
+            Vec::new(),
+            None,
+            None,
+        )
+        .unwrap();
+        let pump = Pump {
+            dir: Direction::S2c,
+            outlet: Arc::new(Outlet::for_fd(File::from(OwnedFd::from(out_w)))),
+            on_break_close: None,
+            tap: sender,
+            stats: stats.clone(),
+            intercept: None,
+        };
+        let reader = std::thread::spawn(move || {
+            let mut out = Vec::new();
+            let mut out_r = out_r;
+            out_r.read_to_end(&mut out).unwrap();
+            out
+        });
+        let (to_pump, from_remote) = mpsc::sync_channel(1);
+        let held = Arc::new(frames[1].clone());
+        let feeder = {
+            let (frames, held) = (frames.clone(), held.clone());
+            std::thread::spawn(move || {
+                to_pump.send(Arc::new(frames[0].clone())).unwrap();
+                // The remote still holds the long one while the pump writes it.
+                to_pump.send(held).unwrap();
+                to_pump.send(Arc::new(frames[2].clone())).unwrap();
+            })
+        };
+        pump.run_frames(from_remote);
+        feeder.join().unwrap();
+        drop(held);
+        tap.finish(ExitStatus {
+            code: Some(0),
+            signal: None,
+        });
+        let expected: Vec<u8> = frames
+            .iter()
+            .flat_map(|f| [&f[..], b"\n"].concat())
+            .collect();
+        let out = reader.join().unwrap();
+        assert!(out == expected, "{} of {} bytes", out.len(), expected.len());
+        assert_eq!(stats.s2c.frames.load(Ordering::Relaxed), 3);
+        assert_eq!(
+            stats.s2c.bytes.load(Ordering::Relaxed),
+            expected.len() as u64,
+            "the tap's frames are the written bytes"
+        );
+    }
 }
