@@ -344,6 +344,8 @@ pub(crate) struct Session {
     child: std::process::Child,
     stdout: ChildStdout,
     log: std::path::PathBuf,
+    /// The proxy's stderr lines, once a test watches them.
+    stderr: Option<std::sync::mpsc::Receiver<String>>,
     _cmd: ProxyCmd,
 }
 
@@ -364,6 +366,7 @@ impl Session {
             child,
             stdout,
             log: cmd.log_path().to_path_buf(),
+            stderr: None,
             _cmd: cmd,
         }
     }
@@ -376,8 +379,33 @@ impl Session {
         answer
     }
 
+    /// Waits (a minute at most) for a line of the proxy's stderr that contains `needle`,
+    /// for what the proxy does on its own (the GET stream); the line.
+    pub(crate) fn stderr_line(&mut self, needle: &str) -> String {
+        let lines = self.stderr.get_or_insert_with(|| {
+            let stderr = self.child.stderr.take().expect("stderr");
+            let (tx, rx) = std::sync::mpsc::channel();
+            std::thread::spawn(move || {
+                for line in BufReader::new(stderr).lines() {
+                    let Ok(line) = line else { break };
+                    if tx.send(line).is_err() {
+                        break;
+                    }
+                }
+            });
+            rx
+        });
+        loop {
+            match lines.recv_timeout(std::time::Duration::from_secs(60)) {
+                Ok(line) if line.contains(needle) => return line,
+                Ok(_) => {}
+                Err(e) => panic!("no stderr line naming {needle:?}: {e}"),
+            }
+        }
+    }
+
     /// The next message the client gets.
-    fn next(&mut self) -> Value {
+    pub(crate) fn next(&mut self) -> Value {
         serde_json::from_slice(&read_line(&mut self.stdout)).expect("JSON")
     }
 

@@ -55,11 +55,13 @@ fn ctxopt_auth(state: &Path) -> Command {
     command
 }
 
-/// `ctxopt auth login URL --no-browser`, its page opened by an HTTP GET that follows the
-/// authorization server's redirect to the loopback listener. Returns what login printed.
-fn login(state: &Path, url: &str) -> String {
+/// `ctxopt auth login URL --no-browser` (and `options`), its page opened by an HTTP GET that
+/// follows the authorization server's redirect to the loopback listener. Returns what login
+/// printed.
+fn login(state: &Path, url: &str, options: &[&str]) -> String {
     let mut child = ctxopt_auth(state)
         .args(["login", url, "--no-browser", "--timeout", "120"])
+        .args(options)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -113,6 +115,14 @@ fn login(state: &Path, url: &str) -> String {
     printed + &stderr
 }
 
+/// The scope of the one token file under `state`.
+fn token_scope(state: &Path) -> String {
+    let (path, _, _) = token_file(state);
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(path).unwrap()).expect("a token file");
+    json["scope"].as_str().unwrap_or_default().to_string()
+}
+
 /// The one token file under `state`, its mode and its access token.
 fn token_file(state: &Path) -> (PathBuf, u32, String) {
     let dir = state.join("ctxopt/auth");
@@ -141,8 +151,18 @@ fn login_then_a_proxied_session_uses_the_token_and_logout_makes_the_proxy_name_l
     let tmp = tempfile::tempdir().expect("tempdir");
     let state = tmp.path().join("state");
 
-    let printed = login(&state, &server.url);
+    let printed = login(&state, &server.url, &[]);
     assert!(printed.contains("Authorized: tokens for"), "{printed}");
+    // The server's challenge names no scope: its metadata's scopes_supported are asked for.
+    assert_eq!(token_scope(&state), "mcp:tools");
+    // A login for another scope asks for the one granted too (the provider grants what is
+    // asked for, and says so in its token answer).
+    let printed = login(&state, &server.url, &["--scope", "files:read"]);
+    assert!(
+        printed.contains("client: dynamic client registration; scope: mcp:tools files:read"),
+        "{printed}"
+    );
+    assert_eq!(token_scope(&state), "mcp:tools files:read");
     let (path, mode, token) = token_file(&state);
     assert_eq!(mode, 0o600, "{}", path.display());
     let folder_mode = std::fs::metadata(path.parent().unwrap())
@@ -174,6 +194,10 @@ fn login_then_a_proxied_session_uses_the_token_and_logout_makes_the_proxy_name_l
     let log = std::fs::read_to_string(&log_path).expect("the log");
     assert!(log.contains("Hello, ctxopt!"), "the session is in the log");
     assert!(!log.contains(&token), "the token reached the frame log");
+    // The standalone GET stream went with the token too (a 401 there would be in `errors`).
+    let trailer: serde_json::Value =
+        serde_json::from_str(log.lines().last().expect("a trailer")).expect("JSON");
+    assert_eq!(trailer["errors"], serde_json::json!([]), "{trailer}");
 
     let status = ctxopt_auth(&state).arg("status").output().unwrap();
     let listed = String::from_utf8_lossy(&status.stdout);
@@ -210,8 +234,9 @@ fn login_then_a_proxied_session_uses_the_token_and_logout_makes_the_proxy_name_l
     assert!(errors.contains(&login), "{errors}");
 }
 
-/// The proxy's answer to an `initialize` when no token is stored.
-fn first_answer_without_token(state: &Path, url: &str, log: &Path) -> serde_json::Value {
+/// The proxy's answers to `initialize` and then each of `calls` (a `tools/call` of that
+/// tool), sent one at a time, with the token folder under `state`, logging to `log`.
+fn answers(state: &Path, url: &str, log: &Path, calls: &[&str]) -> Vec<serde_json::Value> {
     let mut proxy = Command::new(proxy_binary())
         .args(["--inject", "none", "--store", ":memory:", "--log"])
         .arg(log)
@@ -223,18 +248,142 @@ fn first_answer_without_token(state: &Path, url: &str, log: &Path) -> serde_json
         .spawn()
         .expect("start the proxy");
     let mut stdin = proxy.stdin.take().unwrap();
-    writeln!(
-        stdin,
-        r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"2025-06-18","capabilities":{{}},"clientInfo":{{"name":"t","version":"1"}}}}}}"#
-    )
-    .unwrap();
-    stdin.flush().unwrap();
-    let mut line = String::new();
-    BufReader::new(proxy.stdout.take().unwrap())
-        .read_line(&mut line)
-        .expect("the proxy's answer");
+    let mut stdout = BufReader::new(proxy.stdout.take().unwrap());
+    let mut requests = vec![
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#.to_string(),
+    ];
+    for (n, tool) in calls.iter().enumerate() {
+        requests.push(format!(
+            r#"{{"jsonrpc":"2.0","id":{},"method":"tools/call","params":{{"name":"{tool}","arguments":{{}}}}}}"#,
+            n + 2
+        ));
+    }
+    let mut answers = Vec::new();
+    for request in requests {
+        writeln!(stdin, "{request}").unwrap();
+        stdin.flush().unwrap();
+        let mut line = String::new();
+        stdout.read_line(&mut line).expect("the proxy's answer");
+        answers.push(serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}")));
+    }
     drop(stdin);
     let status = proxy.wait().expect("the proxy ends");
     assert!(status.success(), "{status}");
-    serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"))
+    answers
+}
+
+/// The proxy's answer to an `initialize` when no token is stored.
+fn first_answer_without_token(state: &Path, url: &str, log: &Path) -> serde_json::Value {
+    answers(state, url, log, &[]).remove(0)
+}
+
+/// The text of a tool result.
+fn tool_text(answer: &serde_json::Value) -> &str {
+    answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("not a tool result: {answer}"))
+}
+
+/// The SDK-built server's counts: its 401s and the refreshes its token endpoint granted.
+fn stats(base: &str) -> (u64, u64) {
+    let mut answer = ureq::get(&format!("{base}/test/stats"))
+        .call()
+        .expect("the stats");
+    let json: serde_json::Value =
+        serde_json::from_str(&answer.body_mut().read_to_string().unwrap()).expect("JSON");
+    (
+        json["unauthorized"].as_u64().unwrap(),
+        json["refreshes"].as_u64().unwrap(),
+    )
+}
+
+/// Renewal and step-up against the TypeScript SDK's own authorization server parts
+/// (`peers/oauth_server.mjs`: the SDK's `mcpAuthRouter` token endpoint and `requireBearerAuth`
+/// middleware, its demo provider taught refresh tokens). A token the server revoked: one 401,
+/// one refresh at the SDK's token endpoint, the call answered. A token the file says expires
+/// within a minute: refreshed before the request, no 401. A call that needs `files:write`:
+/// the SDK middleware's 403 challenge becomes the error naming the login command with both
+/// scopes; running that command grants them, and the call then succeeds.
+#[test]
+fn tokens_are_renewed_and_a_scope_stepped_up_at_the_sdks_authorization_server() {
+    let Some(peers) = Peers::locate() else {
+        return;
+    };
+    let port = free_port();
+    let mut command = Command::new("node");
+    command
+        .arg(peers.dir.join("oauth_server.mjs"))
+        .env("PORT", port.to_string());
+    let _served = Served::start(command, port);
+    let base = format!("http://localhost:{port}");
+    let url = format!("{base}/mcp");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let state = tmp.path().join("state");
+    login(&state, &url, &[]);
+    let (_, _, first_token) = token_file(&state);
+    assert_eq!(token_scope(&state), "mcp:tools");
+    // The login's probe without a token was refused once.
+    assert_eq!(stats(&base), (1, 0));
+
+    // Revoked at the server: a 401, one refresh, the request sent again.
+    ureq::post(&format!("{base}/test/revoke"))
+        .send_empty()
+        .expect("revoke");
+    let log = tmp.path().join("revoked.jsonl");
+    let got = answers(&state, &url, &log, &["whoami"]);
+    assert!(tool_text(&got[1]).starts_with("client "), "{}", got[1]);
+    assert_eq!(stats(&base), (2, 1));
+    let (path, mode, second_token) = token_file(&state);
+    assert_ne!(second_token, first_token);
+    assert_eq!(mode, 0o600);
+    let text = std::fs::read_to_string(&log).expect("the log");
+    assert!(!text.contains(&first_token) && !text.contains(&second_token));
+
+    // The file says the token expires in 20 s: refreshed ahead, no 401.
+    let mut json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    json["expires_at"] = (now + 20).into();
+    std::fs::write(&path, json.to_string()).unwrap();
+    let got = answers(&state, &url, &tmp.path().join("ahead.jsonl"), &["whoami"]);
+    assert!(tool_text(&got[1]).starts_with("client "), "{}", got[1]);
+    assert_eq!(stats(&base), (2, 2));
+    let (_, _, third_token) = token_file(&state);
+    assert_ne!(third_token, second_token);
+
+    // Step-up: the SDK middleware's 403 insufficient_scope.
+    let log = tmp.path().join("step-up.jsonl");
+    let got = answers(&state, &url, &log, &["write_file"]);
+    let message = got[1]["error"]["message"].as_str().unwrap_or_default();
+    let command = format!("ctxopt auth login {url} --scope 'mcp:tools files:write'");
+    assert!(
+        message.ends_with(&format!(
+            "HTTP 403: insufficient_scope: the server requires the scope \"files:write\"; run: {command}"
+        )),
+        "{}",
+        got[1]
+    );
+    assert_eq!(got[1]["error"]["data"]["status"], 403);
+    let logged = std::fs::read_to_string(&log).expect("the log");
+    let trailer: serde_json::Value =
+        serde_json::from_str(logged.lines().last().expect("a trailer")).expect("JSON");
+    assert!(
+        trailer["errors"].to_string().contains(&command),
+        "{trailer}"
+    );
+    // The command it names (the scopes as one argument).
+    login(&state, &url, &["--scope", "mcp:tools files:write"]);
+    assert_eq!(token_scope(&state), "mcp:tools files:write");
+    let got = answers(
+        &state,
+        &url,
+        &tmp.path().join("granted.jsonl"),
+        &["write_file"],
+    );
+    assert_eq!(tool_text(&got[1]), "written");
+    // The second login's probe, and no other 401.
+    assert_eq!(stats(&base).0, 3);
 }

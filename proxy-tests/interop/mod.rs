@@ -20,6 +20,8 @@
 //! - `tasks`: a tool call run as a task (TypeScript SDK, server-everything), accounted when
 //!   its result comes.
 //! - `token_crosscheck`: o200k_base counts versus npm `gpt-tokenizer` on real frames.
+//! - `wrap_remote`: a Claude Code and a Codex remote entry wrapped by `ctxopt wrap`, run as the
+//!   client runs it against a live server-everything, and unwrapped.
 
 mod auth;
 mod evidence;
@@ -32,3 +34,4 @@ pub(crate) mod session;
 mod sessions;
 mod tasks;
 mod token_crosscheck;
+mod wrap_remote;

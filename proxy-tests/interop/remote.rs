@@ -21,8 +21,8 @@ use crate::support::poll_until;
 use crate::support::proxy::ProxyCmd;
 
 /// The variable the proxy's `--header` takes its token from, and the token.
-const TOKEN_VAR: &str = "CTXOPT_TEST_REMOTE_TOKEN";
-const TOKEN: &str = "remote-token-that-must-never-reach-the-log";
+pub(super) const TOKEN_VAR: &str = "CTXOPT_TEST_REMOTE_TOKEN";
+pub(super) const TOKEN: &str = "remote-token-that-must-never-reach-the-log";
 
 /// A server process serving Streamable HTTP, stopped when dropped.
 pub(crate) struct Served {
@@ -121,10 +121,23 @@ fn run_pair(
     let direct = direct.unwrap_or_else(|e| std::panic::resume_unwind(e));
     let proxied = proxied.unwrap_or_else(|e| std::panic::resume_unwind(e));
     assert_same_session(&direct, &proxied, what);
+    let log = assert_remote_log(&log_path, served, &proxied, json);
+    (proxied, log)
+}
 
-    let text = std::fs::read_to_string(&log_path).expect("the log");
+/// What the log of a session through `ctxopt-proxy --url` to `served` must satisfy: no header
+/// secret, the URL and the transport in its header, a clean exit, and a record that pairs,
+/// counts and agrees with the client's view (`proxied`), with the HTTP facts of every server
+/// frame. Returns the log.
+pub(super) fn assert_remote_log(
+    log_path: &Path,
+    served: &Served,
+    proxied: &DriverOutput,
+    json: bool,
+) -> Log {
+    let text = std::fs::read_to_string(log_path).expect("the log");
     assert!(!text.contains(TOKEN), "the header's token reached the log");
-    let log = read_log(&log_path);
+    let log = read_log(log_path);
     assert_eq!(log.header.transport.as_deref(), Some("streamable-http"));
     assert_eq!(log.header.server_argv, std::slice::from_ref(&served.url));
     assert_eq!(log.header.server_pid, None);
@@ -135,7 +148,7 @@ fn run_pair(
     log.assert_protocol(proxied.protocol());
     log.assert_token_counts();
     assert_http_facts(&log, json);
-    (proxied, log)
+    log
 }
 
 /// Every server frame came over HTTP: by a POST's answer (JSON only when `json`) or the GET

@@ -74,9 +74,19 @@ impl DriverOutput {
 /// Runs a driver to completion (or the deadline) with extra environment variables and returns
 /// its parsed output; panics with its stderr when it fails.
 pub(crate) fn run_driver(command: &[OsString], env: &[(&str, PathBuf)]) -> DriverOutput {
-    let mut child = Command::new(&command[0])
+    let mut driver = Command::new(&command[0]);
+    driver
         .args(&command[1..])
-        .envs(env.iter().map(|(k, v)| (k, v)))
+        .envs(env.iter().map(|(k, v)| (k, v)));
+    run_driver_command(driver)
+}
+
+/// [`run_driver`] for a driver whose command (its environment, its folder) is set up already.
+pub(crate) fn run_driver_command(mut driver: Command) -> DriverOutput {
+    let command: Vec<OsString> = std::iter::once(driver.get_program().to_owned())
+        .chain(driver.get_args().map(ToOwned::to_owned))
+        .collect();
+    let mut child = driver
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

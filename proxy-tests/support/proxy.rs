@@ -171,7 +171,8 @@ impl ProxyCmd {
 /// Collects a running proxy's stdout and stderr and waits for it (with a watchdog).
 pub(crate) fn finish(mut child: Child) -> (Vec<u8>, String, ExitStatus) {
     let mut out = child.stdout.take().expect("stdout");
-    let mut err = child.stderr.take().expect("stderr");
+    // A caller that watched stderr as it came has taken it.
+    let err = child.stderr.take();
     let reader = std::thread::spawn(move || {
         let mut buf = Vec::new();
         let _ = out.read_to_end(&mut buf);
@@ -179,7 +180,9 @@ pub(crate) fn finish(mut child: Child) -> (Vec<u8>, String, ExitStatus) {
     });
     let err_reader = std::thread::spawn(move || {
         let mut buf = String::new();
-        let _ = err.read_to_string(&mut buf);
+        if let Some(mut err) = err {
+            let _ = err.read_to_string(&mut buf);
+        }
         buf
     });
     let status = wait_with_watchdog(&mut child);

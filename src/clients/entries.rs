@@ -3,7 +3,8 @@
 //! `ctxopt serve` entry, which are remote servers (Streamable HTTP or legacy SSE) that can go behind
 //! `ctxopt-proxy --url`, and which are left alone (Zed extensions, env syntaxes the proxy does
 //! not expand) and why.
-//! JSON/JSONC through [`super::jsonc`], TOML through `toml_edit`'s spans.
+//! JSON/JSONC through [`super::jsonc`], TOML through `toml_edit`'s spans (Codex's remote
+//! entries in [`super::toml_remote`]).
 
 use std::ops::Range;
 use std::path::Path;
@@ -11,6 +12,7 @@ use std::path::Path;
 use super::edit::{line_ending, separator_before};
 use super::json_edit::{append_slot, member_spans};
 use super::jsonc::{self, Kind, Node};
+use super::toml_remote;
 use super::ConfigError;
 use crate::upstream::http::config::{check_url, parse_header};
 
@@ -74,8 +76,6 @@ pub struct Slot {
 /// `ctxopt-proxy --url` can reach in its place.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Remote {
-    /// The entry's object, braces included.
-    pub(crate) value: Range<usize>,
     /// The server's URL, as written.
     pub url: String,
     /// Its headers as `Name: value`, env references as written (`${VAR}`).
@@ -83,8 +83,35 @@ pub struct Remote {
     /// Whether the entry says its transport is the legacy HTTP+SSE one (`type: "sse"`);
     /// otherwise the proxy detects it.
     pub sse: bool,
-    /// The entry's other members (`timeout`, `disabled`, …), key to value end: they stay.
-    pub(crate) kept: Vec<Range<usize>>,
+    /// The variables the headers reference that the client must pass to the proxy by name
+    /// (Codex's `env_vars`: Codex starts a stdio server with a filtered environment). Empty
+    /// for the JSON clients, which start a server with their own environment.
+    pub env_vars: Vec<String>,
+    /// How the entry's text becomes the launch.
+    pub(crate) rewrite: Rewrite,
+}
+
+/// How a remote entry's text becomes a launch of the proxy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Rewrite {
+    /// The entry's object (JSON) or inline table (TOML), braces included, is replaced whole;
+    /// its other members (`timeout`, `disabled`, …), key to value end, stay.
+    Object {
+        /// The object's bytes.
+        value: Range<usize>,
+        /// The members that stay.
+        kept: Vec<Range<usize>>,
+    },
+    /// A `[mcp_servers.NAME]` table: the `url` line becomes the launch's lines, and the lines
+    /// of the other remote keys go; every other line stays.
+    Lines {
+        /// The `url` line, from its start to its end (its line break excluded).
+        url: Range<usize>,
+        /// The `url` line's indentation, which the launch's lines take.
+        indent: String,
+        /// The lines that go, each with one line break.
+        dropped: Vec<Range<usize>>,
+    },
 }
 
 impl Remote {
@@ -109,7 +136,7 @@ impl Remote {
 pub enum State {
     /// A stdio server that can be wrapped.
     Stdio(Launch),
-    /// A remote server that can be wrapped (JSON configs).
+    /// A remote server that can be wrapped.
     Remote(Remote),
     /// A server already behind `ctxopt-proxy`.
     Wrapped(Launch),
@@ -126,7 +153,9 @@ pub struct Entry {
     pub key: String,
     /// What it is.
     pub state: State,
-    /// For JSON: the member's bytes, from its key to its value's end.
+    /// The entry's bytes: for JSON and a TOML inline table, from its key to its value's end;
+    /// for a `[mcp_servers.NAME]` table, from its header to its last line that is not blank.
+    /// `None` for a TOML entry written as dotted keys.
     pub member: Option<Range<usize>>,
 }
 
@@ -203,18 +232,29 @@ const REMOTE_TYPES: [&str; 3] = ["http", "sse", "streamable-http"];
 /// Members of a remote entry that `ctxopt-proxy` has no equivalent for.
 const SIGN_IN_KEYS: [&str; 3] = ["oauth", "authProviderType", "auth"];
 
+/// Why a Codex entry without `url` that looks remote (another client's URL key, a remote
+/// `type`) is left alone: Codex reads a remote server's URL from `url` only.
 fn remote_reason(has: &dyn Fn(&str) -> bool, kind: Option<&str>) -> Option<String> {
     if let Some(key) = REMOTE_KEYS.iter().find(|k| has(k)) {
         return Some(format!(
-            "remote server (`{key}`); only stdio servers are wrapped in config.toml"
+            "remote server (`{key}`), which Codex does not read (its remote servers have `url`)"
         ));
     }
     match kind {
         Some(t) if REMOTE_TYPES.contains(&t) => Some(format!(
-            "remote server (type `{t}`); only stdio servers are wrapped in config.toml"
+            "remote server (type `{t}`) without `url`, which Codex does not read"
         )),
         _ => None,
     }
+}
+
+/// Whether `name` is a variable `ctxopt-proxy` expands as `${NAME}` (a letter or `_`, then
+/// letters, digits and `_`).
+pub(crate) fn is_variable_name(name: &str) -> bool {
+    name.chars()
+        .next()
+        .is_some_and(|c| c == '_' || c.is_ascii_alphabetic())
+        && name.chars().all(|c| c == '_' || c.is_ascii_alphanumeric())
 }
 
 /// Why `ctxopt-proxy` cannot send this header value as written, if it cannot: every `$`
@@ -230,14 +270,8 @@ fn header_env_reason(name: &str, value: &str) -> Option<String> {
         let reference = after
             .strip_prefix("${")
             .and_then(|r| r.find('}').map(|end| (&r[..end], &r[end + 1..])));
-        let plain = |v: &str| {
-            v.chars()
-                .next()
-                .is_some_and(|c| c == '_' || c.is_ascii_alphabetic())
-                && v.chars().all(|c| c == '_' || c.is_ascii_alphanumeric())
-        };
         match reference {
-            Some((variable, tail)) if plain(variable) => rest = tail,
+            Some((variable, tail)) if is_variable_name(variable) => rest = tail,
             _ => {
                 let shown: String = after.chars().take(24).collect();
                 return Some(format!(
@@ -305,11 +339,14 @@ fn json_remote(entry: &Node, kind: Option<&str>) -> Option<State> {
     // A transport the entry does not state (a bare `url`: the legacy one for Gemini CLI,
     // either for clients that probe, like Cursor) the proxy detects as those clients do.
     Some(State::Remote(Remote {
-        value: entry.span.clone(),
         url: url.to_string(),
         headers,
         sse: kind == Some("sse"),
-        kept,
+        env_vars: Vec::new(),
+        rewrite: Rewrite::Object {
+            value: entry.span.clone(),
+            kept,
+        },
     }))
 }
 
@@ -407,19 +444,21 @@ fn read_toml(text: &str) -> Result<Option<Servers>, ConfigError> {
         return Ok(None);
     };
     let eol = line_ending(text);
+    let headers = toml_remote::header_starts(doc.as_table());
     let mut entries = Vec::new();
     for (key, item) in table.iter() {
+        let layout = toml_remote::layout(text, table, key, item, &headers);
         let state = match item.as_table_like() {
             None => State::LeftAlone("not a table".into()),
             Some(entry) => {
                 let inline = matches!(item, Item::Value(Value::InlineTable(_)));
-                toml_state(text, entry, inline, eol)
+                toml_state(text, entry, inline, eol, layout.as_ref())
             }
         };
         entries.push(Entry {
             key: key.to_string(),
             state,
-            member: None,
+            member: layout.map(|l| l.member),
         });
     }
     // A new table goes after a blank line; it ends with a line break only when the file
@@ -460,7 +499,16 @@ fn read_toml(text: &str) -> Result<Option<Servers>, ConfigError> {
     }))
 }
 
-fn toml_state(text: &str, entry: &dyn toml_edit::TableLike, inline: bool, eol: &str) -> State {
+fn toml_state(
+    text: &str,
+    entry: &dyn toml_edit::TableLike,
+    inline: bool,
+    eol: &str,
+    layout: Option<&toml_remote::Layout>,
+) -> State {
+    if entry.contains_key("url") {
+        return toml_remote::remote(text, entry, layout);
+    }
     let kind = entry.get("type").and_then(|i| i.as_str());
     if let Some(reason) = remote_reason(&|k| entry.contains_key(k), kind) {
         return State::LeftAlone(reason);

@@ -9,6 +9,7 @@
 //! - [`edit`]: byte-range edits and the layout an insertion copies.
 //! - [`json_edit`]: members and elements added and removed as exact inverses.
 //! - [`entries`]: a file's server entries (JSON or TOML), classified.
+//! - [`toml_remote`]: Codex's remote entries in `config.toml`, and where each entry's text is.
 //! - [`wrap`](mod@wrap): `wrap` / `unwrap` as edits.
 //! - [`wrap_record`]: what `wrap` added to each file, for `unwrap`.
 //! - [`hook_entries`]: hook entries in Claude Code's and Gemini CLI's settings.
@@ -24,6 +25,7 @@ pub mod entries;
 pub mod hook_entries;
 pub(crate) mod json_edit;
 pub(crate) mod jsonc;
+pub(crate) mod toml_remote;
 pub mod wrap;
 pub mod wrap_record;
 

@@ -14,7 +14,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::edit::{apply, separator_before, Edit};
-use super::entries::{self, Entry, Launch, Remote, Servers, ServersAt, State, PROXY, SERVE_KEY};
+use super::entries::{
+    self, Entry, Launch, Remote, Rewrite, Servers, ServersAt, State, PROXY, SERVE_KEY,
+};
 use super::json_edit::remove_item;
 use super::ConfigError;
 
@@ -87,7 +89,13 @@ pub fn wrap(
                 Outcome::Wrapped
             }
             State::Remote(remote) => {
-                edits.push(wrap_remote(text, &entry.key, remote, options.typed));
+                edits.extend(wrap_remote(
+                    text,
+                    &entry.key,
+                    remote,
+                    options.typed,
+                    servers.json,
+                ));
                 any_wrapped = true;
                 match &entry.member {
                     Some(member) => Outcome::WrappedRemote(text[member.clone()].to_string()),
@@ -195,19 +203,56 @@ fn wrap_launch(text: &str, key: &str, launch: &Launch) -> Vec<Edit> {
     edits
 }
 
-/// The edit that puts a remote entry behind the proxy: the object becomes a launch of
-/// `ctxopt-proxy --url`, with `"type": "stdio"` when `typed`, and the members it had
-/// besides its type, URL and headers.
-fn wrap_remote(text: &str, key: &str, remote: &Remote, typed: bool) -> Edit {
-    let args: Vec<String> = remote.proxy_args(key).iter().map(|a| literal(a)).collect();
-    let mut members = Vec::new();
+/// The edits that put a remote entry behind the proxy: the entry becomes a launch of
+/// `ctxopt-proxy --url` (with `"type": "stdio"` when `typed`; in TOML, with `env_vars` naming
+/// the variables its headers reference), and keeps its other members or lines.
+fn wrap_remote(text: &str, key: &str, remote: &Remote, typed: bool, json: bool) -> Vec<Edit> {
+    let list = |items: &[String]| {
+        let items: Vec<String> = items.iter().map(|a| literal(a)).collect();
+        format!("[{}]", items.join(", "))
+    };
+    let mut pairs = Vec::new();
     if typed {
-        members.push("\"type\": \"stdio\"".to_string());
+        pairs.push(("type", literal("stdio")));
     }
-    members.push(format!("\"command\": {}", literal(PROXY)));
-    members.push(format!("\"args\": [{}]", args.join(", ")));
-    members.extend(remote.kept.iter().map(|m| text[m.clone()].to_string()));
-    Edit::replace(remote.value.clone(), format!("{{{}}}", members.join(", ")))
+    pairs.push(("command", literal(PROXY)));
+    pairs.push(("args", list(&remote.proxy_args(key))));
+    if !remote.env_vars.is_empty() {
+        pairs.push(("env_vars", list(&remote.env_vars)));
+    }
+    match &remote.rewrite {
+        Rewrite::Object { value, kept } => {
+            let mut members: Vec<String> = pairs
+                .iter()
+                .map(|(k, v)| match json {
+                    true => format!("\"{k}\": {v}"),
+                    false => format!("{k} = {v}"),
+                })
+                .collect();
+            members.extend(kept.iter().map(|m| text[m.clone()].to_string()));
+            let object = match json {
+                true => format!("{{{}}}", members.join(", ")),
+                false => format!("{{ {} }}", members.join(", ")),
+            };
+            vec![Edit::replace(value.clone(), object)]
+        }
+        Rewrite::Lines {
+            url,
+            indent,
+            dropped,
+        } => {
+            let lines: Vec<String> = pairs
+                .iter()
+                .map(|(k, v)| format!("{indent}{k} = {v}"))
+                .collect();
+            let mut edits = vec![Edit::replace(
+                url.clone(),
+                lines.join(super::edit::line_ending(text)),
+            )];
+            edits.extend(dropped.iter().map(|d| Edit::delete(d.clone())));
+            edits
+        }
+    }
 }
 
 /// What `unwrap` knows of a file before wrap.
@@ -223,14 +268,29 @@ pub struct Originals<'a> {
 /// The edit that gives a remote entry behind the proxy back as it was: the member the wrap
 /// record holds, else the backup's; only one that wraps to the command line the entry has
 /// now (an entry edited since would otherwise come back as it was before).
-fn unwrap_remote(entry: &Entry, originals: &Originals, before: &[Entry]) -> Option<Edit> {
-    let recorded = originals
-        .recorded
-        .get(&entry.key)
-        .map(|member| format!("{{\"s\": {{{member}}}}}"));
+fn unwrap_remote(
+    entry: &Entry,
+    at: &ServersAt,
+    originals: &Originals,
+    before: &[Entry],
+) -> Option<Edit> {
+    // The recorded member in a file of its own: a JSON member in an object, a TOML inline
+    // entry under `[mcp_servers]`, a TOML table as it is.
+    let (recorded, recorded_at) = match (originals.recorded.get(&entry.key), at) {
+        (None, _) => (None, at.clone()),
+        (Some(member), ServersAt::Json(_)) => (
+            Some(format!("{{\"s\": {{{member}}}}}")),
+            ServersAt::Json(vec!["s".to_string()]),
+        ),
+        (Some(member), ServersAt::Toml) if member.starts_with('[') => {
+            (Some(member.clone()), ServersAt::Toml)
+        }
+        (Some(member), ServersAt::Toml) => {
+            (Some(format!("[mcp_servers]\n{member}")), ServersAt::Toml)
+        }
+    };
     let recorded = recorded.as_deref().and_then(|text| {
-        let at = ServersAt::Json(vec!["s".to_string()]);
-        let servers = entries::read(text, &at, Path::new("record")).ok()??;
+        let servers = entries::read(text, &recorded_at, Path::new("record")).ok()??;
         Some((text, servers.entries))
     });
     let restore = |text: &str, entries: &[Entry]| {
@@ -292,7 +352,7 @@ pub fn unwrap(
     for entry in &servers.entries {
         let outcome = match &entry.state {
             State::Wrapped(launch) if reaches_url(launch) => {
-                match unwrap_remote(entry, originals, &before) {
+                match unwrap_remote(entry, at, originals, &before) {
                     Some(edit) => {
                         edits.push(edit);
                         Outcome::Unwrapped
@@ -393,45 +453,41 @@ fn unwrap_launch(text: &str, launch: &Launch, had_args: bool) -> Option<Vec<Edit
 
 /// The edit that removes the serve entry `servers.entries[index]`.
 fn remove_serve(text: &str, servers: &Servers, index: usize) -> Option<Edit> {
-    match &servers.entries[index].member {
-        Some(_) => {
-            let spans: Vec<_> = servers
-                .entries
-                .iter()
-                .map(|e| e.member.clone())
-                .collect::<Option<_>>()?;
-            Some(remove_item(text, &spans, index))
-        }
-        None if servers.inline => {
-            // Inside an inline table: the entry with the `, ` wrap put before it, or, alone,
-            // with the spaces around it.
-            let alone = format!(" {TOML_INLINE_SERVE} ");
-            let (at, len) = match text.find(&format!(", {TOML_INLINE_SERVE}")) {
-                Some(at) => (at, TOML_INLINE_SERVE.len() + 2),
-                None => (text.find(&alone)?, alone.len()),
-            };
-            Some(Edit::delete(at..at + len))
-        }
-        None => {
-            // TOML: the table wrap appended, wherever it now is, with the blank line before
-            // it; at the very end of a file without a final line break, both line breaks
-            // before it were wrap's.
-            let eol = super::edit::line_ending(text);
-            let table = toml_serve_table(eol);
-            let at = text
-                .find(&format!("{table}{eol}"))
-                .or_else(|| text.ends_with(&table).then(|| text.len() - table.len()))?;
-            let end = at + table.len();
-            let blank = text[..at].ends_with(&format!("{eol}{eol}"));
-            let (from, to) = match (text[end..].starts_with(eol), blank) {
-                (true, true) => (at - eol.len(), end + eol.len()),
-                (true, false) => (at, end + eol.len()),
-                (false, true) => (at - 2 * eol.len(), end),
-                (false, false) => (at, end),
-            };
-            Some(Edit::delete(from..to))
-        }
+    if servers.json {
+        let spans: Vec<_> = servers
+            .entries
+            .iter()
+            .map(|e| e.member.clone())
+            .collect::<Option<_>>()?;
+        return Some(remove_item(text, &spans, index));
     }
+    if servers.inline {
+        // Inside an inline table: the entry with the `, ` wrap put before it, or, alone,
+        // with the spaces around it.
+        let alone = format!(" {TOML_INLINE_SERVE} ");
+        let (at, len) = match text.find(&format!(", {TOML_INLINE_SERVE}")) {
+            Some(at) => (at, TOML_INLINE_SERVE.len() + 2),
+            None => (text.find(&alone)?, alone.len()),
+        };
+        return Some(Edit::delete(at..at + len));
+    }
+    // TOML: the table wrap appended, wherever it now is, with the blank line before it; at
+    // the very end of a file without a final line break, both line breaks before it were
+    // wrap's.
+    let eol = super::edit::line_ending(text);
+    let table = toml_serve_table(eol);
+    let at = text
+        .find(&format!("{table}{eol}"))
+        .or_else(|| text.ends_with(&table).then(|| text.len() - table.len()))?;
+    let end = at + table.len();
+    let blank = text[..at].ends_with(&format!("{eol}{eol}"));
+    let (from, to) = match (text[end..].starts_with(eol), blank) {
+        (true, true) => (at - eol.len(), end + eol.len()),
+        (true, false) => (at, end + eol.len()),
+        (false, true) => (at - 2 * eol.len(), end),
+        (false, false) => (at, end),
+    };
+    Some(Edit::delete(from..to))
 }
 
 #[cfg(test)]
@@ -883,6 +939,170 @@ mod tests {
         }
     }
 
+    /// Codex's remote entries: a table with comments, a sub-table and a neighbour; one at the
+    /// end of a CRLF file without a final line break; two remote lines at the very end; an
+    /// inline one in an inline servers table; one without headers.
+    fn codex_remote_shapes() -> Vec<(
+        &'static str,
+        &'static str,
+        Vec<&'static str>,
+        Vec<&'static str>,
+    )> {
+        vec![
+            (
+                "model = \"o3\"\n\n[mcp_servers.docs]\n# the docs server\nurl = \"https://docs.example/mcp\" # remote\nstartup_timeout_sec = 20\n  bearer_token_env_var = \"DOCS_TOKEN\"\nhttp_headers = { \"X-Team\" = \"blue\", \"X-Literal\" = \"a${b}\" }\nenv_http_headers = { \"X-Api-Key\" = \"DOCS_KEY\", \"X-Other\" = \"DOCS_TOKEN\" }\nenabled_tools = [\"search\"]\n\n# tools\n[mcp_servers.docs.tools.search]\napproval_mode = \"approve\"\n\n[mcp_servers.fs]\ncommand = \"npx\"\n",
+                "docs",
+                vec![
+                    "Authorization: Bearer ${DOCS_TOKEN}",
+                    "X-Team: blue",
+                    "X-Literal: a$${b}",
+                    "X-Api-Key: ${DOCS_KEY}",
+                    "X-Other: ${DOCS_TOKEN}",
+                ],
+                vec!["DOCS_TOKEN", "DOCS_KEY"],
+            ),
+            (
+                "[mcp_servers.gh]\nurl = \"https://api.githubcopilot.com/mcp/\"\n\n[mcp_servers.gh.http_headers]\n\"X-MCP-Toolsets\" = \"repos\"\n\n[mcp_servers.gh.tools.get_issue]\napproval_mode = \"approve\"\n\n[mcp_servers.gh.env_http_headers]\nAuthorization = \"GH_AUTH\" # \"Bearer …\"\n\n[mcp_servers.gh.tools.list_issues]\napproval_mode = \"prompt\"\n",
+                "gh",
+                vec!["X-MCP-Toolsets: repos", "Authorization: ${GH_AUTH}"],
+                vec!["GH_AUTH"],
+            ),
+            (
+                "[mcp_servers.a]\r\nurl = \"http://127.0.0.1:1/mcp\"\r\nbearer_token_env_var = \"T\"",
+                "a",
+                vec!["Authorization: Bearer ${T}"],
+                vec!["T"],
+            ),
+            (
+                "[mcp_servers.a]\nurl = \"https://h/mcp\"\nbearer_token_env_var = \"T\"\nenv_http_headers = { K = \"V\" }",
+                "a",
+                vec!["Authorization: Bearer ${T}", "K: ${V}"],
+                vec!["T", "V"],
+            ),
+            (
+                "mcp_servers = { a = { url = \"https://h/mcp\", env_http_headers = { K = \"KEY\" }, tool_timeout_sec = 5 } }\n",
+                "a",
+                vec!["K: ${KEY}"],
+                vec!["KEY"],
+            ),
+            (
+                "[mcp_servers]\nweb = { url = \"https://h/mcp\", enabled = false }\n",
+                "web",
+                vec![],
+                vec![],
+            ),
+        ]
+    }
+
+    #[test]
+    fn a_codex_remote_entry_goes_behind_the_proxy_with_its_variables_and_comes_back() {
+        use clap::Parser;
+
+        use crate::proxy::options::ProxyArgs;
+        use crate::upstream::http::config::parse_header;
+
+        for (text, key, headers, variables) in codex_remote_shapes() {
+            let plan = wrap(text, &ServersAt::Toml, Path::new("x"), OPTIONS)
+                .unwrap()
+                .unwrap();
+            let Outcome::WrappedRemote(member) = &plan.outcomes[0].1 else {
+                panic!("{text}: {:?}", plan.outcomes);
+            };
+            assert!(text.contains(member.as_str()), "{member}");
+            let lines = command_lines(&plan.text, &ServersAt::Toml);
+            let (_, line) = lines.iter().find(|(k, _)| k == key).unwrap();
+            let args = ProxyArgs::try_parse_from(line).unwrap();
+            assert_eq!(line[..3], ["ctxopt-proxy", "--name", key]);
+            assert_eq!(args.url.as_deref(), Some(line[6].as_str()));
+            assert_eq!(args.headers, headers, "{}", plan.text);
+            assert_eq!(args.transport, None, "Streamable HTTP, detected");
+            // Codex loads it as a stdio server: no key it refuses beside `command`, the
+            // variables named in `env_vars`, every other key kept.
+            let doc = toml_edit::Document::parse(plan.text.as_str()).unwrap();
+            let servers = doc["mcp_servers"].as_table_like().unwrap();
+            let entry = servers.get(key).unwrap().as_table_like().unwrap();
+            for refused in [
+                "url",
+                "bearer_token_env_var",
+                "http_headers",
+                "env_http_headers",
+            ] {
+                assert!(!entry.contains_key(refused), "{refused}: {}", plan.text);
+            }
+            let named: Vec<&str> = entry
+                .get("env_vars")
+                .and_then(|e| e.as_array())
+                .map(|a| a.iter().filter_map(|v| v.as_str()).collect())
+                .unwrap_or_default();
+            assert_eq!(named, variables, "{}", plan.text);
+            for kept in [
+                "startup_timeout_sec = 20",
+                "enabled_tools = [\"search\"]",
+                "tool_timeout_sec = 5",
+                "enabled = false",
+                "approval_mode = \"approve\"",
+                "# the docs server",
+            ] {
+                assert_eq!(plan.text.contains(kept), text.contains(kept), "{kept}");
+            }
+            // Every `${VAR}` the proxy expands is a variable Codex passes it.
+            for header in &args.headers {
+                parse_header(header, |v| variables.contains(&v).then(|| format!("<{v}>"))).unwrap();
+            }
+            assert_eq!(
+                parse_header("X-Literal: a$${b}", |_| None).unwrap().1,
+                "a${b}",
+                "a static value goes out as written"
+            );
+            let again = wrap(&plan.text, &ServersAt::Toml, Path::new("x"), OPTIONS)
+                .unwrap()
+                .unwrap();
+            assert_eq!(again.text, plan.text, "wrapping twice is wrapping once");
+            let back = unwrapped(&plan.text, &ServersAt::Toml, text);
+            assert_eq!(back.text, text, "via {:?} and the backup", plan.text);
+            let record = Originals {
+                recorded: BTreeMap::from([(key.to_string(), member.clone())]),
+                backup: None,
+            };
+            let back = unwrap(&plan.text, &ServersAt::Toml, Path::new("x"), &record, true)
+                .unwrap()
+                .unwrap();
+            assert_eq!(back.text, text, "via {:?} and the record", plan.text);
+        }
+    }
+
+    #[test]
+    fn codex_remote_entries_the_proxy_cannot_stand_in_for_are_listed_and_left() {
+        let cases = [
+            ("[mcp_servers.r]\nurl = \"https://h/mcp\"\n[mcp_servers.r.oauth]\nclient_id = \"x\"\n", "sign in"),
+            ("[mcp_servers.r]\nurl = \"https://h/mcp\"\nscopes = [\"read\"]\n", "sign in"),
+            ("[mcp_servers.r]\nurl = \"https://h/mcp\"\nbearer_token = \"x\"\n", "Codex refuses"),
+            ("[mcp_servers.r]\nurl = \"https://h/mcp\"\nenv_vars = [\"A\"]\n", "Codex refuses"),
+            ("[mcp_servers.r]\nurl = \"https://h/mcp\"\ncommand = \"npx\"\n", "Codex refuses"),
+            ("[mcp_servers.r]\nurl = \"https://h/mcp\"\n[profiles.p]\nmodel = \"o3\"\n[mcp_servers.r.http_headers]\nK = \"v\"\n", "does not follow"),
+            ("mcp_servers.r.url = \"https://h/mcp\"\n", "dotted keys"),
+            ("[mcp_servers.r]\nurl = \"https://h/mcp\"\nbearer_token_env_var = \"my-token\"\n", "`my-token`"),
+            ("[mcp_servers.r]\nurl = \"https://h/mcp\"\nbearer_token_env_var = \"T\"\nhttp_headers = { authorization = \"x\" }\n", "given twice"),
+            ("[mcp_servers.r]\nurl = \"https://h/mcp\"\nexperimental_environment = \"remote\"\n", "another environment"),
+            ("[mcp_servers.r]\nurl = \"ftp://h/mcp\"\n", "http:// or https://"),
+            ("[mcp_servers.r]\nurl = \"https://h/mcp\"\nhttp_headers = { \"Mcp-Session-Id\" = \"x\" }\n", "sets this header itself"),
+            ("[mcp_servers.r]\nhttpUrl = \"https://h/mcp\"\n", "Codex does not read"),
+        ];
+        for (text, reason) in cases {
+            let plan = wrap(text, &ServersAt::Toml, Path::new("x"), OPTIONS)
+                .unwrap()
+                .unwrap();
+            assert_eq!(plan.text, text, "left untouched");
+            match &plan.outcomes[..] {
+                [(key, Outcome::LeftAlone(why))] => {
+                    assert_eq!(key, "r");
+                    assert!(why.contains(reason), "{text}: {why}");
+                }
+                other => panic!("{text}: {other:?}"),
+            }
+        }
+    }
+
     #[test]
     fn env_syntaxes_and_urls_the_proxy_lacks_are_listed_and_left() {
         let servers = at(&["mcpServers"]);
@@ -922,6 +1142,85 @@ mod tests {
         }
     }
 
+    /// A Codex file with one remote table `r`: its `url` line and some of the other remote
+    /// keys, kept keys, a comment and blank lines in any order, indented or not, its headers
+    /// inline or as tables of their own after it (a tool's table among them); then nothing,
+    /// a sub-table of it, another server or an array of tables after blank lines; a final line
+    /// break or none; LF or CRLF.
+    fn codex_remote_file() -> impl Strategy<Value = String> {
+        (
+            prop::collection::vec(any::<bool>(), 8),
+            any::<bool>(),
+            0..4usize,
+            any::<bool>(),
+            any::<bool>(),
+            any::<bool>(),
+        )
+            .prop_flat_map(|(with, indent, after, newline, crlf, tables)| {
+                let pad = if indent { "  " } else { "" };
+                let optional = [
+                    "bearer_token_env_var = \"T\"",
+                    "http_headers = { \"X-A\" = \"a${b}\" }",
+                    "env_http_headers = { \"X-B\" = \"B\" } # from B",
+                    "startup_timeout_sec = 5",
+                    "# note",
+                    "",
+                    "enabled = true  ",
+                    "   ",
+                ];
+                let mut lines = vec![format!("{pad}url = \"https://h/mcp\" # remote")];
+                lines.extend(
+                    optional
+                        .iter()
+                        .zip(&with)
+                        .filter(|(_, w)| **w)
+                        .map(|(l, _)| format!("{pad}{l}")),
+                );
+                // The headers as tables of their own, right after the server's table.
+                let mut header_tables = String::new();
+                if tables {
+                    for (i, table) in ["http_headers", "env_http_headers"].iter().enumerate() {
+                        if let Some(at) =
+                            lines.iter().position(|l| l.trim_start().starts_with(table))
+                        {
+                            lines.remove(at);
+                            let pair = ["\"X-A\" = \"a${b}\"", "\"X-B\" = \"B\" # from B"][i];
+                            header_tables.push_str(&format!("\n\n[mcp_servers.r.{table}]\n{pair}"));
+                            // A tool's table between or after them.
+                            if i == 0 && indent {
+                                header_tables.push_str(
+                                    "\n[mcp_servers.r.tools.u]\napproval_mode = \"prompt\"",
+                                );
+                            }
+                        }
+                    }
+                }
+                (
+                    Just(lines).prop_shuffle(),
+                    Just((header_tables, after, newline, crlf)),
+                )
+            })
+            .prop_map(|(lines, (header_tables, after, newline, crlf))| {
+                let mut text = format!(
+                    "model = \"o3\"\n\n[mcp_servers.r]\n{}{header_tables}",
+                    lines.join("\n")
+                );
+                match after {
+                    1 => text.push_str("\n\n[mcp_servers.r.tools.t]\napproval_mode = \"approve\""),
+                    2 => text.push_str("\n[mcp_servers.other]\ncommand = \"x\""),
+                    3 => text.push_str("\n\n \n[[profiles]]\nname = \"p\""),
+                    _ => {}
+                }
+                if newline {
+                    text.push('\n');
+                }
+                if crlf {
+                    text = text.replace('\n', "\r\n");
+                }
+                text
+            })
+    }
+
     /// One server entry in one of several layouts.
     fn entry() -> impl Strategy<Value = String> {
         let word = "[a-z${}:/ \\\\\"é-]{0,8}";
@@ -958,6 +1257,41 @@ mod tests {
     }
 
     proptest! {
+        /// A Codex remote table wrapped loads as a stdio entry with one header per remote
+        /// header key; unwrap from the backup alone and from the record alone gives every byte
+        /// back; wrapping twice is wrapping once.
+        #[test]
+        fn a_codex_remote_table_wraps_and_unwraps_in_any_layout(text in codex_remote_file()) {
+            let plan = wrap(&text, &ServersAt::Toml, Path::new("x"), OPTIONS).unwrap().unwrap();
+            let Outcome::WrappedRemote(member) = &plan.outcomes[0].1 else {
+                panic!("{text:?}: {:?}", plan.outcomes);
+            };
+            let doc = toml_edit::Document::parse(plan.text.as_str()).unwrap();
+            let entry = doc["mcp_servers"]["r"].as_table_like().unwrap();
+            for refused in ["url", "bearer_token_env_var", "http_headers", "env_http_headers"] {
+                prop_assert!(!entry.contains_key(refused), "{}", plan.text);
+            }
+            let lines = command_lines(&plan.text, &ServersAt::Toml);
+            let headers = lines[0].1.iter().filter(|a| *a == "--header").count();
+            let expected = ["bearer_token_env_var", "X-A", "X-B"]
+                .iter()
+                .filter(|k| text.contains(*k))
+                .count();
+            prop_assert_eq!(headers, expected, "{}", plan.text);
+            let again = wrap(&plan.text, &ServersAt::Toml, Path::new("x"), OPTIONS).unwrap().unwrap();
+            prop_assert_eq!(&again.text, &plan.text);
+            let back = unwrapped(&plan.text, &ServersAt::Toml, &text);
+            prop_assert_eq!(&back.text, &text, "via {:?}", plan.text);
+            let record = Originals {
+                recorded: BTreeMap::from([("r".to_string(), member.clone())]),
+                backup: None,
+            };
+            let back = unwrap(&plan.text, &ServersAt::Toml, Path::new("x"), &record, true)
+                .unwrap()
+                .unwrap();
+            prop_assert_eq!(&back.text, &text, "via {:?} and the record", plan.text);
+        }
+
         /// Wrap then unwrap is the identity; wrapping twice is wrapping once.
         #[test]
         fn wrap_then_unwrap_is_the_identity(

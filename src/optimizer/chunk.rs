@@ -50,13 +50,20 @@ pub(crate) fn chunks(text: &str, pack: bool) -> Vec<Range<usize>> {
     out
 }
 
-/// Cuts a unified diff into chunk spans, in order: a chunk per hunk (the file header lines
-/// before the first hunk go with it), a hunk longer than [`MAX_CHUNK_LINES`] lines or
-/// [`MAX_CHUNK_BYTES`] bytes cut at line ends (a single longer line as [`chunks`] cuts it).
-/// Blank lines are kept inside a chunk: in a diff they are context. A diff that fits one
-/// chunk is one chunk, as before; a big one no longer has to fit the budget whole to be shown.
+/// The most bytes of a diff kept as one fragment (about 2,000 tokens: it fits a restore's
+/// budget whole); a bigger one is cut by [`diff_chunks`].
+pub(crate) const DIFF_WHOLE_BYTES: usize = 4 * MAX_CHUNK_BYTES;
+
+/// Cuts a unified diff into chunk spans, in order. One of at most [`DIFF_WHOLE_BYTES`] is one
+/// chunk: a change is read whole. A bigger one — which no budget in use could show whole — is
+/// cut a chunk per hunk (the file header lines before the first hunk go with it), a hunk longer
+/// than [`MAX_CHUNK_LINES`] lines or [`MAX_CHUNK_BYTES`] bytes at line ends (a single longer
+/// line as [`chunks`] cuts it). Blank lines are kept inside a chunk: in a diff they are context.
 pub(crate) fn diff_chunks(text: &str) -> Vec<Range<usize>> {
     let text_end = text.trim_end().len();
+    if text_end <= DIFF_WHOLE_BYTES {
+        return std::iter::once(0..text_end).collect();
+    }
     let mut out: Vec<Range<usize>> = Vec::new();
     let mut current: Option<(Range<usize>, usize, bool)> = None; // span, lines, has a hunk
     let mut pos = 0;
@@ -159,23 +166,30 @@ mod tests {
     }
 
     #[test]
-    fn a_diff_is_cut_at_hunks_and_a_long_hunk_at_line_ends() {
-        let diff = "--- a/x.rs\n+++ b/x.rs\n@@ -1,2 +1,2 @@\n-a\n+b\n \n@@ -9 +9 @@\n-c\n+d\n";
-        let parts: Vec<&str> = diff_chunks(diff).into_iter().map(|r| &diff[r]).collect();
+    fn a_big_diff_is_cut_at_hunks_and_a_long_hunk_at_line_ends_and_a_small_one_is_whole() {
+        let small = "--- a/x.rs\n+++ b/x.rs\n@@ -1,2 +1,2 @@\n-a\n+b\n \n@@ -9 +9 @@\n-c\n+d\n";
+        let whole = diff_chunks(small);
         assert_eq!(
-            parts,
-            [
-                "--- a/x.rs\n+++ b/x.rs\n@@ -1,2 +1,2 @@\n-a\n+b\n ",
-                "@@ -9 +9 @@\n-c\n+d"
-            ]
+            (whole.len(), &small[whole[0].clone()]),
+            (1, small.trim_end())
         );
-        let long: String = std::iter::once("@@ -1,60 +1,60 @@\n".to_string())
-            .chain((0..60).map(|i| format!("+line {i}\n")))
+        let hunk = |h: usize, lines: usize| -> String {
+            std::iter::once(format!("@@ -{h},{lines} +{h},{lines} @@\n"))
+                .chain((0..lines).map(|i| format!("+line {h} {i} {}\n", "x".repeat(60))))
+                .collect()
+        };
+        let big: String = std::iter::once("--- a/x.rs\n+++ b/x.rs\n".to_string())
+            .chain((0..8).map(|h| hunk(h, 10)))
+            .chain(std::iter::once(hunk(8, 60)))
             .collect();
-        let parts: Vec<&str> = diff_chunks(&long).into_iter().map(|r| &long[r]).collect();
-        assert_eq!(parts.len(), 3);
+        assert!(big.len() > DIFF_WHOLE_BYTES);
+        let parts: Vec<&str> = diff_chunks(&big).into_iter().map(|r| &big[r]).collect();
+        // Eight short hunks, one each (the header with the first), and the long one in three.
+        assert_eq!(parts.len(), 8 + 3, "{parts:#?}");
+        assert!(parts[0].starts_with("--- a/x.rs\n+++ b/x.rs\n@@ -0,10"));
+        assert!(parts[1..9].iter().all(|p| p.starts_with("@@ ")));
         assert!(parts.iter().all(|p| p.lines().count() <= MAX_CHUNK_LINES));
-        assert_eq!(parts.concat().len() + 2, long.trim_end().len());
+        assert_eq!(parts.join("\n"), big.trim_end());
     }
 
     #[test]

@@ -930,7 +930,9 @@ mod current_change_tests {
             let mut text = format!("@@ -{0},20 +{0},20 @@\n", h * 100);
             for l in 0..20 {
                 text.push_str(&format!("-let old_{h}_{l} = compute_total({l});\n"));
-                text.push_str(&format!("+let new_{h}_{l} = compute_total_checked({l})?;\n"));
+                text.push_str(&format!(
+                    "+let new_{h}_{l} = compute_total_checked({l})?;\n"
+                ));
             }
             text
         };
@@ -959,12 +961,13 @@ mod current_change_tests {
         assert!(tokens > 3 * budget, "the change is {tokens} tokens");
         let out = build(&records, &config).unwrap();
         assert!(
-            out.context.contains("+let new_0_0 = compute_total_checked(0)?;"),
+            out.context
+                .contains("+let new_0_0 = compute_total_checked(0)?;"),
             "{}",
             out.context
         );
         assert!(out.stats.output_tokens <= budget);
         let shown = out.sources.iter().filter(|s| s.kind == "diff").count();
-        assert!(shown >= 1 && shown < 30, "{shown} of the change's chunks");
+        assert!((1..30).contains(&shown), "{shown} of the change's chunks");
     }
 }

@@ -43,7 +43,13 @@ struct LoginArgs {
     /// The loopback port of the redirect (default: any free one).
     #[arg(long, value_name = "PORT", default_value_t = 0)]
     port: u16,
-    /// The scopes to ask for (space-separated), instead of the ones the server names.
+    /// The HTTPS URL of a client ID metadata document describing ctxopt (its redirect URI
+    /// among its redirect_uris): the client id where the authorization server takes such
+    /// documents (after --client-id, before dynamic registration).
+    #[arg(long, value_name = "URL")]
+    client_metadata_url: Option<String>,
+    /// The scopes to ask for (space-separated), instead of the ones the server names; the
+    /// scopes of the tokens already kept are asked for too.
     #[arg(long, value_name = "SCOPES")]
     scope: Option<String>,
     /// Print the page to open, and do not start a browser.
@@ -107,9 +113,13 @@ fn run_login(args: LoginArgs, store: &TokenStore) -> anyhow::Result<ExitCode> {
         transport: Transport::default(),
     };
     let agent = config.agent()?;
+    // A token file that cannot be read is replaced by the login: its scopes are not kept.
+    let granted = store.load(&args.url).ok().flatten().and_then(|c| c.scope);
     let options = LoginOptions {
         client_id: args.client_id,
+        client_metadata_url: args.client_metadata_url,
         scope: args.scope,
+        granted_scope: granted,
         port: args.port,
     };
     let pending = auth::begin(&agent, &args.url, &options)?;
@@ -117,6 +127,11 @@ fn run_login(args: LoginArgs, store: &TokenStore) -> anyhow::Result<ExitCode> {
         "Open this page to authorize ctxopt for {} (issuer {}):",
         display_url(&args.url),
         pending.issuer()
+    );
+    eprintln!(
+        "ctxopt: client: {}; scope: {}",
+        pending.client_kind().describe(),
+        pending.scope().unwrap_or("(none asked)")
     );
     println!("{}", pending.authorize_url());
     let _ = std::io::stdout().flush();

@@ -18,6 +18,8 @@ use ureq::{Agent, Body};
 
 mod resume;
 
+use super::auth::bearer::authorized;
+use super::auth::scope::challenge_fault;
 use super::auth::ProxyAuth;
 use super::config::{display_url, ConfigError, HttpConfig};
 use super::fault::Fault;
@@ -78,7 +80,7 @@ pub struct Connection {
     shown_url: String,
     session: Mutex<Session>,
     /// The token `ctxopt auth login` stored, unless the user gave an `Authorization` header.
-    auth: Option<ProxyAuth>,
+    auth: Option<Arc<ProxyAuth>>,
 }
 
 /// What the answer to one POST is for.
@@ -108,11 +110,14 @@ impl std::fmt::Debug for Rest {
 }
 
 impl Connection {
-    /// A connection with `config`'s URL, headers, timeout and trust.
-    pub fn new(config: HttpConfig) -> Result<Connection, ConfigError> {
+    /// A connection with `config`'s URL, headers, timeout and trust, sending `auth`'s token.
+    pub fn new(
+        config: HttpConfig,
+        auth: Option<Arc<ProxyAuth>>,
+    ) -> Result<Connection, ConfigError> {
         let agent = config.agent()?;
         Ok(Connection {
-            auth: ProxyAuth::for_config(&config, agent.clone()),
+            auth,
             agent,
             shown_url: display_url(&config.url),
             config,
@@ -136,23 +141,19 @@ impl Connection {
         lock(&self.session).id.clone()
     }
 
-    /// The headers every request carries: the configured ones, the session id and the
-    /// protocol revision (`protocol`, else the negotiated one).
+    /// The headers every request carries: the configured ones, the stored token (`bearer`),
+    /// the session id and the protocol revision (`protocol`, else the negotiated one).
     fn common_headers<B>(
         &self,
-        mut request: ureq::RequestBuilder<B>,
+        request: ureq::RequestBuilder<B>,
+        bearer: Option<&str>,
         protocol: Option<String>,
     ) -> (ureq::RequestBuilder<B>, Option<String>) {
         let (session_id, negotiated) = {
             let session = lock(&self.session);
             (session.id.clone(), session.protocol.clone())
         };
-        for (name, value) in &self.config.headers {
-            request = request.header(name, value);
-        }
-        if let Some(bearer) = self.auth.as_ref().and_then(ProxyAuth::header) {
-            request = request.header("Authorization", bearer);
-        }
+        let mut request = with_headers(request, &self.config, bearer);
         if let Some(id) = &session_id {
             request = request.header("Mcp-Session-Id", id);
         }
@@ -188,15 +189,10 @@ impl Connection {
             abandoned: false,
             rest: None,
         };
-        let generation = self.auth.as_ref().map_or(0, ProxyAuth::generation);
-        let first = self.post_inner(&mut exchange, each);
-        let result = match &self.auth {
-            // A 401 comes before any message of the answer: sending again loses nothing.
-            Some(auth) => {
-                auth.retry_unauthorized(generation, first, || self.post_inner(&mut exchange, each))
-            }
-            None => first,
-        };
+        // A 401 comes before any message of the answer: sending again loses nothing.
+        let result = authorized(self.auth.as_deref(), |bearer| {
+            self.post_inner(&mut exchange, each, bearer)
+        });
         let (fault, status) = match result {
             Ok(status) => (
                 (!exchange.unanswered.is_empty() && !exchange.abandoned)
@@ -235,6 +231,7 @@ impl Connection {
         &self,
         exchange: &mut Exchange<'_, '_>,
         each: &mut dyn FnMut(&ServerMessage) -> bool,
+        bearer: Option<&str>,
     ) -> Result<Option<u16>, (Fault, Option<u16>)> {
         let out = exchange.out;
         {
@@ -255,7 +252,7 @@ impl Connection {
             .header("Content-Type", "application/json")
             .header("Accept", "application/json, text/event-stream");
         let protocol = out.protocol.clone().filter(|_| !out.is_initialize());
-        let (mut request, session_id) = self.common_headers(request, protocol);
+        let (mut request, session_id) = self.common_headers(request, bearer, protocol);
         if let Some(method) = &out.method {
             request = request.header("Mcp-Method", header_value(method));
         }
@@ -359,10 +356,7 @@ impl Connection {
                 drop(current);
                 fail(Fault::SessionExpired { session })
             }
-            _ => {
-                let body = error_body(response);
-                fail(Fault::Status { status, body })
-            }
+            _ => fail(status_fault(response, self.auth.as_deref())),
         }
     }
 
@@ -462,16 +456,19 @@ impl Connection {
         stop: &AtomicBool,
     ) -> Result<bool, (Fault, Option<u16>)> {
         let timeout = self.config.timeout;
-        let (request, _) = self.common_headers(self.agent.get(&self.config.url), None);
-        let response = call_for_stream(request, timeout)?;
-        let status = response.status().as_u16();
-        match status {
-            405 => return Ok(false),
-            200..=299 => {}
-            _ => {
-                let body = error_body(response);
-                return Err((Fault::Status { status, body }, Some(status)));
+        // A 401 is handled as a POST's: the token renewed, the stream asked for again.
+        let response = authorized(self.auth.as_deref(), |bearer| {
+            let get = self.agent.get(&self.config.url);
+            let (request, _) = self.common_headers(get, bearer, None);
+            let response = call_for_stream(request, timeout)?;
+            match response.status().as_u16() {
+                200..=299 | 405 => Ok(response),
+                status => Err((status_fault(response, self.auth.as_deref()), Some(status))),
             }
+        })?;
+        let status = response.status().as_u16();
+        if status == 405 {
+            return Ok(false);
         }
         let facts = self.facts(HttpVia::Get, &response);
         if facts.content_type.as_deref() != Some("text/event-stream") {
@@ -494,7 +491,9 @@ impl Connection {
             return;
         }
         let request = self.agent.delete(&self.config.url);
-        let (request, _) = self.common_headers(request, None);
+        // The token in use (no renewal for a request whose answer does not matter).
+        let bearer = self.auth.as_ref().and_then(|auth| auth.header());
+        let (request, _) = self.common_headers(request, bearer.as_deref(), None);
         let _ = request
             .config()
             .timeout_global(Some(self.config.timeout.min(CLOSE_LIMIT)))
@@ -534,6 +533,42 @@ pub(crate) fn call_for_stream(
         .build()
         .call()
         .map_err(|e| (Fault::from_ureq(e, timeout), None))
+}
+
+/// `request` with the configured headers and, when one is stored, the token (`bearer`).
+pub(crate) fn with_headers<B>(
+    mut request: ureq::RequestBuilder<B>,
+    config: &HttpConfig,
+    bearer: Option<&str>,
+) -> ureq::RequestBuilder<B> {
+    for (name, value) in &config.headers {
+        request = request.header(name, value);
+    }
+    if let Some(bearer) = bearer {
+        request = request.header("Authorization", bearer);
+    }
+    request
+}
+
+/// The fault of an error status: a 403 with a Bearer `insufficient_scope` challenge names
+/// the login command that widens the grant of `auth`'s token; any other, the start of the
+/// body.
+pub(crate) fn status_fault(response: Response<Body>, auth: Option<&ProxyAuth>) -> Fault {
+    let status = response.status().as_u16();
+    if status == 403 {
+        let challenges = response
+            .headers()
+            .get_all("www-authenticate")
+            .iter()
+            .filter_map(|v| v.to_str().ok());
+        if let Some(fault) = challenge_fault(challenges, auth) {
+            return fault;
+        }
+    }
+    Fault::Status {
+        status,
+        body: error_body(response),
+    }
 }
 
 /// A response header as text.

@@ -54,6 +54,15 @@ pub enum Fault {
         /// The command that stores one.
         login: String,
     },
+    /// The token lacks a scope the request needs (HTTP 403 with a Bearer
+    /// `insufficient_scope` challenge): not retried, the user decides on the wider grant.
+    #[error("HTTP 403: insufficient_scope: {}; {fix}", needed(scope.as_deref()))]
+    InsufficientScope {
+        /// The scopes the challenge names, when it names them.
+        scope: Option<String>,
+        /// What gets them: the login command, with the scopes to ask for.
+        fix: String,
+    },
     /// The server no longer knows the session (HTTP 404 to a request carrying its id).
     #[error(
         "the session {session} has expired (HTTP 404): the client must initialize a new session"
@@ -100,6 +109,14 @@ pub(crate) fn excerpt(body: &str) -> String {
     let cut: String = body.chars().take(200).collect();
     let more = if cut.len() < body.len() { "…" } else { "" };
     format!(": {cut}{more}")
+}
+
+/// What an `insufficient_scope` challenge asks for, in words.
+fn needed(scope: Option<&str>) -> String {
+    match scope {
+        Some(scope) => format!("the server requires the scope \"{scope}\""),
+        None => "the server requires a scope it did not name".to_string(),
+    }
 }
 
 impl Fault {

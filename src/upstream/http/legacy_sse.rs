@@ -15,10 +15,13 @@ use std::time::Instant;
 use ureq::http::Uri;
 use ureq::Agent;
 
+use super::auth::bearer::authorized;
+use super::auth::ProxyAuth;
 use super::config::{display_url, ConfigError, HttpConfig};
 use super::connection::MESSAGE_LIMIT;
 use super::connection::{
-    call_for_stream, error_body, header, media_type, one_line, Outcome, ServerMessage,
+    call_for_stream, error_body, header, media_type, one_line, status_fault, with_headers, Outcome,
+    ServerMessage,
 };
 use super::fault::Fault;
 use super::outgoing::{same_id, Outgoing};
@@ -38,6 +41,9 @@ pub struct LegacySse {
     state: Mutex<State>,
     /// Wakes the watch over waiting requests (a request POSTed, the stream ended).
     changed: Condvar,
+    /// The token `ctxopt auth login` stored, unless the user gave an `Authorization` header:
+    /// sent with the GET and every POST, renewed as over Streamable HTTP.
+    auth: Option<Arc<ProxyAuth>>,
 }
 
 #[derive(Debug, Default)]
@@ -57,13 +63,15 @@ struct State {
 }
 
 impl LegacySse {
-    /// A connection with `config`'s URL (the event stream's), headers, timeout and trust.
-    pub fn new(config: HttpConfig) -> Result<LegacySse, ConfigError> {
+    /// A connection with `config`'s URL (the event stream's), headers, timeout and trust,
+    /// sending `auth`'s token.
+    pub fn new(config: HttpConfig, auth: Option<Arc<ProxyAuth>>) -> Result<LegacySse, ConfigError> {
         Ok(LegacySse {
             agent: config.agent()?,
             config,
             state: Mutex::default(),
             changed: Condvar::new(),
+            auth,
         })
     }
 
@@ -87,23 +95,21 @@ impl LegacySse {
         unanswered: impl Fn(Outcome) + Send + Sync + 'static,
     ) -> Result<(), Failure> {
         let timeout = self.config.timeout;
-        let mut request = self.agent.get(&self.config.url);
-        for (name, value) in &self.config.headers {
-            request = request.header(name, value);
-        }
-        let response = call_for_stream(request, timeout)?;
+        // A 401 before the stream: the token renewed, the stream asked for again.
+        let response = authorized(self.auth.as_deref(), |bearer| {
+            let request = with_headers(self.agent.get(&self.config.url), &self.config, bearer);
+            let response = call_for_stream(request, timeout)?;
+            let status = response.status().as_u16();
+            match status {
+                200..=299 => Ok(response),
+                300..=399 => {
+                    let location = header(&response, "location").unwrap_or_default();
+                    Err((Fault::Redirect { status, location }, Some(status)))
+                }
+                _ => Err((status_fault(response, self.auth.as_deref()), Some(status))),
+            }
+        })?;
         let status = response.status().as_u16();
-        match status {
-            200..=299 => {}
-            300..=399 => {
-                let location = header(&response, "location").unwrap_or_default();
-                return Err((Fault::Redirect { status, location }, Some(status)));
-            }
-            _ => {
-                let body = error_body(response);
-                return Err((Fault::Status { status, body }, Some(status)));
-            }
-        }
         let content_type = media_type(&response);
         if content_type.as_deref() != Some("text/event-stream") {
             let fault = Fault::ContentType(content_type.unwrap_or_default());
@@ -332,44 +338,41 @@ impl LegacySse {
             }
         };
         let timeout = self.config.timeout;
-        let mut request = self
-            .agent
-            .post(&endpoint)
-            .header("Content-Type", "application/json");
-        for (name, value) in &self.config.headers {
-            request = request.header(name, value);
-        }
-        let (fault, status) = match request
-            .config()
-            .timeout_global(Some(timeout))
-            .build()
-            .send(out.text)
-        {
-            Err(e) => (Fault::from_ureq(e, timeout), None),
-            Ok(response) => {
-                let status = response.status().as_u16();
-                if (200..300).contains(&status) {
+        // A 401 comes before the server took the message: sending it again loses nothing.
+        let sent = authorized(self.auth.as_deref(), |bearer| {
+            let request = self
+                .agent
+                .post(&endpoint)
+                .header("Content-Type", "application/json");
+            let response = with_headers(request, &self.config, bearer)
+                .config()
+                .timeout_global(Some(timeout))
+                .build()
+                .send(out.text)
+                .map_err(|e| (Fault::from_ureq(e, timeout), None))?;
+            let status = response.status().as_u16();
+            match status {
+                200..=299 => {
                     // Read, so that the connection can be used again.
                     error_body(response);
-                    return Outcome {
-                        unanswered: Vec::new(),
-                        fault: None,
-                        status: Some(status),
-                    };
+                    Ok(status)
                 }
-                let fault = if (300..400).contains(&status) {
-                    Fault::Redirect {
-                        status,
-                        location: header(&response, "location").unwrap_or_default(),
-                    }
-                } else {
-                    Fault::Status {
-                        status,
-                        body: error_body(response),
-                    }
-                };
-                (fault, Some(status))
+                300..=399 => {
+                    let location = header(&response, "location").unwrap_or_default();
+                    Err((Fault::Redirect { status, location }, Some(status)))
+                }
+                _ => Err((status_fault(response, self.auth.as_deref()), Some(status))),
             }
+        });
+        let (fault, status) = match sent {
+            Ok(status) => {
+                return Outcome {
+                    unanswered: Vec::new(),
+                    fault: None,
+                    status: Some(status),
+                }
+            }
+            Err(failed) => failed,
         };
         // The POST's requests that the stream has not answered (nor its end claimed).
         let mut state = lock(&self.state);

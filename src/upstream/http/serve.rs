@@ -25,6 +25,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Instant;
 
+use super::auth::ProxyAuth;
 use super::config::{HttpConfig, Transport};
 use super::connection::{Connection, Outcome, ServerMessage};
 use super::fault::Fault;
@@ -47,10 +48,12 @@ impl HttpRemote {
     /// The server at `config.url`; fails when the settings cannot be used (a `--ca-cert`
     /// file without a certificate).
     pub fn new(config: HttpConfig) -> Result<HttpRemote, super::ConfigError> {
+        // One token for both transports (`--transport auto` may use either): one renewal.
+        let auth = ProxyAuth::for_config(&config, config.agent()?).map(Arc::new);
         Ok(HttpRemote {
             transport: config.transport,
-            legacy: Arc::new(LegacySse::new(config.clone())?),
-            connection: Arc::new(Connection::new(config)?),
+            legacy: Arc::new(LegacySse::new(config.clone(), auth.clone())?),
+            connection: Arc::new(Connection::new(config, auth)?),
         })
     }
 }

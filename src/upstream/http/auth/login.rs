@@ -17,6 +17,7 @@ use super::metadata::{
 };
 use super::pkce::{random_text, Pkce};
 use super::registration::{register, Client};
+use super::scope::union;
 use super::store::{Credentials, TokenStore};
 use super::token::{code_grant, request};
 use super::AuthError;
@@ -36,12 +37,42 @@ const QUERY_VALUE: &AsciiSet = &NON_ALPHANUMERIC
 /// What the user chose for the login.
 #[derive(Debug, Clone, Default)]
 pub struct LoginOptions {
-    /// A client id registered beforehand, instead of dynamic registration.
+    /// A client id registered beforehand: used first.
     pub client_id: Option<String>,
+    /// The HTTPS URL of ctxopt's client ID metadata document: the client id where the
+    /// authorization server takes such documents, else dynamic registration is used.
+    pub client_metadata_url: Option<String>,
     /// The scopes to ask for, instead of the ones the server names.
     pub scope: Option<String>,
+    /// The scopes of the tokens stored for the server: asked for too (a login for more
+    /// scopes keeps those granted).
+    pub granted_scope: Option<String>,
     /// The loopback port (0: any free one).
     pub port: u16,
+}
+
+/// How ctxopt is known to the authorization server, in the order of preference of the MCP
+/// authorization specification (revision 2025-11-25, "Client Registration Approaches").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ClientKind {
+    /// The client id given with `--client-id` (registered beforehand).
+    Given,
+    /// The URL of its client ID metadata document (`--client-metadata-url`).
+    MetadataDocument,
+    /// Registered just now (RFC 7591).
+    Registered,
+}
+
+impl ClientKind {
+    /// In words, for the user.
+    pub fn describe(self) -> &'static str {
+        match self {
+            ClientKind::Given => "the client id given",
+            ClientKind::MetadataDocument => "its client ID metadata document",
+            ClientKind::Registered => "dynamic client registration",
+        }
+    }
 }
 
 /// A login waiting for the user to authorize (no Debug: it holds the PKCE verifier).
@@ -51,6 +82,8 @@ pub struct PendingLogin {
     resource: String,
     server: ServerMetadata,
     client: Client,
+    client_kind: ClientKind,
+    scope: Option<String>,
     loopback: Loopback,
     state: String,
     pkce_verifier: String,
@@ -61,6 +94,9 @@ pub struct PendingLogin {
 /// listens for the redirect: the returned login's [`PendingLogin::authorize_url`] is the page
 /// for the user to open.
 pub fn begin(agent: &Agent, url: &str, options: &LoginOptions) -> Result<PendingLogin, AuthError> {
+    if let Some(document) = &options.client_metadata_url {
+        check_metadata_url(document)?;
+    }
     let challenge = probe(agent, url)?;
     let mut candidates: Vec<String> = challenge.resource_metadata.iter().cloned().collect();
     let well_known = resource_metadata_urls(url);
@@ -116,24 +152,12 @@ pub fn begin(agent: &Agent, url: &str, options: &LoginOptions) -> Result<Pending
     }
     let loopback = Loopback::bind(options.port)?;
     let redirect_uri = loopback.redirect_uri();
-    let client = match &options.client_id {
-        Some(id) => Client {
-            client_id: id.clone(),
-            client_secret: None,
-        },
-        None => {
-            let endpoint = server.registration_endpoint.as_deref().ok_or_else(|| {
-                AuthError::NoRegistration {
-                    issuer: server.issuer.clone(),
-                }
-            })?;
-            register(agent, endpoint, &redirect_uri)?
-        }
-    };
-    let scope = options.scope.clone().or(challenge.scope).or_else(|| {
+    let (client, client_kind) = client_for(agent, &server, options, &redirect_uri)?;
+    let asked = options.scope.clone().or(challenge.scope).or_else(|| {
         let supported = &resource_metadata.scopes_supported;
         (!supported.is_empty()).then(|| supported.join(" "))
     });
+    let scope = union(options.granted_scope.as_deref(), asked.as_deref());
     let state = random_text(24);
     let pkce = Pkce::new();
     let mut query = vec![
@@ -155,11 +179,57 @@ pub fn begin(agent: &Agent, url: &str, options: &LoginOptions) -> Result<Pending
         resource,
         server,
         client,
+        client_kind,
+        scope,
         loopback,
         state,
         pkce_verifier: pkce.verifier,
         authorize_url,
     })
+}
+
+/// The client id to use, in the specification's order: the one given, else the metadata
+/// document's URL where the server takes it, else one registered now.
+fn client_for(
+    agent: &Agent,
+    server: &ServerMetadata,
+    options: &LoginOptions,
+    redirect_uri: &str,
+) -> Result<(Client, ClientKind), AuthError> {
+    let known = |client_id: &String| Client {
+        client_id: client_id.clone(),
+        client_secret: None,
+    };
+    if let Some(id) = &options.client_id {
+        return Ok((known(id), ClientKind::Given));
+    }
+    if let Some(document) = &options.client_metadata_url {
+        if server.client_id_metadata_document_supported {
+            return Ok((known(document), ClientKind::MetadataDocument));
+        }
+    }
+    let endpoint =
+        server
+            .registration_endpoint
+            .as_deref()
+            .ok_or_else(|| AuthError::NoRegistration {
+                issuer: server.issuer.clone(),
+            })?;
+    let client = register(agent, endpoint, redirect_uri)?;
+    Ok((client, ClientKind::Registered))
+}
+
+/// A client ID metadata document's URL must use `https` and have a path (the draft
+/// "OAuth Client ID Metadata Document", as the MCP specification requires).
+fn check_metadata_url(url: &str) -> Result<(), AuthError> {
+    let usable = url.parse::<ureq::http::Uri>().is_ok_and(|uri| {
+        uri.scheme_str() == Some("https") && uri.host().is_some() && !matches!(uri.path(), "" | "/")
+    });
+    if usable {
+        Ok(())
+    } else {
+        Err(AuthError::ClientMetadataUrl(url.to_string()))
+    }
 }
 
 /// `base` with `pairs` added to its query, form-encoded.
@@ -220,6 +290,16 @@ impl PendingLogin {
         &self.server.issuer
     }
 
+    /// How ctxopt is known to the authorization server.
+    pub fn client_kind(&self) -> ClientKind {
+        self.client_kind
+    }
+
+    /// The scopes asked for, when any.
+    pub fn scope(&self) -> Option<&str> {
+        self.scope.as_deref()
+    }
+
     /// Waits (at most `limit`) for the redirect, exchanges its code for tokens and keeps them
     /// in `store`; the credentials and the file.
     pub fn finish(
@@ -246,7 +326,9 @@ impl PendingLogin {
             access_token: String::new(),
             refresh_token: None,
             expires_at: None,
-            scope: None,
+            lifetime: None,
+            // RFC 6749 §5.1: an answer that names no scope granted the one asked for.
+            scope: self.scope,
         };
         credentials.take(tokens);
         let path = store.save(&credentials)?;
@@ -257,6 +339,57 @@ impl PendingLogin {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn server(supports_documents: bool, registration: Option<&str>) -> ServerMetadata {
+        ServerMetadata {
+            issuer: "https://a.example/".into(),
+            authorization_endpoint: "https://a.example/authorize".into(),
+            token_endpoint: "https://a.example/token".into(),
+            registration_endpoint: registration.map(str::to_string),
+            code_challenge_methods_supported: Some(vec!["S256".into()]),
+            client_id_metadata_document_supported: supports_documents,
+        }
+    }
+
+    #[test]
+    fn the_client_id_given_comes_first_then_the_metadata_document() {
+        let agent = Agent::new_with_defaults();
+        let document = "https://ctxopt.example/client.json".to_string();
+        let both = LoginOptions {
+            client_id: Some("pre-registered".into()),
+            client_metadata_url: Some(document.clone()),
+            ..LoginOptions::default()
+        };
+        let (client, kind) = client_for(&agent, &server(true, None), &both, "r").unwrap();
+        assert_eq!(
+            (client.client_id.as_str(), kind),
+            ("pre-registered", ClientKind::Given)
+        );
+        let only_document = LoginOptions {
+            client_metadata_url: Some(document.clone()),
+            ..LoginOptions::default()
+        };
+        // No registration endpoint is asked: the document's URL is the id.
+        let (client, kind) = client_for(&agent, &server(true, None), &only_document, "r").unwrap();
+        assert_eq!(client.client_id, document);
+        assert_eq!(kind, ClientKind::MetadataDocument);
+        // A server that does not take documents and cannot register: told so.
+        let err = client_for(&agent, &server(false, None), &only_document, "r").unwrap_err();
+        assert!(matches!(err, AuthError::NoRegistration { .. }), "{err}");
+    }
+
+    #[test]
+    fn a_metadata_document_url_uses_https_and_has_a_path() {
+        assert!(check_metadata_url("https://ctxopt.example/client.json").is_ok());
+        for wrong in [
+            "http://ctxopt.example/client.json",
+            "https://ctxopt.example/",
+            "https://ctxopt.example",
+            "client.json",
+        ] {
+            assert!(check_metadata_url(wrong).is_err(), "{wrong}");
+        }
+    }
 
     #[test]
     fn the_authorization_url_form_encodes_its_values() {

@@ -69,6 +69,8 @@ pub(crate) struct Challenge {
     pub(crate) resource_metadata: Option<String>,
     /// The scopes the server asks for.
     pub(crate) scope: Option<String>,
+    /// The error code (RFC 6750 §3.1): `invalid_token`, `insufficient_scope`, ...
+    pub(crate) error: Option<String>,
 }
 
 /// The `Bearer` challenge in a `WWW-Authenticate` value (other schemes' parameters ignored).
@@ -89,6 +91,7 @@ pub(crate) fn parse_challenge(header: &str) -> Challenge {
                 match token.to_ascii_lowercase().as_str() {
                     "resource_metadata" => challenge.resource_metadata = Some(value),
                     "scope" => challenge.scope = Some(value),
+                    "error" => challenge.error = Some(value),
                     _ => {}
                 }
             }
@@ -153,6 +156,10 @@ pub(crate) struct ServerMetadata {
     pub(crate) registration_endpoint: Option<String>,
     /// The PKCE methods it supports.
     pub(crate) code_challenge_methods_supported: Option<Vec<String>>,
+    /// Whether it takes the URL of a client ID metadata document as a client id (MCP
+    /// authorization, revision 2025-11-25).
+    #[serde(default)]
+    pub(crate) client_id_metadata_document_supported: bool,
 }
 
 /// The well-known URLs of the protected-resource metadata of the server at `url`: the
@@ -268,6 +275,7 @@ mod tests {
                     "http://localhost:3000/.well-known/oauth-protected-resource/mcp".into()
                 ),
                 scope: Some("mcp:tools files:read".into()),
+                error: Some("invalid_token".into()),
             }
         );
         // Another scheme's parameters are not the Bearer challenge's.

@@ -13,8 +13,10 @@
 //! - [`token`]: code and refresh-token grants, with `resource` (RFC 8707).
 //! - [`store`]: one 0600 file of tokens per server.
 //! - [`login`]: the flow, step by step, for `ctxopt auth login`.
-//! - [`bearer`]: the proxy's side: the stored token on every request, refreshed once on a
-//!   401, else an error naming the login command.
+//! - [`bearer`]: the proxy's side: the stored token on every request, refreshed ahead of
+//!   its expiry and once on a 401, else an error naming the login command.
+//! - [`scope`]: the scopes a login asks for, and a 403 `insufficient_scope` challenge made
+//!   the command that gets them.
 //!
 //! Tokens never appear in an error, a log line or a Debug output: the types that hold them
 //! show only whether they are there.
@@ -25,6 +27,7 @@ pub(crate) mod loopback;
 pub(crate) mod metadata;
 pub(crate) mod pkce;
 pub(crate) mod registration;
+pub(crate) mod scope;
 pub(crate) mod store;
 pub(crate) mod token;
 
@@ -32,7 +35,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub use bearer::ProxyAuth;
-pub use login::{begin, LoginOptions, PendingLogin};
+pub use login::{begin, ClientKind, LoginOptions, PendingLogin};
 pub use store::{Credentials, TokenStore};
 
 use super::fault::{excerpt, Fault};
@@ -96,12 +99,15 @@ pub enum AuthError {
         issuer: String,
     },
     /// The authorization server offers no dynamic client registration, and no client id was
-    /// given.
-    #[error("the authorization server {issuer} offers no dynamic client registration: register ctxopt there (redirect URI http://127.0.0.1:<port>/callback) and give its client id with --client-id and the port with --port")]
+    /// given (nor a client metadata document URL it takes).
+    #[error("the authorization server {issuer} offers no dynamic client registration: register ctxopt there (redirect URI http://127.0.0.1:<port>/callback) and give its client id with --client-id and the port with --port, or give the URL of ctxopt's client ID metadata document with --client-metadata-url where the server takes them")]
     NoRegistration {
         /// Its issuer.
         issuer: String,
     },
+    /// The URL given for the client ID metadata document cannot be a client id.
+    #[error("--client-metadata-url {0}: a client ID metadata document's URL must use https and have a path")]
+    ClientMetadataUrl(String),
     /// The authorization server refused: in the redirect, or at the token endpoint.
     #[error("the authorization server refused: {error}{}", description.as_ref().map(|d| format!(" ({d})")).unwrap_or_default())]
     Refused {
@@ -153,14 +159,27 @@ fn status_and_body(
     Ok((status, body))
 }
 
-/// The command that stores tokens for the server at `url`, as a user types it.
-pub fn login_command(url: &str) -> String {
-    let plain = url
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || ":/._~%-+@".contains(c));
+/// The command that stores tokens for the server at `url` (asking for `scope`, when given),
+/// as a user types it.
+pub fn login_command(url: &str, scope: Option<&str>) -> String {
+    let mut command = format!("ctxopt auth login {}", shell_word(url));
+    if let Some(scope) = scope {
+        command.push_str(" --scope ");
+        command.push_str(&shell_word(scope));
+    }
+    command
+}
+
+/// `text` as one word of a POSIX shell: as it is when nothing in it is special, else in
+/// single quotes.
+fn shell_word(text: &str) -> String {
+    let plain = !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || ":/._~%-+@".contains(c));
     if plain {
-        format!("ctxopt auth login {url}")
+        text.to_string()
     } else {
-        format!("ctxopt auth login '{}'", url.replace('\'', r"'\''"))
+        format!("'{}'", text.replace('\'', r"'\''"))
     }
 }

@@ -38,6 +38,10 @@ pub struct Credentials {
     /// When the access token expires (seconds since the Unix epoch), when the server said.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<u64>,
+    /// The access token's lifetime in seconds (the token answer's `expires_in`), when the
+    /// server said: a short-lived token is refreshed ahead by half of it at most.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lifetime: Option<u64>,
     /// The scopes granted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
@@ -53,10 +57,16 @@ impl std::fmt::Debug for Credentials {
             .field("client_id", &self.client_id)
             .field("refresh_token", &self.refresh_token.is_some())
             .field("expires_at", &self.expires_at)
+            .field("lifetime", &self.lifetime)
             .field("scope", &self.scope)
             .finish_non_exhaustive()
     }
 }
+
+/// How many seconds before its expiry the proxy refreshes a token: a request may take up to
+/// 30 s to connect (the connect limit) before the server sees its token, and 30 s more
+/// covers a clock that runs behind the authorization server's.
+pub(crate) const REFRESH_AHEAD: u64 = 60;
 
 /// Seconds since the Unix epoch.
 pub(crate) fn now() -> u64 {
@@ -82,6 +92,7 @@ impl Credentials {
             self.refresh_token = tokens.refresh_token;
         }
         self.expires_at = tokens.expires_in.map(|s| now().saturating_add(s));
+        self.lifetime = tokens.expires_in;
         if tokens.scope.is_some() {
             self.scope = tokens.scope;
         }
@@ -95,6 +106,17 @@ impl Credentials {
     /// Whether the access token has expired (by what the server said of its lifetime).
     pub fn expired(&self) -> bool {
         self.expires_at.is_some_and(|at| at <= now())
+    }
+
+    /// Whether the access token expires within [`REFRESH_AHEAD`] seconds (within half its
+    /// lifetime, for a token that lives less than twice that): the proxy refreshes it before
+    /// sending a request with it.
+    pub(crate) fn expires_soon(&self) -> bool {
+        let margin = self
+            .lifetime
+            .map_or(REFRESH_AHEAD, |lifetime| REFRESH_AHEAD.min(lifetime / 2));
+        self.expires_at
+            .is_some_and(|at| at <= now().saturating_add(margin))
     }
 }
 
@@ -223,7 +245,8 @@ pub(crate) mod tests {
             client_secret: None,
             access_token: "access-secret-value".into(),
             refresh_token: Some("refresh-secret-value".into()),
-            expires_at: Some(now() + 60),
+            expires_at: Some(now() + 3600),
+            lifetime: Some(3600),
             scope: None,
         }
     }
@@ -280,5 +303,24 @@ pub(crate) mod tests {
         assert!(!credentials.expired());
         credentials.expires_at = Some(now() - 1);
         assert!(credentials.expired());
+    }
+
+    #[test]
+    fn a_token_expires_soon_within_a_minute_or_half_its_lifetime() {
+        let mut credentials = sample("https://h/mcp");
+        assert!(!credentials.expires_soon());
+        credentials.expires_at = Some(now() + REFRESH_AHEAD - 5);
+        assert!(credentials.expires_soon());
+        credentials.expires_at = Some(now() + REFRESH_AHEAD + 30);
+        assert!(!credentials.expires_soon());
+        // A token that lives 40 s is refreshed 20 s ahead, not at every request.
+        credentials.lifetime = Some(40);
+        credentials.expires_at = Some(now() + 30);
+        assert!(!credentials.expires_soon());
+        credentials.expires_at = Some(now() + 15);
+        assert!(credentials.expires_soon());
+        // Without an expiry, never.
+        credentials.expires_at = None;
+        assert!(!credentials.expires_soon());
     }
 }

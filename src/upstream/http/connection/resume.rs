@@ -37,7 +37,9 @@ impl Connection {
                 .get(&self.config.url)
                 .header("Accept", "text/event-stream")
                 .header("Last-Event-ID", &from);
-            let (request, _) = self.common_headers(request, None);
+            // The token in use now (the POST's may have been renewed since).
+            let bearer = self.auth.as_ref().and_then(|auth| auth.header());
+            let (request, _) = self.common_headers(request, bearer.as_deref(), None);
             let sent = std::time::Instant::now();
             let Ok(response) = request
                 .config()
