@@ -141,6 +141,24 @@ fn search_hit(line: &str) -> Option<(Option<&str>, &str)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::records::Common;
+
+    /// A record's common fields: its id, and a time `s` seconds into the session.
+    fn at(id: &str, s: u32) -> Common {
+        Common {
+            id: Some(id.into()),
+            timestamp: Some(format!("2026-02-03T05:00:{s:02}Z")),
+            ..Common::default()
+        }
+    }
+
+    /// A function of `lines` lines, with a blank line after it.
+    fn block(name: &str, lines: usize) -> String {
+        std::iter::once(format!("fn {name}() {{\n"))
+            .chain((0..lines).map(|i| format!("    let step_{i} = {name}_part({i});\n")))
+            .chain(std::iter::once("}\n\n".to_string()))
+            .collect()
+    }
 
     #[test]
     fn search_hits_are_split_into_path_and_text() {
@@ -160,20 +178,9 @@ mod tests {
     #[test]
     fn the_chunk_a_search_hit_shows_was_searched_and_others_not() {
         use crate::optimizer::{analysis, dedupe, extract, normalize, supersede};
-        use crate::records::{Common, DiffRecord, FileRecord, Records, ToolOutput};
-        let at = |id: &str, s: u32| Common {
-            id: Some(id.into()),
-            timestamp: Some(format!("2026-02-03T05:00:{s:02}Z")),
-            ..Common::default()
-        };
-        // A file of three far-apart functions, read whole: one chunk each.
-        let block = |name: &str| {
-            let body: String = (0..20)
-                .map(|i| format!("    let step_{i} = {name}_part({i});\n"))
-                .collect();
-            format!("fn {name}() {{\n{body}}}\n\n")
-        };
-        let content = format!("{}{}{}", block("alpha"), block("beta"), block("gamma"));
+        use crate::records::{DiffRecord, FileRecord, Records, ToolOutput};
+        // A file of three far-apart functions, read whole.
+        let content = ["alpha", "beta", "gamma"].map(|n| block(n, 20)).concat();
         let records = Records {
             task: Some("Tidy up.".into()),
             files: vec![FileRecord {
@@ -219,24 +226,15 @@ mod tests {
     #[test]
     fn the_searched_chunk_of_the_file_in_play_is_the_one_the_context_shows() {
         use crate::optimizer::{build, BuildConfig};
-        use crate::records::{Common, FileRecord, Records, ToolOutput};
-        let at = |id: &str, s: u32| Common {
-            id: Some(id.into()),
-            timestamp: Some(format!("2026-02-03T05:00:{s:02}Z")),
-            ..Common::default()
-        };
-        let block = |name: &str| -> String {
-            std::iter::once(format!("fn {name}() {{\n"))
-                .chain((0..30).map(|i| format!("    let step_{i} = {name}_part({i});\n")))
-                .chain(std::iter::once("}\n\n".to_string()))
-                .collect()
-        };
+        use crate::records::{FileRecord, Records, ToolOutput};
         let records = |hit: Option<&str>| Records {
             task: Some("Tidy up.".into()),
             files: vec![FileRecord {
                 common: at("f1", 0),
                 path: "src/lib.rs".into(),
-                content: ["alpha", "beta", "gamma", "delta"].map(block).concat(),
+                content: ["alpha", "beta", "gamma", "delta"]
+                    .map(|n| block(n, 30))
+                    .concat(),
             }],
             tool_outputs: hit
                 .map(|h| ToolOutput {
