@@ -29,9 +29,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, ensure, Context, Result};
 use ctxopt::upstream::http::sse::SseReader;
 
-use super::{
-    cpu_seconds, peers_dir, proc_status, settle, us, Percentiles, Session, MB, ROLE_RESPONDER,
-};
+use super::{cpu_seconds, peers_dir, proc_status, us, Percentiles, Session, MB, ROLE_RESPONDER};
 
 /// The largest answer the direct client takes.
 const ANSWER_LIMIT: usize = 256 * MB;
@@ -354,9 +352,7 @@ impl Paths<'_> {
         Ok(paths)
     }
 
-    /// Small calls on each path, taking turns in blocks; each round of blocks is begun by the
-    /// next path, so that no path always follows the same one (a path's block can pay for the
-    /// work the one before it left behind: the tap's accounting, a collection in Node.js).
+    /// Small calls on each path, taking turns in blocks of 500.
     fn round_trips(&self, kind: Server, calls: usize) -> Result<()> {
         let (tool, args) = kind.echo();
         let mut paths = self.open("round-trips")?;
@@ -365,41 +361,14 @@ impl Paths<'_> {
                 path.caller.call_tool(tool, args)?; // warm-up: JIT, connections, tokenizer load
             }
         }
-        let before = paths
-            .iter()
-            .map(|p| p.caller.pid().map(cpu_seconds).transpose())
-            .collect::<Result<Vec<_>>>()?;
-        let block = 500.min(calls);
-        let (mut done, mut round) = (0, 0);
-        while done < calls {
-            let n = block.min(calls - done);
-            for path in rotated(&mut paths, round) {
-                for _ in 0..n {
-                    path.caller.between_calls()?;
-                    let start = Instant::now();
-                    path.caller.call_tool(tool, args)?;
-                    path.times.push(start.elapsed());
-                }
-            }
-            done += n;
-            round += 1;
-        }
-        for (path, before) in paths.iter_mut().zip(before) {
-            if let (Some(pid), Some(before)) = (path.caller.pid(), before) {
-                path.cpu = cpu_seconds(pid)? - before;
-            }
-        }
+        take_turns(&mut paths, (tool, args), calls, 500, false)?;
         println!("### Round trips: {calls} sequential small tools/call (`{tool}`)\n");
         println!("| path | p50 | p99 | added p50 | added p99 | CPU per call | peak RSS |");
         println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
         let mut direct = None;
         for path in paths {
-            let peak = path
-                .caller
-                .pid()
-                .map(|pid| proc_status(pid).map(|s| s["VmHWM"]))
-                .transpose()?;
-            let p = Percentiles::of(path.times);
+            let (label, peak, cpu, times) = path.end()?;
+            let p = Percentiles::of(times);
             let d = direct.get_or_insert((p.p50, p.p99));
             let proxy = match peak {
                 None => " | | | ".to_string(),
@@ -407,25 +376,17 @@ impl Paths<'_> {
                     "{:+.1} µs | {:+.1} µs | {} | {peak:.1} MB",
                     p.p50 - d.0,
                     p.p99 - d.1,
-                    us(path.cpu / calls as f64 * 1e6),
+                    us(cpu / calls as f64 * 1e6),
                 ),
             };
-            println!(
-                "| {} | {} | {} | {proxy} |",
-                path.label,
-                us(p.p50),
-                us(p.p99)
-            );
-            if let Caller::Proxied(session) = path.caller {
-                session.finish()?;
-            }
+            println!("| {label} | {} | {} | {proxy} |", us(p.p50), us(p.p99));
         }
         Ok(())
     }
 
-    /// `calls` results of `size` bytes on each path, taking turns call by call (each round
-    /// begun by the next path, as in the round trips); after each proxied call the proxy is
-    /// left to finish its work on it (the tap's accounting) before the next call starts.
+    /// `calls` results of `size` bytes on each path, taking turns call by call; after each
+    /// proxied call the proxy is left to finish its work on it (the tap's accounting) before
+    /// the next call starts.
     fn large(&self, size: usize, calls: usize) -> Result<()> {
         let args = format!(r#"{{"size":{size}}}"#);
         let mut paths = self.open("large")?;
@@ -433,20 +394,7 @@ impl Paths<'_> {
         for path in &mut paths {
             path.caller.call_tool("blob", &args)?;
         }
-        let mut frame = 0;
-        for round in 0..calls {
-            for path in rotated(&mut paths, round) {
-                let before = path.caller.pid().map(cpu_seconds).transpose()?;
-                path.caller.between_calls()?;
-                let start = Instant::now();
-                frame = path.caller.call_tool("blob", &args)?;
-                path.times.push(start.elapsed());
-                if let (Some(pid), Some(before)) = (path.caller.pid(), before) {
-                    settle(pid)?;
-                    path.cpu += cpu_seconds(pid)? - before;
-                }
-            }
-        }
+        let frame = take_turns(&mut paths, ("blob", &args), calls, 1, true)?;
         println!(
             "\n### Large results: {} MB in one server-sent event, {calls} calls per path\n",
             size / MB
@@ -455,32 +403,82 @@ impl Paths<'_> {
         println!("| --- | ---: | ---: | ---: | ---: | ---: |");
         let mut direct = None;
         for path in paths {
-            let peak = path
-                .caller
-                .pid()
-                .map(|pid| proc_status(pid).map(|s| s["VmHWM"]))
-                .transpose()?;
-            let mut times = path.times;
+            let (label, peak, cpu, mut times) = path.end()?;
             times.sort();
             let median = times[times.len() / 2].as_secs_f64();
             let d = *direct.get_or_insert(median);
             let proxy = match peak {
                 None => " | ".to_string(),
-                Some(peak) => format!("{:.0} ms | {peak:.1} MB", path.cpu / calls as f64 * 1e3),
+                Some(peak) => format!("{:.0} ms | {peak:.1} MB", cpu / calls as f64 * 1e3),
             };
             println!(
-                "| {} | {:.0} ms | {:.0} | {:.3} | {proxy} |",
-                path.label,
+                "| {label} | {:.0} ms | {:.0} | {:.3} | {proxy} |",
                 median * 1e3,
                 frame as f64 / MB as f64 / median,
                 median / d
             );
-            if let Caller::Proxied(session) = path.caller {
-                session.finish()?;
-            }
         }
         Ok(())
     }
+}
+
+impl Measured {
+    /// Its label, its proxy's peak RSS (MB), CPU seconds and call times; its proxy stopped.
+    fn end(self) -> Result<(&'static str, Option<f64>, f64, Vec<Duration>)> {
+        let peak = self
+            .caller
+            .pid()
+            .map(|pid| proc_status(pid).map(|s| s["VmHWM"]))
+            .transpose()?;
+        if let Caller::Proxied(session) = self.caller {
+            session.finish()?;
+        }
+        Ok((self.label, peak, self.cpu, self.times))
+    }
+}
+
+/// Times `calls` calls of `call` (a tool and its arguments) on every path, taking turns of at
+/// most `turn` calls; each round of turns is begun by the next path, so that no path always
+/// follows the same one (a path's turn can pay for the work the one before it left behind:
+/// the tap's accounting, a collection in Node.js). With `settle`, each proxy is left to finish
+/// its work on a call before the next call starts (that work is in its CPU time, not in the
+/// call's). Each proxy's CPU time from the first call until it has finished its work on the
+/// last goes to `cpu`. The size of the last answer.
+fn take_turns(
+    paths: &mut [Measured],
+    (tool, args): (&str, &str),
+    calls: usize,
+    turn: usize,
+    settle: bool,
+) -> Result<usize> {
+    let before = paths
+        .iter()
+        .map(|p| p.caller.pid().map(cpu_seconds).transpose())
+        .collect::<Result<Vec<_>>>()?;
+    let (mut done, mut round, mut size) = (0, 0, 0);
+    while done < calls {
+        let n = turn.min(calls - done);
+        for path in rotated(paths, round) {
+            for _ in 0..n {
+                path.caller.between_calls()?;
+                let start = Instant::now();
+                size = path.caller.call_tool(tool, args)?;
+                path.times.push(start.elapsed());
+                if let (Some(pid), true) = (path.caller.pid(), settle) {
+                    super::settle(pid)?;
+                }
+            }
+        }
+        done += n;
+        round += 1;
+    }
+    for (path, before) in paths.iter_mut().zip(before) {
+        if let (Some(pid), Some(before)) = (path.caller.pid(), before) {
+            super::settle(pid)?;
+            path.cpu = cpu_seconds(pid)? - before;
+        }
+    }
+    Ok(size)
 }
 
 /// The paths in turn, beginning with the one at `round` (modulo their number).

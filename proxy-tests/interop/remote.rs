@@ -18,6 +18,7 @@ use super::session::{proxy_binary, run_driver, DriverOutput};
 use super::sessions::{assert_same_session, methods};
 use crate::support::log::{read_log, Log};
 use crate::support::poll_until;
+use crate::support::proxy::ProxyCmd;
 
 /// The variable the proxy's `--header` takes its token from, and the token.
 pub(super) const TOKEN_VAR: &str = "CTXOPT_TEST_REMOTE_TOKEN";
@@ -373,6 +374,86 @@ fn a_16_mib_result_streamed_as_an_event_arrives_whole_through_the_proxy() {
     assert!(frame.bytes > SIZE, "{} bytes", frame.bytes);
     let http = frame.http.as_ref().expect("http facts");
     assert_eq!(http.content_type.as_deref(), Some("text/event-stream"));
+}
+
+/// Requests answered by event streams share one connection: once a request is answered, the
+/// proxy reads the rest of its stream (the server closes it), and the HTTP client puts the
+/// connection back in its pool for the next request. A forwarder between the proxy and the
+/// Python SDK's server counts the connections: 20 sequential `tools/list` (each its own
+/// POST, each answered by an event stream) took one connection each before, and now take a
+/// few at most (a request sent before the last one's stream was read to its end opens one).
+#[test]
+fn requests_answered_by_event_streams_reuse_their_connections() {
+    const REQUESTS: u64 = 20;
+    let Some(peers) = Peers::locate() else {
+        return;
+    };
+    let port = free_port();
+    let served = Served::start(
+        peers.http_server_command(Server::PythonSdk, port, false),
+        port,
+    );
+    let (url, connections) = counting_forwarder(&served.url, port);
+    let mut session =
+        crate::http_faults::Session::spawn(ProxyCmd::remote(&url).option(&["--inject", "none"]));
+    session.ask(0, "initialize");
+    session.write_line(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    for id in 1..=REQUESTS {
+        let answer = session.ask(id, "tools/list");
+        assert!(answer["result"]["tools"].is_array(), "{answer}");
+    }
+    let log = session.close();
+    let streams = log
+        .dir(Direction::S2c)
+        .into_iter()
+        .filter(|f| {
+            f.http
+                .as_ref()
+                .is_some_and(|h| h.content_type.as_deref() == Some("text/event-stream"))
+        })
+        .count();
+    assert_eq!(streams as u64, REQUESTS + 1, "every answer an event stream");
+    // `initialize`, `notifications/initialized` and the GET stream may take one each.
+    let opened = connections.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(
+        opened <= REQUESTS / 2,
+        "{opened} connections for {} POSTs",
+        REQUESTS + 2
+    );
+}
+
+/// A TCP forwarder on a new port to the server at `port`, counting the connections it takes;
+/// `url` with the forwarder's port.
+fn counting_forwarder(
+    url: &str,
+    port: u16,
+) -> (String, std::sync::Arc<std::sync::atomic::AtomicU64>) {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let own = listener.local_addr().expect("addr").port();
+    let count = std::sync::Arc::new(AtomicU64::new(0));
+    let counted = count.clone();
+    thread::spawn(move || {
+        for client in listener.incoming().map_while(Result::ok) {
+            counted.fetch_add(1, Ordering::SeqCst);
+            let Ok(server) = TcpStream::connect(("127.0.0.1", port)) else {
+                continue;
+            };
+            let pipe = |mut from: TcpStream, mut to: TcpStream| {
+                thread::spawn(move || {
+                    let _ = std::io::copy(&mut from, &mut to);
+                    let _ = to.shutdown(std::net::Shutdown::Write);
+                });
+            };
+            let (Ok(client2), Ok(server2)) = (client.try_clone(), server.try_clone()) else {
+                continue;
+            };
+            pipe(client, server2);
+            pipe(server, client2);
+        }
+    });
+    let forwarded = url.replace(&format!(":{port}/"), &format!(":{own}/"));
+    (forwarded, count)
 }
 
 /// The Python SDK's high-level `Client` probes `server/discover`; the Python server answers,

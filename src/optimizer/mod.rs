@@ -26,6 +26,7 @@ pub(crate) mod normalize;
 pub mod output;
 pub(crate) mod parallel;
 pub mod parse;
+pub(crate) mod regions;
 pub(crate) mod render;
 pub mod score;
 pub(crate) mod select;
@@ -134,11 +135,13 @@ pub fn build(records: &Records, config: &BuildConfig) -> Result<BuildOutput, Opt
             })
         });
     let attention = working_set::attention(&units, &features, &analyses);
+    let worked = regions::searched(&units, &fragments, &analyses);
     let leads = working_set::apply(
         config.weights.working_set,
         &units,
         &fragments,
         &attention,
+        &worked,
         &mut scores,
         config.budget,
     );
@@ -146,6 +149,7 @@ pub fn build(records: &Records, config: &BuildConfig) -> Result<BuildOutput, Opt
         config.weights.working_state,
         &mut state,
         &fragments,
+        &worked,
         &mut scores,
         config.budget,
     );

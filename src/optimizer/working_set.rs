@@ -27,6 +27,7 @@ use crate::optimizer::analysis::UnitAnalysis;
 use crate::optimizer::extract::{paths, Features};
 use crate::optimizer::fragment::{Fragment, Unit};
 use crate::optimizer::output::{ScoreComponent, Signal};
+use crate::optimizer::regions::ends_on_segment;
 use crate::optimizer::score::{round4, Scored};
 use crate::records::Kind;
 
@@ -106,20 +107,15 @@ fn file_named<'a>(id: &str, by_name: &HashMap<&str, Option<&'a str>>) -> Option<
     same.then_some(candidate)
 }
 
-/// Whether `long` ends with `short` and a `/` comes right before it.
-fn ends_on_segment(long: &str, short: &str) -> bool {
-    long.len() > short.len()
-        && long.ends_with(short)
-        && long.as_bytes()[long.len() - short.len() - 1] == b'/'
-}
-
 fn file_name(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)
 }
 
 /// Adds the `working_set` component (weight `weight`) to every scored fragment: the chunks
-/// of files read get their file's share, halved per rank within the file (see the module
-/// doc); everything else gets 0. It counts as relevance. Returns the fragments that lead:
+/// of files read get their file's share, halved per rank within the file — ranked by how
+/// many of the lines the session's searches hit they show (`worked`, see
+/// [`crate::optimizer::regions`]), then by score — (see the module doc); everything else
+/// gets 0. It counts as relevance. Returns the fragments that lead:
 /// the best chunk of every file whose share is at least [`LEAD_SHARE`], then the best chunks
 /// of the other files returned to, most visited first, while the leads' tokens fit in
 /// [`LEAD_BUDGET_SHARE`] of `budget`.
@@ -128,6 +124,7 @@ pub(crate) fn apply(
     units: &[Unit],
     fragments: &[Fragment],
     attention: &BTreeMap<String, usize>,
+    worked: &[usize],
     scores: &mut [Option<Scored>],
     budget: usize,
 ) -> BTreeSet<usize> {
@@ -155,7 +152,12 @@ pub(crate) fn apply(
             _ => continue,
         };
         let total = |fi: usize| scores[fi].as_ref().map_or(0.0, |s| s.total);
-        chunks.sort_by(|&a, &b| total(b).total_cmp(&total(a)).then(a.cmp(&b)));
+        chunks.sort_by(|&a, &b| {
+            worked[b]
+                .cmp(&worked[a])
+                .then(total(b).total_cmp(&total(a)))
+                .then(a.cmp(&b))
+        });
         if share >= LEAD_SHARE {
             leads.extend(chunks.first());
         } else {
@@ -272,7 +274,8 @@ mod tests {
             })
             .collect();
         let att = attention(&units, &features, &analyses);
-        let leads = apply(1.0, &units, &fragments, &att, &mut scores, budget);
+        let worked = vec![0; fragments.len()];
+        let leads = apply(1.0, &units, &fragments, &att, &worked, &mut scores, budget);
         let mut paths: Vec<String> = leads
             .into_iter()
             .map(|fi| units[fragments[fi].unit].path.clone().unwrap())

@@ -248,7 +248,9 @@ pub(crate) const LEAD_BUDGET_SHARE: f64 = 0.25;
 
 /// Adds the `working_state` component (weight `weight`, with its role as the reason) to
 /// every scored fragment: 1 for the fragments of a record with a role (of a file in play,
-/// only its best-scoring fragment: it names the file and shows where the session was), else 0
+/// only its best fragment — the one showing most of the lines the session's searches hit in
+/// it (`worked`), then the best-scoring —: it names the file and shows where the
+/// session was), else 0
 /// (the agent's latest message loses its role when none of its fragments has any relevance). It counts as
 /// relevance. Returns the fragments that lead — tried right after the current change —: the
 /// roles' fragments, by role (instruction, statement, plan, open problems) and, within a
@@ -258,6 +260,7 @@ pub(crate) fn apply(
     weight: f64,
     state: &mut WorkingState,
     fragments: &[Fragment],
+    worked: &[usize],
     scores: &mut [Option<Scored>],
     budget: usize,
 ) -> BTreeSet<usize> {
@@ -274,13 +277,15 @@ pub(crate) fn apply(
             *role = None;
         }
     }
-    // Of a file in play, its best-scoring fragment (ties: the first).
-    let mut best: BTreeMap<usize, (f64, usize)> = BTreeMap::new();
+    // Of a file in play, its best fragment: the one showing most of the lines the session's
+    // searches hit, then the best-scoring (ties: the first).
+    let mut best: BTreeMap<usize, ((usize, f64), usize)> = BTreeMap::new();
     for (fi, (f, s)) in fragments.iter().zip(scores.iter()).enumerate() {
         if let (Some(s), Some(StateRole::InPlay)) = (s, state.roles[f.unit.0]) {
-            let entry = best.entry(f.unit.0).or_insert((s.total, fi));
-            if s.total > entry.0 {
-                *entry = (s.total, fi);
+            let rank = (worked[fi], s.total);
+            let entry = best.entry(f.unit.0).or_insert((rank, fi));
+            if rank.0 > entry.0 .0 || (rank.0 == entry.0 .0 && rank.1 > entry.0 .1) {
+                *entry = (rank, fi);
             }
         }
     }

@@ -71,7 +71,7 @@ use answers::Answers;
 pub use handler::FrameHandler;
 use outlet::Outlet;
 use pump::{Intercept, Pump};
-use remote::TransportNotes;
+use remote::{Frame, Handoff, TransportNotes};
 pub use remote::{Remote, RemoteLink, ServerFrames};
 use signals::Signals;
 pub use sink::FrameSink;
@@ -213,8 +213,20 @@ pub fn run(mut config: ProxyConfig) -> Result<u8, RelayError> {
         (Some(i), Some(o)) => (OwnedFd::from(i), OwnedFd::from(o)),
         _ => return Err(io::Error::other("server pipes missing").into()),
     };
-    let (drained, answers, server_out) =
-        start_pumps(server_in, server_out, tap_sender, &stats, &config)?;
+    let server_out = File::from(server_out);
+    let watched = server_out.as_fd().try_clone_to_owned()?;
+    // The server may write up to 1 MiB ahead of the relay, and each zero-copy step moves up to
+    // that much (16 MB results: 0.82 of direct on average against 0.71 with 64 KiB, ahead in
+    // 14 of 15 side-by-side pairs; docs/benchmarks.md).
+    zero_copy::widen(server_out.as_fd());
+    let (drained, answers) = start_pumps(
+        server_in,
+        FromServer::Pipe(server_out),
+        tap_sender,
+        &stats,
+        &config,
+    )?;
+    let server_out = watched;
     let status = supervise(&mut server, &signals, config.grace)?;
     // Whatever the server left running in its group is an orphan now: ask it to go.
     child::signal_group(pid, libc::SIGTERM);
@@ -278,27 +290,26 @@ fn run_remote(
     )?;
     let settle = notes.clone();
     let (from_client, to_remote) = io::pipe()?;
-    let (from_remote, to_relay) = io::pipe()?;
-    let (drained, answers, _) = start_pumps(
+    let (handoff, frames) = Handoff::new();
+    let (drained, answers) = start_pumps(
         OwnedFd::from(to_remote),
-        OwnedFd::from(from_remote),
+        FromServer::Remote(frames),
         tap_sender,
         &stats,
         &config,
     )?;
-    let to_relay = Arc::new(Outlet::for_fd(File::from(OwnedFd::from(to_relay))));
     let stop = Arc::new(AtomicBool::new(false));
     let (finished, done) = mpsc::channel();
     remote.start(RemoteLink {
         from_client: File::from(OwnedFd::from(from_client)),
-        to_client: ServerFrames::new(to_relay.clone(), notes, stats.clone()),
+        to_client: ServerFrames::new(handoff.clone(), notes, stats.clone()),
         stop: stop.clone(),
         finished,
     })?;
     let signal = supervise_remote(&done, signals, &stop, config.grace);
     // Whatever the remote still holds, nothing more reaches the client: the `s2c` pump
-    // relays what was written and ends.
-    to_relay.close();
+    // relays what was handed over and ends.
+    handoff.close();
     wait_drained(&drained, signals, &stats);
     if let Some(answers) = answers {
         answers.finish(ANSWER_LIMIT);
@@ -383,23 +394,34 @@ fn absolute(path: &std::path::Path) -> String {
         .to_string()
 }
 
-/// What [`start_pumps`] hands back: when the server's stdout is drained, the proxy's
-/// answers when there is a handler, and a duplicate of the server's stdout to watch for its
-/// closing.
-type Started = (mpsc::Receiver<()>, Option<Arc<Answers>>, OwnedFd);
+/// What [`start_pumps`] hands back: when the server's output is drained, and the proxy's
+/// answers when there is a handler.
+type Started = (mpsc::Receiver<()>, Option<Arc<Answers>>);
+
+/// Where the `s2c` pump reads the server's frames.
+enum FromServer {
+    /// The server's stdout.
+    Pipe(File),
+    /// The frames a [`Remote`] hands over whole.
+    Remote(mpsc::Receiver<Frame>),
+}
 
 /// Starts the `c2s` and `s2c` threads between the client and the server's stdin
-/// (`server_in`) and stdout (`server_out`); the receiver hears when the server's stdout is
+/// (`server_in`) and output (`server_out`); the receiver hears when the server's output is
 /// drained and everything read from it was written on.
 fn start_pumps(
     server_in: OwnedFd,
-    server_out: OwnedFd,
+    server_out: FromServer,
     tap: TapSender,
     stats: &Arc<RelayStats>,
     config: &ProxyConfig,
 ) -> io::Result<Started> {
     let client_in = File::from(io::stdin().as_fd().try_clone_to_owned()?);
     let client_out = File::from(io::stdout().as_fd().try_clone_to_owned()?);
+    // A client's pipe holds 64 KiB unless it asked for more: raised to 1 MiB, a long frame
+    // reaches the client in 16 steps per 16 MB instead of 256, each a wake-up of the client
+    // and of the `s2c` pump (docs/benchmarks.md).
+    zero_copy::widen(client_out.as_fd());
     let to_server = Arc::new(Outlet::for_fd(File::from(server_in)));
     let to_client = Arc::new(Outlet::for_fd(client_out));
     let intercept = config.handler.as_ref().map(|handler| Intercept {
@@ -411,12 +433,6 @@ fn start_pumps(
             config.answer_delay,
         )),
     });
-    let server_out = File::from(server_out);
-    let watched = server_out.as_fd().try_clone_to_owned()?;
-    // The server may write up to 1 MiB ahead of the relay, and each zero-copy step moves up to
-    // that much (16 MB results: 0.82 of direct on average against 0.71 with 64 KiB, ahead in
-    // 14 of 15 side-by-side pairs; docs/benchmarks.md).
-    zero_copy::widen(server_out.as_fd());
     let c2s = Pump {
         dir: Direction::C2s,
         outlet: to_server.clone(),
@@ -441,10 +457,13 @@ fn start_pumps(
     std::thread::Builder::new()
         .name("s2c".into())
         .spawn(move || {
-            s2c.run(server_out);
+            match server_out {
+                FromServer::Pipe(pipe) => s2c.run(pipe),
+                FromServer::Remote(frames) => s2c.run_frames(frames),
+            }
             let _ = drained_tx.send(());
         })?;
-    Ok((drained_rx, answers, watched))
+    Ok((drained_rx, answers))
 }
 
 /// Waits until the `s2c` pump has written on everything the server wrote, for as long as the

@@ -29,13 +29,14 @@
 
 use std::fs::File;
 use std::os::fd::{AsFd, BorrowedFd};
-use std::sync::Arc;
+use std::sync::{mpsc, Arc};
 
 use super::answers::Answers;
 use super::blocking::Blocking;
 use super::handler::{ClientVerdict, FrameHandler, Replaced, ServerVerdict};
 use super::line_reader::{LineReader, READ_CHUNK};
 use super::outlet::{FrameWriter, Outlet};
+use super::remote::Frame;
 use super::stats::{DirStats, RelayStats};
 use super::tap::{Note, TapSender, Ticket};
 use super::zero_copy::{self, Moved, Peeker};
@@ -153,6 +154,32 @@ impl Pump {
             None if !frame.is_empty() => self.relay_whole(frame),
             None => {}
         }
+        self.finish();
+    }
+
+    /// Relays the frames a remote server hands over whole (each without its line ending)
+    /// until the remote is done, then closes the outlet as [`Pump::run`] does. A long frame
+    /// the handler need not see is written on as it is, as a long frame from a pipe streams
+    /// (the tap then gets the remote's own bytes, or a copy if the remote is still reading
+    /// them); any other is relayed as a whole frame read from a pipe is.
+    pub(crate) fn run_frames(self, frames: mpsc::Receiver<Frame>) {
+        for frame in frames {
+            if frame.len() >= STREAM_AFTER && self.may_stream() {
+                let mut writer = self.outlet.lock();
+                let ticket = self.tap.ticket_writing(&writer);
+                let written = self.write(&mut writer, &frame) && self.write(&mut writer, b"\n");
+                drop(writer);
+                self.tap_frame(ticket, line(frame), written, None);
+            } else {
+                self.relay_whole(line(frame));
+            }
+        }
+        self.finish();
+    }
+
+    /// Closes the outlet once the input is done (see below for the client's outlet when tools
+    /// are injected).
+    fn finish(&self) {
         // With a handler the client's outlet stays open for answers still being written;
         // [`Answers::finish`] closes it.
         if !(self.dir == Direction::S2c && self.intercept.is_some()) {
@@ -384,6 +411,14 @@ impl Pump {
     }
 }
 
+/// A remote's frame as a frame read from a pipe: its own bytes (copied only when the remote
+/// still holds them), its line ending added.
+fn line(frame: Frame) -> Vec<u8> {
+    let mut line = Arc::try_unwrap(frame).unwrap_or_else(|shared| shared.as_ref().clone());
+    line.push(b'\n');
+    line
+}
+
 #[cfg(test)]
 mod tests {
     use std::io::{Read, Write};
@@ -464,5 +499,70 @@ mod tests {
     fn an_outlet_that_takes_no_splice_gets_the_same_bytes_copied() {
         let stats = relay(|fd| Outlet::new(File::from(fd)));
         assert_eq!(stats.s2c.spliced_bytes.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn a_remotes_frames_arrive_byte_exact_each_with_its_line_ending_and_are_tapped() {
+        let frames: Vec<Vec<u8>> = vec![
+            b"{\"id\":1}".to_vec(),
+            vec![b'x'; 1 << 20],
+            b"{\"id\":2}".to_vec(),
+        ];
+        let (out_r, out_w) = std::io::pipe().unwrap();
+        let stats = Arc::new(RelayStats::default());
+        let (tap, sender) = Tap::start(
+            header(),
+            LogWriter::disabled(),
+            Tokenizer::CharsDiv4,
+            stats.clone(),
+            Vec::new(),
+            None,
+            None,
+        )
+        .unwrap();
+        let pump = Pump {
+            dir: Direction::S2c,
+            outlet: Arc::new(Outlet::for_fd(File::from(OwnedFd::from(out_w)))),
+            on_break_close: None,
+            tap: sender,
+            stats: stats.clone(),
+            intercept: None,
+        };
+        let reader = std::thread::spawn(move || {
+            let mut out = Vec::new();
+            let mut out_r = out_r;
+            out_r.read_to_end(&mut out).unwrap();
+            out
+        });
+        let (to_pump, from_remote) = mpsc::sync_channel(1);
+        let held = Arc::new(frames[1].clone());
+        let feeder = {
+            let (frames, held) = (frames.clone(), held.clone());
+            std::thread::spawn(move || {
+                to_pump.send(Arc::new(frames[0].clone())).unwrap();
+                // The remote still holds the long one while the pump writes it.
+                to_pump.send(held).unwrap();
+                to_pump.send(Arc::new(frames[2].clone())).unwrap();
+            })
+        };
+        pump.run_frames(from_remote);
+        feeder.join().unwrap();
+        drop(held);
+        tap.finish(ExitStatus {
+            code: Some(0),
+            signal: None,
+        });
+        let expected: Vec<u8> = frames
+            .iter()
+            .flat_map(|f| [&f[..], b"\n"].concat())
+            .collect();
+        let out = reader.join().unwrap();
+        assert!(out == expected, "{} of {} bytes", out.len(), expected.len());
+        assert_eq!(stats.s2c.frames.load(Ordering::Relaxed), 3);
+        assert_eq!(
+            stats.s2c.bytes.load(Ordering::Relaxed),
+            expected.len() as u64,
+            "the tap's frames are the written bytes"
+        );
     }
 }

@@ -1,24 +1,24 @@
 //! A server the relay does not start but reaches some other way (a remote server over
 //! HTTP): the relay's interface to it.
 //!
-//! The relay runs exactly as it does for a child process, with a pipe standing in for each
-//! of the child's: the `c2s` pump writes the client's frames into one pipe, whose other end
-//! the [`Remote`] reads ([`RemoteLink::from_client`]); the remote writes the server's
-//! messages through [`ServerFrames`] into the other, which the `s2c` pump reads. So every
-//! frame takes the same path as over stdio (the pumps, the handler, the tap, the sinks) and
-//! the stdio relay runs no code of this module.
+//! The relay runs as it does for a child process, with two stand-ins for the child's pipes:
+//! the `c2s` pump writes the client's frames into a pipe, whose other end the [`Remote`] reads
+//! ([`RemoteLink::from_client`]); the remote hands each whole server message to the `s2c`
+//! pump through [`ServerFrames`] (a queue of frames, not a pipe: a remote has each message
+//! whole already, so the pump writes it on as it is, without reading it back from a pipe or
+//! looking for its end). From there every frame takes the same path as over stdio (the
+//! handler, the tap, the sinks), and the stdio relay runs no code of this module.
 //!
 //! What the transport knows about a server frame (the HTTP status, content type, session
-//! and event id) goes with it to the tap: [`ServerFrames::send`] queues it as it writes the
-//! frame, and the tap takes one per `s2c` frame, in the order the `s2c` pump read them.
+//! and event id) goes with it to the tap: [`ServerFrames::send`] queues it as it hands the
+//! frame over, and the tap takes one per `s2c` frame, in the order the `s2c` pump took them.
 
 use std::collections::VecDeque;
 use std::fs::File;
 use std::io;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Condvar, Mutex};
 
-use super::outlet::Outlet;
 use super::stats::RelayStats;
 use crate::framelog::HttpFacts;
 use crate::sync::lock;
@@ -115,45 +115,87 @@ impl TransportNotes {
     }
 }
 
-/// The write end of the server's side of the relay. Cheap to clone.
+/// A server message handed to the `s2c` pump: its text without a line ending, shared with
+/// the remote, which may still be reading it (for the requests it answers) while the pump
+/// writes it on.
+pub(crate) type Frame = Arc<Vec<u8>>;
+
+/// The queue from a remote to the `s2c` pump, which takes its frames in the order they were
+/// sent until every sender is gone.
+#[derive(Debug)]
+pub(crate) struct Handoff {
+    sender: Mutex<Option<mpsc::SyncSender<Frame>>>,
+    close_requested: AtomicBool,
+}
+
+impl Handoff {
+    /// A queue holding at most one frame besides the one the pump is writing: a remote
+    /// whose client reads slowly waits, as it would on a full pipe.
+    pub(crate) fn new() -> (Arc<Handoff>, mpsc::Receiver<Frame>) {
+        let (sender, frames) = mpsc::sync_channel(1);
+        let handoff = Handoff {
+            sender: Mutex::new(Some(sender)),
+            close_requested: AtomicBool::new(false),
+        };
+        (Arc::new(handoff), frames)
+    }
+
+    /// Takes no more frames: the pump writes on those handed over and ends. Never waits for
+    /// a hand-off under way (it closes once that is done).
+    pub(crate) fn close(&self) {
+        self.close_requested.store(true, Ordering::Relaxed);
+        if let Ok(mut sender) = self.sender.try_lock() {
+            *sender = None;
+        }
+    }
+}
+
+/// The server's side of the relay, as the remote writes to it. Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct ServerFrames {
-    outlet: Arc<Outlet>,
+    handoff: Arc<Handoff>,
     notes: Arc<TransportNotes>,
     stats: Arc<RelayStats>,
 }
 
 impl ServerFrames {
     pub(crate) fn new(
-        outlet: Arc<Outlet>,
+        handoff: Arc<Handoff>,
         notes: Arc<TransportNotes>,
         stats: Arc<RelayStats>,
     ) -> Self {
         ServerFrames {
-            outlet,
+            handoff,
             notes,
             stats,
         }
     }
 
-    /// Writes one server message toward the client (`message` without a line ending and
-    /// holding no `\n`), its `facts` going to its log line. `false` when the relay no
-    /// longer takes frames (the run is ending).
-    pub fn send(&self, message: &[u8], facts: HttpFacts) -> bool {
-        debug_assert!(memchr::memchr(b'\n', message).is_none());
-        let mut writer = self.outlet.lock();
-        // Queued before the first byte can reach the `s2c` pump, under the lock that
-        // orders the frames: the tap finds the facts of each frame in the frames' order.
-        lock(&self.notes.facts).push_back(facts);
-        let written =
-            matches!(writer.write(message), Ok(true)) && matches!(writer.write(b"\n"), Ok(true));
-        if !written {
-            // Nothing (or a part that the pump ends as a frame of its own) went on: the
-            // facts stay queued for what the pump reads, or are never asked for.
+    /// Hands one server message to the relay (`message` without a line ending and holding
+    /// no `\n`; the caller may keep a reference to read it meanwhile), its `facts` going to
+    /// its log line. Waits while the relay holds a frame not yet written on. `false` when
+    /// the relay no longer takes frames (the run is ending).
+    pub fn send(&self, message: Arc<Vec<u8>>, facts: HttpFacts) -> bool {
+        debug_assert!(memchr::memchr(b'\n', &message).is_none());
+        let mut sender = lock(&self.handoff.sender);
+        if self.handoff.close_requested.load(Ordering::Relaxed) {
+            *sender = None;
+        }
+        // Queued before the pump can take the frame, under the lock that orders the frames:
+        // the tap finds the facts of each frame in the frames' order.
+        let sent = sender.as_ref().is_some_and(|to_pump| {
+            lock(&self.notes.facts).push_back(facts);
+            to_pump.send(message).is_ok()
+        });
+        if self.handoff.close_requested.load(Ordering::Relaxed) {
+            *sender = None;
+        }
+        if !sent {
+            // The facts (if queued) are never asked for: no frame follows them.
             self.stats
                 .error("remote: a server message could not be handed to the relay".into());
         }
-        written
+        sent
     }
 
     /// Names the transport the remote found out it speaks (for the log's header; see

@@ -72,11 +72,15 @@ fn retrying(
     }
 }
 
-/// Raises a pipe's capacity to 1 MiB where the system allows; failure (or a descriptor that
-/// is not a pipe) leaves it as it was.
+/// Raises a pipe's capacity to 1 MiB where the system allows (never lowers it); failure (or
+/// a descriptor that is not a pipe) leaves it as it was.
 pub(crate) fn widen(pipe: BorrowedFd<'_>) {
+    let fd = pipe.as_raw_fd();
     // SAFETY: fcntl on an open descriptor, no pointers.
-    unsafe { libc::fcntl(pipe.as_raw_fd(), libc::F_SETPIPE_SZ, PIPE_BYTES) };
+    if unsafe { libc::fcntl(fd, libc::F_GETPIPE_SZ) } < PIPE_BYTES {
+        // SAFETY: as above.
+        unsafe { libc::fcntl(fd, libc::F_SETPIPE_SZ, PIPE_BYTES) };
+    }
 }
 
 impl Peeker {

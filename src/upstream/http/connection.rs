@@ -8,7 +8,7 @@
 //! takes each server message with its [`HttpFacts`], and gets back what was left unanswered
 //! and why ([`Outcome`]).
 
-use std::io::{BufReader, Read};
+use std::io::{BufRead, BufReader, Read};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -43,8 +43,9 @@ const CLOSE_LIMIT: Duration = Duration::from_secs(5);
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerMessage {
     /// The message, one line: without a line ending, any `\r` or `\n` of the JSON text (which
-    /// can only be whitespace) made a space.
-    pub bytes: Vec<u8>,
+    /// can only be whitespace) made a space. Shared: the relay writes it on while the
+    /// connection reads which requests it answers.
+    pub bytes: Arc<Vec<u8>>,
     /// The exchange, status, content type, session and event id.
     pub facts: HttpFacts,
 }
@@ -88,6 +89,24 @@ struct Exchange<'o, 'a> {
     unanswered: Vec<String>,
     /// The caller wants no more of the answer (its client cancelled the request).
     abandoned: bool,
+    /// The answer's event stream after its last answer, when it did not end there.
+    rest: Option<Rest>,
+}
+
+/// An event stream read up to the answer to every request it carried, not yet to its end.
+/// Read to its end ([`Connection::finish`]), it gives its connection back to the client's
+/// pool for the next request; dropped, it closes it.
+pub struct Rest {
+    events: SseReader<BufReader<ureq::BodyReader<'static>>>,
+    facts: HttpFacts,
+}
+
+impl std::fmt::Debug for Rest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Rest")
+            .field("facts", &self.facts)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Connection {
@@ -153,10 +172,22 @@ impl Connection {
         out: &Outgoing<'_>,
         each: &mut dyn FnMut(&ServerMessage) -> bool,
     ) -> Outcome {
+        self.post_keeping_rest(out, each).0
+    }
+
+    /// [`Connection::post`], and the rest of an answer's event stream when it was still open
+    /// after the last answer: the caller reads it with [`Connection::finish`] when it may
+    /// (the connection can then be used again), or drops it.
+    pub fn post_keeping_rest(
+        &self,
+        out: &Outgoing<'_>,
+        each: &mut dyn FnMut(&ServerMessage) -> bool,
+    ) -> (Outcome, Option<Rest>) {
         let mut exchange = Exchange {
             out,
             unanswered: out.requests.clone(),
             abandoned: false,
+            rest: None,
         };
         // A 401 comes before any message of the answer: sending again loses nothing.
         let result = authorized(self.auth.as_deref(), |bearer| {
@@ -170,11 +201,30 @@ impl Connection {
             ),
             Err((fault, status)) => (Some(fault), status),
         };
-        Outcome {
+        let outcome = Outcome {
             unanswered: exchange.unanswered,
             fault,
             status,
-        }
+        };
+        (outcome, exchange.rest)
+    }
+
+    /// Reads the rest of an answer's event stream to its end, handing on any message in it
+    /// (a server should send none after its answer), for at most the timeout while events
+    /// keep coming, and the timeout of silence. Then the connection goes back to the pool;
+    /// a fault or the limit closes it instead.
+    pub fn finish(&self, mut rest: Rest, each: &mut dyn FnMut(&ServerMessage)) {
+        let limit = std::time::Instant::now() + self.config.timeout;
+        let _ = self.read_events(
+            &mut rest.events,
+            rest.facts,
+            self.config.timeout,
+            &mut None,
+            &mut |message| {
+                each(&message);
+                std::time::Instant::now() < limit
+            },
+        );
     }
 
     fn post_inner(
@@ -236,16 +286,20 @@ impl Connection {
                 };
                 match facts.content_type.as_deref() {
                     Some("text/event-stream") => {
-                        let mut body = response.into_body();
+                        let mut events = events(response.into_body().into_reader());
                         let mut last_id = None;
-                        let read = self.read_stream(
-                            body.as_reader(),
-                            facts,
+                        let read = self.read_events(
+                            &mut events,
+                            facts.clone(),
                             timeout,
                             &mut last_id,
                             &mut |m| self.answered(exchange, m, each),
                         );
-                        drop(body);
+                        if read.is_ok() && exchange.unanswered.is_empty() && !exchange.abandoned {
+                            exchange.rest = Some(Rest { events, facts });
+                        } else {
+                            drop(events);
+                        }
                         self.resume(exchange, read, last_id, each)
                             .map_err(|fault| (fault, Some(status)))?;
                         Ok(Some(status))
@@ -266,7 +320,11 @@ impl Connection {
                         {
                             return fail(Fault::NotJson);
                         }
-                        self.answered(exchange, ServerMessage { bytes, facts }, each);
+                        let message = ServerMessage {
+                            bytes: Arc::new(bytes),
+                            facts,
+                        };
+                        self.answered(exchange, message, each);
                         Ok(Some(status))
                     }
                     other => {
@@ -348,7 +406,18 @@ impl Connection {
         last_id: &mut Option<String>,
         each: &mut dyn FnMut(ServerMessage) -> bool,
     ) -> Result<(), Fault> {
-        let mut events = SseReader::new(BufReader::with_capacity(1 << 16, stream), MESSAGE_LIMIT);
+        self.read_events(&mut events(stream), facts, timeout, last_id, each)
+    }
+
+    /// [`Connection::read_stream`] from a reader of its events.
+    fn read_events(
+        &self,
+        events: &mut SseReader<impl BufRead>,
+        facts: HttpFacts,
+        timeout: Duration,
+        last_id: &mut Option<String>,
+        each: &mut dyn FnMut(ServerMessage) -> bool,
+    ) -> Result<(), Fault> {
         loop {
             let event = match events.next_event() {
                 Ok(Some(event)) => event,
@@ -366,7 +435,7 @@ impl Connection {
                 continue;
             }
             let message = ServerMessage {
-                bytes: one_line(event.data),
+                bytes: Arc::new(one_line(event.data)),
                 facts: HttpFacts {
                     event_id: event.id,
                     ..facts.clone()
@@ -444,6 +513,11 @@ impl Connection {
             fault: None,
         }
     }
+}
+
+/// The events of an event stream.
+fn events<R: Read>(stream: R) -> SseReader<BufReader<R>> {
+    SseReader::new(BufReader::with_capacity(1 << 16, stream), MESSAGE_LIMIT)
 }
 
 /// Sends `request`, a GET for an event stream (the standalone stream, or the legacy
@@ -533,10 +607,11 @@ pub(crate) fn one_line(mut bytes: Vec<u8>) -> Vec<u8> {
     while bytes.last().is_some_and(u8::is_ascii_whitespace) {
         bytes.pop();
     }
-    for b in &mut bytes {
-        if *b == b'\n' || *b == b'\r' {
-            *b = b' ';
-        }
+    // Found rather than tested byte by byte: a message of megabytes usually has none.
+    let mut from = 0;
+    while let Some(i) = memchr::memchr2(b'\n', b'\r', &bytes[from..]) {
+        bytes[from + i] = b' ';
+        from += i + 1;
     }
     bytes
 }

@@ -248,7 +248,7 @@ impl LegacySse {
                 state.quiet_since = Some(Instant::now());
             }
             each(ServerMessage {
-                bytes,
+                bytes: Arc::new(bytes),
                 facts: HttpFacts {
                     event_id: event.id,
                     ttfb_us: None,

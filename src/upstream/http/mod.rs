@@ -14,6 +14,7 @@
 //! - [`sse`]: server-sent events read one at a time as they arrive.
 //! - [`fault`]: what can go wrong, and the JSON-RPC error the client gets for it.
 //! - [`serve`]: the relay's [`crate::relay::Remote`] over a [`Connection`].
+//! - `workers`: the threads requests run on, reused once idle.
 //! - [`auth`]: the MCP authorization flow (`ctxopt auth login`) and the stored token the
 //!   connection sends and refreshes.
 
@@ -25,6 +26,7 @@ pub mod legacy_sse;
 pub mod outgoing;
 pub mod serve;
 pub mod sse;
+pub(crate) mod workers;
 
 pub use config::{ConfigError, HttpConfig, Transport};
 pub use connection::{Connection, Outcome, ServerMessage};

@@ -7,8 +7,10 @@
 //! Threads: `http-c2s` reads the client's frames in order and POSTs notifications and
 //! responses itself (so they reach the server in the client's order), and `initialize` up
 //! to its answer's headers (every later message needs its session id); each other request
-//! gets a thread of its own for its answer, so a slow call never holds up the next message
-//! or a cancellation. `http-get` listens on the standalone GET stream once the session is
+//! runs on a thread of its own for its answer (an idle one reused, or a new
+//! one), so a slow call never holds up the next message or a cancellation; once answered,
+//! that thread reads the rest of the answer's event stream, so that its connection is used
+//! again. `http-get` listens on the standalone GET stream once the session is
 //! initialized, when the server offers one. In the legacy transport every POST is answered
 //! at once (the answers come on the stream), so `http-c2s` POSTs every message itself, and
 //! `http-sse` reads the one stream.
@@ -29,6 +31,7 @@ use super::connection::{Connection, Outcome, ServerMessage};
 use super::fault::Fault;
 use super::legacy_sse::LegacySse;
 use super::outgoing::{same_id, Outgoing};
+use super::workers::Workers;
 use crate::framelog::{HttpFacts, HttpVia};
 use crate::relay::{Remote, RemoteLink, ServerFrames};
 use crate::sync::lock;
@@ -94,6 +97,8 @@ struct Shared {
     cancelled: Arc<Mutex<HashSet<String>>>,
     /// The requests under way on threads of their own.
     in_flight: Arc<InFlight>,
+    /// The threads they run on.
+    workers: Arc<Workers>,
     stop: Arc<AtomicBool>,
 }
 
@@ -164,6 +169,7 @@ fn serve(
         to_client,
         cancelled: Arc::default(),
         in_flight: Arc::default(),
+        workers: Arc::default(),
         stop,
     };
     let mut threads: u64 = 0;
@@ -223,12 +229,24 @@ fn serve(
             if out.method.as_deref() != Some("subscriptions/listen") {
                 shared.in_flight.start(n, out.requests.clone());
             }
-            let started = std::thread::Builder::new()
-                .name("http-request".into())
-                .spawn(move || {
-                    worker.exchange(&Outgoing::new(&owned));
+            let started = shared.workers.run(
+                "http-request",
+                Box::new(move || {
+                    let out = Outgoing::new(&owned);
+                    let (outcome, rest) = worker
+                        .connection
+                        .post_keeping_rest(&out, &mut |message| worker.relay_for(&out, message));
+                    worker.conclude(&out, &outcome);
                     worker.in_flight.end(n);
-                });
+                    // Answered: the rest of the stream, read to its end, frees the
+                    // connection for the next request (dropped unread, it would be closed).
+                    if let Some(rest) = rest {
+                        worker
+                            .connection
+                            .finish(rest, &mut |message| worker.relay(message));
+                    }
+                }),
+            );
             if let Err(e) = started {
                 shared.in_flight.end(n);
                 shared.answer_unanswered(&Outcome {
@@ -363,7 +381,8 @@ impl Shared {
 
     /// Writes a server message toward the client.
     fn relay(&self, message: &ServerMessage) {
-        self.to_client.send(&message.bytes, message.facts.clone());
+        self.to_client
+            .send(message.bytes.clone(), message.facts.clone());
     }
 
     /// Writes a message of the answer to `out` toward the client, unless the client has
@@ -403,7 +422,7 @@ impl Shared {
                 ttfb_us: None,
                 fault: Some(fault.to_string()),
             };
-            self.to_client.send(&error, facts);
+            self.to_client.send(Arc::new(error), facts);
         }
     }
 

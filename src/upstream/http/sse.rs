@@ -38,12 +38,29 @@ pub enum SseError {
 }
 
 /// Reads events from a byte stream.
+///
+/// A `data:` line's value goes straight from the input's buffer into the event's data, which
+/// is handed out as it is: an event of megabytes is copied once on its way through, and the
+/// work left when its last byte arrives is that byte's.
 #[derive(Debug)]
 pub struct SseReader<R> {
     input: R,
     limit: usize,
     last_id: Option<String>,
-    line: Vec<u8>,
+    /// The field name of the line being read (the whole line when it has no colon).
+    name: Vec<u8>,
+    /// The value of a line other than `data:`.
+    value: Vec<u8>,
+}
+
+/// What one line was.
+enum Line {
+    /// Empty: the end of an event.
+    Blank,
+    /// A `data:` line, its value appended to the event's data.
+    Data,
+    /// Any other field (name and value in the reader's buffers), or a comment.
+    Other,
 }
 
 impl<R: BufRead> SseReader<R> {
@@ -53,7 +70,8 @@ impl<R: BufRead> SseReader<R> {
             input,
             limit,
             last_id: None,
-            line: Vec::new(),
+            name: Vec::new(),
+            value: Vec::new(),
         }
     }
 
@@ -69,16 +87,13 @@ impl<R: BufRead> SseReader<R> {
         let mut event = None;
         let mut started = false;
         loop {
-            if !self.read_line()? {
-                return if started {
-                    Err(SseError::Cut)
-                } else {
-                    Ok(None)
-                };
-            }
-            let line = &self.line;
-            if line.is_empty() {
-                match data.take() {
+            let line = match self.read_line(&mut data)? {
+                Some(line) => line,
+                None if started => return Err(SseError::Cut),
+                None => return Ok(None),
+            };
+            match line {
+                Line::Blank => match data.take() {
                     Some(data) => {
                         return Ok(Some(Event {
                             event,
@@ -90,81 +105,129 @@ impl<R: BufRead> SseReader<R> {
                         // An event without data is not dispatched.
                         event = None;
                         started = false;
-                        continue;
                     }
-                }
-            }
-            started = true;
-            if line[0] == b':' {
-                continue;
-            }
-            let (field, value) = match memchr::memchr(b':', line) {
-                Some(i) => {
-                    let value = &line[i + 1..];
-                    (&line[..i], value.strip_prefix(b" ").unwrap_or(value))
-                }
-                None => (&line[..], &b""[..]),
-            };
-            match field {
-                b"data" => {
-                    let joined = match data.as_mut() {
-                        Some(joined) => {
-                            joined.push(b'\n');
-                            joined.extend_from_slice(value);
-                            joined
+                },
+                Line::Data => started = true,
+                Line::Other => {
+                    started = true;
+                    let value = String::from_utf8_lossy(&self.value);
+                    match &self.name[..] {
+                        b"event" => event = Some(value.into_owned()),
+                        b"id" if !self.value.contains(&0) => {
+                            self.last_id = Some(value.into_owned());
                         }
-                        None => data.insert(value.to_vec()),
-                    };
-                    if joined.len() > self.limit {
-                        return Err(SseError::TooLarge(self.limit));
+                        _ => {}
                     }
                 }
-                b"event" => event = Some(String::from_utf8_lossy(value).into_owned()),
-                b"id" if !value.contains(&0) => {
-                    self.last_id = Some(String::from_utf8_lossy(value).into_owned());
-                }
-                _ => {}
             }
         }
     }
 
-    /// Reads the next line (without `\n` or `\r\n`) into `self.line`; `false` at the end
-    /// of the stream. A last line without its `\n` counts as cut off.
-    fn read_line(&mut self) -> Result<bool, SseError> {
-        self.line.clear();
-        loop {
-            let buf = match self.input.fill_buf() {
-                Ok(buf) => buf,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e.into()),
-            };
+    /// Reads the next line (ended by `\n` or `\r\n`): a `data:` line's value appended to
+    /// `data` (after a `\n` when it holds some already), any other line's field name and
+    /// value kept in `self.name` and `self.value`. `None` at the end of the stream; a last
+    /// line without its `\n` counts as cut off.
+    fn read_line(&mut self, data: &mut Option<Vec<u8>>) -> Result<Option<Line>, SseError> {
+        self.name.clear();
+        self.value.clear();
+        // The field name: up to the first colon, or the whole line.
+        let colon = loop {
+            let buf = fill(&mut self.input)?;
             if buf.is_empty() {
-                return if self.line.is_empty() {
-                    Ok(false)
+                return if self.name.is_empty() {
+                    Ok(None)
                 } else {
                     Err(SseError::Cut)
                 };
             }
-            match memchr::memchr(b'\n', buf) {
+            match memchr::memchr2(b':', b'\n', buf) {
                 Some(i) => {
-                    self.line.extend_from_slice(&buf[..i]);
+                    let colon = buf[i] == b':';
+                    self.name.extend_from_slice(&buf[..i]);
                     self.input.consume(i + 1);
-                    if self.line.last() == Some(&b'\r') {
-                        self.line.pop();
-                    }
-                    return Ok(true);
+                    break colon;
                 }
                 None => {
                     let len = buf.len();
-                    self.line.extend_from_slice(buf);
+                    self.name.extend_from_slice(buf);
                     self.input.consume(len);
                 }
             }
-            if self.line.len() > self.limit {
+            if self.name.len() > self.limit {
                 return Err(SseError::TooLarge(self.limit));
+            }
+        };
+        if !colon {
+            if self.name.last() == Some(&b'\r') {
+                self.name.pop();
+            }
+            return Ok(Some(if self.name.is_empty() {
+                Line::Blank
+            } else if self.name == b"data" {
+                next_data_line(data);
+                Line::Data
+            } else {
+                Line::Other
+            }));
+        }
+        // The value: one leading space dropped.
+        let is_data = self.name == b"data";
+        let into = if is_data {
+            next_data_line(data)
+        } else {
+            &mut self.value
+        };
+        let start = into.len();
+        let mut first = true;
+        loop {
+            let buf = fill(&mut self.input)?;
+            if buf.is_empty() {
+                return Err(SseError::Cut);
+            }
+            let skip = usize::from(first && buf[0] == b' ');
+            first = false;
+            let (end, ended) = match memchr::memchr(b'\n', &buf[skip..]) {
+                Some(i) => (skip + i, true),
+                None => (buf.len(), false),
+            };
+            into.extend_from_slice(&buf[skip..end]);
+            self.input.consume(end + usize::from(ended));
+            if into.len() > self.limit {
+                return Err(SseError::TooLarge(self.limit));
+            }
+            if ended {
+                if into.len() > start && into.last() == Some(&b'\r') {
+                    into.pop();
+                }
+                return Ok(Some(if is_data { Line::Data } else { Line::Other }));
             }
         }
     }
+}
+
+/// The event's data, ready for the next `data:` line's value: begun, or followed by the
+/// `\n` that joins the lines.
+fn next_data_line(data: &mut Option<Vec<u8>>) -> &mut Vec<u8> {
+    match data {
+        Some(joined) => {
+            joined.push(b'\n');
+            joined
+        }
+        None => data.insert(Vec::new()),
+    }
+}
+
+/// The input's buffered bytes, read when there are none; empty at the end of the stream.
+fn fill<R: BufRead>(input: &mut R) -> Result<&[u8], SseError> {
+    loop {
+        match input.fill_buf() {
+            Ok(_) => break,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    // What the first call buffered (at the end of the stream it reads again: nothing).
+    Ok(input.fill_buf()?)
 }
 
 #[cfg(test)]
@@ -172,7 +235,11 @@ mod tests {
     use super::*;
 
     fn events(text: &str, limit: usize) -> (Vec<Event>, Option<SseError>) {
-        let mut reader = SseReader::new(text.as_bytes(), limit);
+        events_from(text.as_bytes(), limit)
+    }
+
+    fn events_from(input: impl BufRead, limit: usize) -> (Vec<Event>, Option<SseError>) {
+        let mut reader = SseReader::new(input, limit);
         let mut out = Vec::new();
         loop {
             match reader.next_event() {
@@ -213,6 +280,30 @@ mod tests {
     }
 
     #[test]
+    fn events_read_a_byte_at_a_time_are_the_same_events() {
+        // Every line, field name and value split across reads, wherever a read may end.
+        let text = ": c\r\nid: 7\r\ndata: {\"a\":\r\ndata\r\ndata:  1}\r\n\r\n\
+                    event: ping\ndata:x\n\ndata\ndata: y\n\nretry: 10\n\ndata: \r\n\n";
+        let (whole, err) = events(text, 1 << 20);
+        assert!(err.is_none(), "{err:?}");
+        let (bytewise, err) = events_from(
+            std::io::BufReader::with_capacity(1, text.as_bytes()),
+            1 << 20,
+        );
+        assert!(err.is_none(), "{err:?}");
+        assert_eq!(bytewise, whole);
+        let data: Vec<&[u8]> = whole.iter().map(|e| &e.data[..]).collect();
+        // A `data` line without a colon is an empty line of data; one leading space only is
+        // dropped.
+        assert_eq!(
+            data,
+            [&b"{\"a\":\n\n 1}"[..], b"x", b"\ny", b""],
+            "{:?}",
+            whole
+        );
+    }
+
+    #[test]
     fn a_stream_cut_inside_an_event_is_an_error_after_the_whole_events() {
         let (got, err) = events("data: 1\n\ndata: {\"partial\"", 1 << 20);
         assert_eq!(got.len(), 1);
@@ -220,6 +311,11 @@ mod tests {
         let (got, err) = events("data: 1\n\ndata: 2\n", 1 << 20);
         assert_eq!(got.len(), 1);
         assert!(matches!(err, Some(SseError::Cut)), "{err:?}");
+        for cut in ["data: 1\n\nda", "data: 1\n\nid: 3"] {
+            let (got, err) = events(cut, 1 << 20);
+            assert_eq!(got.len(), 1);
+            assert!(matches!(err, Some(SseError::Cut)), "{cut:?}: {err:?}");
+        }
     }
 
     #[test]
