@@ -15,10 +15,14 @@
 //!   then `CTXOPT_BENCH_HOOK_RUNS` runs per event (default 100), each after appending one
 //!   more turn (the real transcript's first six lines).
 //!
-//! `CTXOPT_BENCH_BIN=PATH` runs another `ctxopt` binary than the one built with it. It prints,
-//! as Markdown, the wall-clock latency per event (p50, p99, max) and the peak
-//! resident memory of a hook run (the `peak` its log line gives: its `VmHWM`, Linux only);
-//! the corpus per session too. `docs/benchmarks.md` records a run.
+//! `CTXOPT_BENCH_BIN=PATH` runs another `ctxopt` binary than the one built with it;
+//! `CTXOPT_BENCH_BASELINE=PATH` runs a second binary side by side (each with its own store,
+//! state and copy of the transcript, the two alternated run by run, so that both meet the same
+//! load), its rows marked `(baseline)`. It prints, as Markdown, the wall-clock latency per
+//! event (p50, p99, max), the CPU time of a run (p50, max: the `cpu` its log line gives;
+//! wall-clock time beyond it is time the run waited) and the peak resident memory of a hook
+//! run (the `peak` its log line gives: its `VmHWM`, Linux only); the corpus per session too.
+//! `docs/benchmarks.md` records a run.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -29,10 +33,29 @@ use serde_json::{json, Value};
 #[path = "common/hook_run.rs"]
 mod hook_run;
 
-/// The `ctxopt` binary built with this benchmark, unless `CTXOPT_BENCH_BIN` names another
-/// (for instance a release build run by a harness built in the test profile).
-fn ctxopt() -> String {
-    std::env::var("CTXOPT_BENCH_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_ctxopt").to_string())
+/// The binaries compared: the `ctxopt` built with this benchmark, unless `CTXOPT_BENCH_BIN`
+/// names another (for instance a release build run by a harness built in the test profile),
+/// and the one `CTXOPT_BENCH_BASELINE` names, if any.
+fn binaries() -> Vec<Binary> {
+    let this = std::env::var("CTXOPT_BENCH_BIN")
+        .unwrap_or_else(|_| env!("CARGO_BIN_EXE_ctxopt").to_string());
+    let mut all = vec![Binary {
+        path: this,
+        label: "",
+    }];
+    if let Ok(path) = std::env::var("CTXOPT_BENCH_BASELINE") {
+        all.push(Binary {
+            path,
+            label: " (baseline)",
+        });
+    }
+    all
+}
+
+/// A `ctxopt` binary and what its rows are marked with.
+struct Binary {
+    path: String,
+    label: &'static str,
 }
 
 /// The most prompts of one session replayed.
@@ -43,32 +66,38 @@ const TARGET_MS: f64 = 150.0;
 
 /// One hook run.
 struct Run {
+    binary: &'static str,
     event: &'static str,
     time: Duration,
     answered: bool,
+    /// The run's CPU time, from its log line (none: the binary does not log it).
+    cpu: Option<Duration>,
     peak_kib: u64,
 }
 
-/// Runs the hook of `client` on `payload` with its store and state in `dir`.
-fn run_hook(client: &str, dir: &Path, event: &'static str, payload: &[u8]) -> Run {
+/// The number after `key` on a log line, up to `unit`.
+fn logged(line: &str, key: &str, unit: &str) -> Option<u64> {
+    let (_, rest) = line.rsplit_once(key)?;
+    rest.split(unit).next()?.trim().parse().ok()
+}
+
+/// Runs the hook of `client` on `payload` with `binary`, its store and state in `dir`.
+fn run_hook(binary: &Binary, client: &str, dir: &Path, event: &'static str, payload: &[u8]) -> Run {
     let started = Instant::now();
-    let (child, writer) = hook_run::spawn(&ctxopt(), client, dir, payload);
+    let (child, writer) = hook_run::spawn(&binary.path, client, dir, payload);
     let out = child.wait_with_output().expect("wait for the hook");
     let time = started.elapsed();
     writer.join().expect("the payload writer");
     assert!(out.status.success());
     let log = std::fs::read_to_string(dir.join("state/hook.log")).unwrap_or_default();
-    let peak_kib = log
-        .lines()
-        .last()
-        .and_then(|l| l.rsplit_once("; peak "))
-        .and_then(|(_, p)| p.trim_end_matches(" KiB").parse().ok())
-        .unwrap_or(0);
+    let last = log.lines().last().unwrap_or_default();
     Run {
+        binary: binary.label,
         event,
         time,
         answered: !out.stdout.is_empty(),
-        peak_kib,
+        cpu: logged(last, "; cpu ", " ms").map(Duration::from_millis),
+        peak_kib: logged(last, "; peak ", " KiB").unwrap_or(0),
     }
 }
 
@@ -111,66 +140,103 @@ fn claude_session(path: &Path) -> Vec<Run> {
         points.push(((lines.len() as f64 * share) as usize, None));
     }
     points.sort_by_key(|(i, _)| *i);
-    let dir = tempfile::tempdir().unwrap();
-    let transcript = dir.path().join("session.jsonl");
-    let mut file = std::fs::File::create(&transcript).unwrap();
+    let replicas: Vec<Replica> = binaries()
+        .into_iter()
+        .map(|b| Replica::new(b, "session.jsonl".as_ref()))
+        .collect();
     let mut written = 0;
     let mut runs = Vec::new();
     for (at, prompt) in points {
-        for line in &lines[written..at.max(written)] {
-            writeln!(file, "{line}").unwrap();
-        }
-        file.flush().unwrap();
+        let more = &lines[written..at.max(written)];
         written = at.max(written);
-        match prompt {
-            Some(prompt) => {
-                let p = payload(
-                    "UserPromptSubmit",
-                    &transcript,
-                    dir.path(),
-                    json!({"prompt": prompt}),
-                );
-                runs.push(run_hook("claude-code", dir.path(), "UserPromptSubmit", &p));
-            }
-            None => {
-                let p = payload(
-                    "PreCompact",
-                    &transcript,
-                    dir.path(),
-                    json!({"trigger": "auto"}),
-                );
-                runs.push(run_hook("claude-code", dir.path(), "PreCompact", &p));
-                let p = payload(
-                    "SessionStart",
-                    &transcript,
-                    dir.path(),
-                    json!({"source": "compact"}),
-                );
-                runs.push(run_hook("claude-code", dir.path(), "SessionStart", &p));
+        let events = match prompt {
+            Some(prompt) => vec![("UserPromptSubmit", json!({ "prompt": prompt }))],
+            None => vec![
+                ("PreCompact", json!({"trigger": "auto"})),
+                ("SessionStart", json!({"source": "compact"})),
+            ],
+        };
+        for replica in &replicas {
+            replica.append(
+                more.iter()
+                    .map(|l| format!("{l}\n"))
+                    .collect::<String>()
+                    .as_bytes(),
+            );
+        }
+        for (event, extra) in events {
+            for replica in &replicas {
+                runs.push(replica.run("claude-code", event, extra.clone()));
             }
         }
     }
     runs
 }
 
+/// One binary's copy of a session: its folder (store, state, home) and its transcript.
+struct Replica {
+    binary: Binary,
+    dir: tempfile::TempDir,
+    transcript: PathBuf,
+}
+
+impl Replica {
+    /// An empty transcript named `name` in a fresh folder.
+    fn new(binary: Binary, name: &std::ffi::OsStr) -> Replica {
+        let dir = tempfile::tempdir().unwrap();
+        let transcript = dir.path().join(name);
+        std::fs::File::create(&transcript).unwrap();
+        Replica {
+            binary,
+            dir,
+            transcript,
+        }
+    }
+
+    /// Appends `bytes` to the transcript, as the client writes it.
+    fn append(&self, bytes: &[u8]) {
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&self.transcript)
+            .unwrap();
+        file.write_all(bytes).unwrap();
+        file.flush().unwrap();
+    }
+
+    /// Runs the hook of `client` for `event` (the payload's `extra` fields added).
+    fn run(&self, client: &str, event: &'static str, extra: Value) -> Run {
+        let p = payload(event, &self.transcript, self.dir.path(), extra);
+        self.run_payload(client, event, &p)
+    }
+
+    /// Runs the hook of `client` for `event` on `payload`.
+    fn run_payload(&self, client: &str, event: &'static str, payload: &[u8]) -> Run {
+        run_hook(&self.binary, client, self.dir.path(), event, payload)
+    }
+}
+
 /// The three events on a whole Gemini CLI chat.
 fn gemini_session(path: &Path) -> Vec<Run> {
-    let dir = tempfile::tempdir().unwrap();
-    let name = path.file_name().unwrap();
-    let transcript = dir.path().join(name);
-    std::fs::copy(path, &transcript).unwrap();
+    let chat = std::fs::read(path).unwrap();
+    let replicas: Vec<Replica> = binaries()
+        .into_iter()
+        .map(|b| Replica::new(b, path.file_name().unwrap()))
+        .collect();
     let prompt = json!({"prompt": "what was the last change and does it pass its tests?"});
-    [
+    let mut runs = Vec::new();
+    for replica in &replicas {
+        replica.append(&chat);
+    }
+    for (event, extra) in [
         ("BeforeAgent", prompt),
         ("PreCompress", json!({"trigger": "auto"})),
         ("SessionStart", json!({"source": "resume"})),
-    ]
-    .into_iter()
-    .map(|(event, extra)| {
-        let p = payload(event, &transcript, dir.path(), extra);
-        run_hook("gemini-cli", dir.path(), event, &p)
-    })
-    .collect()
+    ] {
+        for replica in &replicas {
+            runs.push(replica.run("gemini-cli", event, extra.clone()));
+        }
+    }
+    runs
 }
 
 fn ms(d: Duration) -> f64 {
@@ -184,19 +250,28 @@ fn quantile(times: &[Duration], q: f64) -> Duration {
     sorted[((sorted.len() as f64 * q).ceil() as usize).clamp(1, sorted.len()) - 1]
 }
 
-/// One table row per event of `runs`: runs, answered, p50, p99, max, peak MiB.
+/// One table row per binary and event of `runs`: runs, answered, p50, p99, max, CPU p50 and
+/// max, peak MiB.
 fn event_rows(label: &str, runs: &[Run]) -> Vec<String> {
-    let mut events: Vec<&str> = runs.iter().map(|r| r.event).collect();
-    events.sort_unstable();
-    events.dedup();
-    events
+    let mut groups: Vec<(&str, &str)> = runs.iter().map(|r| (r.event, r.binary)).collect();
+    groups.sort_unstable();
+    groups.dedup();
+    groups
         .into_iter()
-        .map(|event| {
-            let mine: Vec<&Run> = runs.iter().filter(|r| r.event == event).collect();
+        .map(|(event, binary)| {
+            let mine: Vec<&Run> = runs
+                .iter()
+                .filter(|r| r.event == event && r.binary == binary)
+                .collect();
             let times: Vec<Duration> = mine.iter().map(|r| r.time).collect();
+            let cpu: Option<Vec<Duration>> = mine.iter().map(|r| r.cpu).collect();
+            let cpu = cpu.map_or("– | –".to_string(), |c| {
+                let max = c.iter().max().copied().unwrap_or_default();
+                format!("{:.0} | {:.0}", ms(quantile(&c, 0.5)), ms(max))
+            });
             let p99 = ms(quantile(&times, 0.99));
             format!(
-                "| {label} | {event} | {} | {} | {:.1} | {p99:.1}{} | {:.1} | {:.1} |",
+                "| {label}{binary} | {event} | {} | {} | {:.1} | {p99:.1}{} | {:.1} | {cpu} | {:.1} |",
                 mine.len(),
                 mine.iter().filter(|r| r.answered).count(),
                 ms(quantile(&times, 0.5)),
@@ -228,8 +303,8 @@ fn main() {
         .unwrap_or(100);
     let corpus =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/real-world/agent-transcripts");
-    let head = "| session | event | runs | answered | p50 ms | p99 ms | max ms | peak MiB |\n\
-                |---|---|---|---|---|---|---|---|";
+    let head = "| session | event | runs | answered | p50 ms | p99 ms | max ms | cpu p50 ms | cpu max ms | peak MiB |\n\
+                |---|---|---|---|---|---|---|---|---|---|";
     println!("{head}");
     let mut all = Vec::new();
     let mut over = Vec::new();
@@ -269,25 +344,41 @@ fn main() {
         .flatten()
         .copied()
         .collect();
-    let dir = tempfile::tempdir().unwrap();
-    let transcript = dir.path().join("session.jsonl");
-    let (mut file, size) = hook_run::repeated_transcript(&transcript, 10 * 1024 * 1024);
-    let prompt = hook_run::prompt_payload(&transcript, dir.path());
-    let first = run_hook("claude-code", dir.path(), "UserPromptSubmit", &prompt);
+    let mut replicas = Vec::new();
+    let mut size = 0;
+    let mut firsts = Vec::new();
+    for binary in binaries() {
+        let replica = Replica::new(binary, "session.jsonl".as_ref());
+        (_, size) = hook_run::repeated_transcript(&replica.transcript, 10 * 1024 * 1024);
+        let prompt = hook_run::prompt_payload(&replica.transcript, replica.dir.path());
+        firsts.push(replica.run_payload("claude-code", "UserPromptSubmit", &prompt));
+        replicas.push(replica);
+    }
     let mut large = Vec::new();
     for event in ["UserPromptSubmit", "PreCompact", "SessionStart"] {
-        let p = hook_run::event_payload(event, &transcript, dir.path());
         for _ in 0..runs {
-            file.write_all(&turn).unwrap();
-            file.flush().unwrap();
-            large.push(run_hook("claude-code", dir.path(), event, &p));
+            for replica in &replicas {
+                replica.append(&turn);
+                let p = hook_run::event_payload(event, &replica.transcript, replica.dir.path());
+                large.push(replica.run_payload("claude-code", event, &p));
+            }
         }
     }
+    let firsts: Vec<String> = firsts
+        .iter()
+        .map(|f| {
+            format!(
+                "{:.0} ms, peak {:.1} MiB{}",
+                ms(f.time),
+                f.peak_kib as f64 / 1024.0,
+                f.binary
+            )
+        })
+        .collect();
     println!(
-        "\nA {:.1} MB transcript (first run, the import: {:.0} ms, peak {:.1} MiB):\n\n{head}",
+        "\nA {:.1} MB transcript (first run, the import: {}):\n\n{head}",
         size as f64 / 1_048_576.0,
-        ms(first.time),
-        first.peak_kib as f64 / 1024.0
+        firsts.join("; "),
     );
     for row in event_rows("10 MB", &large) {
         println!("{row}");

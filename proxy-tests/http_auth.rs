@@ -12,7 +12,7 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -22,6 +22,7 @@ use ctxopt::upstream::http::auth::{Credentials, TokenStore};
 use serde_json::Value;
 
 use crate::http_faults::{assert_logged, body_id, error_naming, read_request, response, Session};
+use crate::support::log::Log;
 use crate::support::poll_until;
 use crate::support::proxy::ProxyCmd;
 
@@ -200,18 +201,59 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// The proxy in front of `url` (options `options`), logging to `log`, with a token stored
-/// for it in its state folder (gone when the proxy's session ends): `stale-access-token`,
-/// expiring at `expires_at`, refreshable, granted the scope `mcp:tools`.
-pub(crate) fn proxy_with_stored_token(
-    url: &str,
-    options: &[&str],
-    expires_at: u64,
-    log: &Path,
-) -> (ProxyCmd, TokenStore) {
-    let cmd = ProxyCmd::remote(url)
-        .option(&["--inject", "none"])
-        .option(options);
+/// A proxy session's setting: the server of `Rules`, and the proxy in front of it logging
+/// into a temp folder, with a token stored for it in its state folder (gone when the proxy's
+/// session ends): `stale-access-token`, refreshable, granted the scope `mcp:tools`.
+struct Stored {
+    /// The endpoint the proxy is given (`/mcp`, or the legacy transport's `/sse`).
+    url: String,
+    seen: Arc<Seen>,
+    store: TokenStore,
+    log_path: PathBuf,
+    _tmp: tempfile::TempDir,
+}
+
+impl Stored {
+    /// The server taking `rules`, the proxy for its `path` with `options`, the stored token
+    /// expiring at `expires_at`; the proxy's session.
+    fn start(rules: Rules, path: &str, options: &[&str], expires_at: u64) -> (Stored, Session) {
+        let (base, seen) = auth_server(rules);
+        let url = format!("{base}{path}");
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let log_path = tmp.path().join("session.jsonl");
+        let cmd = ProxyCmd::remote(&url)
+            .option(&["--inject", "none"])
+            .option(options);
+        let store = store_token(&cmd, &url, expires_at);
+        let session = Session::spawn(cmd.log_to(&log_path));
+        let stored = Stored {
+            url,
+            seen,
+            store,
+            log_path,
+            _tmp: tmp,
+        };
+        (stored, session)
+    }
+
+    /// Ends `session`: its log, checked to hold no token.
+    fn close(&self, session: Session) -> Log {
+        let log = session.close();
+        assert_no_token(&self.log_path);
+        log
+    }
+
+    /// Ends `session`, checked to have logged no error and no token.
+    fn close_clean(&self, session: Session) {
+        let log = self.close(session);
+        assert!(log.trailer.errors.is_empty(), "{:?}", log.trailer.errors);
+    }
+}
+
+/// Stores a token for `url` in the state folder of the proxy `cmd`: `stale-access-token`,
+/// expiring at `expires_at`, refreshable at the token endpoint beside `url` (`/token`),
+/// granted the scope `mcp:tools`.
+pub(crate) fn store_token(cmd: &ProxyCmd, url: &str, expires_at: u64) -> TokenStore {
     let state: &Path = cmd.log_path().parent().expect("the proxy's folder");
     let store = TokenStore::in_dir(state.join("ctxopt/auth"));
     let base = &url[..url.rfind('/').expect("a path")];
@@ -230,7 +272,7 @@ pub(crate) fn proxy_with_stored_token(
             scope: Some("mcp:tools".into()),
         })
         .expect("store the token");
-    (cmd.log_to(log), store)
+    store
 }
 
 /// Seconds since the Unix epoch, `ahead` from now.
@@ -291,88 +333,68 @@ fn assert_kept_fresh(store: &TokenStore, url: &str) {
 const ONLY_FRESH: &[&str] = &["fresh-access-token"];
 const BOTH: &[&str] = &["stale-access-token", "fresh-access-token"];
 const STALE: &[&str] = &["stale-access-token"];
+const REFRESHED: (u16, &str) = (200, FRESH_TOKENS);
+
+/// The server taking `post` and `get`, its token endpoint answering `token`, no step-up.
+fn rules(
+    post: &'static [&'static str],
+    get: &'static [&'static str],
+    token: (u16, &'static str),
+) -> Rules {
+    Rules {
+        post,
+        get,
+        token,
+        step_up: None,
+    }
+}
 
 #[test]
 fn a_401_refreshes_the_stored_token_once_and_the_request_is_sent_again() {
-    let rules = Rules {
-        post: ONLY_FRESH,
-        get: ONLY_FRESH,
-        token: (200, FRESH_TOKENS),
-        step_up: None,
-    };
-    let (base, seen) = auth_server(rules);
-    let url = format!("{base}/mcp");
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let log_path = tmp.path().join("session.jsonl");
     // An expired token (the proxy refreshes it ahead: no 401) would not show the 401 path:
     // this one the server has revoked before its time.
-    let (cmd, store) = proxy_with_stored_token(&url, &[], in_seconds(3600), &log_path);
-    let mut session = Session::spawn(cmd);
+    let rules = rules(ONLY_FRESH, ONLY_FRESH, REFRESHED);
+    let (t, mut session) = Stored::start(rules, "/mcp", &[], in_seconds(3600));
     let answer = session.ask(1, "initialize");
     assert_eq!(answer["result"]["serverInfo"]["name"], "b", "{answer}");
     let answer = session.ask(2, "ping");
     assert!(answer.get("result").is_some(), "{answer}");
-    assert_kept_fresh(&store, &url);
-    let log = session.close();
+    assert_kept_fresh(&t.store, &t.url);
+    t.close_clean(session);
     // One refusal (the stale token), one refresh, with the refresh token and the resource.
-    assert_eq!(seen.refused.load(Ordering::SeqCst), 1);
-    assert_one_refresh(&seen, &url);
-    assert!(log.trailer.errors.is_empty(), "{:?}", log.trailer.errors);
-    assert_no_token(&log_path);
+    assert_eq!(t.seen.refused.load(Ordering::SeqCst), 1);
+    assert_one_refresh(&t.seen, &t.url);
 }
 
 #[test]
 fn a_refused_refresh_answers_every_request_with_the_login_command() {
-    let rules = Rules {
-        post: ONLY_FRESH,
-        get: ONLY_FRESH,
-        token: REVOKED,
-        step_up: None,
-    };
-    let (base, seen) = auth_server(rules);
-    let url = format!("{base}/mcp");
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let log_path = tmp.path().join("session.jsonl");
-    let (cmd, _store) = proxy_with_stored_token(&url, &[], 1, &log_path);
-    let mut session = Session::spawn(cmd);
-    let cause = format!("run: ctxopt auth login {url}");
+    let rules = rules(ONLY_FRESH, ONLY_FRESH, REVOKED);
+    let (t, mut session) = Stored::start(rules, "/mcp", &[], 1);
+    let cause = format!("run: ctxopt auth login {}", t.url);
     let first = session.ask(1, "initialize");
     error_naming(&first, &cause);
     error_naming(&first, "invalid_grant (the refresh token was revoked)");
     assert_eq!(first["error"]["data"]["status"], 401, "{first}");
     error_naming(&session.ask(2, "ping"), &cause);
-    let log = session.close();
+    let log = t.close(session);
     assert_logged(&log, &cause, 2);
     // The refresh was tried twice in all: once ahead of the expiry (refused, the token sent
     // as it was), once on the 401; not once per request.
-    assert_eq!(lock(&seen.token_requests).len(), 2);
-    assert_no_token(&log_path);
+    assert_eq!(lock(&t.seen.token_requests).len(), 2);
 }
 
 #[test]
 fn a_token_that_expires_within_a_minute_is_refreshed_before_the_request_pays_a_401() {
-    let rules = Rules {
-        post: ONLY_FRESH,
-        get: ONLY_FRESH,
-        token: (200, FRESH_TOKENS),
-        step_up: None,
-    };
-    let (base, seen) = auth_server(rules);
-    let url = format!("{base}/mcp");
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let log_path = tmp.path().join("session.jsonl");
-    let (cmd, store) = proxy_with_stored_token(&url, &[], in_seconds(30), &log_path);
-    let mut session = Session::spawn(cmd);
+    let rules = rules(ONLY_FRESH, ONLY_FRESH, REFRESHED);
+    let (t, mut session) = Stored::start(rules, "/mcp", &[], in_seconds(30));
     let answer = session.ask(1, "initialize");
     assert_eq!(answer["result"]["serverInfo"]["name"], "b", "{answer}");
     assert!(session.ask(2, "ping").get("result").is_some());
-    assert_kept_fresh(&store, &url);
-    let log = session.close();
+    assert_kept_fresh(&t.store, &t.url);
+    t.close_clean(session);
     // Not one 401: the first request went with the refreshed token.
-    assert_eq!(seen.refused.load(Ordering::SeqCst), 0);
-    assert_one_refresh(&seen, &url);
-    assert!(log.trailer.errors.is_empty(), "{:?}", log.trailer.errors);
-    assert_no_token(&log_path);
+    assert_eq!(t.seen.refused.load(Ordering::SeqCst), 0);
+    assert_one_refresh(&t.seen, &t.url);
 }
 
 /// `initialize`, then `notifications/initialized`: the proxy opens the standalone GET
@@ -386,167 +408,101 @@ fn initialized(session: &mut Session) {
 #[test]
 fn a_401_on_the_get_stream_refreshes_the_token_and_the_stream_opens() {
     // The server takes the stale token on POSTs, not on the GET: the GET's 401 is cured.
-    let rules = Rules {
-        post: BOTH,
-        get: ONLY_FRESH,
-        token: (200, FRESH_TOKENS),
-        step_up: None,
-    };
-    let (base, seen) = auth_server(rules);
-    let url = format!("{base}/mcp");
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let log_path = tmp.path().join("session.jsonl");
-    let (cmd, store) = proxy_with_stored_token(&url, &[], in_seconds(3600), &log_path);
-    let mut session = Session::spawn(cmd);
+    let rules = rules(BOTH, ONLY_FRESH, REFRESHED);
+    let (t, mut session) = Stored::start(rules, "/mcp", &[], in_seconds(3600));
     initialized(&mut session);
     let opened = poll_until(Duration::from_secs(60), Duration::from_millis(10), || {
-        (seen.get_streams.load(Ordering::SeqCst) > 0).then_some(())
+        (t.seen.get_streams.load(Ordering::SeqCst) > 0).then_some(())
     });
     assert!(opened.is_some(), "the GET stream never opened");
     let note = session.next();
     assert_eq!(note["params"]["data"], "from the GET stream", "{note}");
-    assert_kept_fresh(&store, &url);
-    let log = session.close();
-    assert_eq!(seen.refused.load(Ordering::SeqCst), 1);
-    assert_one_refresh(&seen, &url);
-    assert!(log.trailer.errors.is_empty(), "{:?}", log.trailer.errors);
-    assert_no_token(&log_path);
+    assert_kept_fresh(&t.store, &t.url);
+    t.close_clean(session);
+    assert_eq!(t.seen.refused.load(Ordering::SeqCst), 1);
+    assert_one_refresh(&t.seen, &t.url);
 }
 
 #[test]
 fn a_401_on_the_get_stream_that_cannot_be_cured_is_logged_with_the_login_command() {
-    let rules = Rules {
-        post: STALE,
-        get: ONLY_FRESH,
-        token: REVOKED,
-        step_up: None,
-    };
-    let (base, seen) = auth_server(rules);
-    let url = format!("{base}/mcp");
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let log_path = tmp.path().join("session.jsonl");
-    let (cmd, _store) = proxy_with_stored_token(&url, &[], in_seconds(3600), &log_path);
-    let mut session = Session::spawn(cmd);
+    let rules = rules(STALE, ONLY_FRESH, REVOKED);
+    let (t, mut session) = Stored::start(rules, "/mcp", &[], in_seconds(3600));
     initialized(&mut session);
-    let cause = format!("the GET stream for server messages: HTTP 401: refreshing the expired token failed: the authorization server refused: invalid_grant (the refresh token was revoked); run: ctxopt auth login {url}");
+    let cause = format!("the GET stream for server messages: HTTP 401: refreshing the expired token failed: the authorization server refused: invalid_grant (the refresh token was revoked); run: ctxopt auth login {}", t.url);
     session.stderr_line(&cause);
     // The proxy goes on: the next request is answered.
     assert!(session.ask(2, "ping").get("result").is_some());
-    let log = session.close();
+    let log = t.close(session);
     assert!(
         log.trailer.errors.iter().any(|e| e.contains(&cause)),
         "{:?}",
         log.trailer.errors
     );
-    assert_eq!(lock(&seen.token_requests).len(), 1);
-    assert_no_token(&log_path);
+    assert_eq!(lock(&t.seen.token_requests).len(), 1);
 }
+
+const LEGACY: [&str; 2] = ["--transport", "sse"];
 
 #[test]
 fn the_legacy_transport_sends_the_token_and_a_401_on_its_get_is_refreshed() {
-    let rules = Rules {
-        post: ONLY_FRESH,
-        get: ONLY_FRESH,
-        token: (200, FRESH_TOKENS),
-        step_up: None,
-    };
-    let (base, seen) = auth_server(rules);
-    let url = format!("{base}/sse");
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let log_path = tmp.path().join("session.jsonl");
-    let options = ["--transport", "sse"];
-    let (cmd, store) = proxy_with_stored_token(&url, &options, in_seconds(3600), &log_path);
-    let mut session = Session::spawn(cmd);
+    let rules = rules(ONLY_FRESH, ONLY_FRESH, REFRESHED);
+    let (t, mut session) = Stored::start(rules, "/sse", &LEGACY, in_seconds(3600));
     let answer = session.ask(1, "initialize");
     assert_eq!(answer["result"]["serverInfo"]["name"], "b", "{answer}");
     assert!(session.ask(2, "ping").get("result").is_some());
-    assert_kept_fresh(&store, &url);
-    let log = session.close();
+    assert_kept_fresh(&t.store, &t.url);
+    t.close_clean(session);
     // The GET's 401, one refresh; the POSTs (to the endpoint) went with the new token.
-    assert_eq!(seen.refused.load(Ordering::SeqCst), 1);
-    assert_one_refresh(&seen, &url);
-    assert!(log.trailer.errors.is_empty(), "{:?}", log.trailer.errors);
-    assert_no_token(&log_path);
+    assert_eq!(t.seen.refused.load(Ordering::SeqCst), 1);
+    assert_one_refresh(&t.seen, &t.url);
 }
 
 #[test]
 fn a_401_on_a_legacy_post_is_refreshed_and_the_message_sent_again() {
-    let rules = Rules {
-        post: ONLY_FRESH,
-        get: BOTH,
-        token: (200, FRESH_TOKENS),
-        step_up: None,
-    };
-    let (base, seen) = auth_server(rules);
-    let url = format!("{base}/sse");
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let log_path = tmp.path().join("session.jsonl");
-    let options = ["--transport", "sse"];
-    let (cmd, _store) = proxy_with_stored_token(&url, &options, in_seconds(3600), &log_path);
-    let mut session = Session::spawn(cmd);
+    let rules = rules(ONLY_FRESH, BOTH, REFRESHED);
+    let (t, mut session) = Stored::start(rules, "/sse", &LEGACY, in_seconds(3600));
     let answer = session.ask(1, "initialize");
     assert_eq!(answer["result"]["serverInfo"]["name"], "b", "{answer}");
-    let log = session.close();
-    assert_eq!(seen.refused.load(Ordering::SeqCst), 1);
-    assert_one_refresh(&seen, &url);
-    assert!(log.trailer.errors.is_empty(), "{:?}", log.trailer.errors);
-    assert_no_token(&log_path);
+    t.close_clean(session);
+    assert_eq!(t.seen.refused.load(Ordering::SeqCst), 1);
+    assert_one_refresh(&t.seen, &t.url);
 }
 
 #[test]
 fn a_legacy_get_refused_for_good_answers_with_the_login_command() {
-    let rules = Rules {
-        post: ONLY_FRESH,
-        get: ONLY_FRESH,
-        token: REVOKED,
-        step_up: None,
-    };
-    let (base, _seen) = auth_server(rules);
-    let url = format!("{base}/sse");
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let log_path = tmp.path().join("session.jsonl");
-    let options = ["--transport", "sse"];
-    let (cmd, _store) = proxy_with_stored_token(&url, &options, in_seconds(3600), &log_path);
-    let mut session = Session::spawn(cmd);
-    let cause = format!("run: ctxopt auth login {url}");
+    let rules = rules(ONLY_FRESH, ONLY_FRESH, REVOKED);
+    let (t, mut session) = Stored::start(rules, "/sse", &LEGACY, in_seconds(3600));
+    let cause = format!("run: ctxopt auth login {}", t.url);
     let first = session.ask(1, "initialize");
     error_naming(&first, &cause);
     assert_eq!(first["error"]["data"]["status"], 401, "{first}");
     assert_eq!(first["error"]["data"]["transport"], "sse", "{first}");
-    let log = session.close();
+    let log = t.close(session);
     assert_logged(&log, &cause, 1);
-    assert_no_token(&log_path);
 }
 
 #[test]
 fn a_403_insufficient_scope_names_the_login_command_with_every_scope_and_is_not_retried() {
     let rules = Rules {
-        post: STALE,
-        get: STALE,
-        token: (200, FRESH_TOKENS),
         step_up: Some("files:write"),
+        ..rules(STALE, STALE, REFRESHED)
     };
-    let (base, seen) = auth_server(rules);
-    let url = format!("{base}/mcp");
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let log_path = tmp.path().join("session.jsonl");
-    let (cmd, _store) = proxy_with_stored_token(&url, &[], in_seconds(3600), &log_path);
-    let mut session = Session::spawn(cmd);
+    let (t, mut session) = Stored::start(rules, "/mcp", &[], in_seconds(3600));
     session.ask(1, "initialize");
     let cause = format!(
-        "HTTP 403: insufficient_scope: the server requires the scope \"files:write\"; run: ctxopt auth login {url} --scope 'mcp:tools files:write'"
+        "HTTP 403: insufficient_scope: the server requires the scope \"files:write\"; run: ctxopt auth login {} --scope 'mcp:tools files:write'",
+        t.url
     );
     let refused = session.ask(2, "tools/call");
     error_naming(&refused, &cause);
     assert_eq!(refused["error"]["data"]["status"], 403, "{refused}");
     // The session goes on.
     assert!(session.ask(3, "ping").get("result").is_some());
-    let log = session.close();
+    let log = t.close(session);
     assert_logged(&log, &cause, 1);
     // Sent once: no retry, no refresh.
-    assert_eq!(seen.tool_calls.load(Ordering::SeqCst), 1);
-    assert!(lock(&seen.token_requests).is_empty());
-    assert_no_token(&log_path);
+    assert_eq!(t.seen.tool_calls.load(Ordering::SeqCst), 1);
+    assert!(lock(&t.seen.token_requests).is_empty());
 }
 
 /// `ctxopt auth login` with a client ID metadata document: the server takes them, so the
@@ -555,13 +511,7 @@ fn a_403_insufficient_scope_names_the_login_command_with_every_scope_and_is_not_
 /// follows the redirect to the loopback listener with a code and the request's `state`.
 #[test]
 fn login_with_a_client_metadata_document_uses_its_url_as_the_client_id() {
-    let rules = Rules {
-        post: ONLY_FRESH,
-        get: ONLY_FRESH,
-        token: (200, FRESH_TOKENS),
-        step_up: None,
-    };
-    let (base, seen) = auth_server(rules);
+    let (base, seen) = auth_server(rules(ONLY_FRESH, ONLY_FRESH, REFRESHED));
     let url = format!("{base}/mcp");
     let document = "https://ctxopt.example/oauth/client.json";
     let state = tempfile::tempdir().expect("tempdir");

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use ctxopt::framelog::{Direction, HttpVia};
 use serde_json::Value;
 
-use crate::http_auth::{in_seconds, proxy_with_stored_token, FRESH_TOKENS};
+use crate::http_auth::{in_seconds, store_token, FRESH_TOKENS};
 use crate::http_faults::{body_id, read_request, response, Session};
 use crate::support::log::Log;
 use crate::support::proxy::ProxyCmd;
@@ -300,9 +300,8 @@ fn a_405_on_reopening_the_get_stream_ends_the_listening() {
 #[test]
 fn a_401_on_the_reopening_get_refreshes_the_token_and_the_stream_resumes() {
     let (url, seen) = server(CUT_AFTER_TWO, true);
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let log_path = tmp.path().join("session.jsonl");
-    let (cmd, _store) = proxy_with_stored_token(&url, &[], in_seconds(3600), &log_path);
+    let cmd = ProxyCmd::remote(&url).option(&["--inject", "none"]);
+    store_token(&cmd, &url, in_seconds(3600));
     let mut session = Session::spawn(cmd);
     initialized(&mut session);
     assert_eq!(notes(&mut session, 4), ["one", "two", "three", "four"]);

@@ -38,6 +38,13 @@ impl Served {
         Served::start_at(command, port, "/mcp")
     }
 
+    /// The peers' `server` in its HTTP mode (answering in JSON when `json`) on a free port,
+    /// started.
+    pub(crate) fn peer(peers: &Peers, server: Server, json: bool) -> Served {
+        let port = free_port();
+        Served::start(peers.http_server_command(server, port, json), port)
+    }
+
     /// [`Served::start`] for a server whose endpoint is `path`.
     pub(crate) fn start_at(mut command: std::process::Command, port: u16, path: &str) -> Served {
         let child = command
@@ -90,8 +97,7 @@ pub(crate) fn proxied_url(url: &str, log: &Path) -> Vec<OsString> {
 /// server answers with JSON bodies, else with event streams.
 fn run_remote_pair(client: Client, server: Server, json: bool) -> Option<Log> {
     let peers = Peers::locate()?;
-    let port = free_port();
-    let served = Served::start(peers.http_server_command(server, port, json), port);
+    let served = Served::peer(&peers, server, json);
     let direct = peers.client_over_http(client, server, &fixture_tree(), &served.url);
     let proxied =
         |target: &[OsString]| peers.client_command(client, server, &fixture_tree(), target);
@@ -487,11 +493,7 @@ fn a_session_recorded_over_http_verifies_against_the_live_server_by_url() {
     let Some(peers) = Peers::locate() else {
         return;
     };
-    let port = free_port();
-    let served = Served::start(
-        peers.http_server_command(Server::PythonSdk, port, false),
-        port,
-    );
+    let served = Served::peer(&peers, Server::PythonSdk, false);
     let tmp = tempfile::tempdir().expect("tempdir");
     let log_path = tmp.path().join("session.jsonl");
     let target = proxied_url(&served.url, &log_path);

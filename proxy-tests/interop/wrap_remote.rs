@@ -16,7 +16,7 @@ use std::time::Duration;
 use ctxopt::clients::entries::{self, ServersAt, State};
 
 use super::peers::{fixture_tree, Client, Peers, Server};
-use super::remote::{assert_remote_log, free_port, Served, TOKEN, TOKEN_VAR};
+use super::remote::{assert_remote_log, Served, TOKEN, TOKEN_VAR};
 use super::session::{run_driver, run_driver_command};
 use super::sessions::assert_same_session;
 use crate::wrap::Sandbox;
@@ -237,11 +237,7 @@ fn a_wrapped_remote_entry_of_claude_code_and_of_codex_reaches_the_live_server() 
     let Some(peers) = Peers::locate() else {
         return;
     };
-    let port = free_port();
-    let served = Served::start(
-        peers.http_server_command(Server::Everything, port, false),
-        port,
-    );
+    let served = Served::peer(&peers, Server::Everything, false);
     let url = &served.url;
 
     let sandbox = Sandbox::new();

@@ -348,18 +348,27 @@ mod tests {
         }
     }
 
+    /// A [`ProxyAuth`] for `https://h.example/mcp` with [`sample`]'s token stored, refreshed
+    /// at `endpoint` and expiring `ahead` seconds from now; its store, in the folder handed
+    /// back.
+    fn stored_token(endpoint: String, ahead: u64) -> (ProxyAuth, TokenStore, tempfile::TempDir) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = TokenStore::in_dir(dir.path().to_path_buf());
+        let mut stored = sample("https://h.example/mcp");
+        stored.token_endpoint = endpoint;
+        stored.expires_at = Some(now() + ahead);
+        store.save(&stored).unwrap();
+        let auth = ProxyAuth::new("https://h.example/mcp", Some(store.clone()), agent());
+        (auth, store, dir)
+    }
+
     #[test]
     fn a_401_refreshes_the_token_once_with_the_resource_and_retries() {
         let (endpoint, server_thread) = token_endpoint(
             200,
             r#"{"access_token":"fresh-access","token_type":"bearer","expires_in":3600}"#,
         );
-        let dir = tempfile::tempdir().unwrap();
-        let store = TokenStore::in_dir(dir.path().to_path_buf());
-        let mut stored = sample("https://h.example/mcp");
-        stored.token_endpoint = endpoint;
-        store.save(&stored).unwrap();
-        let auth = ProxyAuth::new("https://h.example/mcp", Some(store.clone()), agent());
+        let (auth, store, _dir) = stored_token(endpoint, 3600);
         let mut sent = Vec::new();
         let result = auth.send(server(&mut sent, |h| h != Some("Bearer fresh-access")));
         assert_eq!(result.unwrap(), "answered");
@@ -399,12 +408,7 @@ mod tests {
             400,
             r#"{"error":"invalid_grant","error_description":"refresh token revoked"}"#,
         );
-        let dir = tempfile::tempdir().unwrap();
-        let store = TokenStore::in_dir(dir.path().to_path_buf());
-        let mut stored = sample("https://h.example/mcp");
-        stored.token_endpoint = endpoint;
-        store.save(&stored).unwrap();
-        let auth = ProxyAuth::new("https://h.example/mcp", Some(store), agent());
+        let (auth, _store, _dir) = stored_token(endpoint, 3600);
         let mut sent = Vec::new();
         let (fault, status) = auth.send(server(&mut sent, |_| true)).unwrap_err();
         server_thread.join().unwrap();
@@ -444,13 +448,7 @@ mod tests {
             200,
             r#"{"access_token":"fresh-access","token_type":"Bearer","expires_in":3600,"refresh_token":"rotated"}"#,
         );
-        let dir = tempfile::tempdir().unwrap();
-        let store = TokenStore::in_dir(dir.path().to_path_buf());
-        let mut stored = sample("https://h.example/mcp");
-        stored.token_endpoint = endpoint;
-        stored.expires_at = Some(now() + 30);
-        store.save(&stored).unwrap();
-        let auth = ProxyAuth::new("https://h.example/mcp", Some(store.clone()), agent());
+        let (auth, store, _dir) = stored_token(endpoint, 30);
         let mut sent = Vec::new();
         let result = auth.send(server(&mut sent, |h| h != Some("Bearer fresh-access")));
         assert_eq!(result.unwrap(), "answered");
@@ -475,13 +473,7 @@ mod tests {
     #[test]
     fn a_failed_refresh_ahead_sends_the_token_it_has_and_is_not_tried_at_every_request() {
         let (endpoint, refreshes) = counting_endpoint(503, "down", Gate::new(0));
-        let dir = tempfile::tempdir().unwrap();
-        let store = TokenStore::in_dir(dir.path().to_path_buf());
-        let mut stored = sample("https://h.example/mcp");
-        stored.token_endpoint = endpoint;
-        stored.expires_at = Some(now() + 30);
-        store.save(&stored).unwrap();
-        let auth = ProxyAuth::new("https://h.example/mcp", Some(store), agent());
+        let (auth, _store, _dir) = stored_token(endpoint, 30);
         let mut sent = Vec::new();
         for _ in 0..3 {
             assert_eq!(auth.send(server(&mut sent, |_| false)).unwrap(), "answered");
@@ -565,17 +557,8 @@ mod tests {
             r#"{"access_token":"fresh-access","token_type":"Bearer","expires_in":3600}"#,
             gate.clone(),
         );
-        let dir = tempfile::tempdir().unwrap();
-        let store = TokenStore::in_dir(dir.path().to_path_buf());
-        let mut stored = sample("https://h.example/mcp");
-        stored.token_endpoint = endpoint;
-        stored.expires_at = Some(now() + 10);
-        store.save(&stored).unwrap();
-        let auth = Arc::new(ProxyAuth::new(
-            "https://h.example/mcp",
-            Some(store),
-            agent(),
-        ));
+        let (auth, _store, _dir) = stored_token(endpoint, 10);
+        let auth = Arc::new(auth);
         let threads: Vec<_> = (0..REQUESTS)
             .map(|_| {
                 let (auth, gate) = (auth.clone(), gate.clone());
