@@ -255,7 +255,7 @@ impl HttpSession {
 
 /// A client on one of the three paths.
 enum Caller {
-    Direct(HttpSession),
+    Direct(Box<HttpSession>),
     Proxied(Session),
 }
 
@@ -317,7 +317,7 @@ impl Paths<'_> {
         };
         let mut paths = vec![measured(
             "direct",
-            Caller::Direct(HttpSession::connect(self.url)?),
+            Caller::Direct(Box::new(HttpSession::connect(self.url)?)),
         )];
         let this = Path::new(env!("CARGO_BIN_EXE_ctxopt-proxy"));
         let proxies = std::iter::once(("ctxopt-proxy --url", this)).chain(
