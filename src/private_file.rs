@@ -15,7 +15,11 @@ pub(crate) fn replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
             .mode(0o700)
             .create(dir)?;
     }
-    let temp = path.with_extension(format!("tmp-{}", std::process::id()));
+    // A name of its own per call: two threads of one process (or two processes) replacing
+    // the same file at once must not share a temporary file, or one's rename finds it gone.
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let temp = path.with_extension(format!("tmp-{}-{n}", std::process::id()));
     let written = std::fs::OpenOptions::new()
         .write(true)
         .create(true)
@@ -28,4 +32,32 @@ pub(crate) fn replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         let _ = std::fs::remove_file(&temp);
     }
     written
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn threads_replacing_one_file_at_once_all_succeed_and_leave_no_temporary_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state").join("s.json");
+        std::thread::scope(|scope| {
+            for t in 0..8 {
+                let path = &path;
+                scope.spawn(move || {
+                    for i in 0..200 {
+                        replace(path, format!("{t}-{i}").as_bytes()).unwrap();
+                    }
+                });
+            }
+        });
+        let last = std::fs::read_to_string(&path).unwrap();
+        assert!(last.ends_with("-199"), "{last}");
+        let left: Vec<_> = std::fs::read_dir(path.parent().unwrap())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(left, ["s.json"]);
+    }
 }

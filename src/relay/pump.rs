@@ -431,14 +431,9 @@ mod tests {
     use crate::relay::tap::{tests::header, Tap};
     use crate::tokenizer::Tokenizer;
 
-    /// Relays a 1 MB frame between two small ones server to client into `outlet`, checks
-    /// that the outlet's reader got every byte, and returns the relay's counters.
-    fn relay(outlet: impl FnOnce(OwnedFd) -> Outlet) -> Arc<RelayStats> {
-        let mut input = b"{\"id\":1}\n".to_vec();
-        input.extend(std::iter::repeat_n(b'x', 1 << 20));
-        input.extend_from_slice(b"\n{\"id\":2}\n");
-        let (in_r, mut in_w) = std::io::pipe().unwrap();
-        let (mut out_r, out_w) = std::io::pipe().unwrap();
+    /// A server-to-client pump writing to `outlet`, with a tap that logs nothing, and the
+    /// relay's counters.
+    fn s2c_pump(outlet: Outlet) -> (Tap, Pump, Arc<RelayStats>) {
         let stats = Arc::new(RelayStats::default());
         let (tap, sender) = Tap::start(
             header(),
@@ -452,12 +447,24 @@ mod tests {
         .unwrap();
         let pump = Pump {
             dir: Direction::S2c,
-            outlet: Arc::new(outlet(OwnedFd::from(out_w))),
+            outlet: Arc::new(outlet),
             on_break_close: None,
             tap: sender,
             stats: stats.clone(),
             intercept: None,
         };
+        (tap, pump, stats)
+    }
+
+    /// Relays a 1 MB frame between two small ones server to client into `outlet`, checks
+    /// that the outlet's reader got every byte, and returns the relay's counters.
+    fn relay(outlet: impl FnOnce(OwnedFd) -> Outlet) -> Arc<RelayStats> {
+        let mut input = b"{\"id\":1}\n".to_vec();
+        input.extend(std::iter::repeat_n(b'x', 1 << 20));
+        input.extend_from_slice(b"\n{\"id\":2}\n");
+        let (in_r, mut in_w) = std::io::pipe().unwrap();
+        let (mut out_r, out_w) = std::io::pipe().unwrap();
+        let (tap, pump, stats) = s2c_pump(outlet(OwnedFd::from(out_w)));
         let writer = {
             let input = input.clone();
             std::thread::spawn(move || in_w.write_all(&input).unwrap())
@@ -509,25 +516,7 @@ mod tests {
             b"{\"id\":2}".to_vec(),
         ];
         let (out_r, out_w) = std::io::pipe().unwrap();
-        let stats = Arc::new(RelayStats::default());
-        let (tap, sender) = Tap::start(
-            header(),
-            LogWriter::disabled(),
-            Tokenizer::CharsDiv4,
-            stats.clone(),
-            Vec::new(),
-            None,
-            None,
-        )
-        .unwrap();
-        let pump = Pump {
-            dir: Direction::S2c,
-            outlet: Arc::new(Outlet::for_fd(File::from(OwnedFd::from(out_w)))),
-            on_break_close: None,
-            tap: sender,
-            stats: stats.clone(),
-            intercept: None,
-        };
+        let (tap, pump, stats) = s2c_pump(Outlet::for_fd(File::from(OwnedFd::from(out_w))));
         let reader = std::thread::spawn(move || {
             let mut out = Vec::new();
             let mut out_r = out_r;
