@@ -10,10 +10,11 @@
 //! meanwhile; every other build leaves them out.
 
 use std::collections::{BTreeSet, HashSet};
+use std::ops::ControlFlow;
 
 use super::ingest::id_line;
 use super::HookError;
-use crate::optimizer::extract::terms::{for_each_term, term_set};
+use crate::optimizer::extract::terms::{term_set, try_for_each_term};
 use crate::optimizer::{self, BuildConfig};
 use crate::records::{Common, Message, Role, SessionRecord};
 use crate::store::{self, Filter, NewRecord, Provenance, Scope, Store, StoredRecord};
@@ -264,14 +265,23 @@ fn terms_needed(task_terms: usize) -> usize {
 
 /// Whether `record` bears on a task with the terms `task_terms`: it shares enough of them.
 fn bears_on(task_terms: &BTreeSet<String>, record: &SessionRecord) -> bool {
+    if task_terms.is_empty() {
+        return false;
+    }
     let needed = terms_needed(task_terms.len());
     let mut shared = BTreeSet::new();
-    for_each_term(&record.search_text(), |t| {
-        if shared.len() < needed && task_terms.contains(t) {
+    // Enough shared terms end the scan.
+    let _ = try_for_each_term(&record.search_text(), |t| {
+        if task_terms.contains(t) {
             shared.insert(t.to_string());
         }
+        if shared.len() >= needed {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
     });
-    !task_terms.is_empty() && shared.len() >= needed
+    shared.len() >= needed
 }
 
 /// How many lines (facts) of an injected `context` the model still has in its window: the

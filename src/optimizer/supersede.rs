@@ -275,6 +275,13 @@ static NEGATED: LazyLock<Regex> = LazyLock::new(|| {
 /// `not`, `no`, `never`, `instead of` or `rather than` right before one of the decision's
 /// words (`…use apscheduler, not a CronJob`) — leaves as `superseded` by that message.
 fn turned_down(units: &[Unit], live: &[usize], dropped: &mut [Option<Dropped>]) {
+    // Nothing to turn down: the user's messages need no reading (nor `NEGATED` compiling).
+    if !live
+        .iter()
+        .any(|&d| units[d].decision_status == Some(DecisionStatus::Proposed))
+    {
+        return;
+    }
     let user_messages: Vec<(usize, Vec<(String, &str)>)> = live
         .iter()
         .filter(|&&i| units[i].role == Some(Role::User))

@@ -28,10 +28,19 @@ pub struct Finding {
     pub rule: &'static str,
 }
 
+/// A rule and its patterns, compiled the first time the rule's keywords occur (a process
+/// that redacts a few texts compiles the few rules they call for).
 struct Compiled {
     rule: &'static Rule,
-    regex: Regex,
-    allow: Option<Regex>,
+    patterns: OnceLock<(Regex, Option<Regex>)>,
+}
+
+impl Compiled {
+    /// The rule's pattern and allowlist, compiled.
+    fn patterns(&self) -> &(Regex, Option<Regex>) {
+        self.patterns
+            .get_or_init(|| (ascii(self.rule.pattern), self.rule.allow.map(ascii)))
+    }
 }
 
 /// The compiled table (built once per process, see [`matcher`]).
@@ -87,8 +96,7 @@ impl Matcher {
             .iter()
             .map(|rule| Compiled {
                 rule,
-                regex: ascii(rule.pattern),
-                allow: rule.allow.map(ascii),
+                patterns: OnceLock::new(),
             })
             .collect();
         Matcher {
@@ -136,13 +144,10 @@ impl Matcher {
             if candidates & (1 << index) == 0 {
                 continue;
             }
-            for caps in compiled.regex.captures_iter(text) {
+            let (regex, allow) = compiled.patterns();
+            for caps in regex.captures_iter(text) {
                 let whole = caps.get(0).expect("group 0 always takes part");
-                if compiled
-                    .allow
-                    .as_ref()
-                    .is_some_and(|a| a.is_match(whole.as_bytes()))
-                {
+                if allow.as_ref().is_some_and(|a| a.is_match(whole.as_bytes())) {
                     continue;
                 }
                 let secret = caps.iter().skip(1).flatten().next().unwrap_or(whole);
@@ -206,6 +211,25 @@ mod tests {
     fn the_table_compiles_and_fits_the_candidate_bit_set() {
         assert!(RULES.len() < 64);
         assert_eq!(matcher().rules.len(), RULES.len());
+        for compiled in &matcher().rules {
+            compiled.patterns();
+        }
+    }
+
+    #[test]
+    fn only_the_rules_a_text_calls_for_are_compiled() {
+        let matcher = Matcher::new(RULES);
+        let compiled = |m: &Matcher| {
+            m.rules
+                .iter()
+                .filter(|c| c.patterns.get().is_some())
+                .count()
+        };
+        assert!(matcher.find(b"hello, world").is_empty());
+        assert_eq!(compiled(&matcher), 0);
+        let found = matcher.find(b"key: AKIAIOSFODNN7EXAMPLQ");
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!((1..RULES.len()).contains(&compiled(&matcher)));
     }
 
     #[test]

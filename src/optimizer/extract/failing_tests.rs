@@ -5,31 +5,53 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-static PATTERNS: LazyLock<Vec<Regex>> = LazyLock::new(|| {
-    [
-        // nextest: `FAIL [   0.004s] crate a::b`
-        r"^\s*FAIL\s+\[\s*[\d.]+s\]\s+(.+)$",
-        // vitest / jest: `FAIL src/a.test.ts > suite > name`, `× name`, `● Suite › name`
-        r"^\s*(?:FAIL|×|✗|✕)\s+(.+?)(?:\s+\d+m?s)?$",
-        r"^\s*●\s+(.+›.+)$",
-        // pytest: `FAILED tests/test_a.py::test_x - AssertionError`, `tests/x.py::t FAILED`
-        r"^FAILED\s+(\S+::\S+)",
-        r"^(\S+::\S+)\s+FAILED",
-        // cargo test: `test a::b ... FAILED`, `---- a::b stdout ----`
-        r"^test\s+(\S+)\s+\.\.\.\s+FAILED",
-        r"^----\s+(\S+)\s+stdout\s+----$",
-        // go test: `--- FAIL: TestX (0.00s)`
-        r"^\s*--- FAIL:\s+(\S+)",
-        // JUnit: `testX(com.a.XTest)  Time elapsed: 0.1 s  <<< FAILURE!`, `[ERROR] com.a.XTest.testX:42 …`
-        r"^(?:\[ERROR\]\s+)?(\w+\([\w.$]+\))\s+Time elapsed:.*<<<\s+(?:FAILURE|ERROR)!",
-        r"^(?:\[ERROR\]\s+)?([\w$]+(?:\.[\w$]+)+\.\w+):\d+\s",
-        // Gradle: `com.a.XTest > testX FAILED`
-        r"^(\S+ > .+) FAILED$",
-    ]
-    .iter()
-    .map(|p| Regex::new(p).unwrap())
-    .collect()
-});
+/// A runner's line pattern, compiled on first use, and the strings a line must hold for it
+/// to match: a line without them is not tried (some patterns take milliseconds to compile,
+/// and most outputs never need them).
+struct Pattern {
+    needs: &'static [&'static str],
+    regex: LazyLock<Regex>,
+}
+
+/// A [`Pattern`] of `needs` and the regex `$re`.
+macro_rules! pattern {
+    ($needs:expr, $re:expr) => {
+        Pattern {
+            needs: $needs,
+            regex: LazyLock::new(|| Regex::new($re).unwrap()),
+        }
+    };
+}
+
+static PATTERNS: [Pattern; 11] = [
+    // nextest: `FAIL [   0.004s] crate a::b`
+    pattern!(&["FAIL", "["], r"^\s*FAIL\s+\[\s*[\d.]+s\]\s+(.+)$"),
+    // vitest / jest: `FAIL src/a.test.ts > suite > name`, `× name`, `● Suite › name`
+    pattern!(&[], r"^\s*(?:FAIL|×|✗|✕)\s+(.+?)(?:\s+\d+m?s)?$"),
+    pattern!(&["●", "›"], r"^\s*●\s+(.+›.+)$"),
+    // pytest: `FAILED tests/test_a.py::test_x - AssertionError`, `tests/x.py::t FAILED`
+    pattern!(&["FAILED", "::"], r"^FAILED\s+(\S+::\S+)"),
+    pattern!(&["FAILED", "::"], r"^(\S+::\S+)\s+FAILED"),
+    // cargo test: `test a::b ... FAILED`, `---- a::b stdout ----`
+    pattern!(
+        &["test", "...", "FAILED"],
+        r"^test\s+(\S+)\s+\.\.\.\s+FAILED"
+    ),
+    pattern!(&["----", "stdout"], r"^----\s+(\S+)\s+stdout\s+----$"),
+    // go test: `--- FAIL: TestX (0.00s)`
+    pattern!(&["--- FAIL:"], r"^\s*--- FAIL:\s+(\S+)"),
+    // JUnit: `testX(com.a.XTest)  Time elapsed: 0.1 s  <<< FAILURE!`, `[ERROR] com.a.XTest.testX:42 …`
+    pattern!(
+        &["Time elapsed:", "<<<"],
+        r"^(?:\[ERROR\]\s+)?(\w+\([\w.$]+\))\s+Time elapsed:.*<<<\s+(?:FAILURE|ERROR)!"
+    ),
+    pattern!(
+        &[".", ":"],
+        r"^(?:\[ERROR\]\s+)?([\w$]+(?:\.[\w$]+)+\.\w+):\d+\s"
+    ),
+    // Gradle: `com.a.XTest > testX FAILED`
+    pattern!(&[" > ", " FAILED"], r"^(\S+ > .+) FAILED$"),
+];
 
 static MAY_HAVE: LazyLock<Regex> = LazyLock::new(|| Regex::new("FAIL|ERROR|----|×|✗|✕|●").unwrap());
 
@@ -47,8 +69,11 @@ pub(crate) fn failing_tests(text: &str) -> Vec<String> {
         {
             continue;
         }
-        for re in PATTERNS.iter() {
-            if let Some(c) = re.captures(line) {
+        for pattern in &PATTERNS {
+            if !pattern.needs.iter().all(|n| line.contains(n)) {
+                continue;
+            }
+            if let Some(c) = pattern.regex.captures(line) {
                 let name = c[1].trim().to_string();
                 if !out.contains(&name) {
                     out.push(name);
@@ -110,5 +135,36 @@ mod tests {
             failing_tests("test a ... ok\n ✓ works\nPASS src/a.test.ts\n--- PASS: TestX")
                 .is_empty()
         );
+    }
+
+    #[test]
+    fn every_pattern_matches_only_lines_holding_what_it_needs() {
+        let lines = [
+            " FAIL  src/billing.test.ts > invoice > rounds totals 12ms",
+            " × applies discount",
+            "  ● Invoice › rounds totals",
+            "FAILED tests/test_api.py::test_login - AssertionError: 401",
+            "tests/test_db.py::test_x FAILED [50%]",
+            "test parse::tests::empty ... FAILED",
+            "---- parse::tests::empty stdout ----",
+            "        FAIL [   0.004s] ctxopt parse::tests::huge",
+            "--- FAIL: TestParse (0.00s)",
+            "testTotal(com.acme.BillingTest)  Time elapsed: 0.02 s  <<< FAILURE!",
+            "[ERROR] com.acme.BillingTest.testRound:42 expected 3",
+            "com.acme.CartTest > addsItem FAILED",
+        ];
+        for (i, pattern) in PATTERNS.iter().enumerate() {
+            let matched: Vec<&str> = lines
+                .iter()
+                .copied()
+                .filter(|l| pattern.regex.is_match(l))
+                .collect();
+            assert!(!matched.is_empty(), "pattern {i} matches no sample");
+            for line in matched {
+                for need in pattern.needs {
+                    assert!(line.contains(need), "pattern {i}: {line:?} lacks {need:?}");
+                }
+            }
+        }
     }
 }

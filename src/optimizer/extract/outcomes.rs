@@ -3,6 +3,7 @@
 
 use std::sync::LazyLock;
 
+use aho_corasick::AhoCorasick;
 use regex::Regex;
 
 /// What the evidence says about a run.
@@ -49,22 +50,44 @@ pub(crate) fn states_cause(text: &str) -> bool {
 /// How many lines of `text` are evidence of failure (`3 failed`, `test result: FAILED`,
 /// `FAIL`, `--- FAIL`, `FAILED`, `npm ERR!`, `BUILD FAILURE`, a traceback, a panic).
 pub(crate) fn failure_lines(text: &str) -> usize {
-    let mut lines = 0;
-    let mut counted_to = 0;
-    for m in FAILURE.find_iter(text) {
-        if m.start() >= counted_to {
-            lines += 1;
-            counted_to = text[m.end()..]
-                .find('\n')
-                .map_or(text.len(), |n| m.end() + n + 1);
+    failure_line_ends(text).count()
+}
+
+/// Words one of which every match of [`FAILURE`] holds, ASCII case aside: `fail` and
+/// `error` (its case-insensitive part; no character outside ASCII folds to one of their
+/// letters), `npm err!`, `traceback`, `panicked at`.
+static FAILURE_WORDS: LazyLock<AhoCorasick> = LazyLock::new(|| {
+    AhoCorasick::builder()
+        .ascii_case_insensitive(true)
+        .build(["fail", "error", "npm err!", "traceback", "panicked at"])
+        .expect("valid words")
+});
+
+/// The end of every line of `text` that [`FAILURE`] matches in, in order. A match never
+/// spans a newline, and its `^` and `\b` see the same at a line's ends as at the text's,
+/// so matching line by line is matching the text; only lines holding one of
+/// [`FAILURE_WORDS`] are tried (the regex alone falls back to its slowest engine on any
+/// text outside ASCII, for its Unicode `\b`).
+fn failure_line_ends(text: &str) -> impl Iterator<Item = usize> + '_ {
+    let mut from = 0;
+    std::iter::from_fn(move || {
+        while from < text.len() {
+            let hit = FAILURE_WORDS.find(&text[from..])?.start() + from;
+            let start = memchr::memrchr(b'\n', &text.as_bytes()[..hit]).map_or(0, |n| n + 1);
+            let end =
+                memchr::memchr(b'\n', &text.as_bytes()[hit..]).map_or(text.len(), |n| hit + n);
+            from = end + 1;
+            if FAILURE.is_match(&text[start..end]) {
+                return Some(end);
+            }
         }
-    }
-    lines
+        None
+    })
 }
 
 /// The outcome of a tool run from its exit code and output.
 pub(crate) fn run_outcome(exit_code: Option<i64>, output: &str) -> Outcome {
-    let failed_marker = FAILURE.is_match(output);
+    let failed_marker = failure_line_ends(output).next().is_some();
     match exit_code {
         Some(0) if failed_marker => Outcome::Failed,
         Some(0) => Outcome::Passed,
@@ -145,5 +168,63 @@ mod tests {
         );
         assert_eq!(run_outcome(None, ""), Outcome::Unknown);
         assert_eq!(run_outcome(None, "0 failed"), Outcome::Unknown);
+    }
+
+    /// The lines [`failure_lines`] counts, by the regex alone over the whole text.
+    fn failure_lines_by_regex(text: &str) -> usize {
+        let mut lines = 0;
+        let mut counted_to = 0;
+        for m in FAILURE.find_iter(text) {
+            if m.start() >= counted_to {
+                lines += 1;
+                counted_to = text[m.end()..]
+                    .find('\n')
+                    .map_or(text.len(), |n| m.end() + n + 1);
+            }
+        }
+        lines
+    }
+
+    #[test]
+    fn line_by_line_counts_what_the_regex_counts_on_the_whole_text() {
+        let texts = [
+            "a\nFAILED x FAILED y\n  --- FAIL: T\nok\n2 failed",
+            "\u{e9}3 failed\n\u{e9}FAILED\nFAILED\u{e9}\n3 errors\u{e9}\n3 ERRORS\r\n",
+            "\u{2713} 12 passed\n\u{2717} 1 Failed \u{2500}\u{2500}\nnpm ERR! code 1\nNPM ERR! no",
+            "Traceback (most recent call last):\n  File \"a.py\"\ntraceback (most recent call last)",
+            "thread 'main' panicked at src/a.rs:1:1\n\tFAIL\tpkg\nfailures: 2\nfailure: 0",
+            "test result: FAILED. 1 passed\nBUILD FAILURE\n\u{fc}BUILD FAILURE\nerror: x\nfail",
+            "no newline at the end: 1 failing",
+            "",
+            "\n\n",
+            "errorfail 1 error\u{0301} 1 failures\n",
+        ];
+        for text in texts {
+            assert_eq!(
+                failure_lines(text),
+                failure_lines_by_regex(text),
+                "{text:?}"
+            );
+            assert_eq!(
+                failure_line_ends(text).next().is_some(),
+                FAILURE.is_match(text),
+                "{text:?}"
+            );
+        }
+        // A canary: next to a letter outside ASCII there is no word boundary (an ASCII `\b`
+        // would count 5 lines here).
+        assert_eq!(failure_lines_by_regex(texts[1]), 1);
+    }
+
+    #[test]
+    fn only_ascii_letters_fold_to_the_letters_of_the_failure_words() {
+        let letters = Regex::new("(?i)^[failero]$").unwrap();
+        let folding: Vec<char> = (0..=char::MAX as u32)
+            .filter_map(char::from_u32)
+            .filter(|c| letters.is_match(c.encode_utf8(&mut [0; 4])))
+            .collect();
+        assert_eq!(folding.iter().collect::<String>(), "AEFILORaefilor");
+        // A canary: `s` does fold to a character outside ASCII (`ſ`).
+        assert!(Regex::new("(?i)^s$").unwrap().is_match("\u{17f}"));
     }
 }

@@ -2,6 +2,8 @@
 //! that are not common English stop words, lightly stemmed (`totals` → `total`,
 //! `rounding` → `round`) so inflections still match.
 
+use std::ops::ControlFlow;
+
 /// Words too common to signal relevance.
 const STOP_WORDS: &[&str] = &[
     "about", "after", "all", "also", "and", "any", "are", "because", "been", "but", "can", "could",
@@ -13,12 +15,36 @@ const STOP_WORDS: &[&str] = &[
     "with", "would", "yes", "you", "your",
 ];
 
+/// The longest stop word, in bytes: a longer word is none.
+const LONGEST_STOP_WORD: usize = {
+    let mut longest = 0;
+    let mut i = 0;
+    while i < STOP_WORDS.len() {
+        if STOP_WORDS[i].len() > longest {
+            longest = STOP_WORDS[i].len();
+        }
+        i += 1;
+    }
+    longest
+};
+
 /// Calls `f` with every term of `text` (lowercased, stop words removed), in order.
 pub(crate) fn for_each_term(text: &str, mut f: impl FnMut(&str)) {
+    let _ = try_for_each_term(text, |t| {
+        f(t);
+        ControlFlow::Continue(())
+    });
+}
+
+/// Calls `f` with every term of `text`, in order, until it breaks (then returns its break).
+pub(crate) fn try_for_each_term(
+    text: &str,
+    mut f: impl FnMut(&str) -> ControlFlow<()>,
+) -> ControlFlow<()> {
     let mut buf = String::new();
-    let mut emit = |word: &str, f: &mut dyn FnMut(&str)| {
+    let mut emit = |word: &str| -> ControlFlow<()> {
         if word.len() < 3 {
-            return;
+            return ControlFlow::Continue(());
         }
         buf.clear();
         if word.is_ascii() {
@@ -26,13 +52,17 @@ pub(crate) fn for_each_term(text: &str, mut f: impl FnMut(&str)) {
             buf.make_ascii_lowercase();
         } else {
             buf.extend(word.chars().flat_map(char::to_lowercase));
+            if buf.chars().count() < 3 {
+                return ControlFlow::Continue(());
+            }
         }
-        if buf.chars().count() >= 3 && STOP_WORDS.binary_search(&buf.as_str()).is_err() {
-            f(stem(&buf));
+        if buf.len() > LONGEST_STOP_WORD || STOP_WORDS.binary_search(&buf.as_str()).is_err() {
+            f(stem(&buf))?;
         }
+        ControlFlow::Continue(())
     };
-    for word in text.split(|c: char| !c.is_alphanumeric()) {
-        emit(word, &mut f);
+    for word in words(text) {
+        emit(word)?;
         // `TestRenderManifest` also gives `test`, `render`, `manifest`.
         let b = word.as_bytes();
         if word.is_ascii()
@@ -46,13 +76,43 @@ pub(crate) fn for_each_term(text: &str, mut f: impl FnMut(&str)) {
                         || b.get(i + 1).is_some_and(|n| n.is_ascii_lowercase())
                             && b[i - 1].is_ascii_uppercase());
                 if hump {
-                    emit(&word[start..i], &mut f);
+                    emit(&word[start..i])?;
                     start = i;
                 }
             }
-            emit(&word[start..], &mut f);
+            emit(&word[start..])?;
         }
     }
+    ControlFlow::Continue(())
+}
+
+/// The non-empty runs of alphanumeric characters of `text`, in order: `text.split(|c|
+/// !c.is_alphanumeric())` without its empty parts, ASCII read byte by byte.
+fn words(text: &str) -> impl Iterator<Item = &str> {
+    let bytes = text.as_bytes();
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        let mut start = None;
+        while at < bytes.len() {
+            let (alphanumeric, len) = match bytes[at] {
+                b if b.is_ascii() => (b.is_ascii_alphanumeric(), 1),
+                _ => {
+                    let c = text[at..].chars().next().expect("a character starts here");
+                    (c.is_alphanumeric(), c.len_utf8())
+                }
+            };
+            match (alphanumeric, start) {
+                (true, None) => start = Some(at),
+                (false, Some(s)) => {
+                    at += len;
+                    return Some(&text[s..at - len]);
+                }
+                _ => {}
+            }
+            at += len;
+        }
+        start.map(|s| &text[s..])
+    })
 }
 
 /// Cuts one common English suffix (`ing`, `ed`, `es`, `s`) when at least three
@@ -130,5 +190,39 @@ mod tests {
             ]
         );
         assert!(term_set("").is_empty());
+    }
+
+    #[test]
+    fn words_are_the_alphanumeric_runs_split_gives() {
+        for text in [
+            "",
+            "a",
+            "Fix the Billing rounding, please.",
+            "  -- x1 y_2 ÜnÏcode—naïve 東京 ٣٤ ok\n\tend",
+            "trailing word",
+            "½ⅷ²",
+        ] {
+            let by_split: Vec<&str> = text
+                .split(|c: char| !c.is_alphanumeric())
+                .filter(|w| !w.is_empty())
+                .collect();
+            assert_eq!(words(text).collect::<Vec<_>>(), by_split, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn a_break_stops_the_terms() {
+        let mut seen = Vec::new();
+        let flow = try_for_each_term("alpha beta gamma", |t| {
+            seen.push(t.to_string());
+            if t == "beta" {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        });
+        assert_eq!(flow, ControlFlow::Break(()));
+        assert_eq!(seen, ["alpha", "beta"]);
+        assert_eq!(LONGEST_STOP_WORD, 7);
     }
 }
