@@ -69,7 +69,7 @@ fn ascii(pattern: &str) -> Regex {
         .unwrap_or_else(|e| panic!("{pattern}: {e}"))
 }
 
-/// The rule table compiled, once per process.
+/// The rule table, once per process (each rule's patterns compiled at its first keyword hit).
 pub fn matcher() -> &'static Matcher {
     static MATCHER: OnceLock<Matcher> = OnceLock::new();
     MATCHER.get_or_init(|| Matcher::new(RULES))

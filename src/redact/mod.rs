@@ -8,8 +8,8 @@
 //!
 //! # Layout
 //! - [`rules`]: the rule table (gitleaks-style: keywords, pattern, allowlist).
-//! - [`matcher`](mod@matcher): the table compiled once (Aho-Corasick keyword prefilter, then a
-//!   `RegexSet`, then each matching rule for positions).
+//! - [`matcher`](mod@matcher): the table (Aho-Corasick keyword prefilter, then each rule whose
+//!   keywords occur, its pattern compiled at its first keyword hit, for positions).
 //! - [`escape`]: matches widened so that they never cut a JSON escape.
 //! - [`key`]: the per-installation HMAC key file (0600, created on first use).
 
@@ -43,7 +43,7 @@ enum KeySource {
     Run(OnceLock<Key>),
 }
 
-/// Redacts secrets. Cheap to share (`Arc`); the rule table is compiled once per process.
+/// Redacts secrets. Cheap to share (`Arc`); the rule table is built once per process.
 #[derive(Debug)]
 pub struct Redactor {
     key: KeySource,
