@@ -226,11 +226,26 @@ pub struct Replay {
 /// Replays a compaction at `cut` through the hook's code path ([`hooks::run`], as `ctxopt
 /// hook claude-code|gemini-cli` calls it): the transcript up to the cut written to a scratch
 /// folder, then `PreCompact` (Gemini CLI: `PreCompress`) and `SessionStart` with `source:
-/// compact`, on a store of their own. Codex CLI has no hook: the cut is imported and built
-/// at the hook's budget, as the hook would.
+/// compact`, on a store of their own. That is the client's order: Claude Code runs the
+/// `SessionStart` hooks of a compaction before it writes the boundary and the summary to the
+/// transcript (`docs/benchmarks.md`, "What the restore sees of the summary"). Codex CLI has no
+/// hook: the cut is imported and built at the hook's budget, as the hook would.
 pub(crate) fn replay_compaction(
     session: &Session,
     cut: &SessionCut,
+    budget: usize,
+    tokenizer: Tokenizer,
+) -> Result<Replay, InteractiveError> {
+    replay(session, cut, None, budget, tokenizer)
+}
+
+/// [`replay_compaction`], with `written` (the boundary and summary lines) appended to the
+/// transcript between `PreCompact` and `SessionStart` when given: what the restore would do
+/// were the summary written before it.
+fn replay(
+    session: &Session,
+    cut: &SessionCut,
+    written: Option<&str>,
     budget: usize,
     tokenizer: Tokenizer,
 ) -> Result<Replay, InteractiveError> {
@@ -280,6 +295,14 @@ pub(crate) fn replay_compaction(
         Ok::<_, InteractiveError>((run, started.elapsed().as_secs_f64() * 1000.0))
     };
     let (_, before_millis) = hook(payload(before_event, None))?;
+    if let Some(written) = written {
+        let mut text = cut.text.clone();
+        text.push_str(written);
+        std::fs::write(&transcript, text).map_err(|source| InteractiveError::Io {
+            path: transcript.clone(),
+            source,
+        })?;
+    }
     let (run, millis) = hook(payload("SessionStart", Some("compact")))?;
     let context = run
         .stdout
@@ -520,6 +543,13 @@ pub struct CompactionResult {
     pub(crate) summary_ctxopt: CutScore,
     /// Labelled files the hook's answer named and the summary did not.
     pub(crate) only_ctxopt: usize,
+    /// The summary and the hook's answer had the client written the summary before the
+    /// hook ran (not Claude Code's order; what reading it would give).
+    #[serde(default)]
+    pub(crate) summary_read: Option<CutScore>,
+    /// Labelled files that answer named and the summary did not.
+    #[serde(default)]
+    pub(crate) only_read: usize,
 }
 
 /// Every compaction recorded in `sessions`: the client's summary alone, and with the hook's
@@ -534,14 +564,15 @@ pub(crate) fn run_compactions(
         for real in session.real_compactions() {
             let cut = &real.cut;
             let replay = replay_compaction(session, cut, budget, tokenizer)?;
+            let read = self::replay(session, cut, Some(&real.written), budget, tokenizer)?;
+            let only = |context: &str| {
+                cut.files
+                    .iter()
+                    .filter(|f| !real.summary.contains(f.as_str()) && context.contains(f.as_str()))
+                    .count()
+            };
             let both = format!("{}\n\n{}", real.summary, replay.context);
-            let only_ctxopt = cut
-                .files
-                .iter()
-                .filter(|f| {
-                    !real.summary.contains(f.as_str()) && replay.context.contains(f.as_str())
-                })
-                .count();
+            let both_read = format!("{}\n\n{}", real.summary, read.context);
             out.push(CompactionResult {
                 session: session.name.clone(),
                 half: session.half,
@@ -550,7 +581,9 @@ pub(crate) fn run_compactions(
                 has_code: !cut.code.is_empty(),
                 summary: score(cut, &real.summary, tokenizer, 0.0),
                 summary_ctxopt: score(cut, &both, tokenizer, replay.millis),
-                only_ctxopt,
+                only_ctxopt: only(&replay.context),
+                summary_read: Some(score(cut, &both_read, tokenizer, read.millis)),
+                only_read: only(&read.context),
             });
         }
     }
@@ -785,8 +818,9 @@ impl InteractiveReport {
 }
 
 impl InteractiveReport {
-    /// The real compactions per half as a Markdown table: the client's summary alone, and
-    /// with the hook's restore added.
+    /// The real compactions per half as a Markdown table: the client's summary alone, with the
+    /// hook's restore added (replayed in the client's order), and with the restore had it read
+    /// the summary first.
     pub fn compactions_table(&self) -> String {
         let mut out = String::from(
             "| half | compactions (labelled) | what | all files named | per-file recall \
@@ -799,21 +833,10 @@ impl InteractiveReport {
             if mine.is_empty() {
                 continue;
             }
-            let labelled: Vec<&&CompactionResult> = mine.iter().filter(|c| c.files > 0).collect();
-            let files: usize = labelled.iter().map(|c| c.files).sum();
+            let labelled = mine.iter().filter(|c| c.files > 0).count();
+            let files: usize = mine.iter().map(|c| c.files).sum();
             let code = mine.iter().filter(|c| c.has_code).count();
-            let only: usize = mine.iter().map(|c| c.only_ctxopt).sum();
-            for (what, pick) in [
-                (
-                    "summary",
-                    (|c: &CompactionResult| c.summary.clone()) as fn(&CompactionResult) -> CutScore,
-                ),
-                ("summary + ctxopt", |c: &CompactionResult| {
-                    c.summary_ctxopt.clone()
-                }),
-            ] {
-                let scores: Vec<(usize, CutScore)> =
-                    mine.iter().map(|c| (c.files, pick(c))).collect();
+            let mut row = |what: &str, scores: Vec<(usize, &CutScore)>| {
                 let all = scores
                     .iter()
                     .filter(|(n, s)| *n > 0 && s.files_kept == *n)
@@ -826,18 +849,42 @@ impl InteractiveReport {
                 let tokens = scores.iter().map(|(_, s)| s.tokens).sum::<usize>() as f64
                     / scores.len() as f64;
                 out.push_str(&format!(
-                    "| {} | {} ({}) | {what} | {all}/{} | {:.1} % ({kept}/{files}) | {with_code}/{code} | {tokens:.0} |\n",
+                    "| {} | {} ({labelled}) | {what} | {all}/{labelled} | {:.1} % ({kept}/{files}) | {with_code}/{code} | {tokens:.0} |\n",
                     half.name(),
                     mine.len(),
-                    labelled.len(),
-                    labelled.len(),
                     super::real::recall(kept, files) * 100.0,
                 ));
+            };
+            row(
+                "summary",
+                mine.iter().map(|c| (c.files, &c.summary)).collect(),
+            );
+            row(
+                "summary + ctxopt",
+                mine.iter().map(|c| (c.files, &c.summary_ctxopt)).collect(),
+            );
+            let read: Option<Vec<(usize, &CutScore)>> = mine
+                .iter()
+                .map(|c| c.summary_read.as_ref().map(|s| (c.files, s)))
+                .collect();
+            if let Some(read) = &read {
+                row(
+                    "summary + ctxopt, had the hook read the summary",
+                    read.clone(),
+                );
             }
+            let only: usize = mine.iter().map(|c| c.only_ctxopt).sum();
             out.push_str(&format!(
                 "| {} | | files only the hook's answer named | {only} | | | |\n",
                 half.name()
             ));
+            if read.is_some() {
+                let only: usize = mine.iter().map(|c| c.only_read).sum();
+                out.push_str(&format!(
+                    "| {} | | files only the answer that read the summary named | {only} | | | |\n",
+                    half.name()
+                ));
+            }
         }
         out
     }
@@ -1034,6 +1081,19 @@ mod tests {
             r.summary.files_kept + r.only_ctxopt,
             "{r:?}"
         );
+        // The lines the client writes after its hooks: the boundary, then the summary.
+        let written: Vec<&str> = real[0].written.lines().collect();
+        assert!(
+            written[0].contains("\"compact_boundary\""),
+            "{}",
+            written[0]
+        );
+        assert!(written
+            .last()
+            .unwrap()
+            .contains("\"isCompactSummary\":true"));
+        let read = r.summary_read.as_ref().unwrap();
+        assert_eq!(read.files_kept, r.summary.files_kept + r.only_read, "{r:?}");
         let report = InteractiveReport {
             hook_budget: DEFAULT_RESTORE_BUDGET,
             sessions: Vec::new(),
@@ -1043,5 +1103,56 @@ mod tests {
         };
         let table = report.compactions_table();
         assert!(table.contains("| summary + ctxopt |"), "{table}");
+        assert!(
+            table.contains("| summary + ctxopt, had the hook read the summary |"),
+            "{table}"
+        );
+    }
+
+    #[test]
+    fn claude_code_runs_session_start_compact_before_it_writes_the_boundary_and_the_summary() {
+        // In the real transcripts, a compaction's `SessionStart:compact` hook lines come after
+        // its boundary and summary, but each is timed before the boundary: the client ran the
+        // hooks, then wrote the boundary and the summary. The replay keeps that order.
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/real-world/agent-transcripts/claude-code");
+        let time = |v: &serde_json::Value| {
+            v.get("timestamp")
+                .and_then(|t| t.as_str())
+                .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+        };
+        let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+            .collect();
+        paths.sort();
+        let (mut boundaries, mut with_hooks, mut hooks) = (0, 0, 0);
+        for path in paths {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let values: Vec<serde_json::Value> = text
+                .lines()
+                .filter_map(|l| serde_json::from_str(l).ok())
+                .collect();
+            for (b, v) in values.iter().enumerate() {
+                if v["subtype"] != "compact_boundary" {
+                    continue;
+                }
+                boundaries += 1;
+                let at = time(v).unwrap();
+                let mine: Vec<&serde_json::Value> = values[b + 1..]
+                    .iter()
+                    .take(12)
+                    .filter(|v| v["data"]["hookName"] == "SessionStart:compact")
+                    .collect();
+                with_hooks += usize::from(!mine.is_empty());
+                for hook in mine {
+                    hooks += 1;
+                    assert!(time(hook).unwrap() < at, "{}: {hook}", path.display());
+                }
+            }
+        }
+        assert_eq!((boundaries, with_hooks), (15, 8));
+        assert!(hooks >= 8 * 3, "{hooks}");
     }
 }

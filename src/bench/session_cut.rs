@@ -172,6 +172,9 @@ pub(crate) struct RealCompaction {
     pub(crate) cut: SessionCut,
     /// The client's own summary.
     pub(crate) summary: String,
+    /// The transcript's lines from the boundary to the summary, as the client writes them
+    /// (Claude Code: after its `SessionStart` hooks ran).
+    pub(crate) written: String,
 }
 
 impl Session {
@@ -222,6 +225,7 @@ impl Session {
                     code,
                 },
                 summary,
+                written: lines[b..=at].iter().map(|l| format!("{l}\n")).collect(),
             });
         }
         out

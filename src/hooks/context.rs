@@ -48,7 +48,7 @@ pub(crate) struct Window {
 impl Window {
     /// Whether a stored record is in the window: a record of the transcript from the boundary
     /// on (one without a line counts as in it).
-    fn holds(&self, s: &StoredRecord) -> bool {
+    pub(crate) fn holds(&self, s: &StoredRecord) -> bool {
         s.provenance.log_path.as_deref() == Some(self.log.as_str())
             && s.record
                 .common()
@@ -71,6 +71,11 @@ pub(crate) struct Exclusions {
     /// The snapshot log whose records are built from (a restore); none leaves every
     /// snapshot out.
     pub(crate) snapshot: Option<String>,
+    /// A restore: what the window holds is left out as at a prompt, but every other record
+    /// is built from (not only those bearing on the task), the task is kept unless the window
+    /// holds its lines, and the files in play the window's summary names come last
+    /// ([`super::restore`]).
+    pub(crate) restore: bool,
 }
 
 /// A built context, the ids of the records it cites and those records.
@@ -153,7 +158,16 @@ pub(crate) fn build(
         .window
         .as_ref()
         .map(|w| window_lines(stored.iter().filter(|s| w.holds(s))));
-    let task_terms = exclusions.window.as_ref().map(|_| term_set(task));
+    let task_terms = exclusions
+        .window
+        .as_ref()
+        .filter(|_| !exclusions.restore)
+        .map(|_| term_set(task));
+    let in_window = exclusions
+        .window
+        .as_ref()
+        .filter(|_| exclusions.restore)
+        .and_then(|w| super::restore::summaries(stored.iter().filter(|s| w.holds(s))));
     let mut seen = BTreeSet::new();
     // Newest first, so that of a snapshot's copy and its original the newer one is kept.
     stored.reverse();
@@ -174,10 +188,12 @@ pub(crate) fn build(
         if exclusions.snapshot.is_some() && !id.is_empty() && !seen.insert(id.to_string()) {
             return false;
         }
-        match (&exclusions.window, &window_lines, &task_terms) {
-            (Some(window), Some(lines), Some(terms)) => {
+        match (&exclusions.window, &window_lines) {
+            (Some(window), Some(lines)) => {
                 !window.holds(s)
-                    && bears_on(terms, &s.record)
+                    && task_terms
+                        .as_ref()
+                        .is_none_or(|terms| bears_on(terms, &s.record))
                     && !mostly_in(lines, &s.record.search_text())
             }
             _ => true,
@@ -193,11 +209,12 @@ pub(crate) fn build(
         // A restore (the session after a compaction) names the files in play: the model has
         // lost where it was working.
         files_in_play: exclusions.snapshot.is_some(),
+        in_window,
         ..BuildConfig::default()
     };
     let out = optimizer::build(&records, &config).map_err(|e| HookError::Build(e.to_string()))?;
     let context = match &window_lines {
-        Some(lines) => without_window_lines(&out.context, lines),
+        Some(lines) => without_window_lines(&out.context, lines, !exclusions.restore),
         None => out.context,
     };
     // The records of the fragments the context still shows (the task left out).
@@ -309,9 +326,10 @@ fn is_heading(lines: &[&str], i: usize) -> bool {
         && lines.get(i + 1).is_some_and(|l| l.starts_with("[source: "))
 }
 
-/// `context` without the lines the window holds, without the task (the prompt is in the
-/// window too), and without the source blocks and sections left empty.
-fn without_window_lines(context: &str, window: &HashSet<String>) -> String {
+/// `context` without the lines the window holds, without the task when `drop_task` (at a
+/// prompt, the prompt is in the window too), and without the source blocks and sections left
+/// empty.
+fn without_window_lines(context: &str, window: &HashSet<String>, drop_task: bool) -> String {
     // A block is a source tag and its lines up to the next tag or section.
     let mut out = String::new();
     let mut section: Option<&str> = None;
@@ -319,10 +337,10 @@ fn without_window_lines(context: &str, window: &HashSet<String>) -> String {
     let lines: Vec<&str> = context.lines().collect();
     for (i, line) in lines.iter().copied().enumerate() {
         if is_heading(&lines, i) {
-            flush_block(&mut section, &mut block, &mut out);
+            flush_block(&mut section, &mut block, &mut out, drop_task);
             section = Some(line);
         } else if line.starts_with("[source: ") {
-            flush_block(&mut section, &mut block, &mut out);
+            flush_block(&mut section, &mut block, &mut out, drop_task);
             block.push(line);
         } else if !block.is_empty() {
             if !fact_line(line).is_some_and(|l| window.contains(l)) {
@@ -334,17 +352,22 @@ fn without_window_lines(context: &str, window: &HashSet<String>) -> String {
             out.push('\n');
         }
     }
-    flush_block(&mut section, &mut block, &mut out);
+    flush_block(&mut section, &mut block, &mut out, drop_task);
     out.trim_end().to_string()
 }
 
 /// Writes `block` to `out` (after its section's header, the first time) unless it is the
-/// task's or holds nothing but its tag; empties it.
-fn flush_block<'a>(section: &mut Option<&'a str>, block: &mut Vec<&'a str>, out: &mut String) {
+/// task's (and `drop_task`) or holds nothing but its tag; empties it.
+fn flush_block<'a>(
+    section: &mut Option<&'a str>,
+    block: &mut Vec<&'a str>,
+    out: &mut String,
+    drop_task: bool,
+) {
     while block.len() > 1 && block.last().is_some_and(|l| l.trim().is_empty()) {
         block.pop();
     }
-    let is_task = block.first().is_some_and(|t| t.contains("| record task"));
+    let is_task = drop_task && block.first().is_some_and(|t| t.contains("| record task"));
     let has_fact = block.iter().skip(1).any(|l| !l.trim().is_empty());
     if !is_task && has_fact {
         if let Some(header) = section.take() {

@@ -7,6 +7,8 @@
 //!   injected);
 //! - [`ingest`]: the transcript into the store, from the last offset read;
 //! - [`context`]: the build, leaving out what the model has just seen;
+//! - [`restore`]: what a restore knows the model has (the client's summary, a resumed
+//!   transcript);
 //! - [`answer`]: the marker, the closing line and the client JSON;
 //! - [`tool_server`]: whether ctxopt serves `build_context` to the client;
 //! - [`log`]: the hooks' own log.
@@ -20,6 +22,7 @@ pub(crate) mod context;
 pub(crate) mod ingest;
 pub mod log;
 pub(crate) mod payload;
+pub(crate) mod restore;
 pub(crate) mod state;
 pub mod tool_server;
 
@@ -115,12 +118,15 @@ pub fn run(client: HookClient, input: &[u8], config: &HookConfig) -> Result<Hook
         }),
         None => state::TranscriptState::default(),
     };
+    // The last compaction boundary this run imported (the client wrote it before the hook).
+    let mut fresh_boundary = None;
     if let Some(t) = &transcript {
         let path = Path::new(t);
         let summary = match client {
             HookClient::ClaudeCode => ingest::import_claude(path, &mut state, &mut store, &scope)?,
             HookClient::GeminiCli => ingest::import_gemini(path, &mut state, &mut store, &scope)?,
         };
+        fresh_boundary = summary.boundaries.last().copied();
         note.push_str(&format!("; imported {summary}"));
         laps.lap("import");
     }
@@ -155,8 +161,19 @@ pub fn run(client: HookClient, input: &[u8], config: &HookConfig) -> Result<Hook
             payload.prompt.clone()
         }
         Event::SessionStart => {
-            // After a compaction: what the last PreCompact saved, task and records.
+            // After a compaction: what the last PreCompact saved, task and records; left
+            // out, what the model still has (the client's summary, a resumed transcript).
             exclusions.snapshot.clone_from(&snapshot);
+            exclusions.restore = true;
+            exclusions.window = transcript.as_ref().and_then(|_| {
+                restore::window(
+                    payload.source.as_deref(),
+                    state.log_name(),
+                    state.boundary,
+                    fresh_boundary,
+                    &stored,
+                )
+            });
             snapshot
                 .as_deref()
                 .and_then(|log| context::snapshot_task(&stored, log))

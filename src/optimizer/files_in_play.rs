@@ -9,7 +9,10 @@
 //! as its own section right after what the session is doing now and its plan (see
 //! `docs/scoring.md`, "Files in play"). A build asks for it with
 //! [`BuildConfig::files_in_play`](crate::optimizer::BuildConfig::files_in_play); the hook's
-//! restore after a compaction does.
+//! restore after a compaction does. When the model already has text that names some of them
+//! ([`BuildConfig::in_window`](crate::optimizer::BuildConfig::in_window): the client's own
+//! summary), the files it does not name come first and those it names after, so a short index
+//! spends its lines on what the model lacks.
 
 use std::collections::BTreeMap;
 
@@ -48,16 +51,32 @@ struct Touches {
 
 /// The index of the files in play among `units`, rendered as its section (heading, source
 /// tag and one line per file), within [`BUDGET_SHARE`] of `budget`; `None` when the session
-/// touched no file.
-pub(crate) fn index(units: &[Unit], budget: usize, tokenizer: Tokenizer) -> Option<String> {
-    let files = touched(units);
+/// touched no file. The files `in_window` names (text the model already has) come after the
+/// others.
+pub(crate) fn index(
+    units: &[Unit],
+    budget: usize,
+    tokenizer: Tokenizer,
+    in_window: Option<&str>,
+) -> Option<String> {
+    let mut files = touched(units);
     if files.is_empty() {
         return None;
     }
+    let known = in_window.map_or(0, |text| {
+        // Stable: each group stays latest first.
+        files.sort_by_key(|t| names(text, &t.path));
+        files.iter().filter(|t| names(text, &t.path)).count()
+    });
     let cap = (BUDGET_SHARE * budget as f64) as usize;
-    let count = match files.len() {
-        1 => "1 file".to_string(),
-        n => format!("{n} files, latest first"),
+    let count = match (files.len(), known) {
+        (1, 0) => "1 file".to_string(),
+        (n, 0) => format!("{n} files, latest first"),
+        (n, k) if k == n => format!("{n} files, latest first, all named in your context already"),
+        (n, k) => format!(
+            "{n} files, latest first: the {} your context does not name, then the {k} it names",
+            n - k
+        ),
     };
     let mut out =
         format!("{HEADING}[source: the session's reads, changes and commands | {count}]\n");
@@ -175,6 +194,29 @@ fn touched(units: &[Unit]) -> Vec<Touches> {
     files
 }
 
+/// Whether `text` names the file at `path`: the path itself, or a tail of it that keeps a
+/// folder (`src/a.rs` of `/w/repo/src/a.rs`), not followed by more of a name (`src/a.rs` does
+/// not name `src/a.rsx`).
+fn names(text: &str, path: &str) -> bool {
+    let tails = std::iter::once(path).chain(
+        path.match_indices('/')
+            .map(|(i, _)| &path[i + 1..])
+            .filter(|tail| tail.contains('/')),
+    );
+    for tail in tails.filter(|t| !t.is_empty()) {
+        let mut from = 0;
+        while let Some(at) = text[from..].find(tail) {
+            let end = from + at + tail.len();
+            let next = text[end..].chars().next();
+            if !next.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '-') {
+                return true;
+            }
+            from = end;
+        }
+    }
+    false
+}
+
 /// Whether a path a command names is a file worth listing: its last segment has an
 /// extension (`src/a.rs`, `.env.local`), which leaves out directories (`app/api`, a
 /// `workdir`) and devices (`/dev/null`).
@@ -279,7 +321,7 @@ mod tests {
 
     #[test]
     fn files_come_latest_first_with_what_was_done_and_where() {
-        let index = index(&units(SESSION), 4000, Tokenizer::default()).unwrap();
+        let index = index(&units(SESSION), 4000, Tokenizer::default(), None).unwrap();
         insta::assert_snapshot!(index, @r"
         ## Files in play
         [source: the session's reads, changes and commands | 3 files, latest first]
@@ -301,7 +343,7 @@ mod tests {
         let units = units(&json);
         for budget in [300, 1000, 2500, 8000] {
             let tokenizer = Tokenizer::default();
-            let Some(index) = index(&units, budget, tokenizer) else {
+            let Some(index) = index(&units, budget, tokenizer, None) else {
                 assert!(budget < 400, "a budget of {budget} names no file");
                 continue;
             };
@@ -326,7 +368,7 @@ mod tests {
                 {"id": "t2", "timestamp": "2026-01-01T10:02:00Z", "tool": "bash", "args": {"command": "ls app/api"}, "output": "x"}
             ]}"#,
         );
-        let index = index(&units, 4000, Tokenizer::default()).unwrap();
+        let index = index(&units, 4000, Tokenizer::default(), None).unwrap();
         insta::assert_snapshot!(index, @r"
         ## Files in play
         [source: the session's reads, changes and commands | 1 file]
@@ -335,9 +377,31 @@ mod tests {
     }
 
     #[test]
+    fn files_the_window_already_names_come_after_those_it_does_not() {
+        // The client's summary names src/parse.rs (as a tail of no other path) and the test
+        // file by a tail of its path; src/lex.rs only as part of a longer name.
+        let summary = "Files: `src/parse.rs` was fixed; ran parse_tests/../tests/parse_tests.rs; \
+                       see src/lex.rsx";
+        let after = index(&units(SESSION), 4000, Tokenizer::default(), Some(summary)).unwrap();
+        insta::assert_snapshot!(after, @r"
+        ## Files in play
+        [source: the session's reads, changes and commands | 3 files, latest first: the 1 your context does not name, then the 2 it names]
+        - src/lex.rs: read
+        - tests/parse_tests.rs: in 1 command
+        - src/parse.rs: changed (lines 1–25), read 2×
+        ");
+        // Canary: without the window the order is by recency alone.
+        let plain = index(&units(SESSION), 4000, Tokenizer::default(), None).unwrap();
+        assert!(plain.find("tests/parse_tests.rs") < plain.find("src/lex.rs"));
+        assert!(names("/w/repo/src/a.rs", "src/a.rs"));
+        assert!(names("in repo/src/a.rs:12", "/w/repo/src/a.rs"));
+        assert!(!names("src/a.rsx and a.rs", "/w/repo/src/a.rs"));
+    }
+
+    #[test]
     fn a_session_without_files_has_no_index() {
         let units = units(r#"{"task": "t", "messages": [{"role": "user", "text": "hi"}]}"#);
-        assert_eq!(index(&units, 4000, Tokenizer::default()), None);
+        assert_eq!(index(&units, 4000, Tokenizer::default(), None), None);
     }
 
     #[test]

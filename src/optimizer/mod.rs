@@ -77,6 +77,11 @@ pub struct BuildConfig {
     /// (see `docs/scoring.md`, "Files in play"). Off by default; the hook's restore after a
     /// compaction turns it on.
     pub files_in_play: bool,
+    /// What the model already has in its window, as text (a restore's: the client's own
+    /// summary of the compacted conversation). The files in play it names are listed after
+    /// those it does not name, so the index spends its share on what the model lacks. Not
+    /// part of the configuration's hash.
+    pub in_window: Option<String>,
 }
 
 impl Default for BuildConfig {
@@ -89,6 +94,7 @@ impl Default for BuildConfig {
             min_relevance: DEFAULT_MIN_RELEVANCE,
             threads: 0,
             files_in_play: false,
+            in_window: None,
         }
     }
 }
@@ -188,7 +194,14 @@ pub fn build(records: &Records, config: &BuildConfig) -> Result<BuildOutput, Opt
     }
     let index = config
         .files_in_play
-        .then(|| files_in_play::index(&units, config.budget, config.tokenizer))
+        .then(|| {
+            files_in_play::index(
+                &units,
+                config.budget,
+                config.tokenizer,
+                config.in_window.as_deref(),
+            )
+        })
         .flatten();
     let selection = select::select(
         &units,

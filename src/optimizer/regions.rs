@@ -1,11 +1,13 @@
-//! Where in its files the session is looking: the lines its searches hit. A file read whole
-//! is cut into many chunks; which of them matters next is told less by likeness to the task
-//! than by where the session was looking — the line a `grep -n` / `rg -n` printed.
+//! Where in its files the session is looking: the lines its searches hit and the lines the
+//! agent quotes. A file read whole is cut into many chunks; which of them matters next is
+//! told less by likeness to the task than by where the session was looking — the line a
+//! `grep -n` / `rg -n` printed, the code the agent copied into its own reasoning.
 //!
 //! A chunk of a file *was searched* when it shows, trimmed, one of those lines (at least
-//! [`MIN_LINE_CHARS`] characters, so `}` or `return;` does not count) of the same file: a
-//! search hit `path:line:text` (or `line:text` from a command that names one file) of a live
-//! output. The working set and the files in play rank a file's chunks by this first, then by
+//! [`MIN_LINE_CHARS`] characters, so `}` or `return;` does not count): a search hit
+//! `path:line:text` (or `line:text` from a command that names one file) of a live output, of
+//! the same file; or a line of a live message of the agent (the code it is reasoning about,
+//! quoted — of any file that shows it). The working set and the files in play rank a file's chunks by this first, then by
 //! score (see `docs/scoring.md`, "Where the session is looking"). The lines its changes
 //! touched are not counted: the change itself is shown (the current change leads), and the
 //! region it changed is done — on the interactive benchmark's tuning half, counting them
@@ -16,13 +18,13 @@ use std::collections::{HashMap, HashSet};
 use crate::optimizer::analysis::UnitAnalysis;
 use crate::optimizer::extract::paths;
 use crate::optimizer::fragment::{Fragment, Unit};
-use crate::records::Kind;
+use crate::records::{Kind, Role};
 
 /// The least length of a line (trimmed) that places a search hit or a change in a chunk.
 pub(crate) const MIN_LINE_CHARS: usize = 12;
 
-/// Per fragment: how many of the lines the session's searches hit in its file it shows (0
-/// for fragments that are not of a file).
+/// Per fragment: how many of the lines the session's searches hit in its file, or its agent
+/// quoted, it shows (0 for fragments that are not of a file).
 pub(crate) fn searched(
     units: &[Unit],
     fragments: &[Fragment],
@@ -56,20 +58,27 @@ pub(crate) fn searched(
             }
         }
     }
-    if lines.is_empty() {
+    // The lines the agent quoted in its own messages: the code it is reasoning about.
+    let quoted: HashSet<&str> = units
+        .iter()
+        .enumerate()
+        .filter(|(i, u)| analyses[*i].is_live() && u.role == Some(Role::Assistant))
+        .flat_map(|(_, u)| u.text.lines().filter_map(place_line))
+        .collect();
+    if lines.is_empty() && quoted.is_empty() {
         return out;
     }
+    let none = HashSet::new();
     for (i, k) in &files {
-        let Some(wanted) = lines.get(k.as_str()) else {
-            continue;
-        };
+        let wanted = lines.get(k.as_str()).unwrap_or(&none);
         for fi in units[*i].fragments.clone() {
             let text = fragments[fi].text(units);
             out[fi] = text
                 .lines()
                 .filter_map(place_line)
                 .collect::<HashSet<&str>>()
-                .intersection(wanted)
+                .iter()
+                .filter(|l| wanted.contains(*l) || quoted.contains(*l))
                 .count();
         }
     }
@@ -262,6 +271,48 @@ mod tests {
         );
         // The canary: without the search, another chunk is the file's best.
         let without = build(&records(None), &config).unwrap();
+        assert!(
+            !without.context.contains("step_20 = gamma_part(20)"),
+            "{}",
+            without.context
+        );
+    }
+
+    #[test]
+    fn the_chunk_whose_code_the_agent_quotes_is_the_one_the_context_shows() {
+        use crate::optimizer::{build, BuildConfig};
+        use crate::records::{FileRecord, Message, Records};
+        let records = |quote: &str| {
+            Records {
+            task: Some("Tidy up.".into()),
+            files: vec![FileRecord {
+                common: at("f1", 0),
+                path: "src/lib.rs".into(),
+                content: ["alpha", "beta", "gamma", "delta"]
+                    .map(|n| block(n, 30))
+                    .concat(),
+            }],
+            messages: vec![Message {
+                common: at("m1", 5),
+                role: Role::Assistant,
+                text: format!("In src/lib.rs the loop goes wrong here:\n\n{quote}\n\nI will change that step."),
+            }],
+            ..Records::default()
+        }
+        };
+        let config = BuildConfig {
+            budget: 500,
+            files_in_play: true,
+            ..BuildConfig::default()
+        };
+        let with = build(&records("    let step_21 = gamma_part(21);"), &config).unwrap();
+        assert!(
+            with.context.contains("step_20 = gamma_part(20)"),
+            "{}",
+            with.context
+        );
+        // The canary: a message quoting no line of the file leaves another chunk the best.
+        let without = build(&records("    step twenty-one"), &config).unwrap();
         assert!(
             !without.context.contains("step_20 = gamma_part(20)"),
             "{}",
