@@ -18,6 +18,7 @@ use crate::compact::Limits;
 use crate::optimizer::extract::terms::term_set;
 use crate::optimizer::parse::{parse_records, RecordsError};
 use crate::optimizer::{self, BuildConfig, OptimizerError, DEFAULT_BUDGET};
+use crate::records::understand::understand;
 use crate::records::{DecisionStatus, Kind, SessionRecord, TestStatus};
 use crate::store::{
     self, Filter, NewRecord, Provenance, Scope, Store, StoreError, StoredRecord, DEFAULT_LOAD_LIMIT,
@@ -486,7 +487,8 @@ fn ingest_records(a: IngestArgs, store: &mut Store, scope: &Scope) -> Result<Val
         Value::String(text) => text,
         other => other.to_string(),
     };
-    let records = parse_records(&text)?;
+    // A tool output whose command reads a file is stored as that file's content.
+    let records = understand(parse_records(&text)?);
     let ignored = serde_json::from_str::<Value>(&text)
         .map(|v| ignored_fields(&v))
         .unwrap_or_default();

@@ -2,6 +2,7 @@
 
 pub mod kind;
 pub mod session_record;
+pub mod understand;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use ctxopt::optimizer::parse::parse_records;
 use ctxopt::optimizer::{self, BuildConfig, DEFAULT_BUDGET};
+use ctxopt::records::understand::understand;
 use ctxopt::records::Records;
 use ctxopt::tokenizer::Tokenizer;
 use serde_json::Value;
@@ -66,6 +67,8 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(problem) = foreign_document(&text, &records) {
         anyhow::bail!("{origin}: malformed records: {problem}");
     }
+    // A tool output whose command reads a file is that file's content (docs/records.md).
+    let records = understand(records);
     let config = BuildConfig {
         budget: args.budget,
         task: args.task,
@@ -147,6 +150,47 @@ mod tests {
         // Canaries: the empty session, an empty list, a task alone are records files.
         for text in ["{}", r#"{"messages": []}"#, r#"{"task": "fix it", "x": 1}"#] {
             assert_eq!(problem(text), None, "{text}");
+        }
+    }
+
+    #[test]
+    fn a_read_given_as_a_tool_output_builds_as_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let records = dir.path().join("records.json");
+        let output = dir.path().join("out.json");
+        let text = serde_json::json!({
+            "task": "Fix calculate_total in src/billing/total.py",
+            "toolOutputs": [{"id": "t1", "tool": "bash",
+                "args": {"command": "sed -n '1,2p' src/billing/total.py"},
+                "output": "def calculate_total(items):\n    return round(sum(items), 2)\n"}]
+        });
+        std::fs::write(&records, text.to_string()).unwrap();
+        let args = Args {
+            records: Some(records),
+            stdin: false,
+            task: None,
+            budget: DEFAULT_BUDGET,
+            format: Format::Json,
+            output: Some(output.clone()),
+            tokenizer: Tokenizer::O200kBase,
+        };
+        run(args).unwrap();
+        let out: Value = serde_json::from_slice(&std::fs::read(&output).unwrap()).unwrap();
+        let read: Vec<&Value> = out["sources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| s["record"] == "t1")
+            .collect();
+        assert!(!read.is_empty(), "{out:#}");
+        for source in read {
+            assert_eq!(
+                (&source["kind"], &source["path"]),
+                (
+                    &serde_json::json!("file"),
+                    &serde_json::json!("src/billing/total.py")
+                )
+            );
         }
     }
 }

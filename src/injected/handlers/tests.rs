@@ -382,3 +382,32 @@ fn a_huge_task_is_cut_with_a_note_and_the_answer_stays_small() {
         .unwrap()
         .contains("[… task cut here]"));
 }
+
+#[test]
+fn ingest_records_stores_a_file_reading_command_as_the_file() {
+    let mut store = Store::open_in_memory().unwrap();
+    let records = json!({"toolOutputs": [
+        {"id": "t1", "tool": "cat src/tax.py", "exitCode": 0,
+         "output": "def tax(total):\n    return total * 0.2\n"},
+        {"id": "t2", "tool": "grep -n tax src/rates.py", "exitCode": 0,
+         "output": "3:def tax_rate():\n"}]});
+    let answer = call(
+        &mut store,
+        InjectedTool::IngestRecords,
+        json!({"records": records}),
+    );
+    assert_eq!(
+        answer["structuredContent"],
+        json!({"inserted": 2, "duplicates": 0})
+    );
+    let versions = |store: &mut Store, path: &str| {
+        let history = call(store, InjectedTool::GetFileHistory, json!({"path": path}));
+        history["structuredContent"]["versions"]
+            .as_array()
+            .unwrap()
+            .len()
+    };
+    assert_eq!(versions(&mut store, "src/tax.py"), 1);
+    // Canary: a search naming a file is not a read of it.
+    assert_eq!(versions(&mut store, "src/rates.py"), 0);
+}

@@ -1,0 +1,58 @@
+//! Records given directly (a records file to `ctxopt build`, the MCP tool `ingest_records`)
+//! get the importers' understanding of file reads: a tool output whose command reads a file
+//! is that file's content.
+//!
+//! A tool output's command is `args.command` (or `args.cmd`) when it is a string, else its
+//! `tool`. When the command reads a file (`cat`, `sed -n 'A,Bp'`, `head`, `nl`, `cat -n`,
+//! `Get-Content`, … with exit code 0 or none; the importers' list, in
+//! `src/import/file_reads/shell.rs`) the tool output becomes a file record of that path
+//! holding every line of it seen so far, earlier reads merged, with the tool output's id,
+//! timestamp and priority. A command that may write a path (`sed -i`, a redirection, `mv`,
+//! `cp`) forgets what was seen of it, as in the importers. Every other record is left as it
+//! is, so understanding records twice changes nothing.
+
+use crate::import::file_reads::shell::{file_read, FileViews};
+use crate::records::{FileRecord, Records, ToolOutput};
+
+/// `records` with every live file read among its tool outputs turned into a file record
+/// (see the module doc). The converted reads are added after the records' own files, in
+/// the order of the tool outputs; the other tool outputs keep their order.
+pub fn understand(mut records: Records) -> Records {
+    let mut views = FileViews::default();
+    // The working directory is the one the commands `cd` to most, so that a read before
+    // the first `cd` gets the same path as the reads after it.
+    for output in &records.tool_outputs {
+        views.note_command(command_of(output));
+    }
+    let outputs = std::mem::take(&mut records.tool_outputs);
+    for output in outputs {
+        let command = command_of(&output);
+        match file_read(command, &output.output, output.exit_code) {
+            Some(read) => {
+                let (path, content) = views.add(&read);
+                records.files.push(FileRecord {
+                    common: output.common,
+                    path,
+                    content,
+                });
+            }
+            None => {
+                views.forget_written(command);
+                records.tool_outputs.push(output);
+            }
+        }
+    }
+    records
+}
+
+/// The command line a tool output ran: `args.command` or `args.cmd` when it is a string,
+/// else its `tool`.
+fn command_of(output: &ToolOutput) -> &str {
+    let arg = |key: &str| output.args.as_ref()?.get(key)?.as_str();
+    arg("command")
+        .or_else(|| arg("cmd"))
+        .unwrap_or(&output.tool)
+}
+
+#[cfg(test)]
+mod tests;
