@@ -173,19 +173,26 @@ mod tests {
         assert!(text.contains(files_in_play(&context)[0].as_str()));
     }
 
+    /// The compacted transcript up to 40 lines after its boundary, then `SessionStart` with
+    /// `source`: the setup, the context, and the transcript lines it cites.
+    fn start_after_40_lines(source: Option<&str>) -> (Setup, String, Vec<usize>) {
+        let s = setup(COMPACTED);
+        std::fs::write(&s.transcript, head(BOUNDARY + 40)).unwrap();
+        let start = payload(&s, "SessionStart", source);
+        let answer = run(HookClient::ClaudeCode, &start, &s.config).unwrap();
+        let context = context_of(&answer, "SessionStart");
+        let lines = cited(&context)
+            .iter()
+            .filter_map(|id| ingest::id_line(id))
+            .collect();
+        (s, context, lines)
+    }
+
     #[test]
     fn a_restore_after_an_older_compaction_keeps_what_followed_it() {
         // No PreCompact ran; the transcript's one boundary is followed by 40 lines of work,
         // which this compaction (whose summary is not written yet) took from the model.
-        let s = setup(COMPACTED);
-        std::fs::write(&s.transcript, head(BOUNDARY + 40)).unwrap();
-        let start = payload(&s, "SessionStart", Some("compact"));
-        let answer = run(HookClient::ClaudeCode, &start, &s.config).unwrap();
-        let context = context_of(&answer, "SessionStart");
-        let lines: Vec<usize> = cited(&context)
-            .iter()
-            .filter_map(|id| ingest::id_line(id))
-            .collect();
+        let (_, _, lines) = start_after_40_lines(Some("compact"));
         assert!(lines.iter().any(|l| *l > BOUNDARY), "{lines:?}");
     }
 
@@ -193,15 +200,7 @@ mod tests {
     fn a_resumed_session_gets_only_what_it_no_longer_has() {
         // The client reloads the transcript from its last boundary on: the summary and the
         // 40 lines after it.
-        let s = setup(COMPACTED);
-        std::fs::write(&s.transcript, head(BOUNDARY + 40)).unwrap();
-        let start = payload(&s, "SessionStart", Some("resume"));
-        let answer = run(HookClient::ClaudeCode, &start, &s.config).unwrap();
-        let context = context_of(&answer, "SessionStart");
-        let lines: Vec<usize> = cited(&context)
-            .iter()
-            .filter_map(|id| ingest::id_line(id))
-            .collect();
+        let (s, context, lines) = start_after_40_lines(Some("resume"));
         assert!(!lines.is_empty(), "{context}");
         assert!(lines.iter().all(|l| *l < BOUNDARY), "{lines:?}");
         let stored = stored_of(&s);

@@ -557,17 +557,7 @@ mod tests {
             {"role": "tool", "tool_call_id": "c3", "content": "<returncode>0</returncode>\n<output>\n2:b\n</output>"}
         ]));
         let records = import_trajectory(&text).unwrap();
-        let files: Vec<(&str, &str, &str)> = records
-            .files
-            .iter()
-            .map(|f| {
-                (
-                    f.common.id.as_deref().unwrap(),
-                    f.path.as_str(),
-                    f.content.as_str(),
-                )
-            })
-            .collect();
+        let files = crate::records::file_triples(&records);
         assert_eq!(
             files,
             [

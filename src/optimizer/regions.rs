@@ -232,11 +232,12 @@ mod tests {
         assert_eq!((alpha.1, beta.1, gamma.1), (0, 1, 0));
     }
 
-    #[test]
-    fn the_searched_chunk_of_the_file_in_play_is_the_one_the_context_shows() {
+    /// Builds, at 500 tokens with the files in play, a session that read a file of four
+    /// functions whole, plus `more`; the context.
+    fn context_with(more: crate::records::Records) -> String {
         use crate::optimizer::{build, BuildConfig};
-        use crate::records::{FileRecord, Records, ToolOutput};
-        let records = |hit: Option<&str>| Records {
+        use crate::records::{FileRecord, Records};
+        let records = Records {
             task: Some("Tidy up.".into()),
             files: vec![FileRecord {
                 common: at("f1", 0),
@@ -245,78 +246,56 @@ mod tests {
                     .map(|n| block(n, 30))
                     .concat(),
             }],
-            tool_outputs: hit
-                .map(|h| ToolOutput {
-                    common: at("o1", 5),
-                    tool: "rg -n part src".into(),
-                    args: None,
-                    output: format!("src/lib.rs:40:{h}\n"),
-                    exit_code: Some(0),
-                })
-                .into_iter()
-                .collect(),
-            ..Records::default()
+            ..more
         };
         let config = BuildConfig {
             budget: 500,
             files_in_play: true,
             ..BuildConfig::default()
         };
-        let hit = "    let step_21 = gamma_part(21);";
-        let with = build(&records(Some(hit)), &config).unwrap();
-        assert!(
-            with.context.contains("step_20 = gamma_part(20)"),
-            "{}",
-            with.context
-        );
+        build(&records, &config).unwrap().context
+    }
+
+    /// The chunk around gamma's 21st step, which neither the task nor the score prefers.
+    const GAMMA_20: &str = "step_20 = gamma_part(20)";
+
+    #[test]
+    fn the_searched_chunk_of_the_file_in_play_is_the_one_the_context_shows() {
+        use crate::records::{Records, ToolOutput};
+        let search = |hit: &str| Records {
+            tool_outputs: vec![ToolOutput {
+                common: at("o1", 5),
+                tool: "rg -n part src".into(),
+                args: None,
+                output: format!("src/lib.rs:40:{hit}\n"),
+                exit_code: Some(0),
+            }],
+            ..Records::default()
+        };
+        let with = context_with(search("    let step_21 = gamma_part(21);"));
+        assert!(with.contains(GAMMA_20), "{with}");
         // The canary: without the search, another chunk is the file's best.
-        let without = build(&records(None), &config).unwrap();
-        assert!(
-            !without.context.contains("step_20 = gamma_part(20)"),
-            "{}",
-            without.context
-        );
+        let without = context_with(Records::default());
+        assert!(!without.contains(GAMMA_20), "{without}");
     }
 
     #[test]
     fn the_chunk_whose_code_the_agent_quotes_is_the_one_the_context_shows() {
-        use crate::optimizer::{build, BuildConfig};
-        use crate::records::{FileRecord, Message, Records};
-        let records = |quote: &str| {
-            Records {
-            task: Some("Tidy up.".into()),
-            files: vec![FileRecord {
-                common: at("f1", 0),
-                path: "src/lib.rs".into(),
-                content: ["alpha", "beta", "gamma", "delta"]
-                    .map(|n| block(n, 30))
-                    .concat(),
-            }],
+        use crate::records::{Message, Records};
+        let saying = |quote: &str| Records {
             messages: vec![Message {
                 common: at("m1", 5),
                 role: Role::Assistant,
-                text: format!("In src/lib.rs the loop goes wrong here:\n\n{quote}\n\nI will change that step."),
+                text: format!(
+                    "In src/lib.rs the loop goes wrong here:\n\n{quote}\n\nI will change that step."
+                ),
             }],
             ..Records::default()
-        }
         };
-        let config = BuildConfig {
-            budget: 500,
-            files_in_play: true,
-            ..BuildConfig::default()
-        };
-        let with = build(&records("    let step_21 = gamma_part(21);"), &config).unwrap();
-        assert!(
-            with.context.contains("step_20 = gamma_part(20)"),
-            "{}",
-            with.context
-        );
+        let with = context_with(saying("    let step_21 = gamma_part(21);"));
+        assert!(with.contains(GAMMA_20), "{with}");
         // The canary: a message quoting no line of the file leaves another chunk the best.
-        let without = build(&records("    step twenty-one"), &config).unwrap();
-        assert!(
-            !without.context.contains("step_20 = gamma_part(20)"),
-            "{}",
-            without.context
-        );
+        let without = context_with(saying("    step twenty-one"));
+        assert!(!without.contains(GAMMA_20), "{without}");
     }
 }

@@ -188,3 +188,19 @@ pub struct Records {
     #[serde(default)]
     pub decisions: Vec<Decision>,
 }
+
+/// Each file record of `records` as (id, path, content), for tests to compare.
+#[cfg(test)]
+pub(crate) fn file_triples(records: &Records) -> Vec<(&str, &str, &str)> {
+    records
+        .files
+        .iter()
+        .map(|f| {
+            (
+                f.common.id.as_deref().unwrap_or_default(),
+                f.path.as_str(),
+                f.content.as_str(),
+            )
+        })
+        .collect()
+}

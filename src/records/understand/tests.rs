@@ -73,17 +73,7 @@ fn file_reads_become_file_records_merged_with_their_ids_and_times() {
         .map(|t| t.common.id.as_deref().unwrap())
         .collect();
     assert_eq!(ids, ["t1", "t4", "t6"]);
-    let files: Vec<(&str, &str, &str)> = understood
-        .files
-        .iter()
-        .map(|f| {
-            (
-                f.common.id.as_deref().unwrap(),
-                f.path.as_str(),
-                f.content.as_str(),
-            )
-        })
-        .collect();
+    let files = crate::records::file_triples(&understood);
     assert_eq!(
         files,
         [
