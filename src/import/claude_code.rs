@@ -468,13 +468,21 @@ impl ClaudeImporter {
             }
             "Edit" | "MultiEdit" if !is_error && input("file_path").is_some() => {
                 let path = entry.path(input("file_path").unwrap_or_default());
-                self.views.forget(&path);
                 let hunks = result.and_then(|r| r.structured_patch.as_deref());
                 records.push(SessionRecord::Diff(DiffRecord {
                     common: common("diff"),
                     diff: edit_diff(&path, hunks, &call.input),
-                    path,
+                    path: path.clone(),
                 }));
+                // The current view: the file as read whole, with this change applied.
+                let view = self
+                    .views
+                    .whole_content(&path)
+                    .and_then(|content| apply_edits(&content, &call.input));
+                match view {
+                    Some(content) => records.push(self.whole(common("file"), path, content)),
+                    None => self.views.forget(&path),
+                }
             }
             "Grep" | "Glob" if !is_error => {
                 // Path (and line) hits, each made relative to the working directory.
@@ -664,6 +672,30 @@ fn whole_file(text: &str, result: Option<&ToolUseResult>, input: &Value) -> Opti
 /// The unified diff of an edit: from `toolUseResult.structuredPatch` (its hunks), else one
 /// hunk per replaced string (`old_string` → `new_string`, or each of `edits`), whose position
 /// the transcript does not record (`@@ @@`).
+/// `content` with the replacements of an `Edit`/`MultiEdit` input applied in order, each
+/// `old_string` found exactly once (every time with `replace_all`); `None` when one is not
+/// found as it should be (the view is then not the file any more).
+fn apply_edits(content: &str, input: &Value) -> Option<String> {
+    let edits: Vec<&Value> = match input.get("edits").and_then(Value::as_array) {
+        Some(edits) => edits.iter().collect(),
+        None => vec![input],
+    };
+    let mut content = content.to_string();
+    for edit in edits {
+        let Replacement {
+            old_string,
+            new_string,
+        } = shaped(edit)?;
+        let all = edit.get("replace_all").and_then(Value::as_bool) == Some(true);
+        let found = content.matches(old_string.as_str()).count();
+        if old_string.is_empty() || found == 0 || (found > 1 && !all) {
+            return None;
+        }
+        content = content.replace(old_string.as_str(), &new_string);
+    }
+    Some(content)
+}
+
 fn edit_diff(path: &str, hunks: Option<&[Hunk]>, input: &Value) -> String {
     let mut diff = format!("--- a/{path}\n+++ b/{path}\n");
     if let Some(hunks) = hunks.filter(|h| !h.is_empty()) {

@@ -315,3 +315,60 @@ fn windows_paths_are_made_relative_to_a_windows_working_directory() {
     let paths: Vec<&str> = records.files.iter().map(|f| f.path.as_str()).collect();
     assert_eq!(paths, [r"src\main.ts", r"D:\other\x.ts"]);
 }
+
+#[test]
+fn an_edit_to_a_file_read_whole_gives_its_current_view_and_a_partial_read_does_not() {
+    let session = |read_input: &str, shown: &str| {
+        [
+            format!(
+                r#"{{"type":"assistant","uuid":"a1","message":{{"content":[{{"type":"tool_use","id":"t1","name":"Read","input":{read_input}}}]}}}}"#
+            ),
+            format!(
+                r#"{{"type":"user","uuid":"r1","message":{{"content":[{{"type":"tool_result","tool_use_id":"t1","content":"{shown}"}}]}}}}"#
+            ),
+            r#"{"type":"assistant","uuid":"a2","message":{"content":[{"type":"tool_use","id":"t2","name":"Edit","input":{"file_path":"src/a.rs","old_string":"    old_call();","new_string":"    new_call();\n    log();"}}]}}"#.to_string(),
+            r#"{"type":"user","uuid":"r2","message":{"content":[{"type":"tool_result","tool_use_id":"t2","content":"The file src/a.rs has been updated."}]}}"#.to_string(),
+        ]
+        .join("\n")
+    };
+    let (whole, _) = import_transcript(&session(
+        r#"{"file_path":"src/a.rs"}"#,
+        r"     1→fn a() {\n     2→    old_call();\n     3→}\n",
+    ));
+    let views: Vec<&str> = whole.files.iter().map(|f| f.content.as_str()).collect();
+    assert_eq!(
+        views,
+        [
+            "fn a() {\n    old_call();\n}",
+            "fn a() {\n    new_call();\n    log();\n}\n"
+        ]
+    );
+    assert_eq!(whole.diffs.len(), 1);
+    // The canary: a read of lines 2 to 2 is not the whole file, so no view is made up.
+    let (partial, _) = import_transcript(&session(
+        r#"{"file_path":"src/a.rs","offset":2,"limit":1}"#,
+        r"     2→    old_call();\n",
+    ));
+    assert_eq!(partial.files.len(), 1, "{:?}", partial.files);
+    assert_eq!(partial.diffs.len(), 1);
+}
+
+#[test]
+fn an_edit_whose_old_text_the_view_does_not_hold_once_leaves_no_view() {
+    let one = serde_json::json!({"old_string": "x = 1", "new_string": "x = 2"});
+    let read = |content: &str| apply_edits(content, &one);
+    assert_eq!(read("x = 1\ny\n").as_deref(), Some("x = 2\ny\n"));
+    assert_eq!(read("y\n"), None);
+    assert_eq!(read("x = 1\nx = 1\n"), None);
+    let all =
+        serde_json::json!({"old_string": "x = 1", "new_string": "x = 2", "replace_all": true});
+    assert_eq!(
+        apply_edits("x = 1\nx = 1\n", &all).as_deref(),
+        Some("x = 2\nx = 2\n")
+    );
+    let multi = serde_json::json!({"edits": [
+        {"old_string": "a", "new_string": "b"},
+        {"old_string": "b c", "new_string": "d"}
+    ]});
+    assert_eq!(apply_edits("a c\n", &multi).as_deref(), Some("d\n"));
+}

@@ -396,6 +396,21 @@ impl FileViews {
         (path, content)
     }
 
+    /// The whole content of `path` when every line of it from the first was seen (a whole
+    /// read, with no gap), as [`FileViews::add`] writes it; `None` otherwise.
+    pub(crate) fn whole_content(&self, path: &str) -> Option<String> {
+        let lines = self.seen.get(path)?;
+        let contiguous = lines.keys().zip(1..).all(|(&n, expected)| n == expected);
+        (contiguous && !lines.is_empty()).then(|| {
+            let mut content = String::new();
+            for text in lines.values() {
+                content.push_str(text);
+                content.push('\n');
+            }
+            content
+        })
+    }
+
     /// Forgets what was seen of `path` (a change the caller knows of, such as an edit).
     pub(crate) fn forget(&mut self, path: &str) {
         self.seen.remove(path);
