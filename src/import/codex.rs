@@ -289,16 +289,27 @@ fn call_records(
         }));
         return;
     }
-    views.forget_written(&tool);
     let patch = patch_in(name, &argv, args, &tool);
-    if let Some(patch) = patch {
-        for (path, diff) in patch_sections(patch) {
-            out.push(SessionRecord::Diff(DiffRecord {
-                common: common("diff"),
-                path,
-                diff,
-            }));
+    match patch {
+        // A patch writes only its own files: each gets its current view, or is forgotten.
+        Some(patch) => {
+            for (path, diff) in patch_sections(patch) {
+                let view = views.apply(&path, &patch_hunks(&diff));
+                out.push(SessionRecord::Diff(DiffRecord {
+                    common: common("diff"),
+                    path,
+                    diff,
+                }));
+                if let Some((path, content)) = view {
+                    out.push(SessionRecord::File(FileRecord {
+                        common: common("file"),
+                        path,
+                        content,
+                    }));
+                }
+            }
         }
+        None => views.forget_written(&tool),
     }
     let tool = match argv.as_slice() {
         [first, ..] if PATCH_PROGRAMS.contains(first) => "apply_patch".to_string(),
@@ -445,6 +456,37 @@ pub(crate) fn patch_sections(patch: &str) -> Vec<(String, String)> {
         }
     }
     sections
+}
+
+/// The hunks of one file's section of an `apply_patch` patch, each as (old lines, new lines)
+/// with its context: the lines after each `@@` that start with a space or `-`, and with a
+/// space or `+`. A section with no `@@` (an added or deleted file) has none.
+fn patch_hunks(section: &str) -> Vec<(Vec<&str>, Vec<&str>)> {
+    let mut hunks: Vec<(Vec<&str>, Vec<&str>)> = Vec::new();
+    for line in section.lines() {
+        if line.starts_with("@@") {
+            hunks.push((Vec::new(), Vec::new()));
+            continue;
+        }
+        let Some((old, new)) = hunks.last_mut() else {
+            continue;
+        };
+        match line.split_at_checked(1) {
+            Some((" ", text)) => {
+                old.push(text);
+                new.push(text);
+            }
+            Some(("-", text)) => old.push(text),
+            Some(("+", text)) => new.push(text),
+            // An empty context line whose space was stripped.
+            None => {
+                old.push("");
+                new.push("");
+            }
+            _ => {}
+        }
+    }
+    hunks
 }
 
 #[cfg(test)]

@@ -9,7 +9,8 @@ fn real(name: &str) -> String {
 fn file_reading_commands_of_a_real_rollout_are_file_reads() {
     let text = real("AcidicSoil__codex-session-view__rollout-2025-11-17T15-30-28-019a93b9-f380-7600-98ff-940e6b99603c.jsonl");
     let (records, _) = import_rollout(&text);
-    assert_eq!(records.files.len(), 18);
+    // 18 reads, and 2 current views of files read, then patched.
+    assert_eq!(records.files.len(), 20);
     let file = records
         .files
         .iter()
@@ -71,11 +72,30 @@ fn a_windows_rollout_reads_with_get_content_and_patches_with_applypatch() {
     let text = real("dfinson__traceforge__demo_issue_tracker_get_endpoint.jsonl");
     let (records, _) = import_rollout(&text);
     let files: Vec<&str> = records.files.iter().map(|f| f.path.as_str()).collect();
+    // The three reads, then service.py as it stands after the patch (read, then patched);
+    // main.py's patches do not match what was seen of it (its view is forgotten instead).
     assert_eq!(
         files,
-        ["app/repository.py", "app/service.py", "app/main.py"]
+        [
+            "app/repository.py",
+            "app/service.py",
+            "app/main.py",
+            "app/service.py"
+        ]
     );
     assert!(records.files[0].content.contains("class TicketRepository"));
+    let added: Vec<&str> = records.diffs[0]
+        .diff
+        .lines()
+        .filter_map(|l| l.strip_prefix('+'))
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    assert!(!added.is_empty());
+    assert!(
+        added.iter().all(|l| records.files[3].content.contains(l)),
+        "{}",
+        records.files[3].content
+    );
     let diffs: Vec<&str> = records.diffs.iter().map(|d| d.path.as_str()).collect();
     assert_eq!(
         diffs,

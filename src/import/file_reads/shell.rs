@@ -383,17 +383,63 @@ impl FileViews {
         for (n, text) in &read.lines {
             lines.insert(*n, text.clone());
         }
-        let mut content = String::new();
-        let mut next = 1;
-        for (&n, text) in lines.iter() {
-            if n > next {
-                content.push_str(&format!("[ctxopt: lines {next}-{} not seen]\n", n - 1));
-            }
-            content.push_str(text);
-            content.push('\n');
-            next = n + 1;
-        }
+        let content = rendered(lines);
         (path, content)
+    }
+
+    /// Applies a change's hunks — each (old lines, new lines), context included — to what was
+    /// seen of `path` ([`FileViews::path_of`] of a read of it), each hunk's old lines found once
+    /// among the lines seen, in a run of consecutive line numbers; the lines after it move by
+    /// the difference. Returns the path and the file's current view as [`FileViews::add`]
+    /// does; `None`, forgetting the path, when a hunk is not found so (the view is then not
+    /// the file any more).
+    pub(crate) fn apply(
+        &mut self,
+        path: &str,
+        hunks: &[(Vec<&str>, Vec<&str>)],
+    ) -> Option<(String, String)> {
+        let key = self.path_of(&FileRead {
+            path: path.to_string(),
+            dir: None,
+            lines: Vec::new(),
+        });
+        let seen = self.seen.remove(&key)?;
+        if hunks.is_empty() {
+            return None;
+        }
+        let mut lines: Vec<(usize, String)> = seen.into_iter().collect();
+        for (old, new) in hunks {
+            let at = |i: usize| {
+                (0..old.len()).all(|k| {
+                    lines
+                        .get(i + k)
+                        .is_some_and(|(n, text)| text == old[k] && *n == lines[i].0 + k)
+                })
+            };
+            let found: Vec<usize> = (0..lines.len())
+                .filter(|&i| !old.is_empty() && at(i))
+                .collect();
+            let [i] = found[..] else {
+                return None;
+            };
+            let first = lines[i].0;
+            let tail = lines.split_off(i + old.len());
+            lines.truncate(i);
+            lines.extend(
+                new.iter()
+                    .enumerate()
+                    .map(|(k, t)| (first + k, t.to_string())),
+            );
+            // Every later line is at least `first + old.len()`: it moves by the difference.
+            lines.extend(
+                tail.into_iter()
+                    .map(|(n, t)| (n - old.len() + new.len(), t)),
+            );
+        }
+        let view: BTreeMap<usize, String> = lines.into_iter().collect();
+        let content = rendered(&view);
+        self.seen.insert(key.clone(), view);
+        Some((key, content))
     }
 
     /// The whole content of `path` when every line of it from the first was seen (a whole
@@ -431,12 +477,57 @@ impl FileViews {
     }
 }
 
+/// The content of the lines seen of a file: in order, a gap of unseen lines shown as
+/// `[ctxopt: lines A-B not seen]`.
+fn rendered(lines: &BTreeMap<usize, String>) -> String {
+    let mut content = String::new();
+    let mut next = 1;
+    for (&n, text) in lines {
+        if n > next {
+            content.push_str(&format!("[ctxopt: lines {next}-{} not seen]\n", n - 1));
+        }
+        content.push_str(text);
+        content.push('\n');
+        next = n + 1;
+    }
+    content
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn read(command: &str, output: &str) -> Option<FileRead> {
         file_read(command, output, Some(0))
+    }
+
+    #[test]
+    fn a_change_applied_to_the_lines_seen_gives_the_current_view_and_moves_the_rest() {
+        let mut views = FileViews::default();
+        views.add(
+            &read(
+                "sed -n '10,14p' src/a.py",
+                "def f():\n    x = 1\n    return x\n\ny = 2\n",
+            )
+            .unwrap(),
+        );
+        let hunk = (
+            vec!["    x = 1", "    return x"],
+            vec!["    x = 1", "    x += 1", "    return x"],
+        );
+        let (path, content) = views.apply("src/a.py", std::slice::from_ref(&hunk)).unwrap();
+        assert_eq!(path, "src/a.py");
+        assert_eq!(
+            content,
+            "[ctxopt: lines 1-9 not seen]\ndef f():\n    x = 1\n    x += 1\n    return x\n\ny = 2\n"
+        );
+        // A later region read lands on the moved lines: line 15 is now `y = 2`.
+        let (_, again) = views.add(&read("sed -n '15p' src/a.py", "y = 2\n").unwrap());
+        assert_eq!(again, content);
+        // The canary: a hunk whose old lines the view does not hold forgets the file.
+        let stale = (vec!["    x = 9"], vec!["    x = 10"]);
+        assert_eq!(views.apply("src/a.py", &[stale]), None);
+        assert_eq!(views.apply("src/a.py", &[hunk]), None, "forgotten");
     }
 
     #[test]
