@@ -515,7 +515,9 @@ mod tests {
             vec!["    x = 1", "    return x"],
             vec!["    x = 1", "    x += 1", "    return x"],
         );
-        let (path, content) = views.apply("src/a.py", std::slice::from_ref(&hunk)).unwrap();
+        let (path, content) = views
+            .apply("src/a.py", std::slice::from_ref(&hunk))
+            .unwrap();
         assert_eq!(path, "src/a.py");
         assert_eq!(
             content,
