@@ -41,7 +41,22 @@ fn ts_sdk_task_call_is_accounted_to_its_tool_when_the_task_completes() {
         direct.json["result"]["content"],
         through.json["result"]["content"]
     );
-    assert_eq!(direct.json["events"], through.json["events"]);
+    // The same events in the same order; how many times the client polled the task's status
+    // depends on timing (the two runs race each other), so runs of one event count once.
+    let events = |v: &serde_json::Value| {
+        let mut events: Vec<String> = v
+            .as_array()
+            .expect("the events")
+            .iter()
+            .map(|e| e.as_str().unwrap_or_default().to_string())
+            .collect();
+        events.dedup();
+        events
+    };
+    assert_eq!(
+        events(&direct.json["events"]),
+        events(&through.json["events"])
+    );
     let task = through.json["taskId"].as_str().expect("a task was created");
 
     let log = read_log(&log_path);
