@@ -566,12 +566,12 @@ fn patch_edits(patch: &str) -> Vec<Edit> {
     codex::patch_sections(patch)
         .into_iter()
         .map(|(path, section)| Edit {
-            path,
-            old: section
-                .lines()
-                .filter_map(|l| l.strip_prefix('-').or_else(|| l.strip_prefix(' ')))
+            old: codex::patch_hunks(&section)
+                .into_iter()
+                .flat_map(|(old, _)| old)
                 .collect::<Vec<_>>()
                 .join("\n"),
+            path,
         })
         .collect()
 }

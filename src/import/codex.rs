@@ -461,7 +461,7 @@ pub(crate) fn patch_sections(patch: &str) -> Vec<(String, String)> {
 /// The hunks of one file's section of an `apply_patch` patch, each as (old lines, new lines)
 /// with its context: the lines after each `@@` that start with a space or `-`, and with a
 /// space or `+`. A section with no `@@` (an added or deleted file) has none.
-fn patch_hunks(section: &str) -> Vec<(Vec<&str>, Vec<&str>)> {
+pub(crate) fn patch_hunks(section: &str) -> Vec<(Vec<&str>, Vec<&str>)> {
     let mut hunks: Vec<(Vec<&str>, Vec<&str>)> = Vec::new();
     for line in section.lines() {
         if line.starts_with("@@") {
