@@ -85,6 +85,38 @@ fn failure_line_ends(text: &str) -> impl Iterator<Item = usize> + '_ {
     })
 }
 
+/// Words one of which every match of [`PASS`] holds, ASCII case aside: `pa` (of `passed` and
+/// `PASS`; no character outside ASCII folds to `p` or `a`), `ok`, `build success`.
+static PASS_WORDS: LazyLock<AhoCorasick> = LazyLock::new(|| {
+    AhoCorasick::builder()
+        .ascii_case_insensitive(true)
+        .build(["pa", "ok", "build success"])
+        .expect("valid words")
+});
+
+/// Whether [`PASS`] matches in `text`, tried only on the lines holding one of
+/// [`PASS_WORDS`], each with its newline: a match spans no newline but the one `ok\s` may end
+/// with, and `^` and `\b` see at a line's start what they see after a newline, so matching
+/// line by line is matching the text (the regex alone falls back to its slowest engine on any
+/// text outside ASCII, for its Unicode `\b`).
+fn passes(text: &str) -> bool {
+    let mut from = 0;
+    while from < text.len() {
+        let Some(hit) = PASS_WORDS.find(&text[from..]) else {
+            return false;
+        };
+        let hit = hit.start() + from;
+        let start = memchr::memrchr(b'\n', &text.as_bytes()[..hit]).map_or(0, |n| n + 1);
+        let end =
+            memchr::memchr(b'\n', &text.as_bytes()[hit..]).map_or(text.len(), |n| hit + n + 1);
+        if PASS.is_match(&text[start..end]) {
+            return true;
+        }
+        from = end;
+    }
+    false
+}
+
 /// The outcome of a tool run from its exit code and output.
 pub(crate) fn run_outcome(exit_code: Option<i64>, output: &str) -> Outcome {
     let failed_marker = failure_line_ends(output).next().is_some();
@@ -93,7 +125,7 @@ pub(crate) fn run_outcome(exit_code: Option<i64>, output: &str) -> Outcome {
         Some(0) => Outcome::Passed,
         Some(_) => Outcome::Failed,
         None if failed_marker => Outcome::Failed,
-        None if PASS.is_match(output) => Outcome::Passed,
+        None if passes(output) => Outcome::Passed,
         None => Outcome::Unknown,
     }
 }
@@ -214,6 +246,49 @@ mod tests {
         // A canary: next to a letter outside ASCII there is no word boundary (an ASCII `\b`
         // would count 5 lines here).
         assert_eq!(failure_lines_by_regex(texts[1]), 1);
+    }
+
+    #[test]
+    fn line_by_line_passes_where_the_regex_passes_on_the_whole_text() {
+        let texts = [
+            "a\nok\nb",
+            "ok",
+            "  ok",
+            "  ok\r\n",
+            "x\n\tok \u{e9}",
+            "\u{e9}\nOK\n",
+            "\u{e9}OK",
+            "OKAY\nOK\u{e9}",
+            "3 passed",
+            "\u{e9}3 passed\n",
+            "3 pa\u{17f}\u{17f}ed\u{e9}",
+            "3 PASSED in 0.2s",
+            "All Tests Passed",
+            "all tests passedx\n12 passedy",
+            "test result: ok. 3 passed",
+            "\u{2713} PASS src/a.test.ts\nPASSED",
+            "PASSING\n\u{e9} PASS\u{e9}",
+            "BUILD SUCCESS\u{e9}",
+            "\u{e9}BUILD SUCCESS",
+            "path package parse\nbook look",
+            "",
+            "\n\n",
+        ];
+        for text in texts {
+            assert_eq!(passes(text), PASS.is_match(text), "{text:?}");
+        }
+        // A canary: the texts hold both answers.
+        assert!(texts.iter().any(|t| passes(t)) && texts.iter().any(|t| !passes(t)));
+    }
+
+    #[test]
+    fn only_ascii_letters_fold_to_the_letters_of_the_pass_words() {
+        let letters = Regex::new("(?i)^[pa]$").unwrap();
+        let folding: Vec<char> = (0..=char::MAX as u32)
+            .filter_map(char::from_u32)
+            .filter(|c| letters.is_match(c.encode_utf8(&mut [0; 4])))
+            .collect();
+        assert_eq!(folding.iter().collect::<String>(), "APap");
     }
 
     #[test]
