@@ -1,6 +1,6 @@
-//! Small files that are ctxopt's own (the hooks' state, wrap's records): written whole
-//! through a temporary sibling renamed over them, mode 0600, in folders created 0700,
-//! whatever the umask.
+//! Small files that are ctxopt's own (the hooks' state, wrap's records, the trusted tool
+//! catalogs): written whole through a temporary sibling renamed over them, mode 0600, in
+//! folders created 0700, whatever the umask.
 
 use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
@@ -9,6 +9,17 @@ use std::path::Path;
 /// Replaces `path` with `bytes` (0600; its missing folders created 0700). A failure leaves
 /// no temporary file.
 pub(crate) fn replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    replace_with(path, bytes, false)
+}
+
+/// [`replace`], the bytes on the disk (synced) before the file is renamed over `path`: after
+/// a crash `path` holds the old bytes or the new ones, never an empty file.
+pub(crate) fn replace_synced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    replace_with(path, bytes, true)
+}
+
+/// Replaces `path` with `bytes`, syncing the temporary file first when `sync`.
+fn replace_with(path: &Path, bytes: &[u8], sync: bool) -> std::io::Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::DirBuilder::new()
             .recursive(true)
@@ -26,7 +37,13 @@ pub(crate) fn replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .truncate(true)
         .mode(0o600)
         .open(&temp)
-        .and_then(|mut f| f.write_all(bytes))
+        .and_then(|mut f| {
+            f.write_all(bytes)?;
+            if sync {
+                f.sync_all()?;
+            }
+            Ok(())
+        })
         .and_then(|()| std::fs::rename(&temp, path));
     if written.is_err() {
         let _ = std::fs::remove_file(&temp);
@@ -47,6 +64,8 @@ mod tests {
                 let path = &path;
                 scope.spawn(move || {
                     for i in 0..200 {
+                        // Every other thread syncs: both ways share the temporary names.
+                        let replace = if t % 2 == 0 { replace } else { replace_synced };
                         replace(path, format!("{t}-{i}").as_bytes()).unwrap();
                     }
                 });

@@ -10,8 +10,6 @@
 //! server gave no name), each made safe for a file name.
 
 use std::fs;
-use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -239,23 +237,11 @@ impl CatalogDir {
     }
 }
 
-/// Writes `what` to `path` whole (a temporary file renamed over it), 0600, its directory 0700.
+/// Writes `what` to `path` whole (a temporary file synced and renamed over it), 0600, its
+/// directory 0700.
 pub fn write(path: &Path, what: &Remembered) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)?;
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    let mut file = fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&tmp)?;
-    file.write_all(&serde_json::to_vec(what).map_err(std::io::Error::other)?)?;
-    file.sync_all()?;
-    fs::rename(&tmp, path)
+    let bytes = serde_json::to_vec(what).map_err(std::io::Error::other)?;
+    crate::private_file::replace_synced(path, &bytes)
 }
 
 #[cfg(test)]
