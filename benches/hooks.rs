@@ -21,7 +21,8 @@
 //! load), its rows marked `(baseline)`. It prints, as Markdown, the wall-clock latency per
 //! event (p50, p99, max), the CPU time of a run (p50, max: the `cpu` its log line gives;
 //! wall-clock time beyond it is time the run waited) and the peak resident memory of a hook
-//! run (the `peak` its log line gives: its `VmHWM`, Linux only); the corpus per session too.
+//! run (the `peak` its log line gives: its `VmHWM`, Linux only); the corpus per session too;
+//! with a baseline, how many runs printed byte for byte what the baseline's run printed.
 //! `docs/benchmarks.md` records a run.
 
 use std::io::Write;
@@ -69,6 +70,8 @@ struct Run {
     binary: &'static str,
     event: &'static str,
     time: Duration,
+    /// What the run printed.
+    answer: Vec<u8>,
     answered: bool,
     /// The run's CPU time, from its log line (none: the binary does not log it).
     cpu: Option<Duration>,
@@ -96,6 +99,7 @@ fn run_hook(binary: &Binary, client: &str, dir: &Path, event: &'static str, payl
         event,
         time,
         answered: !out.stdout.is_empty(),
+        answer: out.stdout,
         cpu: logged(last, "; cpu ", " ms").map(Duration::from_millis),
         peak_kib: logged(last, "; peak ", " KiB").unwrap_or(0),
     }
@@ -283,6 +287,19 @@ fn event_rows(label: &str, runs: &[Run]) -> Vec<String> {
         .collect()
 }
 
+/// With a baseline: how many of the runs of `runs` the baseline ran too (the two binaries'
+/// runs alternate, on the same input), and of those, how many printed the same bytes.
+fn same_answers(runs: &[Run]) -> Option<(usize, usize)> {
+    let pairs: Vec<&[Run]> = runs
+        .chunks(2)
+        .filter(|p| p.len() == 2 && p[0].binary != p[1].binary && p[0].event == p[1].event)
+        .collect();
+    (!pairs.is_empty()).then(|| {
+        let same = pairs.iter().filter(|p| p[0].answer == p[1].answer).count();
+        (pairs.len(), same)
+    })
+}
+
 fn session_files(dir: &Path, ext: &[&str]) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
@@ -335,6 +352,9 @@ fn main() {
         "\nSessions × events over {TARGET_MS} ms at p99: {}",
         over.len()
     );
+    if let Some((pairs, same)) = same_answers(&all) {
+        println!("Runs whose answer is byte for byte the baseline's: {same} of {pairs}");
+    }
 
     // The 10 MB transcript.
     let real = std::fs::read(hook_run::real_transcript()).unwrap();
@@ -382,5 +402,8 @@ fn main() {
     );
     for row in event_rows("10 MB", &large) {
         println!("{row}");
+    }
+    if let Some((pairs, same)) = same_answers(&large) {
+        println!("\nRuns whose answer is byte for byte the baseline's: {same} of {pairs}");
     }
 }

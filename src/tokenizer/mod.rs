@@ -6,13 +6,15 @@
 //!   the `tiktoken-rs` crate) as static tables compiled into the binary: nothing is parsed at
 //!   start-up and a page of them is resident only once a lookup touched it;
 //! - `pretokenize`: tiktoken's split patterns, on `regex-automata`;
-//! - `merge`: byte-pair merging of one piece, linear in its length for long pieces.
+//! - `merge`: byte-pair merging of one piece, linear in its length for long pieces;
+//! - [`memo`]: counts remembered from one process to the next (a hook run's).
 //!
 //! The regex is compiled on first use (a few milliseconds); [`Tokenizer::warm`] does that up
 //! front.
 
 #[cfg(test)]
 mod crosscheck;
+pub mod memo;
 mod merge;
 mod pretokenize;
 mod table;
@@ -26,7 +28,7 @@ use std::sync::LazyLock;
 use std::thread::LocalKey;
 
 use pretokenize::Pretokenizer;
-use regex_automata::meta::Cache;
+use regex_automata::hybrid::dfa::Cache;
 use vocab::Vocab;
 
 /// Which tokenizer counts tokens.
@@ -57,8 +59,17 @@ impl Tokenizer {
         }
     }
 
-    /// Counts the tokens of `text`.
+    /// Counts the tokens of `text` (from the process's [`memo`], when one is installed and
+    /// holds it).
     pub fn count(self, text: &str) -> usize {
+        match self {
+            Tokenizer::CharsDiv4 => text.chars().count().div_ceil(4),
+            _ => memo::count(self, text, || self.count_directly(text)),
+        }
+    }
+
+    /// Counts the tokens of `text`, without the memo.
+    fn count_directly(self, text: &str) -> usize {
         match self {
             Tokenizer::O200kBase => O200K_BASE.count(text),
             Tokenizer::Cl100kBase => CL100K_BASE.count(text),

@@ -6,8 +6,15 @@
 //! patterns are compiled as one multi-pattern regex where that alternative becomes `\s+\s`, a
 //! pattern whose last character is a pseudo look-ahead dropped from the match, plus `\s+$` for
 //! the end of the text; a plain `\s+` comes last.
+//!
+//! Every search is anchored where the last piece ended and needs only where the piece ends, so
+//! the patterns are one forward lazy DFA (built as it searches) over an NFA without capture
+//! states: no reverse automaton and no other engine is compiled. A hook run is a process of
+//! its own and compiles the patterns every time (`docs/benchmarks.md`, "Token counts
+//! remembered").
 
-use regex_automata::meta::{Cache, Regex};
+use regex_automata::hybrid::dfa::{Cache, DFA};
+use regex_automata::nfa::thompson::{self, WhichCaptures};
 use regex_automata::{Anchored, Input};
 
 /// `o200k_base`'s pattern up to (not including) its look-ahead alternative.
@@ -38,7 +45,7 @@ const SPACES: &str = r"\s+";
 
 /// A compiled pre-tokenizer.
 pub(crate) struct Pretokenizer {
-    regex: Regex,
+    dfa: DFA,
 }
 
 impl Pretokenizer {
@@ -53,14 +60,19 @@ impl Pretokenizer {
     }
 
     fn new(main: &str) -> Self {
-        let regex = Regex::new_many(&[main, LOOKAHEAD, SPACES]).expect("valid patterns");
-        Self { regex }
+        let dfa = DFA::builder()
+            // Never give up: a search clears the cache when it is full and goes on.
+            .configure(DFA::config().minimum_cache_clear_count(None))
+            .thompson(thompson::Config::new().which_captures(WhichCaptures::None))
+            .build_many(&[main, LOOKAHEAD, SPACES])
+            .expect("valid patterns");
+        Self { dfa }
     }
 
-    /// A search cache for [`Pretokenizer::split_with`]: one per thread, kept across calls,
-    /// spares every search the regex's shared pool of caches.
+    /// A search cache for [`Pretokenizer::split_with`] (the lazy DFA's states): one per
+    /// thread, kept across calls.
     pub(crate) fn create_cache(&self) -> Cache {
-        self.regex.create_cache()
+        self.dfa.create_cache()
     }
 
     /// The pieces of `text`, in order; together they are exactly `text`.
@@ -82,9 +94,12 @@ impl Pretokenizer {
         let mut at = 0;
         std::iter::from_fn(move || {
             let input = Input::new(text).range(at..).anchored(Anchored::Yes);
-            let found = self.regex.search_with(cache, &input)?;
+            let found = self
+                .dfa
+                .try_search_fwd(cache, &input)
+                .expect("a lazy DFA that never gives up and has no quit byte")?;
             let start = at;
-            let mut end = found.end();
+            let mut end = found.offset();
             if found.pattern().as_usize() == 1 {
                 let lookahead = text[start..end]
                     .chars()

@@ -9,6 +9,10 @@ use std::time::Instant;
 
 use ctxopt::clients::catalog::HookClient;
 use ctxopt::hooks::{self, HookConfig, ToolServer, DEFAULT_HOOK_BUDGET, DEFAULT_RESTORE_BUDGET};
+use ctxopt::tokenizer::memo::{self, CountMemo};
+
+/// The file in the state directory that remembers token counts from one run to the next.
+const TOKEN_COUNTS: &str = "token-counts";
 
 /// The longest payload read (a payload is a few kilobytes; anything longer is refused).
 const MAX_PAYLOAD: u64 = 4 * 1024 * 1024;
@@ -130,7 +134,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         Ok(_) if input.len() as u64 > MAX_PAYLOAD => {
             Err(format!("payload over {MAX_PAYLOAD} bytes"))
         }
-        Ok(_) => std::panic::catch_unwind(|| hooks::run(client, &input, &config))
+        Ok(_) => std::panic::catch_unwind(|| run_remembering_counts(client, &input, &config))
             .map_err(|_| "internal error (panic)".to_string())
             .and_then(|r| r.map_err(|e| e.to_string())),
     };
@@ -151,6 +155,26 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         ),
     }
     exit_now()
+}
+
+/// Runs the hook with the token counts of earlier runs remembered ([`memo`]), and saves
+/// them when the run counted something new; the log line says how many were known.
+fn run_remembering_counts(
+    client: HookClient,
+    input: &[u8],
+    config: &HookConfig,
+) -> Result<hooks::HookRun, hooks::HookError> {
+    let path = config.state_dir.join(TOKEN_COUNTS);
+    let memo = memo::remember(CountMemo::load(&path));
+    let mut run = hooks::run(client, input, config)?;
+    run.note
+        .push_str(&format!("; token counts known {}", memo.len()));
+    match memo.save_if_added(&path) {
+        Ok(true) => run.note.push_str(", saved"),
+        Ok(false) => {}
+        Err(e) => run.note.push_str(&format!(", not saved: {e}")),
+    }
+    Ok(run)
 }
 
 /// Ends the process with exit code 0, now: the answer and the log line are written (stdout
