@@ -172,9 +172,24 @@ fn claude_session(path: &Path) -> Vec<Run> {
             for replica in &replicas {
                 runs.push(replica.run("claude-code", event, extra.clone()));
             }
+            note_different(path, at, &runs[runs.len() - replicas.len()..]);
         }
     }
     runs
+}
+
+/// Prints on stderr which run answered otherwise than the baseline's (`runs`: one run per
+/// binary of the same event on the same input).
+fn note_different(path: &Path, line: usize, runs: &[Run]) {
+    if let [this, baseline] = runs {
+        if this.answer != baseline.answer {
+            eprintln!(
+                "{} {} at line {line}: the answer differs from the baseline's",
+                path.file_name().unwrap_or_default().to_string_lossy(),
+                this.event,
+            );
+        }
+    }
 }
 
 /// One binary's copy of a session: its folder (store, state, home) and its transcript.
@@ -185,9 +200,15 @@ struct Replica {
 }
 
 impl Replica {
-    /// An empty transcript named `name` in a fresh folder.
+    /// An empty transcript named `name` in a fresh folder, whose store has the redaction key
+    /// every replica has (so that the binaries' answers compare byte for byte: a redacted
+    /// secret's placeholder, and the id of a fragment holding one, hash it with the key).
     fn new(binary: Binary, name: &std::ffi::OsStr) -> Replica {
         let dir = tempfile::tempdir().unwrap();
+        let key = dir.path().join("redact.key");
+        std::fs::write(&key, format!("{}\n", "5a".repeat(32))).unwrap();
+        let private = std::os::unix::fs::PermissionsExt::from_mode(0o600);
+        std::fs::set_permissions(&key, private).unwrap();
         let transcript = dir.path().join(name);
         std::fs::File::create(&transcript).unwrap();
         Replica {
