@@ -5,9 +5,10 @@
 //!
 //! A [`CountMemo`] maps a text's key (the first 16 bytes of the SHA-256 of the tokenizer's
 //! name and the text) to its count. It is loaded from a file, installed for the process with
-//! [`remember`], consulted by every [`Tokenizer::count`] of a text of at least
-//! [`MIN_BYTES`], and saved when the run counted something new: the entries the run used
-//! first, then the others, at most [`MAX_ENTRIES`]. A count is the tokenizer's own, so a
+//! [`remember`], consulted by every [`Tokenizer::count`] (short texts too: a run whose every
+//! count is remembered never compiles the tokenizer's patterns), and saved when the run
+//! counted something new: the entries the run used first, then the others, at most
+//! [`MAX_ENTRIES`]. A count is the tokenizer's own, so a
 //! memo changes no figure; a file that is missing, cut or of another version is an empty
 //! memo. The file holds keys and counts, no text.
 
@@ -19,10 +20,6 @@ use sha2::{Digest, Sha256};
 
 use super::Tokenizer;
 use crate::optimizer::dedupe::HashIndex;
-
-/// Texts shorter than this are counted, not looked up: counting them costs about what
-/// looking them up does, and they would fill the memo.
-pub const MIN_BYTES: usize = 64;
 
 /// The most entries a memo file keeps (20 bytes each).
 pub const MAX_ENTRIES: usize = 32 * 1024;
@@ -49,8 +46,8 @@ pub struct CountMemo {
 /// The memo installed for this process, if any.
 static MEMO: OnceLock<CountMemo> = OnceLock::new();
 
-/// Installs `memo` for the rest of the process (every count of a text of at least
-/// [`MIN_BYTES`] consults it); a memo installed already stays. Returns the installed one.
+/// Installs `memo` for the rest of the process (every count consults it); a memo installed
+/// already stays. Returns the installed one.
 pub fn remember(memo: CountMemo) -> &'static CountMemo {
     MEMO.get_or_init(|| memo)
 }
@@ -59,8 +56,8 @@ pub fn remember(memo: CountMemo) -> &'static CountMemo {
 /// counts it otherwise.
 pub(super) fn count(tokenizer: Tokenizer, text: &str, count: impl FnOnce() -> usize) -> usize {
     match MEMO.get() {
-        Some(memo) if text.len() >= MIN_BYTES => memo.count(tokenizer, text, count),
-        _ => count(),
+        Some(memo) => memo.count(tokenizer, text, count),
+        None => count(),
     }
 }
 
