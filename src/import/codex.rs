@@ -297,7 +297,7 @@ fn call_records(
     match patch {
         // A patch writes only its own files: each gets its current view, or is forgotten.
         Some(patch) => {
-            let applied = !exit_code.is_some_and(|c| c != 0);
+            let applied = exit_code.is_none_or(|c| c == 0);
             for (path, diff) in patch_sections(patch) {
                 let view = match added_lines(&diff) {
                     _ if !applied => None,
