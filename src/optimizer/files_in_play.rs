@@ -170,7 +170,10 @@ fn touched(units: &[Unit]) -> Vec<Touches> {
                 })
             }
             (Kind::ToolOutput, _) => {
-                let Some(key) = u.tool_key.as_deref() else {
+                // What the call names: its command line, or its one-word arguments (a
+                // description, a subagent's prompt or a plan's items name no file it touched);
+                // a record without arguments, its tool.
+                let Some(key) = u.invocation.as_deref().or(u.tool.as_deref()) else {
                     continue;
                 };
                 let mut named: Vec<String> = paths::paths(key)
@@ -206,12 +209,14 @@ fn touched(units: &[Unit]) -> Vec<Touches> {
     files
 }
 
-/// The files a user's message names, each once: its paths with a file's extension, an
-/// `@` mention's `@` dropped (Claude Code, Gemini CLI and Codex CLI attach a file named
-/// `@path` in a prompt).
+/// The files a user's message names, each once: its `@path` mentions (Claude Code, Gemini
+/// CLI and Codex CLI attach a file named so in a prompt), the `@` dropped, and its paths with
+/// a folder, when they have a file's extension. A bare name is left out: in a prompt,
+/// `Next.js` or `Node.js` is more often a product than a file.
 fn mentioned(text: &str) -> Vec<String> {
     let mut named: Vec<String> = paths::paths(text)
         .into_iter()
+        .filter(|p| p.starts_with('@') || p.contains('/'))
         .map(|p| p.strip_prefix('@').unwrap_or(&p).to_string())
         .filter(|p| is_file_like(p))
         .collect();
@@ -429,7 +434,7 @@ mod tests {
         let units = units(
             r#"{"task": "t",
             "messages": [
-                {"role": "user", "timestamp": "2026-01-01T10:00:00Z", "text": "@docs/PLAN.md review it against src/sync.ts and src/sync.ts"},
+                {"role": "user", "timestamp": "2026-01-01T10:00:00Z", "text": "@docs/PLAN.md review it against src/sync.ts and src/sync.ts in Next.js"},
                 {"role": "assistant", "timestamp": "2026-01-01T10:01:00Z", "text": "I will also look at src/other.ts"}
             ],
             "files": [{"id": "r1", "timestamp": "2026-01-01T10:02:00Z", "path": "src/sync.ts", "content": "x"}]}"#,
@@ -440,6 +445,32 @@ mod tests {
         [source: the session's reads, changes, commands and prompts | 2 files, latest first]
         - src/sync.ts: read, named by the user
         - docs/PLAN.md: named by the user
+        ");
+    }
+
+    #[test]
+    fn a_call_names_the_files_of_its_command_line_or_one_word_arguments_not_of_its_free_text() {
+        let units = units(
+            r#"{"task": "t", "toolOutputs": [
+                {"id": "t1", "timestamp": "2026-01-01T10:00:00Z", "tool": "Bash",
+                 "args": {"command": "npm run dev", "description": "Start the Next.js server"}, "output": "ready"},
+                {"id": "t2", "timestamp": "2026-01-01T10:01:00Z", "tool": "Bash",
+                 "args": {"command": "cat src/app.ts", "description": "Show app.ts"}, "output": "x"},
+                {"id": "t3", "timestamp": "2026-01-01T10:02:00Z", "tool": "shell",
+                 "args": {"command": ["bash", "-lc", "wc -l README.md"]}, "output": "3"},
+                {"id": "t4", "timestamp": "2026-01-01T10:03:00Z", "tool": "Grep",
+                 "args": {"pattern": "x", "path": "src/lib.ts"}, "output": "1:x"},
+                {"id": "t5", "timestamp": "2026-01-01T10:04:00Z", "tool": "TodoWrite",
+                 "args": {"todos": [{"content": "Set up the Next.js app", "status": "pending"}]}, "output": "ok"}
+            ]}"#,
+        );
+        let index = index(&units, 4000, Tokenizer::default(), None).unwrap();
+        insta::assert_snapshot!(index, @r"
+        ## Files in play
+        [source: the session's reads, changes, commands and prompts | 3 files, latest first]
+        - src/lib.ts: in 1 command
+        - README.md: in 1 command
+        - src/app.ts: in 1 command
         ");
     }
 
