@@ -14,7 +14,7 @@
 //! `write_stdin` polls of its session up to its exit, as one run of its command), an error
 //! record when the code is not 0, and a
 //! test result per test its output names; a command that reads a file
-//! ([`file_read`]) → a file record with every line seen so far of it; a `compacted` item →
+//! ([`file_reads`]) → a file record with every line seen so far of it; a `compacted` item →
 //! a boundary in [`ImportSummary::boundaries`] and its message a `summary-…` system message; `apply_patch` (a shell command or a custom tool call) →
 //! one diff per `*** Update|Add|Delete File:` section; any other call → a tool output. Ids
 //! carry the line: `out-L12`. Reasoning, `event_msg`, `turn_context`, `session_meta` and
@@ -28,7 +28,7 @@ use serde_json::Value;
 
 mod format;
 
-use super::file_reads::shell::{file_read, FileViews};
+use super::file_reads::shell::{file_reads, FileViews};
 use super::test_runs::{run_records, Run};
 use super::typed;
 use super::{first_line, gather, parts, rfc3339, ImportSummary, INJECTED_MARKER};
@@ -280,13 +280,16 @@ fn call_records(
         Some(script) => script.to_string(),
         None => command_line(name, &argv),
     };
-    if let Some(read) = file_read(&tool, &output, exit_code) {
-        let (path, content) = views.add(&read);
-        out.push(SessionRecord::File(FileRecord {
-            common: common("file"),
-            path,
-            content,
-        }));
+    let reads = file_reads(&tool, &output, exit_code);
+    if !reads.is_empty() {
+        for read in &reads {
+            let (path, content) = views.add(read);
+            out.push(SessionRecord::File(FileRecord {
+                common: common("file"),
+                path,
+                content,
+            }));
+        }
         return;
     }
     let patch = patch_in(name, &argv, args, &tool);
