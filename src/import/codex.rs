@@ -16,7 +16,8 @@
 //! test result per test its output names; a command that reads a file
 //! ([`file_reads`]) → a file record with every line seen so far of it; a `compacted` item →
 //! a boundary in [`ImportSummary::boundaries`] and its message a `summary-…` system message; `apply_patch` (a shell command or a custom tool call) →
-//! one diff per `*** Update|Add|Delete File:` section; any other call → a tool output. Ids
+//! one diff per `*** Update|Add|Delete File:` section and, when it applied, the file's current
+//! view (an added file whole; an update's hunks applied to the lines seen); any other call → a tool output. Ids
 //! carry the line: `out-L12`. Reasoning, `event_msg`, `turn_context`, `session_meta` and
 //! unknown types are skipped and counted; a line that is not JSON is an error naming the
 //! line.
@@ -296,8 +297,13 @@ fn call_records(
     match patch {
         // A patch writes only its own files: each gets its current view, or is forgotten.
         Some(patch) => {
+            let applied = exit_code.is_none_or(|c| c == 0);
             for (path, diff) in patch_sections(patch) {
-                let view = views.apply(&path, &patch_hunks(&diff));
+                let view = match added_lines(&diff) {
+                    _ if !applied => None,
+                    Some(lines) => Some(views.write(&path, &lines)),
+                    None => views.apply(&path, &patch_hunks(&diff)),
+                };
                 out.push(SessionRecord::Diff(DiffRecord {
                     common: common("diff"),
                     path,
@@ -459,6 +465,14 @@ pub(crate) fn patch_sections(patch: &str) -> Vec<(String, String)> {
         }
     }
     sections
+}
+
+/// The lines of a file a patch's section adds whole (`*** Add File:`, every line after it
+/// starting with `+`), without their `+`; `None` for any other section.
+fn added_lines(section: &str) -> Option<Vec<&str>> {
+    let mut lines = section.lines();
+    lines.next()?.strip_prefix("*** Add File: ")?;
+    lines.map(|l| l.strip_prefix('+')).collect()
 }
 
 /// The hunks of one file's section of an `apply_patch` patch, each as (old lines, new lines)

@@ -539,6 +539,22 @@ impl FileViews {
         Some((key, content))
     }
 
+    /// Takes `lines` as the whole of `path` ([`FileViews::path_of`] of a read of it), from line
+    /// 1: a file the session wrote. Returns the path and the content as [`FileViews::add`]
+    /// does.
+    pub(crate) fn write(&mut self, path: &str, lines: &[&str]) -> (String, String) {
+        let key = self.path_of(&FileRead {
+            path: path.to_string(),
+            dir: None,
+            lines: Vec::new(),
+        });
+        let view: BTreeMap<usize, String> =
+            (1..).zip(lines.iter().map(|l| l.to_string())).collect();
+        let content = rendered(&view);
+        self.seen.insert(key.clone(), view);
+        (key, content)
+    }
+
     /// The whole content of `path` when every line of it from the first was seen (a whole
     /// read, with no gap), as [`FileViews::add`] writes it; `None` otherwise.
     pub(crate) fn whole_content(&self, path: &str) -> Option<String> {
