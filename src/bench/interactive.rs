@@ -1152,7 +1152,7 @@ mod tests {
                 }
             }
         }
-        assert_eq!((boundaries, with_hooks), (15, 8));
+        assert_eq!((boundaries, with_hooks), (18, 11));
         assert!(hooks >= 8 * 3, "{hooks}");
     }
 }

@@ -36,6 +36,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::codex::patch_hunks;
 use super::file_reads::shell::{FileRead, FileViews};
 use super::test_runs::test_outcomes;
 use super::typed::{self, shaped};
@@ -469,18 +470,28 @@ impl ClaudeImporter {
             "Edit" | "MultiEdit" if !is_error && input("file_path").is_some() => {
                 let path = entry.path(input("file_path").unwrap_or_default());
                 let hunks = result.and_then(|r| r.structured_patch.as_deref());
+                let diff = edit_diff(&path, hunks, &call.input);
+                // The current view: the file as read whole with this change applied, else the
+                // lines seen of it with the diff's hunks applied where they are found once.
+                let whole = self.views.whole_content(&path);
+                let view = match &whole {
+                    Some(content) => apply_edits(content, &call.input).map(|c| (path.clone(), c)),
+                    None => self.views.apply(&path, &patch_hunks(&diff)),
+                };
                 records.push(SessionRecord::Diff(DiffRecord {
                     common: common("diff"),
-                    diff: edit_diff(&path, hunks, &call.input),
+                    diff,
                     path: path.clone(),
                 }));
-                // The current view: the file as read whole, with this change applied.
-                let view = self
-                    .views
-                    .whole_content(&path)
-                    .and_then(|content| apply_edits(&content, &call.input));
                 match view {
-                    Some(content) => records.push(self.whole(common("file"), path, content)),
+                    Some((path, content)) if whole.is_some() => {
+                        records.push(self.whole(common("file"), path, content))
+                    }
+                    Some((path, content)) => records.push(SessionRecord::File(FileRecord {
+                        common: common("file"),
+                        path,
+                        content,
+                    })),
                     None => self.views.forget(&path),
                 }
             }

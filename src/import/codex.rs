@@ -14,9 +14,10 @@
 //! `write_stdin` polls of its session up to its exit, as one run of its command), an error
 //! record when the code is not 0, and a
 //! test result per test its output names; a command that reads a file
-//! ([`file_read`]) → a file record with every line seen so far of it; a `compacted` item →
+//! ([`file_reads`]) → a file record with every line seen so far of it; a `compacted` item →
 //! a boundary in [`ImportSummary::boundaries`] and its message a `summary-…` system message; `apply_patch` (a shell command or a custom tool call) →
-//! one diff per `*** Update|Add|Delete File:` section; any other call → a tool output. Ids
+//! one diff per `*** Update|Add|Delete File:` section and, when it applied, the file's current
+//! view (an added file whole; an update's hunks applied to the lines seen); any other call → a tool output. Ids
 //! carry the line: `out-L12`. Reasoning, `event_msg`, `turn_context`, `session_meta` and
 //! unknown types are skipped and counted; a line that is not JSON is an error naming the
 //! line.
@@ -28,7 +29,7 @@ use serde_json::Value;
 
 mod format;
 
-use super::file_reads::shell::{file_read, FileViews};
+use super::file_reads::shell::{file_reads, FileViews};
 use super::test_runs::{run_records, Run};
 use super::typed;
 use super::{first_line, gather, parts, rfc3339, ImportSummary, INJECTED_MARKER};
@@ -280,21 +281,29 @@ fn call_records(
         Some(script) => script.to_string(),
         None => command_line(name, &argv),
     };
-    if let Some(read) = file_read(&tool, &output, exit_code) {
-        let (path, content) = views.add(&read);
-        out.push(SessionRecord::File(FileRecord {
-            common: common("file"),
-            path,
-            content,
-        }));
+    let reads = file_reads(&tool, &output, exit_code);
+    if !reads.is_empty() {
+        for read in &reads {
+            let (path, content) = views.add(read);
+            out.push(SessionRecord::File(FileRecord {
+                common: common("file"),
+                path,
+                content,
+            }));
+        }
         return;
     }
     let patch = patch_in(name, &argv, args, &tool);
     match patch {
         // A patch writes only its own files: each gets its current view, or is forgotten.
         Some(patch) => {
+            let applied = exit_code.is_none_or(|c| c == 0);
             for (path, diff) in patch_sections(patch) {
-                let view = views.apply(&path, &patch_hunks(&diff));
+                let view = match added_lines(&diff) {
+                    _ if !applied => None,
+                    Some(lines) => Some(views.write(&path, &lines)),
+                    None => views.apply(&path, &patch_hunks(&diff)),
+                };
                 out.push(SessionRecord::Diff(DiffRecord {
                     common: common("diff"),
                     path,
@@ -456,6 +465,14 @@ pub(crate) fn patch_sections(patch: &str) -> Vec<(String, String)> {
         }
     }
     sections
+}
+
+/// The lines of a file a patch's section adds whole (`*** Add File:`, every line after it
+/// starting with `+`), without their `+`; `None` for any other section.
+fn added_lines(section: &str) -> Option<Vec<&str>> {
+    let mut lines = section.lines();
+    lines.next()?.strip_prefix("*** Add File: ")?;
+    lines.map(|l| l.strip_prefix('+')).collect()
 }
 
 /// The hunks of one file's section of an `apply_patch` patch, each as (old lines, new lines)

@@ -200,21 +200,25 @@ pub fn import_with(text: &str, options: &ImportOptions) -> Result<Imported, Impo
                         stack: Some(stack),
                     });
                 }
-                let read = match &observation.elided {
+                let reads = match &observation.elided {
                     Some((head, tail)) => {
                         file_reads::file_read_elided(&command, head, tail, observation.exit_code)
+                            .into_iter()
+                            .collect()
                     }
                     None => {
-                        file_reads::file_read(&command, &observation.output, observation.exit_code)
+                        file_reads::file_reads(&command, &observation.output, observation.exit_code)
                     }
                 };
-                if let Some(read) = read {
-                    let (path, content) = views.add(&read);
-                    records.files.push(FileRecord {
-                        common: common("file"),
-                        content,
-                        path,
-                    });
+                if !reads.is_empty() {
+                    for read in &reads {
+                        let (path, content) = views.add(read);
+                        records.files.push(FileRecord {
+                            common: common("file"),
+                            content,
+                            path,
+                        });
+                    }
                     continue;
                 }
                 views.forget_written(&command);

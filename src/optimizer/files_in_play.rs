@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 
 use crate::optimizer::extract::paths;
 use crate::optimizer::fragment::Unit;
-use crate::records::Kind;
+use crate::records::{Kind, Role};
 use crate::tokenizer::Tokenizer;
 
 /// How many files the index names at most.
@@ -41,6 +41,8 @@ struct Touches {
     changes: usize,
     /// Commands that named it (tool outputs whose command line holds its path).
     commands: usize,
+    /// The user's messages that named it (`@path` mentions, paths in a prompt).
+    mentions: usize,
     /// The lines its latest change covers (new side), when its diff has hunk headers.
     changed_lines: Option<(usize, usize)>,
     /// The time of its latest touch (Unix ms), when the records have times.
@@ -78,8 +80,9 @@ pub(crate) fn index(
             n - k
         ),
     };
-    let mut out =
-        format!("{HEADING}[source: the session's reads, changes and commands | {count}]\n");
+    let mut out = format!(
+        "{HEADING}[source: the session's reads, changes, commands and prompts | {count}]\n"
+    );
     let mut used = tokenizer.count(&out);
     let mut named = 0;
     for t in files.iter().take(MAX_FILES) {
@@ -118,6 +121,9 @@ fn line(t: &Touches) -> String {
         } else {
             format!("in {} commands", t.commands)
         });
+    }
+    if t.mentions > 0 {
+        parts.push(times("named by the user", t.mentions));
     }
     format!("- {}: {}\n", t.path, parts.join(", "))
 }
@@ -164,7 +170,10 @@ fn touched(units: &[Unit]) -> Vec<Touches> {
                 })
             }
             (Kind::ToolOutput, _) => {
-                let Some(key) = u.tool_key.as_deref() else {
+                // What the call names: its command line, or its one-word arguments (a
+                // description, a subagent's prompt or a plan's items name no file it touched);
+                // a record without arguments, its tool.
+                let Some(key) = u.invocation.as_deref().or(u.tool.as_deref()) else {
                     continue;
                 };
                 let mut named: Vec<String> = paths::paths(key)
@@ -178,6 +187,11 @@ fn touched(units: &[Unit]) -> Vec<Touches> {
                     note(&path, i, &|t| t.commands += 1);
                 }
             }
+            (Kind::Message, _) if u.role == Some(Role::User) => {
+                for path in mentioned(&u.text) {
+                    note(&path, i, &|t| t.mentions += 1);
+                }
+            }
             _ => {}
         }
     }
@@ -187,11 +201,28 @@ fn touched(units: &[Unit]) -> Vec<Touches> {
         b.last_time
             .cmp(&a.last_time)
             .then_with(|| {
-                (b.reads + b.changes + b.commands).cmp(&(a.reads + a.changes + a.commands))
+                let all = |t: &Touches| t.reads + t.changes + t.commands + t.mentions;
+                all(b).cmp(&all(a))
             })
             .then_with(|| a.path.cmp(&b.path))
     });
     files
+}
+
+/// The files a user's message names, each once: its `@path` mentions (Claude Code, Gemini
+/// CLI and Codex CLI attach a file named so in a prompt), the `@` dropped, and its paths with
+/// a folder, when they have a file's extension. A bare name is left out: in a prompt,
+/// `Next.js` or `Node.js` is more often a product than a file.
+fn mentioned(text: &str) -> Vec<String> {
+    let mut named: Vec<String> = paths::paths(text)
+        .into_iter()
+        .filter(|p| p.starts_with('@') || p.contains('/'))
+        .map(|p| p.strip_prefix('@').unwrap_or(&p).to_string())
+        .filter(|p| is_file_like(p))
+        .collect();
+    named.sort_unstable();
+    named.dedup();
+    named
 }
 
 /// Whether `text` names the file at `path`: the path itself, or a tail of it that keeps a
@@ -324,7 +355,7 @@ mod tests {
         let index = index(&units(SESSION), 4000, Tokenizer::default(), None).unwrap();
         insta::assert_snapshot!(index, @r"
         ## Files in play
-        [source: the session's reads, changes and commands | 3 files, latest first]
+        [source: the session's reads, changes, commands and prompts | 3 files, latest first]
         - tests/parse_tests.rs: in 1 command
         - src/parse.rs: changed (lines 1–25), read 2×
         - src/lex.rs: read
@@ -371,7 +402,7 @@ mod tests {
         let index = index(&units, 4000, Tokenizer::default(), None).unwrap();
         insta::assert_snapshot!(index, @r"
         ## Files in play
-        [source: the session's reads, changes and commands | 1 file]
+        [source: the session's reads, changes, commands and prompts | 1 file]
         - /w/repo/docs/design.md: read, in 1 command
         ");
     }
@@ -385,7 +416,7 @@ mod tests {
         let after = index(&units(SESSION), 4000, Tokenizer::default(), Some(summary)).unwrap();
         insta::assert_snapshot!(after, @r"
         ## Files in play
-        [source: the session's reads, changes and commands | 3 files, latest first: the 1 your context does not name, then the 2 it names]
+        [source: the session's reads, changes, commands and prompts | 3 files, latest first: the 1 your context does not name, then the 2 it names]
         - src/lex.rs: read
         - tests/parse_tests.rs: in 1 command
         - src/parse.rs: changed (lines 1–25), read 2×
@@ -396,6 +427,51 @@ mod tests {
         assert!(names("/w/repo/src/a.rs", "src/a.rs"));
         assert!(names("in repo/src/a.rs:12", "/w/repo/src/a.rs"));
         assert!(!names("src/a.rsx and a.rs", "/w/repo/src/a.rs"));
+    }
+
+    #[test]
+    fn a_file_the_user_names_is_in_play_and_one_the_agent_names_is_not() {
+        let units = units(
+            r#"{"task": "t",
+            "messages": [
+                {"role": "user", "timestamp": "2026-01-01T10:00:00Z", "text": "@docs/PLAN.md review it against src/sync.ts and src/sync.ts in Next.js"},
+                {"role": "assistant", "timestamp": "2026-01-01T10:01:00Z", "text": "I will also look at src/other.ts"}
+            ],
+            "files": [{"id": "r1", "timestamp": "2026-01-01T10:02:00Z", "path": "src/sync.ts", "content": "x"}]}"#,
+        );
+        let index = index(&units, 4000, Tokenizer::default(), None).unwrap();
+        insta::assert_snapshot!(index, @r"
+        ## Files in play
+        [source: the session's reads, changes, commands and prompts | 2 files, latest first]
+        - src/sync.ts: read, named by the user
+        - docs/PLAN.md: named by the user
+        ");
+    }
+
+    #[test]
+    fn a_call_names_the_files_of_its_command_line_or_one_word_arguments_not_of_its_free_text() {
+        let units = units(
+            r#"{"task": "t", "toolOutputs": [
+                {"id": "t1", "timestamp": "2026-01-01T10:00:00Z", "tool": "Bash",
+                 "args": {"command": "npm run dev", "description": "Start the Next.js server"}, "output": "ready"},
+                {"id": "t2", "timestamp": "2026-01-01T10:01:00Z", "tool": "Bash",
+                 "args": {"command": "cat src/app.ts", "description": "Show app.ts"}, "output": "x"},
+                {"id": "t3", "timestamp": "2026-01-01T10:02:00Z", "tool": "shell",
+                 "args": {"command": ["bash", "-lc", "wc -l README.md"]}, "output": "3"},
+                {"id": "t4", "timestamp": "2026-01-01T10:03:00Z", "tool": "Grep",
+                 "args": {"pattern": "x", "path": "src/lib.ts"}, "output": "1:x"},
+                {"id": "t5", "timestamp": "2026-01-01T10:04:00Z", "tool": "TodoWrite",
+                 "args": {"todos": [{"content": "Set up the Next.js app", "status": "pending"}]}, "output": "ok"}
+            ]}"#,
+        );
+        let index = index(&units, 4000, Tokenizer::default(), None).unwrap();
+        insta::assert_snapshot!(index, @r"
+        ## Files in play
+        [source: the session's reads, changes, commands and prompts | 3 files, latest first]
+        - src/lib.ts: in 1 command
+        - README.md: in 1 command
+        - src/app.ts: in 1 command
+        ");
     }
 
     #[test]

@@ -45,6 +45,11 @@ pub struct Unit {
     pub(crate) tool: Option<String>,
     /// The tool and its canonical arguments: runs with equal keys are repeats.
     pub(crate) tool_key: Option<String>,
+    /// What a tool output's call names: its command line when its arguments give one
+    /// (`command` or `cmd`, a string or a list of words), else its arguments' one-word
+    /// string values (a `path`, a `pattern`), never their free text (a description, a
+    /// prompt, a plan's items).
+    pub(crate) invocation: Option<String>,
     /// The exit code of a tool output.
     pub(crate) exit_code: Option<i64>,
     /// The name of a test result.

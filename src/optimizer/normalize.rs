@@ -100,6 +100,7 @@ pub(crate) fn normalize_on(
         }
         d.unit.tool = Some(t.tool.trim().to_string());
         d.unit.tool_key = Some(key);
+        d.unit.invocation = t.args.as_ref().and_then(invocation);
         d.unit.exit_code = t.exit_code;
         d.unit.collapsed = collapsed.removed;
         d.unit.collapsed_lines = collapsed.removed_lines;
@@ -217,6 +218,7 @@ impl Draft {
                 role: None,
                 tool: None,
                 tool_key: None,
+                invocation: None,
                 exit_code: None,
                 test_name: None,
                 test_status: None,
@@ -492,6 +494,33 @@ fn decision_name(status: DecisionStatus) -> &'static str {
         DecisionStatus::Rejected => "rejected",
         DecisionStatus::Superseded => "superseded",
     }
+}
+
+/// What a call's arguments name ([`Unit::invocation`]): `command` or `cmd` (a string, or
+/// a list of words joined by spaces), else the string values without whitespace, in the
+/// arguments' order, joined by spaces; `None` when there are none.
+fn invocation(args: &serde_json::Value) -> Option<String> {
+    use serde_json::Value;
+    match args.get("command").or_else(|| args.get("cmd")) {
+        Some(Value::String(s)) => return Some(s.clone()),
+        Some(Value::Array(words)) => {
+            if let Some(words) = words.iter().map(Value::as_str).collect::<Option<Vec<_>>>() {
+                return Some(words.join(" "));
+            }
+        }
+        _ => {}
+    }
+    fn words<'a>(v: &'a Value, out: &mut Vec<&'a str>) {
+        match v {
+            Value::String(s) if !s.is_empty() && !s.contains(char::is_whitespace) => out.push(s),
+            Value::Array(items) => items.iter().for_each(|i| words(i, out)),
+            Value::Object(map) => map.values().for_each(|i| words(i, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    words(args, &mut out);
+    (!out.is_empty()).then(|| out.join(" "))
 }
 
 #[cfg(test)]

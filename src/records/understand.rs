@@ -7,11 +7,12 @@
 //! `Get-Content`, … with exit code 0 or none; the importers' list, in
 //! `src/import/file_reads/shell.rs`) the tool output becomes a file record of that path
 //! holding every line of it seen so far, earlier reads merged, with the tool output's id,
-//! timestamp and priority. A command that may write a path (`sed -i`, a redirection, `mv`,
+//! timestamp and priority (an `&&` chain of reads whose output splits exactly between them gives one
+//! record per file, the second and later with `#2`, `#3`, … added to the id). A command that may write a path (`sed -i`, a redirection, `mv`,
 //! `cp`) forgets what was seen of it, as in the importers. Every other record is left as it
 //! is, so understanding records twice changes nothing.
 
-use crate::import::file_reads::shell::{file_read, FileViews};
+use crate::import::file_reads::shell::{file_reads, FileViews};
 use crate::records::{FileRecord, Records, ToolOutput};
 
 /// `records` with every live file read among its tool outputs turned into a file record
@@ -27,19 +28,25 @@ pub fn understand(mut records: Records) -> Records {
     let outputs = std::mem::take(&mut records.tool_outputs);
     for output in outputs {
         let command = command_of(&output);
-        match file_read(command, &output.output, output.exit_code) {
-            Some(read) => {
-                let (path, content) = views.add(&read);
-                records.files.push(FileRecord {
-                    common: output.common,
-                    path,
-                    content,
-                });
+        let reads = file_reads(command, &output.output, output.exit_code);
+        if reads.is_empty() {
+            views.forget_written(command);
+            records.tool_outputs.push(output);
+            continue;
+        }
+        for (k, read) in reads.iter().enumerate() {
+            let (path, content) = views.add(read);
+            let mut common = output.common.clone();
+            // A chain of reads gives one record per file: the second and later get ids of
+            // their own.
+            if k > 0 {
+                common.id = common.id.map(|id| format!("{id}#{}", k + 1));
             }
-            None => {
-                views.forget_written(command);
-                records.tool_outputs.push(output);
-            }
+            records.files.push(FileRecord {
+                common,
+                path,
+                content,
+            });
         }
     }
     records

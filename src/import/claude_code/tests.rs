@@ -175,7 +175,7 @@ fn ranged_reads_of_a_real_session_are_file_regions_with_their_lines() {
 }
 
 #[test]
-fn a_ranged_read_merges_with_the_whole_read_and_an_edit_forgets_both() {
+fn ranged_reads_merge_and_an_edit_applies_to_the_lines_seen_or_forgets_them() {
     let read = |id: &str, input: Value| {
         serde_json::json!({"type": "assistant", "cwd": "/w", "message": {"role": "assistant",
             "content": [{"type": "tool_use", "id": id, "name": "Read", "input": input}]}})
@@ -205,14 +205,27 @@ fn a_ranged_read_merges_with_the_whole_read_and_an_edit_forgets_both() {
             serde_json::json!({"file_path": "/w/a.rs", "offset": 6, "limit": 1}),
         ),
         answer("r3", "     6\u{2192}g"),
+        // An edit whose old text is no whole line seen: what was seen is forgotten.
+        serde_json::json!({"type": "assistant", "cwd": "/w", "message": {"role": "assistant",
+            "content": [{"type": "tool_use", "id": "e2", "name": "Edit",
+              "input": {"file_path": "/w/a.rs", "old_string": "zz", "new_string": "y"}}]}}),
+        answer("e2", "ok"),
+        read(
+            "r4",
+            serde_json::json!({"file_path": "/w/a.rs", "offset": 3, "limit": 1}),
+        ),
+        answer("r4", "     3\u{2192}c"),
     ]);
     let contents: Vec<&str> = records.files.iter().map(|f| f.content.as_str()).collect();
+    let edited = "[ctxopt: lines 1-2 not seen]\nc\nd\n[ctxopt: lines 5-5 not seen]\ng\n";
     assert_eq!(
         contents,
         [
             "[ctxopt: lines 1-2 not seen]\nc\nd\n",
             "[ctxopt: lines 1-2 not seen]\nc\nd\n[ctxopt: lines 5-5 not seen]\nf\n",
-            "[ctxopt: lines 1-5 not seen]\ng\n",
+            edited,
+            edited,
+            "[ctxopt: lines 1-2 not seen]\nc\n",
         ]
     );
     assert!(records.files.iter().all(|f| f.path == "a.rs"));
@@ -317,7 +330,7 @@ fn windows_paths_are_made_relative_to_a_windows_working_directory() {
 }
 
 #[test]
-fn an_edit_to_a_file_read_whole_gives_its_current_view_and_a_partial_read_does_not() {
+fn an_edit_gives_the_current_view_of_a_file_read_whole_or_of_the_lines_seen() {
     let session = |read_input: &str, shown: &str| {
         [
             format!(
@@ -344,13 +357,27 @@ fn an_edit_to_a_file_read_whole_gives_its_current_view_and_a_partial_read_does_n
         ]
     );
     assert_eq!(whole.diffs.len(), 1);
-    // The canary: a read of lines 2 to 2 is not the whole file, so no view is made up.
+    // A read of line 2 alone: the edit applies to the line seen, the rest stays unseen.
     let (partial, _) = import_transcript(&session(
         r#"{"file_path":"src/a.rs","offset":2,"limit":1}"#,
         r"     2→    old_call();\n",
     ));
-    assert_eq!(partial.files.len(), 1, "{:?}", partial.files);
+    let views: Vec<&str> = partial.files.iter().map(|f| f.content.as_str()).collect();
+    assert_eq!(
+        views,
+        [
+            "[ctxopt: lines 1-1 not seen]\n    old_call();\n",
+            "[ctxopt: lines 1-1 not seen]\n    new_call();\n    log();\n"
+        ]
+    );
     assert_eq!(partial.diffs.len(), 1);
+    // The canary: a read of line 3 did not show the old text, so no view is made up.
+    let (elsewhere, _) = import_transcript(&session(
+        r#"{"file_path":"src/a.rs","offset":3,"limit":1}"#,
+        r"     3→}\n",
+    ));
+    assert_eq!(elsewhere.files.len(), 1, "{:?}", elsewhere.files);
+    assert_eq!(elsewhere.diffs.len(), 1);
 }
 
 #[test]

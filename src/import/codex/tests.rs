@@ -196,3 +196,43 @@ fn a_real_unified_exec_rollout_has_no_header_in_its_files_and_no_polls_left() {
         .all(|o| !o.tool.starts_with("write_stdin")));
     assert!(records.tool_outputs.iter().any(|o| o.exit_code.is_some()));
 }
+
+#[test]
+fn an_added_file_is_its_current_view_and_a_failed_patch_changes_no_view() {
+    let patch = |id: &str, body: &str| {
+        let input =
+            serde_json::to_string(&format!("*** Begin Patch\n{body}*** End Patch")).unwrap();
+        format!(
+            r#"{{"timestamp":"2026-01-01T00:01:00Z","type":"response_item","payload":{{"type":"custom_tool_call","status":"completed","call_id":"{id}","name":"apply_patch","input":{input}}}}}"#
+        )
+    };
+    let result = |id: &str, code: i64| {
+        format!(
+            r#"{{"timestamp":"2026-01-01T00:01:01Z","type":"response_item","payload":{{"type":"custom_tool_call_output","call_id":"{id}","output":"{{\"output\":\"done\",\"metadata\":{{\"exit_code\":{code}}}}}"}}}}"#
+        )
+    };
+    let lines = [
+        r#"{"timestamp":"2026-01-01T00:00:00Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"add a.py"}]}}"#.to_string(),
+        patch("p1", "*** Add File: a.py\n+def f():\n+    return 1\n"),
+        result("p1", 0),
+        patch("p2", "*** Update File: a.py\n@@\n def f():\n-    return 1\n+    return 2\n"),
+        result("p2", 0),
+        // Fails: the view stays what the second patch made.
+        patch("p3", "*** Update File: a.py\n@@\n def f():\n-    return 2\n+    return 3\n"),
+        result("p3", 1),
+    ];
+    let (records, _) = import_rollout(&lines.join("\n"));
+    let views: Vec<(&str, &str)> = records
+        .files
+        .iter()
+        .map(|f| (f.path.as_str(), f.content.as_str()))
+        .collect();
+    assert_eq!(
+        views,
+        [
+            ("a.py", "def f():\n    return 1\n"),
+            ("a.py", "def f():\n    return 2\n"),
+        ]
+    );
+    assert_eq!(records.diffs.len(), 3, "every section is still a diff");
+}

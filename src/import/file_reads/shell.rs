@@ -8,8 +8,14 @@
 //! `-TotalCount`/`-Head`/`-First` count), whose `\` separators become `/`. Numbered output (`cat -n`, `nl`) carries its own line numbers, which are
 //! stripped; otherwise the first line is known from the command (`sed -n 'A,…'` starts at
 //! `A`, `cat` and `head` at 1), or the read is not placed and does not count as one.
-//! Anything else — redirections, here-documents, globs, several files, `&&` chains after
-//! the `cd` — is not a read.
+//! Anything else — redirections, here-documents, globs, several files — is not a read.
+//!
+//! An `&&` chain of reads ([`file_reads`]), possibly with `echo 'TEXT'` separators, is taken
+//! apart only when the output can be split between them exactly: every read says how many
+//! lines it prints (`sed -n 'A,Bp'`, `head -n N`, or a read piped into one of them), each
+//! `echo` is found where it belongs, and the counts add up to the output's lines. Since no
+//! read prints more than its count, the sum is met only when each printed all of its lines;
+//! a file shorter than its range makes the chain no read at all.
 //!
 //! [`FileViews`] merges every read of a path into one picture of the lines seen so far, so
 //! a later, narrower view never hides an earlier one; a command that may write the path
@@ -42,6 +48,62 @@ pub(crate) fn file_read(command: &str, output: &str, exit_code: Option<i64>) -> 
         dir: reader.dir,
         lines,
     })
+}
+
+/// The reads of `command`: the one read [`file_read`] finds, or each read of an `&&` chain
+/// whose output splits between them exactly (see the module doc); empty when it reads no
+/// file.
+pub(crate) fn file_reads(command: &str, output: &str, exit_code: Option<i64>) -> Vec<FileRead> {
+    match file_read(command, output, exit_code) {
+        Some(read) => vec![read],
+        None => chained_reads(command, output, exit_code).unwrap_or_default(),
+    }
+}
+
+/// The reads of an `&&` chain of counted reads and `echo`s whose output lines add up.
+fn chained_reads(command: &str, output: &str, exit_code: Option<i64>) -> Option<Vec<FileRead>> {
+    if exit_code.is_some_and(|c| c != 0) || output.trim().is_empty() {
+        return None;
+    }
+    let (dir, chain) = leading_cd(command)?;
+    if chain.contains("||") {
+        return None;
+    }
+    let body = output.strip_suffix('\n').unwrap_or(output);
+    let printed: Vec<&str> = body.split('\n').collect();
+    let mut at = 0;
+    let mut reads = Vec::new();
+    for stage in chain.split("&&").map(str::trim) {
+        if let Some(text) = echoed(stage) {
+            let lines: Vec<&str> = text.split('\n').collect();
+            if printed.get(at..at + lines.len())? != lines.as_slice() {
+                return None;
+            }
+            at += lines.len();
+            continue;
+        }
+        let (path, reader) = read_command(stage)?;
+        let shown = printed.get(at..at + reader.count?)?;
+        at += shown.len();
+        reads.push(FileRead {
+            path,
+            dir: dir.clone(),
+            lines: reader.lines(&shown.join("\n"))?,
+        });
+    }
+    (at == printed.len() && !reads.is_empty()).then_some(reads)
+}
+
+/// The text an `echo 'TEXT'` stage prints (one argument, not an option such as `-e`).
+fn echoed(stage: &str) -> Option<String> {
+    let option = |text: &str| {
+        text.strip_prefix('-')
+            .is_some_and(|o| !o.is_empty() && o.chars().all(|c| "neE".contains(c)))
+    };
+    match &shell_words(stage)?[..] {
+        [program, text] if program == "echo" && !option(text) => Some(text.clone()),
+        _ => None,
+    }
 }
 
 /// [`file_read`] of an output the agent cut short, of which it kept the first characters
@@ -108,11 +170,16 @@ fn read_command(command: &str) -> Option<(String, Reader)> {
                 reader.start = reader
                     .start
                     .zip(sed_range(&words[1..]))
-                    .map(|(s, r)| s + r - 1)
+                    .map(|(s, (r, _))| s + r - 1)
             }
             Some("head") => {}
             _ => return None,
         }
+        // What the filter prints counts, and only when the read before it printed no less.
+        reader.count = match (reader.count, filter_count(&words)) {
+            (None, count) => count,
+            _ => None,
+        };
     }
     Some((path, reader))
 }
@@ -123,6 +190,8 @@ struct Reader {
     numbered: bool,
     start: Option<usize>,
     dir: Option<String>,
+    /// How many lines it prints when the file has them all (`sed -n 'A,Bp'`, `head -n N`).
+    count: Option<usize>,
 }
 
 impl Reader {
@@ -167,6 +236,7 @@ fn reader(stage: &str) -> Option<(String, Reader)> {
     let mut files: Vec<&str> = Vec::new();
     let mut numbered = false;
     let mut start = Some(1);
+    let mut count = None;
     let mut i = 0;
     let windows = WINDOWS_READERS.contains(&program.to_ascii_lowercase().as_str());
     match program.as_str() {
@@ -211,7 +281,9 @@ fn reader(stage: &str) -> Option<(String, Reader)> {
                 let a = args[i].as_str();
                 if a == "-n" {
                     i += 1;
+                    count = args.get(i).and_then(|n| n.parse().ok());
                 } else if a.starts_with('-') && a[1..].chars().all(|c| c.is_ascii_digit()) {
+                    count = a[1..].parse().ok();
                 } else if a.starts_with('-') {
                     return None;
                 } else {
@@ -226,8 +298,9 @@ fn reader(stage: &str) -> Option<(String, Reader)> {
                 return None;
             }
             let (script, rest) = rest.split_first()?;
-            start = sed_range(std::slice::from_ref(script));
-            start?;
+            let (first, last) = sed_range(std::slice::from_ref(script))?;
+            start = Some(first);
+            count = span(first, last);
             files.extend(rest.iter().map(String::as_str));
         }
         _ => return None,
@@ -249,6 +322,7 @@ fn reader(stage: &str) -> Option<(String, Reader)> {
             numbered,
             start,
             dir: None,
+            count,
         },
     ))
 }
@@ -287,16 +361,39 @@ fn join(dir: &str, path: &str) -> String {
     out
 }
 
-/// The first line of a `sed -n` script that prints one range (`'A,Bp'`, `'Ap'`, `'A,$p'`).
-fn sed_range(words: &[String]) -> Option<usize> {
+/// The first and the last line (`None` for `$`) of a `sed -n` script that prints one range
+/// (`'A,Bp'`, `'Ap'`, `'A,$p'`).
+fn sed_range(words: &[String]) -> Option<(usize, Option<usize>)> {
     let script = match words {
         [script] => script,
         [flag, script] if flag == "-n" => script,
         _ => return None,
     };
     let range = script.strip_suffix('p')?;
-    let first = range.split(',').next()?;
-    first.parse().ok().filter(|&n: &usize| n > 0)
+    let (first, last) = range.split_once(',').unwrap_or((range, range));
+    let first = first.parse().ok().filter(|&n: &usize| n > 0)?;
+    Some((first, last.parse().ok()))
+}
+
+/// How many lines the range from `first` to `last` holds.
+fn span(first: usize, last: Option<usize>) -> Option<usize> {
+    last.filter(|&last| last >= first)
+        .map(|last| last - first + 1)
+}
+
+/// How many lines a filter stage prints at most: `sed -n 'A,Bp'`, `head`/`tail -n N` or
+/// `-N`.
+fn filter_count(words: &[String]) -> Option<usize> {
+    match words {
+        [sed, args @ ..] if sed == "sed" => sed_range(args).and_then(|(f, l)| span(f, l)),
+        [program, n, count] if (program == "head" || program == "tail") && n == "-n" => {
+            count.parse().ok()
+        }
+        [program, count] if program == "head" || program == "tail" => {
+            count.strip_prefix('-')?.parse().ok()
+        }
+        _ => None,
+    }
 }
 
 /// Splits a simple command into words: whitespace separates, single and double quotes
@@ -440,6 +537,22 @@ impl FileViews {
         let content = rendered(&view);
         self.seen.insert(key.clone(), view);
         Some((key, content))
+    }
+
+    /// Takes `lines` as the whole of `path` ([`FileViews::path_of`] of a read of it), from line
+    /// 1: a file the session wrote. Returns the path and the content as [`FileViews::add`]
+    /// does.
+    pub(crate) fn write(&mut self, path: &str, lines: &[&str]) -> (String, String) {
+        let key = self.path_of(&FileRead {
+            path: path.to_string(),
+            dir: None,
+            lines: Vec::new(),
+        });
+        let view: BTreeMap<usize, String> =
+            (1..).zip(lines.iter().map(|l| l.to_string())).collect();
+        let content = rendered(&view);
+        self.seen.insert(key.clone(), view);
+        (key, content)
     }
 
     /// The whole content of `path` when every line of it from the first was seen (a whole
@@ -601,6 +714,67 @@ mod tests {
         }
         assert_eq!(file_read("cat a.py", "No such file", Some(1)), None);
         assert_eq!(read("cat a.py", ""), None);
+    }
+
+    #[test]
+    fn a_chain_of_counted_reads_splits_where_each_read_printed_all_its_lines() {
+        let chain = "cd /srv && sed -n '70,71p' src/a.ts && echo '---' && sed -n '1,3p' b.ts";
+        let reads = file_reads(chain, "x\ny\n---\n1\n2\n3\n", Some(0));
+        let placed: Vec<_> = reads
+            .iter()
+            .map(|r| (r.path.as_str(), r.dir.as_deref(), r.lines.clone()))
+            .collect();
+        assert_eq!(
+            placed,
+            [
+                (
+                    "src/a.ts",
+                    Some("/srv"),
+                    vec![(70, "x".into()), (71, "y".into())]
+                ),
+                (
+                    "b.ts",
+                    Some("/srv"),
+                    vec![(1, "1".into()), (2, "2".into()), (3, "3".into())]
+                ),
+            ]
+        );
+        let numbered = "nl -ba a.py | sed -n '5,5p' && head -n 1 b.py";
+        let reads = file_reads(numbered, "     5\tfive\nfirst\n", None);
+        assert_eq!(reads.len(), 2);
+        assert_eq!(reads[0].lines, [(5, "five".into())]);
+        assert_eq!(reads[1].lines, [(1, "first".into())]);
+        // One read alone is the one `file_read` finds.
+        assert_eq!(
+            file_reads("cat a.py", "x\n", Some(0)),
+            vec![read("cat a.py", "x\n").unwrap()]
+        );
+        // The canaries: a file shorter than its range (the lines do not add up), a read
+        // that says no count, an echo not where it belongs, a failed chain, a write.
+        for (command, output, exit_code) in [
+            (chain, "x\n---\n1\n2\n3\n", Some(0)),
+            (chain, "x\ny\n---\n1\n2\n", Some(0)),
+            ("sed -n '1,2p' a.py && cat b.py", "x\ny\nz\n", Some(0)),
+            (
+                "sed -n '1,2p' a.py && echo '--' && sed -n '1p' b",
+                "x\ny\n==\nz\n",
+                None,
+            ),
+            (
+                "sed -n '1,1p' a.py && sed -n '1,1p' b.py",
+                "x\ny\n",
+                Some(1),
+            ),
+            ("sed -n '1,1p' a.py || sed -n '1,1p' b.py", "x\n", Some(0)),
+            ("sed -n '1,1p' a.py && sed -i 's/a/b/' b.py", "x\n", Some(0)),
+            (
+                "sed -n '1,1p' a.py && cd sub && sed -n '1,1p' b.py",
+                "x\ny\n",
+                Some(0),
+            ),
+        ] {
+            assert_eq!(file_reads(command, output, exit_code), [], "{command}");
+        }
     }
 
     #[test]
