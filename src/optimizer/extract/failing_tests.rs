@@ -6,21 +6,38 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 /// A runner's line pattern, compiled on first use, and the strings a line must hold for it
-/// to match: a line without them is not tried (some patterns take milliseconds to compile,
-/// and most outputs never need them).
+/// to match and a test it must pass: a line without them is not tried (some patterns take
+/// milliseconds to compile, and most outputs never need them; a hook run is a process of
+/// its own and compiles every pattern it tries).
 struct Pattern {
     needs: &'static [&'static str],
+    may_match: fn(&str) -> bool,
     regex: LazyLock<Regex>,
 }
 
-/// A [`Pattern`] of `needs` and the regex `$re`.
+/// A [`Pattern`] of `needs` (and the test `may_match`, else none) and the regex `$re`.
 macro_rules! pattern {
     ($needs:expr, $re:expr) => {
+        pattern!($needs, |_| true, $re)
+    };
+    ($needs:expr, $may_match:expr, $re:expr) => {
         Pattern {
             needs: $needs,
+            may_match: $may_match,
             regex: LazyLock::new(|| Regex::new($re).unwrap()),
         }
     };
+}
+
+/// Whether `line` holds a `:` followed by a digit: an ASCII one or any character outside
+/// ASCII (where `\d`'s other digits are).
+fn colon_then_digit(line: &str) -> bool {
+    line.split(':').skip(1).any(|after| {
+        after
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_digit() || !c.is_ascii())
+    })
 }
 
 static PATTERNS: [Pattern; 11] = [
@@ -47,6 +64,7 @@ static PATTERNS: [Pattern; 11] = [
     ),
     pattern!(
         &[".", ":"],
+        colon_then_digit,
         r"^(?:\[ERROR\]\s+)?([\w$]+(?:\.[\w$]+)+\.\w+):\d+\s"
     ),
     // Gradle: `com.a.XTest > testX FAILED`
@@ -70,7 +88,7 @@ pub(crate) fn failing_tests(text: &str) -> Vec<String> {
             continue;
         }
         for pattern in &PATTERNS {
-            if !pattern.needs.iter().all(|n| line.contains(n)) {
+            if !pattern.needs.iter().all(|n| line.contains(n)) || !(pattern.may_match)(line) {
                 continue;
             }
             if let Some(c) = pattern.regex.captures(line) {
@@ -151,6 +169,8 @@ mod tests {
             "--- FAIL: TestParse (0.00s)",
             "testTotal(com.acme.BillingTest)  Time elapsed: 0.02 s  <<< FAILURE!",
             "[ERROR] com.acme.BillingTest.testRound:42 expected 3",
+            "[ERROR] com.acme.BillingTest.testRound:\u{664}\u{662} expected 3",
+            "[ERROR] com.acme.BillingTest.testRound: expected 3:x",
             "com.acme.CartTest > addsItem FAILED",
         ];
         for (i, pattern) in PATTERNS.iter().enumerate() {
@@ -164,7 +184,15 @@ mod tests {
                 for need in pattern.needs {
                     assert!(line.contains(need), "pattern {i}: {line:?} lacks {need:?}");
                 }
+                assert!(
+                    (pattern.may_match)(line),
+                    "pattern {i}: {line:?} fails its test"
+                );
             }
         }
+        // A canary: the JUnit line number written in Arabic-Indic digits matches, and the
+        // line without a digit after a colon does not.
+        assert!(PATTERNS[9].regex.is_match(lines[11]) && colon_then_digit(lines[11]));
+        assert!(!PATTERNS[9].regex.is_match(lines[12]) && !colon_then_digit(lines[12]));
     }
 }

@@ -24,8 +24,12 @@ static PASS: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?m)(?i:\b\d+ passed\b|\ball tests passed\b)|\btest result: ok\b|^[ \t]*ok\s|^[ \t]*PASS\b|\bBUILD SUCCESS\b|^[ \t]*OK\b").unwrap()
 });
 
+/// The words of a reported failure. `still fail` needs no word boundary after it: the word
+/// it begins (`still failing`) always ends in one, so for whether it matches, `still fail`
+/// is `still fail\w*\b` without the Unicode `\w` class, the most costly part to compile
+/// (a hook run compiles it every time).
 static REPORTED_FAILURE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(?:failed|fails|still fail\w*|didn'?t work|did not work|doesn'?t work|does not work|didn'?t help|did not help|no effect|changes nothing|revert(?:ed|ing)?|broke|broken)\b").unwrap()
+    Regex::new(r"(?i)\b(?:(?:failed|fails|didn'?t work|did not work|doesn'?t work|does not work|didn'?t help|did not help|no effect|changes nothing|revert(?:ed|ing)?|broke|broken)\b|still fail)").unwrap()
 });
 
 /// Whether a message reports that something failed (`Attempt 2 failed too`, `didn't work`,
@@ -178,6 +182,32 @@ mod tests {
         assert!(reports_failure("Attempt 2 failed too: it still fails"));
         assert!(reports_failure("That didn't work, reverting."));
         assert!(!reports_failure("Fixed it, all tests pass now"));
+    }
+
+    #[test]
+    fn reported_failure_matches_where_its_form_with_a_word_after_still_fail_did() {
+        let before = Regex::new(r"(?i)\b(?:failed|fails|still fail\w*|didn'?t work|did not work|doesn'?t work|does not work|didn'?t help|did not help|no effect|changes nothing|revert(?:ed|ing)?|broke|broken)\b").unwrap();
+        let texts = [
+            "it still fails",
+            "still failing after the patch",
+            "still fail",
+            "Still Failing\u{e9}x",
+            "still fail\u{e9}",
+            "xstill fail",
+            "\u{e9}still fails",
+            "it failed.",
+            "failedx",
+            "broken\u{e9}",
+            "STILL FAIL_2 now",
+            "nothing to see",
+        ];
+        for text in texts {
+            assert_eq!(reports_failure(text), before.is_match(text), "{text:?}");
+        }
+        // A canary: the texts hold both answers.
+        assert!(
+            texts.iter().any(|t| reports_failure(t)) && !texts.iter().all(|t| reports_failure(t))
+        );
     }
 
     #[test]
