@@ -6,7 +6,9 @@
 //!
 //! What becomes what (documented in `docs/import.md`): a `message` → a message of its role
 //! (`input_text`/`output_text` parts; the first user text that is not an
-//! `<environment_context>` block is the task); a call and its output (matched by `call_id`):
+//! `<environment_context>` block or the project's instructions — `# AGENTS.md instructions
+//! for DIR`, `<user_instructions>`, which the client sends again with every new context, so
+//! they are skipped and counted — is the task); a call and its output (matched by `call_id`):
 //! `shell` → a tool output with the command (`bash -lc X` shown as `X`) and the exit code
 //! from the output's `metadata.exit_code` (`shell_command`/`exec_command`: the command string
 //! and the output's `Exit code: N` header, or unified exec's `Process exited with code N`; a
@@ -123,6 +125,10 @@ pub(crate) fn import_rollout(text: &str) -> (Records, ImportSummary) {
                         summary.skip("ctxopt-context");
                     } else if t.trim_start().starts_with("<environment_context>") {
                         summary.skip("environment_context");
+                    } else if is_project_instructions(t) {
+                        // The client sends the project's instructions again with every new
+                        // context (after a compaction too): never the task, nothing to restore.
+                        summary.skip("project_instructions");
                     } else if !t.trim().is_empty() {
                         if role == Role::User {
                             task.get_or_insert_with(|| t.trim().to_string());
@@ -465,6 +471,15 @@ pub(crate) fn patch_sections(patch: &str) -> Vec<(String, String)> {
         }
     }
     sections
+}
+
+/// Whether a user message's text is the project instructions Codex CLI puts before the
+/// first prompt (`# AGENTS.md instructions for DIR` with an `<INSTRUCTIONS>` block; before
+/// 2026, a `<user_instructions>` block).
+fn is_project_instructions(text: &str) -> bool {
+    let text = text.trim_start();
+    text.starts_with("<user_instructions>")
+        || (text.starts_with("# AGENTS.md instructions for ") && text.contains("<INSTRUCTIONS>"))
 }
 
 /// The lines of a file a patch's section adds whole (`*** Add File:`, every line after it

@@ -236,3 +236,24 @@ fn an_added_file_is_its_current_view_and_a_failed_patch_changes_no_view() {
     );
     assert_eq!(records.diffs.len(), 3, "every section is still a diff");
 }
+
+#[test]
+fn the_project_instructions_are_not_the_task() {
+    let text = real("codemie-ai__codemie-code__rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl");
+    let (records, summary) = import_rollout(&text);
+    assert_eq!(summary.skipped.get("project_instructions"), Some(&1));
+    let task = records.task.as_deref().unwrap_or_default();
+    assert!(!task.contains("AGENTS.md instructions"), "{task}");
+    assert!(!task.is_empty());
+    assert!(records
+        .messages
+        .iter()
+        .all(|m| !m.text.contains("<INSTRUCTIONS>")));
+    // The canary: a prompt that only mentions the file is the task.
+    assert!(!is_project_instructions(
+        "please update AGENTS.md instructions"
+    ));
+    assert!(is_project_instructions(
+        "<user_instructions>\nUse tabs.\n</user_instructions>"
+    ));
+}
