@@ -156,6 +156,7 @@ fn touched(units: &[Unit]) -> Vec<Touches> {
         }
         what(t);
     };
+    let mut mentions: Vec<(String, usize)> = Vec::new();
     for (i, u) in units.iter().enumerate() {
         match (u.kind, &u.path) {
             (Kind::File, Some(path)) => note(path, i, &|t| t.reads += 1),
@@ -188,18 +189,34 @@ fn touched(units: &[Unit]) -> Vec<Touches> {
                 }
             }
             (Kind::Message, _) if u.role == Some(Role::User) => {
-                for path in mentioned(&u.text) {
-                    note(&path, i, &|t| t.mentions += 1);
-                }
+                mentions.extend(mentioned(&u.text).into_iter().map(|p| (p, i)));
             }
             _ => {}
         }
     }
+    // A file only the user named joins the index (after the files the session touched); a
+    // file the session touched is listed for what it did to it.
+    let touched: std::collections::BTreeSet<String> = by_key.keys().cloned().collect();
+    for (path, unit) in mentions {
+        let path = paths::normalize_path(&path).into_owned();
+        let key = path.to_lowercase();
+        if touched.contains(&key) {
+            continue;
+        }
+        let t = by_key.entry(key).or_default();
+        t.path = path;
+        t.mentions += 1;
+        t.last_time = units[unit].time.max(t.last_time);
+        t.last_unit = unit;
+    }
     merge_absolute(&mut by_key);
     let mut files: Vec<Touches> = by_key.into_values().collect();
+    // The files the session touched come first; those only the user named after them.
+    let only_named = |t: &Touches| t.reads + t.changes + t.commands == 0;
     files.sort_by(|a, b| {
-        b.last_time
-            .cmp(&a.last_time)
+        only_named(a)
+            .cmp(&only_named(b))
+            .then_with(|| b.last_time.cmp(&a.last_time))
             .then_with(|| {
                 let all = |t: &Touches| t.reads + t.changes + t.commands + t.mentions;
                 all(b).cmp(&all(a))
@@ -430,7 +447,7 @@ mod tests {
     }
 
     #[test]
-    fn a_file_the_user_names_is_in_play_and_one_the_agent_names_is_not() {
+    fn a_file_only_the_user_names_is_in_play_after_those_touched_and_one_the_agent_names_is_not() {
         let units = units(
             r#"{"task": "t",
             "messages": [
@@ -443,7 +460,7 @@ mod tests {
         insta::assert_snapshot!(index, @r"
         ## Files in play
         [source: the session's reads, changes, commands and prompts | 2 files, latest first]
-        - src/sync.ts: read, named by the user
+        - src/sync.ts: read
         - docs/PLAN.md: named by the user
         ");
     }
