@@ -211,9 +211,14 @@ pub(crate) const RULES: &[Rule] = &[
             r#")[ \t]*=[ \t]*([^\s"'\\,;&<>\[\]{}`]{4,})"#
         ),
         // Code, not values: `token = None`, `password=$PASS`, `key = os.environ…`,
-        // `secret = read_secret()`; and example words (`password=changeme`).
+        // `secret = read_secret()`, `token = await …`, a member access written in code
+        // (`key = authState.vaultKeypair.privateKey`, `token = body?.refreshToken`: a chain
+        // of identifiers with a camelCase or an optional `?.` link, which a random secret
+        // or a password is not); and example words (`password=changeme`).
         allow: Some(concat!(
-            r"(?i)=[ \t]*(?:none|null|nil|true|false|undefined|\$|os\.|self\.|process\.|env\.|config\.|settings\.|args\.|options\.)|\(|=[ \t]*",
+            r"(?i)=[ \t]*(?:none|null|nil|true|false|undefined|\$|os\.|self\.|process\.|env\.|config\.|settings\.|args\.|options\.)|\(|=[ \t]*(?:await|new|yield|typeof)$",
+            r"|=[ \t]*(?-i:[a-z_$][A-Za-z0-9_$]*(?:\??\.[A-Za-z_$][A-Za-z0-9_$]*)*(?:[a-z][A-Z]|\?\.)[A-Za-z0-9_$]*(?:\??\.[A-Za-z_$][A-Za-z0-9_$]*)*\??\.?)$",
+            r"|=[ \t]*",
             example_words!(),
             "$"
         )),

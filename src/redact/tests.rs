@@ -282,9 +282,23 @@ fn look_alikes() -> Vec<String> {
         format!("data:image/png;base64,{png}"),
         r#"{"name":"token_count","inputSchema":{"properties":{"token":{"type":"string","description":"an auth token"}}}}"#.into(),
         "use `password = getpass()` to ask; set token=None; the secret is in $SECRET".into(),
+        "const token = await getToken();\nconst privateKey = authState.vaultKeypair.privateKey;\nconst refresh_token = body?.refreshToken;".into(),
         "https://github.com/modelcontextprotocol/servers@main".into(),
         "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----".into(),
     ]
+}
+
+#[test]
+fn values_that_only_look_like_code_are_still_secrets() {
+    let r = redactor();
+    for text in [
+        "password = correct.horse.battery",
+        "secret=Summer.2024",
+        "api_key = sk.Abc123xyz.987654",
+    ] {
+        let (out, count) = r.redact_str(text);
+        assert_eq!(count, 1, "{text}: {out}");
+    }
 }
 
 #[test]
