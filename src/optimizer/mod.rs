@@ -172,7 +172,7 @@ pub fn build(records: &Records, config: &BuildConfig) -> Result<BuildOutput, Opt
                 chunk: f.chunk,
                 fragment: fragment::FragmentIx(fi),
             },
-            mandatory: mandatory::is_mandatory(unit, f, &features[fi], &focus, f.unit),
+            mandatory: mandatory::is_mandatory(unit, &features[fi], &focus, f.unit),
             score: s.total,
             // System messages are the agent's standing instructions, which it already has:
             // they never fill the budget.

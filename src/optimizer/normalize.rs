@@ -288,7 +288,7 @@ fn finish(drafts: Vec<Draft>, threads: usize) -> (Vec<Unit>, Vec<Fragment>) {
         let id = d.id.as_deref().unwrap_or_default();
         let spans: Vec<std::ops::Range<usize>> = if u.kind == Kind::Diff {
             diff_chunks(&u.text)
-        } else if u.kind.is_structured() && u.kind != Kind::Task {
+        } else if u.kind.is_structured() {
             std::iter::once(0..u.text.trim_end().len()).collect()
         } else {
             chunks(&u.text, matches!(u.kind, Kind::ToolOutput | Kind::File))
