@@ -196,14 +196,12 @@ fn touched(units: &[Unit]) -> Vec<Touches> {
     }
     // A file only the user named joins the index (after the files the session touched); a
     // file the session touched is listed for what it did to it.
-    let touched: std::collections::BTreeSet<String> = by_key.keys().cloned().collect();
     for (path, unit) in mentions {
         let path = paths::normalize_path(&path).into_owned();
-        let key = path.to_lowercase();
-        if touched.contains(&key) {
+        let t = by_key.entry(path.to_lowercase()).or_default();
+        if t.reads + t.changes + t.commands > 0 {
             continue;
         }
-        let t = by_key.entry(key).or_default();
         t.path = path;
         t.mentions += 1;
         t.last_time = units[unit].time.max(t.last_time);
