@@ -125,6 +125,11 @@ pub(crate) struct ClaudeImporter {
     /// on an edit of the file.
     #[serde(default)]
     views: FileViews,
+    /// The session's project folder: the working directory of its first entry. Paths are
+    /// made relative to it, not to the entry's own (a `cd` in a command moves that), so one
+    /// file has one name for the whole session.
+    #[serde(default)]
+    root: Option<String>,
 }
 
 /// A `tool_result` block, with what the client recorded of the result beside it.
@@ -143,7 +148,8 @@ struct Entry<'a> {
     uuid: Option<&'a str>,
     timestamp: Option<String>,
     sidechain: bool,
-    cwd: Option<&'a str>,
+    /// The session's project folder (see [`ClaudeImporter::root`]).
+    root: Option<String>,
     parts: u32,
 }
 
@@ -166,11 +172,12 @@ impl Entry<'_> {
         }
     }
 
-    /// `path` relative to the entry's working directory when it lies inside it (on Windows
+    /// `path` relative to the session's project folder when it lies inside it (on Windows
     /// too: `C:\src\app` and `C:\src\app\lib\a.ts` give `lib\a.ts`).
     fn path(&self, path: &str) -> String {
-        self.cwd
-            .and_then(|cwd| path.strip_prefix(cwd.trim_end_matches(['/', '\\'])))
+        self.root
+            .as_deref()
+            .and_then(|root| path.strip_prefix(root.trim_end_matches(['/', '\\'])))
             .and_then(|rest| rest.strip_prefix(['/', '\\']))
             .filter(|rest| !rest.is_empty())
             .unwrap_or(path)
@@ -281,12 +288,15 @@ impl ClaudeImporter {
             }
         };
         let content = turn.message.take().and_then(|m| m.content);
+        if self.root.is_none() {
+            self.root.clone_from(&turn.cwd);
+        }
         let mut entry = Entry {
             line,
             uuid: turn.uuid.as_deref(),
             timestamp: rfc3339(turn.timestamp.as_ref()),
             sidechain: turn.is_sidechain,
-            cwd: turn.cwd.as_deref(),
+            root: self.root.clone(),
             parts: 0,
         };
         if turn.is_meta {

@@ -48,6 +48,10 @@ use crate::tokenizer::Tokenizer;
 /// The default token budget of a build.
 pub const DEFAULT_BUDGET: usize = 4000;
 
+/// A task longer than the budget over this is cut into parts: its first part and the parts
+/// that show an error stay mandatory, the rest competes by score (see `docs/scoring.md`).
+const WHOLE_TASK_SHARE: usize = 3;
+
 /// The default least relevance (sum of the content signals' contributions) a fragment
 /// needs to fill the budget with.
 pub(crate) const DEFAULT_MIN_RELEVANCE: f64 = 1.0;
@@ -111,8 +115,10 @@ pub enum OptimizerError {
 /// Builds a context from `records` under `config`. Pure: identical input and config give
 /// byte-identical output.
 pub fn build(records: &Records, config: &BuildConfig) -> Result<BuildOutput, OptimizerError> {
+    // A task over a share of the budget is cut into parts (see `docs/scoring.md`).
+    let cut_task = |task: &str| config.tokenizer.count(task) > config.budget / WHOLE_TASK_SHARE;
     let (units, mut fragments) =
-        normalize::normalize_on(records, config.task.as_deref(), config.threads)?;
+        normalize::normalize_on(records, config.task.as_deref(), &cut_task, config.threads)?;
     let mut deduped = dedupe::dedupe(&units, config.threads);
     let outcomes = extract::outcomes(&units, config.threads);
     supersede::supersede(&units, &outcomes, &mut deduped);
@@ -172,7 +178,7 @@ pub fn build(records: &Records, config: &BuildConfig) -> Result<BuildOutput, Opt
                 chunk: f.chunk,
                 fragment: fragment::FragmentIx(fi),
             },
-            mandatory: mandatory::is_mandatory(unit, &features[fi], &focus, f.unit),
+            mandatory: mandatory::is_mandatory(unit, f, &features[fi], &focus, f.unit),
             score: s.total,
             // System messages are the agent's standing instructions, which it already has:
             // they never fill the budget.

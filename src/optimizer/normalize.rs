@@ -32,15 +32,17 @@ pub(crate) fn normalize(
     records: &Records,
     task: Option<&str>,
 ) -> Result<(Vec<Unit>, Vec<Fragment>), OptimizerError> {
-    normalize_on(records, task, 1)
+    normalize_on(records, task, &|_| false, 1)
 }
 
 /// Normalizes `records` (with `task` overriding the records' task when given) into units
 /// and their fragments, on `threads` threads (the result never depends on it). Fragment
-/// token counts are left at 0 for the caller to fill.
+/// token counts are left at 0 for the caller to fill. The task is one fragment unless
+/// `cut_task` says it is too long for that: then it is cut into parts like a message.
 pub(crate) fn normalize_on(
     records: &Records,
     task: Option<&str>,
+    cut_task: &dyn Fn(&str) -> bool,
     threads: usize,
 ) -> Result<(Vec<Unit>, Vec<Fragment>), OptimizerError> {
     let mut drafts = Vec::with_capacity(
@@ -53,13 +55,11 @@ pub(crate) fn normalize_on(
             + records.decisions.len(),
     );
     let task = task.or(records.task.as_deref()).map(str::trim);
+    let mut task_in_parts = false;
     if let Some(task) = task.filter(|t| !t.is_empty()) {
-        drafts.push(Draft::new(
-            Kind::Task,
-            0,
-            &Common::default(),
-            normalize_newlines(task),
-        )?);
+        let text = normalize_newlines(task);
+        task_in_parts = cut_task(&text);
+        drafts.push(Draft::new(Kind::Task, 0, &Common::default(), text)?);
     }
     for (i, m) in records.messages.iter().enumerate() {
         let mut d = Draft::new(Kind::Message, i, &m.common, normalize_newlines(&m.text))?;
@@ -166,7 +166,7 @@ pub(crate) fn normalize_on(
         drafts.push(d);
     }
     assign_ids(&mut drafts, threads)?;
-    Ok(finish(drafts, threads))
+    Ok(finish(drafts, task_in_parts, threads))
 }
 
 /// A unit on its way: everything but the final id and fragments.
@@ -282,13 +282,14 @@ fn assign_ids(drafts: &mut [Draft], threads: usize) -> Result<(), OptimizerError
 }
 
 /// Turns drafts into units and cuts their fragments (cut and hashed on `threads` threads).
-fn finish(drafts: Vec<Draft>, threads: usize) -> (Vec<Unit>, Vec<Fragment>) {
+/// Cuts every draft into fragments (the task too when `task_in_parts`) and numbers them.
+fn finish(drafts: Vec<Draft>, task_in_parts: bool, threads: usize) -> (Vec<Unit>, Vec<Fragment>) {
     let cut = par_map(&drafts, threads, |d| {
         let u = &d.unit;
         let id = d.id.as_deref().unwrap_or_default();
         let spans: Vec<std::ops::Range<usize>> = if u.kind == Kind::Diff {
             diff_chunks(&u.text)
-        } else if u.kind.is_structured() {
+        } else if u.kind.is_structured() && !(u.kind == Kind::Task && task_in_parts) {
             std::iter::once(0..u.text.trim_end().len()).collect()
         } else {
             chunks(&u.text, matches!(u.kind, Kind::ToolOutput | Kind::File))

@@ -90,6 +90,16 @@ impl Section {
 
 /// The source tag line of a fragment (with its newline).
 pub(crate) fn tag(fragment: &Fragment, unit: &Unit) -> String {
+    // A task cut into parts says which part it shows, so a part left out is never silent.
+    let parts = unit.fragments.len();
+    if unit.kind == Kind::Task && parts > 1 {
+        return format!(
+            "[source: {} | record {} | part {} of {parts}]\n",
+            fragment.id,
+            unit.id,
+            fragment.chunk + 1
+        );
+    }
     match &unit.path {
         Some(path) => format!(
             "[source: {} | record {} | {}]\n",

@@ -97,6 +97,28 @@ fn resuming_between_a_call_and_its_result_loses_nothing() {
     assert!(matches!(&out[0].record, SessionRecord::File(f) if f.content == "hi"));
 }
 
+#[test]
+fn paths_stay_relative_to_the_project_folder_after_a_cd() {
+    // A command `cd frontend` moves the entries' `cwd`; the file keeps one name.
+    let read = |line: u32, cwd: &str| {
+        [
+            serde_json::json!({"type": "assistant", "uuid": format!("a{line}"), "cwd": cwd,
+                "message": {"content": [{"type": "tool_use", "id": format!("t{line}"), "name": "Read",
+                    "input": {"file_path": "/w/frontend/src/app.ts"}}]}}),
+            serde_json::json!({"type": "user", "uuid": format!("u{line}"), "cwd": cwd,
+                "message": {"content": [{"type": "tool_result", "tool_use_id": format!("t{line}"),
+                    "content": "     1\tlet a = 1;\n"}]}}),
+        ]
+    };
+    let lines: Vec<Value> = read(1, "/w")
+        .into_iter()
+        .chain(read(2, "/w/frontend"))
+        .collect();
+    let (records, _) = import(&lines);
+    let paths: Vec<&str> = records.files.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(paths, ["frontend/src/app.ts", "frontend/src/app.ts"]);
+}
+
 /// A session file of the real corpus.
 fn real(name: &str) -> String {
     crate::import::real_data_tests::corpus_file("claude-code", name)

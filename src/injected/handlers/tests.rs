@@ -377,10 +377,11 @@ fn a_huge_task_is_cut_with_a_note_and_the_answer_stays_small() {
         warnings.contains(&format!("only its first {MAX_TASK_CHARS} were used")),
         "{warnings}"
     );
+    // The task is cut into parts; the answer says which part of how many it shows.
     assert!(answer["content"][0]["text"]
         .as_str()
         .unwrap()
-        .contains("[… task cut here]"));
+        .contains("| record task | part 1 of "));
 }
 
 #[test]
