@@ -58,6 +58,7 @@ pub(crate) fn dedupe(units: &[Unit], threads: usize) -> Deduped {
         shingles: Vec::new(),
     };
     exact(units, &mut out);
+    repeated_task(units, &mut out);
     repeated_runs(units, &mut out);
     out.shingles = near(units, &mut out, threads);
     out
@@ -107,6 +108,37 @@ fn exact(units: &[Unit], out: &mut Deduped) {
             list(units, &dropped)
         ));
     }
+}
+
+/// A user message that says exactly what the task says (the prompt an importer made the
+/// task) is the task's duplicate: the task shows it once.
+fn repeated_task(units: &[Unit], out: &mut Deduped) {
+    let Some(task) = units.iter().position(|u| u.kind == Kind::Task) else {
+        return;
+    };
+    let said = units[task].text.trim();
+    let dropped: Vec<usize> = (0..units.len())
+        .filter(|&i| {
+            out.dropped[i].is_none()
+                && units[i].kind == Kind::Message
+                && units[i].role == Some(crate::records::Role::User)
+                && units[i].text.trim() == said
+        })
+        .collect();
+    if dropped.is_empty() {
+        return;
+    }
+    for &i in &dropped {
+        out.dropped[i] = Some(Dropped {
+            reason: DropReason::Duplicate,
+            by: Some(UnitIx(task)),
+            detail: "exact duplicate of the task".to_string(),
+        });
+    }
+    out.merges.push(format!(
+        "duplicate: task kept; dropped {}",
+        list(units, &dropped)
+    ));
 }
 
 fn repeated_runs(units: &[Unit], out: &mut Deduped) {
@@ -565,6 +597,32 @@ mod tests {
             role: Role::Assistant,
             text: text.into(),
         }
+    }
+
+    #[test]
+    fn a_user_message_that_repeats_the_task_is_its_duplicate() {
+        let user = |text: &str| Message {
+            role: Role::User,
+            ..msg(text)
+        };
+        let records = Records {
+            task: Some("Implement the plan:\n\n1. parse\n2. lex".into()),
+            messages: vec![
+                user("Implement the plan:\n\n1. parse\n2. lex\n"),
+                user("Implement the plan: 1. parse"),
+                msg("Implement the plan:\n\n1. parse\n2. lex"),
+            ],
+            ..Records::default()
+        };
+        let (units, _) = normalize(&records, None).unwrap();
+        let d = dedupe(&units, 1);
+        let by = d.dropped[1]
+            .as_ref()
+            .expect("the repeated prompt is dropped");
+        assert_eq!((by.reason, by.by), (DropReason::Duplicate, Some(UnitIx(0))));
+        // Canaries: a prompt that says less, and the agent saying the same, stay.
+        assert!(d.dropped[2].is_none() && d.dropped[3].is_none());
+        assert!(d.dropped[0].is_none());
     }
 
     fn error(message: &str, stack: &str) -> ErrorRecord {

@@ -12,10 +12,12 @@
 //! restore after a compaction does. When the model already has text that names some of them
 //! ([`BuildConfig::in_window`](crate::optimizer::BuildConfig::in_window): the client's own
 //! summary), the files it does not name come first and those it names after, so a short index
-//! spends its lines on what the model lacks.
+//! spends its lines on what the model lacks. Files of dependencies (`node_modules/`,
+//! `site-packages/`, …) come after the project's own.
 
 use std::collections::BTreeMap;
 
+use crate::optimizer::condense;
 use crate::optimizer::extract::paths;
 use crate::optimizer::fragment::Unit;
 use crate::records::{Kind, Role};
@@ -65,9 +67,13 @@ pub(crate) fn index(
     if files.is_empty() {
         return None;
     }
+    // Stable: each group stays latest first. A dependency's file (under `node_modules/`,
+    // `site-packages/`, …) is looked up, seldom edited: the project's files come first.
+    let library = |t: &Touches| condense::is_library(&t.path);
+    files.sort_by_key(library);
+    let libraries = files.iter().filter(|t| library(t)).count();
     let known = in_window.map_or(0, |text| {
-        // Stable: each group stays latest first.
-        files.sort_by_key(|t| names(text, &t.path));
+        files.sort_by_key(|t| (library(t), names(text, &t.path)));
         files.iter().filter(|t| names(text, &t.path)).count()
     });
     let cap = (BUDGET_SHARE * budget as f64) as usize;
@@ -80,8 +86,13 @@ pub(crate) fn index(
             n - k
         ),
     };
+    let last = match libraries {
+        0 => "",
+        n if n == files.len() => "",
+        _ => ", dependencies' files last",
+    };
     let mut out = format!(
-        "{HEADING}[source: the session's reads, changes, commands and prompts | {count}]\n"
+        "{HEADING}[source: the session's reads, changes, commands and prompts | {count}{last}]\n"
     );
     let mut used = tokenizer.count(&out);
     let mut named = 0;
@@ -442,6 +453,26 @@ mod tests {
         assert!(names("/w/repo/src/a.rs", "src/a.rs"));
         assert!(names("in repo/src/a.rs:12", "/w/repo/src/a.rs"));
         assert!(!names("src/a.rsx and a.rs", "/w/repo/src/a.rs"));
+    }
+
+    #[test]
+    fn a_dependencys_files_come_after_the_projects() {
+        let units = units(
+            r#"{"task": "t", "files": [
+                {"id": "r1", "timestamp": "2026-01-01T10:00:00Z", "path": "src/tree.tsx", "content": "x"},
+                {"id": "r2", "timestamp": "2026-01-01T10:01:00Z", "path": "node_modules/@ark-ui/react/tree-view.d.ts", "content": "y"},
+                {"id": "r3", "timestamp": "2026-01-01T10:02:00Z", "path": "src/app.tsx", "content": "z"}
+            ]}"#,
+        );
+        let index = index(&units, 4000, Tokenizer::default(), None).unwrap();
+        // r2 was read after r1: only its place in a dependency puts it last.
+        insta::assert_snapshot!(index, @r"
+        ## Files in play
+        [source: the session's reads, changes, commands and prompts | 3 files, latest first, dependencies' files last]
+        - src/app.tsx: read
+        - src/tree.tsx: read
+        - node_modules/@ark-ui/react/tree-view.d.ts: read
+        ");
     }
 
     #[test]
