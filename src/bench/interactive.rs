@@ -253,7 +253,7 @@ fn replay(
     let (client, before_event, file) = match session.client {
         SessionClient::ClaudeCode => (HookClient::ClaudeCode, "PreCompact", "transcript.jsonl"),
         SessionClient::GeminiCli => (HookClient::GeminiCli, "PreCompress", "session.json"),
-        SessionClient::Codex => return build_codex(session, cut, budget, tokenizer),
+        SessionClient::Codex => return build_without_hook(session, cut, None, budget, tokenizer),
     };
     let scratch = Scratch::new().map_err(|source| InteractiveError::Io {
         path: std::env::temp_dir(),
@@ -320,10 +320,13 @@ fn replay(
     })
 }
 
-/// Codex CLI: the import and build a hook would run, at its budget, in the hook's wrapper.
-fn build_codex(
+/// A client with no hook (Codex CLI): the import and build a hook's restore would run, at its
+/// budget, in the hook's wrapper; `in_window`, what the model already has (the client's
+/// summary), as the restore's [`BuildConfig::in_window`].
+fn build_without_hook(
     session: &Session,
     cut: &SessionCut,
+    in_window: Option<&str>,
     budget: usize,
     tokenizer: Tokenizer,
 ) -> Result<Replay, InteractiveError> {
@@ -333,6 +336,7 @@ fn build_codex(
         budget,
         tokenizer,
         files_in_play: true,
+        in_window: in_window.map(str::to_string),
         ..BuildConfig::default()
     };
     let built = optimizer::build(&records, &config).map_err(|source| InteractiveError::Build {
@@ -521,13 +525,17 @@ fn dump_cut(
     write(dir.join(format!("{stem}.md")), &text)
 }
 
-/// One compaction the client made (a Claude Code transcript's `compact_boundary`): what the
-/// client's own summary named of the files edited next, and what the summary and the hook's
-/// restore (replayed on the transcript up to the boundary) named together.
+/// One compaction the client made (a Claude Code transcript's `compact_boundary`, a Codex CLI
+/// rollout's `compacted` item): what the client's own summary named of the files edited next,
+/// and what the summary and ctxopt's restore (the hook's, replayed on the transcript up to the
+/// boundary; Codex CLI: imported and built up to it) named together.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CompactionResult {
     /// The session file.
     pub session: String,
+    /// Its client (reports from before it was recorded hold only Claude Code's).
+    #[serde(default = "claude_code")]
+    pub client: SessionClient,
     /// Its half.
     pub half: Half,
     /// The boundary's line.
@@ -539,12 +547,14 @@ pub struct CompactionResult {
     pub(crate) has_code: bool,
     /// The client's summary alone.
     pub(crate) summary: CutScore,
-    /// The summary and the hook's answer.
+    /// The summary and ctxopt's answer (Claude Code: the hook's, which has not read the
+    /// summary; Codex CLI: built with the summary as what the model has).
     pub(crate) summary_ctxopt: CutScore,
-    /// Labelled files the hook's answer named and the summary did not.
+    /// Labelled files ctxopt's answer named and the summary did not.
     pub(crate) only_ctxopt: usize,
     /// The summary and the hook's answer had the client written the summary before the
-    /// hook ran (not Claude Code's order; what reading it would give).
+    /// hook ran (not Claude Code's order; what reading it would give). None for Codex CLI,
+    /// whose answer above already knew the summary.
     #[serde(default)]
     pub(crate) summary_read: Option<CutScore>,
     /// Labelled files that answer named and the summary did not.
@@ -552,8 +562,16 @@ pub struct CompactionResult {
     pub(crate) only_read: usize,
 }
 
-/// Every compaction recorded in `sessions`: the client's summary alone, and with the hook's
-/// restore at `budget` added.
+/// The client of a compaction in a report written before the client was recorded.
+fn claude_code() -> SessionClient {
+    SessionClient::ClaudeCode
+}
+
+/// Every compaction recorded in `sessions`: the client's summary alone, and with ctxopt's
+/// restore at `budget` added. Claude Code: the hook's, replayed in the client's order, and
+/// again had the hook read the summary ([`replay`] with the lines the client writes). Codex
+/// CLI, which has no hook: the rollout up to the boundary imported and built as the hook's
+/// restore would, knowing the summary ([`build_without_hook`]).
 pub(crate) fn run_compactions(
     sessions: &[Session],
     budget: usize,
@@ -563,27 +581,44 @@ pub(crate) fn run_compactions(
     for session in sessions {
         for real in session.real_compactions() {
             let cut = &real.cut;
-            let replay = replay_compaction(session, cut, budget, tokenizer)?;
-            let read = self::replay(session, cut, Some(&real.written), budget, tokenizer)?;
+            let (answer, read) = match &real.written {
+                Some(written) => (
+                    replay_compaction(session, cut, budget, tokenizer)?,
+                    Some(self::replay(
+                        session,
+                        cut,
+                        Some(written),
+                        budget,
+                        tokenizer,
+                    )?),
+                ),
+                None => (
+                    build_without_hook(session, cut, Some(&real.summary), budget, tokenizer)?,
+                    None,
+                ),
+            };
             let only = |context: &str| {
                 cut.files
                     .iter()
                     .filter(|f| !real.summary.contains(f.as_str()) && context.contains(f.as_str()))
                     .count()
             };
-            let both = format!("{}\n\n{}", real.summary, replay.context);
-            let both_read = format!("{}\n\n{}", real.summary, read.context);
+            let with_summary = |r: &Replay| {
+                let both = format!("{}\n\n{}", real.summary, r.context);
+                score(cut, &both, tokenizer, r.millis)
+            };
             out.push(CompactionResult {
                 session: session.name.clone(),
+                client: session.client,
                 half: session.half,
                 line: real.line,
                 files: cut.files.len(),
                 has_code: !cut.code.is_empty(),
                 summary: score(cut, &real.summary, tokenizer, 0.0),
-                summary_ctxopt: score(cut, &both, tokenizer, replay.millis),
-                only_ctxopt: only(&replay.context),
-                summary_read: Some(score(cut, &both_read, tokenizer, read.millis)),
-                only_read: only(&read.context),
+                summary_ctxopt: with_summary(&answer),
+                only_ctxopt: only(&answer.context),
+                summary_read: read.as_ref().map(with_summary),
+                only_read: read.as_ref().map_or(0, |r| only(&r.context)),
             });
         }
     }
@@ -818,82 +853,115 @@ impl InteractiveReport {
 }
 
 impl InteractiveReport {
-    /// The real compactions per half as a Markdown table: the client's summary alone, with the
-    /// hook's restore added (replayed in the client's order), and with the restore had it read
-    /// the summary first.
+    /// The real compactions per half and client as a Markdown table: the client's summary
+    /// alone, with ctxopt's restore added (Claude Code: the hook's, replayed in the client's
+    /// order, and again had it read the summary; Codex CLI: built knowing the summary).
     pub fn compactions_table(&self) -> String {
         let mut out = String::from(
-            "| half | compactions (labelled) | what | all files named | per-file recall \
+            "| half | client | compactions (labelled) | what | all files named | per-file recall \
              | with the code | mean tokens |\n\
-             | --- | ---: | --- | ---: | ---: | ---: | ---: |\n",
+             | --- | --- | ---: | --- | ---: | ---: | ---: | ---: |\n",
         );
         for half in Half::ALL {
-            let mine: Vec<&CompactionResult> =
-                self.compactions.iter().filter(|c| c.half == half).collect();
-            if mine.is_empty() {
-                continue;
-            }
-            let labelled = mine.iter().filter(|c| c.files > 0).count();
-            let files: usize = mine.iter().map(|c| c.files).sum();
-            let code = mine.iter().filter(|c| c.has_code).count();
-            let mut row = |what: &str, scores: Vec<(usize, &CutScore)>| {
-                let all = scores
+            for client in SessionClient::ALL {
+                let mine: Vec<&CompactionResult> = self
+                    .compactions
                     .iter()
-                    .filter(|(n, s)| *n > 0 && s.files_kept == *n)
-                    .count();
-                let kept: usize = scores.iter().map(|(_, s)| s.files_kept).sum();
-                let with_code = scores
-                    .iter()
-                    .filter(|(_, s)| s.code_kept == Some(true))
-                    .count();
-                let tokens = scores.iter().map(|(_, s)| s.tokens).sum::<usize>() as f64
-                    / scores.len() as f64;
-                out.push_str(&format!(
-                    "| {} | {} ({labelled}) | {what} | {all}/{labelled} | {:.1} % ({kept}/{files}) | {with_code}/{code} | {tokens:.0} |\n",
-                    half.name(),
-                    mine.len(),
-                    super::real::recall(kept, files) * 100.0,
-                ));
-            };
-            row(
-                "summary",
-                mine.iter().map(|c| (c.files, &c.summary)).collect(),
-            );
-            row(
-                "summary + ctxopt",
-                mine.iter().map(|c| (c.files, &c.summary_ctxopt)).collect(),
-            );
-            let read: Option<Vec<(usize, &CutScore)>> = mine
-                .iter()
-                .map(|c| c.summary_read.as_ref().map(|s| (c.files, s)))
-                .collect();
-            if let Some(read) = &read {
-                row(
-                    "summary + ctxopt, had the hook read the summary",
-                    read.clone(),
-                );
-            }
-            let only: usize = mine.iter().map(|c| c.only_ctxopt).sum();
-            out.push_str(&format!(
-                "| {} | | files only the hook's answer named | {only} | | | |\n",
-                half.name()
-            ));
-            if read.is_some() {
-                let only: usize = mine.iter().map(|c| c.only_read).sum();
-                out.push_str(&format!(
-                    "| {} | | files only the answer that read the summary named | {only} | | | |\n",
-                    half.name()
-                ));
+                    .filter(|c| c.half == half && c.client == client)
+                    .collect();
+                if !mine.is_empty() {
+                    compaction_rows(&mut out, half, client, &mine);
+                }
             }
         }
         out
     }
 }
 
+/// The rows of the compactions of one half and one client.
+fn compaction_rows(
+    out: &mut String,
+    half: Half,
+    client: SessionClient,
+    mine: &[&CompactionResult],
+) {
+    let labelled = mine.iter().filter(|c| c.files > 0).count();
+    let files: usize = mine.iter().map(|c| c.files).sum();
+    let code = mine.iter().filter(|c| c.has_code).count();
+    let lead = format!("| {} | {} |", half.name(), client.name());
+    let mut row = |what: &str, scores: Vec<(usize, &CutScore)>| {
+        let all = scores
+            .iter()
+            .filter(|(n, s)| *n > 0 && s.files_kept == *n)
+            .count();
+        let kept: usize = scores.iter().map(|(_, s)| s.files_kept).sum();
+        let with_code = scores
+            .iter()
+            .filter(|(_, s)| s.code_kept == Some(true))
+            .count();
+        let tokens =
+            scores.iter().map(|(_, s)| s.tokens).sum::<usize>() as f64 / scores.len() as f64;
+        // Nothing to name (no labelled compaction, no code label): a dash, as in the cuts' table.
+        let (all, recall) = if labelled == 0 {
+            ("–".to_string(), "–".to_string())
+        } else {
+            (
+                format!("{all}/{labelled}"),
+                format!(
+                    "{:.1} % ({kept}/{files})",
+                    super::real::recall(kept, files) * 100.0
+                ),
+            )
+        };
+        let with_code = if code == 0 {
+            "–".to_string()
+        } else {
+            format!("{with_code}/{code}")
+        };
+        out.push_str(&format!(
+            "{lead} {} ({labelled}) | {what} | {all} | {recall} | {with_code} | {tokens:.0} |\n",
+            mine.len(),
+        ));
+    };
+    row(
+        "summary",
+        mine.iter().map(|c| (c.files, &c.summary)).collect(),
+    );
+    let read: Option<Vec<(usize, &CutScore)>> = mine
+        .iter()
+        .map(|c| c.summary_read.as_ref().map(|s| (c.files, s)))
+        .collect();
+    let replayed = read.is_some();
+    row(
+        if replayed {
+            "summary + ctxopt"
+        } else {
+            "summary + ctxopt, built knowing the summary"
+        },
+        mine.iter().map(|c| (c.files, &c.summary_ctxopt)).collect(),
+    );
+    if let Some(read) = read {
+        row("summary + ctxopt, had the hook read the summary", read);
+    }
+    let only: usize = mine.iter().map(|c| c.only_ctxopt).sum();
+    out.push_str(&format!(
+        "{lead} | files only ctxopt's answer named | {only} | | | |\n"
+    ));
+    if replayed {
+        let only: usize = mine.iter().map(|c| c.only_read).sum();
+        out.push_str(&format!(
+            "{lead} | files only the answer that read the summary named | {only} | | | |\n"
+        ));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::session_cut::{tests::claude_fixture, NotASession};
+    use crate::bench::session_cut::{
+        tests::{claude_fixture, codex_excerpt},
+        NotASession,
+    };
     use crate::hooks::DEFAULT_RESTORE_BUDGET;
 
     fn fixture_session() -> Session {
@@ -1082,7 +1150,7 @@ mod tests {
             "{r:?}"
         );
         // The lines the client writes after its hooks: the boundary, then the summary.
-        let written: Vec<&str> = real[0].written.lines().collect();
+        let written: Vec<&str> = real[0].written.as_deref().unwrap().lines().collect();
         assert!(
             written[0].contains("\"compact_boundary\""),
             "{}",
@@ -1107,6 +1175,74 @@ mod tests {
             table.contains("| summary + ctxopt, had the hook read the summary |"),
             "{table}"
         );
+    }
+
+    #[test]
+    fn a_codex_compaction_is_scored_with_the_summary_alone_and_with_a_build_that_knows_it() {
+        let name = "codex-cli/EntityProcess__agentv__excerpt.jsonl";
+        let session = Session::parse(name, &codex_excerpt(true)).unwrap();
+        let results =
+            run_compactions(&[session], DEFAULT_RESTORE_BUDGET, Tokenizer::default()).unwrap();
+        assert_eq!(results.len(), 1);
+        let r = &results[0];
+        assert_eq!(
+            (r.client, r.line, r.files, r.has_code),
+            (SessionClient::Codex, 4, 1, true)
+        );
+        // No hook to replay in the client's order: one answer, built knowing the summary.
+        assert_eq!((&r.summary_read, r.only_read), (&None, 0));
+        // The canary: the kept messages do not name the README; ctxopt's answer does.
+        assert_eq!(r.summary.files_kept, 0);
+        assert_eq!(
+            (r.summary_ctxopt.files_kept, r.only_ctxopt),
+            (1, 1),
+            "{r:?}"
+        );
+        assert!(r.summary_ctxopt.tokens > r.summary.tokens);
+    }
+
+    #[test]
+    fn the_compactions_table_has_a_row_group_per_half_and_client() {
+        let score = |files_kept, code_kept, tokens| CutScore {
+            files_kept,
+            code_kept,
+            tokens,
+            millis: 2.0,
+        };
+        let claude = CompactionResult {
+            session: "a".into(),
+            client: SessionClient::ClaudeCode,
+            half: Half::HeldOut,
+            line: 10,
+            files: 2,
+            has_code: true,
+            summary: score(1, Some(false), 3000),
+            summary_ctxopt: score(2, Some(true), 5500),
+            only_ctxopt: 1,
+            summary_read: Some(score(1, Some(true), 5400)),
+            only_read: 0,
+        };
+        let codex = CompactionResult {
+            session: "b".into(),
+            client: SessionClient::Codex,
+            half: Half::Tuning,
+            line: 4,
+            files: 0,
+            has_code: false,
+            summary: score(0, None, 200),
+            summary_ctxopt: score(0, None, 2700),
+            only_ctxopt: 0,
+            summary_read: None,
+            only_read: 0,
+        };
+        let report = InteractiveReport {
+            hook_budget: DEFAULT_RESTORE_BUDGET,
+            sessions: Vec::new(),
+            rows: Vec::new(),
+            tuning_cuts: Vec::new(),
+            compactions: vec![claude, codex],
+        };
+        insta::assert_snapshot!(report.compactions_table());
     }
 
     #[test]

@@ -160,48 +160,56 @@ pub struct SessionCut {
     pub(crate) code: Vec<String>,
 }
 
-/// A compaction the client itself made, recorded in a Claude Code transcript: a
-/// `compact_boundary` line, and the summary the client gave the model after it (the next
-/// line marked `isCompactSummary`).
+/// A compaction the client itself made, recorded in its session file: Claude Code's
+/// `compact_boundary` line and the summary the client gave the model after it (the next line
+/// marked `isCompactSummary`); Codex CLI's `compacted` item, which holds the summary itself
+/// ([`codex_summary`]).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct RealCompaction {
     /// The line of the boundary (1-based).
     pub(crate) line: usize,
-    /// The transcript up to the boundary, what the client's `PreCompact` saw, labelled with
-    /// the files edited within the next [`HORIZON`] tool calls after the summary.
+    /// The transcript up to the boundary (Claude Code: what the client's `PreCompact` saw),
+    /// labelled with the files edited within the next [`HORIZON`] tool calls after the
+    /// summary.
     pub(crate) cut: SessionCut,
     /// The client's own summary.
     pub(crate) summary: String,
-    /// The transcript's lines from the boundary to the summary, as the client writes them
-    /// (Claude Code: after its `SessionStart` hooks ran).
-    pub(crate) written: String,
+    /// Claude Code: the transcript's lines from the boundary to the summary, as the client
+    /// writes them (after its `SessionStart` hooks ran). None for Codex CLI, which writes the
+    /// summary on the boundary's own line and runs no hook.
+    pub(crate) written: Option<String>,
+}
+
+/// Where a JSONL session records a compaction: the boundary's line index, the index of the
+/// line that holds the summary (the labels look at the calls after it), and the summary.
+struct Boundary {
+    at: usize,
+    summary_at: usize,
+    summary: String,
 }
 
 impl Session {
-    /// Every compaction the client recorded in the transcript (Claude Code; none for other
-    /// clients), each with the summary it gave and labels from what came after it.
+    /// Every compaction the client recorded in the transcript (Claude Code, Codex CLI; none
+    /// for a Gemini CLI chat), each with the summary it gave and labels from what came after
+    /// it.
     pub(crate) fn real_compactions(&self) -> Vec<RealCompaction> {
         let Units::Lines(lines) = &self.units else {
             return Vec::new();
         };
         let values: Vec<Option<Value>> =
             lines.iter().map(|l| serde_json::from_str(l).ok()).collect();
+        let boundaries = match self.client {
+            SessionClient::ClaudeCode => claude_boundaries(&values),
+            SessionClient::Codex => codex_boundaries(&values),
+            SessionClient::GeminiCli => Vec::new(),
+        };
         let mut out = Vec::new();
-        for (b, v) in values.iter().enumerate() {
-            let is_boundary = v.as_ref().is_some_and(|v| {
-                v.get("subtype").and_then(Value::as_str) == Some("compact_boundary")
-            });
-            if !is_boundary {
-                continue;
-            }
-            let summary = values.iter().enumerate().skip(b + 1).find_map(|(i, v)| {
-                let v = v.as_ref()?;
-                let marked = v.get("isCompactSummary").and_then(Value::as_bool) == Some(true);
-                marked.then(|| (i, message_text(v)))
-            });
-            let Some((at, summary)) = summary else {
-                continue;
-            };
+        for Boundary {
+            at: b,
+            summary_at: at,
+            summary,
+        } in boundaries
+        {
             let before = self.calls.iter().filter(|c| c.start < b).count();
             let after: Vec<Call> = self
                 .calls
@@ -225,7 +233,8 @@ impl Session {
                     code,
                 },
                 summary,
-                written: lines[b..=at].iter().map(|l| format!("{l}\n")).collect(),
+                written: (self.client == SessionClient::ClaudeCode)
+                    .then(|| lines[b..=at].iter().map(|l| format!("{l}\n")).collect()),
             });
         }
         out
@@ -490,6 +499,91 @@ fn message_text(v: &Value) -> String {
     }
 }
 
+/// Claude Code's compactions: each `compact_boundary` line with the next line marked
+/// `isCompactSummary` after it (one without is skipped).
+fn claude_boundaries(values: &[Option<Value>]) -> Vec<Boundary> {
+    let mut out = Vec::new();
+    for (b, v) in values.iter().enumerate() {
+        let is_boundary = v
+            .as_ref()
+            .is_some_and(|v| v.get("subtype").and_then(Value::as_str) == Some("compact_boundary"));
+        if !is_boundary {
+            continue;
+        }
+        let summary = values.iter().enumerate().skip(b + 1).find_map(|(i, v)| {
+            let v = v.as_ref()?;
+            let marked = v.get("isCompactSummary").and_then(Value::as_bool) == Some(true);
+            marked.then(|| (i, message_text(v)))
+        });
+        if let Some((summary_at, summary)) = summary {
+            out.push(Boundary {
+                at: b,
+                summary_at,
+                summary,
+            });
+        }
+    }
+    out
+}
+
+/// Codex CLI's compactions: each `compacted` item, boundary and summary on one line.
+fn codex_boundaries(values: &[Option<Value>]) -> Vec<Boundary> {
+    values
+        .iter()
+        .enumerate()
+        .filter_map(|(b, v)| {
+            let v = v.as_ref()?;
+            (v.get("type").and_then(Value::as_str) == Some("compacted")).then(|| Boundary {
+                at: b,
+                summary_at: b,
+                summary: codex_summary(v.get("payload").unwrap_or(&Value::Null)),
+            })
+        })
+        .collect()
+}
+
+/// What a Codex CLI `compacted` item's payload puts in the model's window in place of the
+/// conversation, as text: its `message` (a local compaction's summary), and the text of the
+/// messages of its `replacement_history` (the history the client resumes from: the user's
+/// messages it kept, a local summary again, which is not repeated). Left out: developer
+/// messages, `<environment_context>` and the project's instructions (the client sends them
+/// with every context; a Claude Code summary is scored without its system prompt either),
+/// and a remote compaction's summary, an encrypted `compaction` item with no readable text.
+fn codex_summary(payload: &Value) -> String {
+    let message = payload
+        .get("message")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let mut parts: Vec<&str> = Vec::new();
+    if !message.trim().is_empty() {
+        parts.push(message);
+    }
+    let kept = payload
+        .get("replacement_history")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|item| {
+            item.get("type").and_then(Value::as_str) == Some("message")
+                && item.get("role").and_then(Value::as_str) != Some("developer")
+        })
+        .flat_map(|item| {
+            item.get("content")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+        })
+        .filter_map(|part| part.get("text").and_then(Value::as_str));
+    for text in kept {
+        let resent = text.trim_start().starts_with("<environment_context>")
+            || codex::is_project_instructions(text);
+        if !resent && !text.trim().is_empty() && !message.contains(text.trim()) {
+            parts.push(text);
+        }
+    }
+    parts.join("\n\n")
+}
+
 /// The calls made at (unit, call id, edits), each ending at the unit of its result.
 fn calls(uses: Vec<(usize, &str, Vec<Edit>)>, results: &HashMap<&str, usize>) -> Vec<Call> {
     uses.into_iter()
@@ -703,6 +797,103 @@ pub(crate) mod tests {
         assert_eq!(cut.files, ["/p/flags.py"]);
         assert_eq!(cut.code, ["VERBOSE_FLAG = '--verbose'"]);
         assert!(!cut.text.contains("LOUD_FLAG"));
+    }
+
+    /// An excerpt of a real Codex CLI rollout (agentv, 0.142; its lines in this order): the
+    /// session's meta line, a read of `examples/features/composite/README.md` and its output,
+    /// with `compacted`, the rollout's second `compacted` item (a remote compaction: empty
+    /// `message`, the kept history with an encrypted summary), then a patch of that README and
+    /// its output.
+    pub(crate) fn codex_excerpt(compacted: bool) -> String {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(
+            "fixtures/real-world/agent-transcripts/codex-cli/\
+             EntityProcess__agentv__019f03e0-321f-7eb2-83cc-b54ecd71be23.jsonl",
+        );
+        let text = std::fs::read_to_string(path).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        let output_of = |n: usize| {
+            let call: Value = serde_json::from_str(lines[n - 1]).unwrap();
+            let id = call["payload"]["call_id"].as_str().unwrap().to_string();
+            lines[n..]
+                .iter()
+                .find(|l| l.contains("_output\"") && l.contains(&id))
+                .unwrap()
+                .to_string()
+        };
+        let mut out = vec![lines[0].to_string(), lines[308].to_string(), output_of(309)];
+        if compacted {
+            assert!(lines[572].contains("\"type\":\"compacted\""));
+            out.push(lines[572].to_string());
+        }
+        out.extend([lines[427].to_string(), output_of(428)]);
+        out.join("\n") + "\n"
+    }
+
+    #[test]
+    fn a_codex_compacted_item_is_a_real_compaction_with_its_summary_and_labels() {
+        let name = "codex-cli/EntityProcess__agentv__excerpt.jsonl";
+        let s = Session::parse(name, &codex_excerpt(true)).unwrap();
+        assert_eq!((s.client, s.calls.len()), (SessionClient::Codex, 2));
+        let real = s.real_compactions();
+        assert_eq!(real.len(), 1);
+        let r = &real[0];
+        assert_eq!((r.line, r.cut.calls, r.written.as_deref()), (4, 1, None));
+        assert_eq!(r.cut.text.lines().count(), 3);
+        // The kept user messages, in order; not the instructions the client sends with every
+        // context, nor the encrypted summary.
+        assert!(
+            r.summary
+                .starts_with("investigate whether this issue is stale"),
+            "{}",
+            r.summary
+        );
+        assert!(r.summary.contains("please push to PR from worktree"));
+        for resent in [
+            "# AGENTS.md instructions",
+            "<permissions instructions>",
+            "REDACTED",
+        ] {
+            assert!(!r.summary.contains(resent), "{resent}");
+        }
+        assert_eq!(r.cut.files, ["examples/features/composite/README.md"]);
+        assert!(
+            r.cut
+                .code
+                .contains(&"- Combining multiple graders in a single test case".to_string()),
+            "{:?}",
+            r.cut.code
+        );
+        // The canary: the same rollout without its `compacted` item records no compaction.
+        let plain = Session::parse(name, &codex_excerpt(false)).unwrap();
+        assert_eq!(plain.calls.len(), 2);
+        assert!(plain.real_compactions().is_empty());
+    }
+
+    #[test]
+    fn a_local_codex_summary_is_read_once_beside_the_messages_it_kept() {
+        let payload = serde_json::json!({
+            "message": "Summary: src/lib.rs parses headers.",
+            "replacement_history": [
+                {"type": "message", "role": "developer",
+                 "content": [{"type": "input_text", "text": "<permissions instructions>"}]},
+                {"type": "message", "role": "user",
+                 "content": [{"type": "input_text", "text": "fix the parser"}]},
+                {"type": "message", "role": "user",
+                 "content": [{"type": "input_text", "text": "<environment_context>cwd</environment_context>"}]},
+                {"type": "message", "role": "user",
+                 "content": [{"type": "input_text", "text": "Summary: src/lib.rs parses headers."}]},
+                {"type": "compaction", "encrypted_content": "x"},
+            ],
+        });
+        assert_eq!(
+            codex_summary(&payload),
+            "Summary: src/lib.rs parses headers.\n\nfix the parser"
+        );
+        // Before `replacement_history` (2025), the message alone.
+        assert_eq!(
+            codex_summary(&serde_json::json!({"message": "the summary"})),
+            "the summary"
+        );
     }
 
     #[test]

@@ -476,7 +476,7 @@ pub(crate) fn patch_sections(patch: &str) -> Vec<(String, String)> {
 /// Whether a user message's text is the project instructions Codex CLI puts before the
 /// first prompt (`# AGENTS.md instructions for DIR` with an `<INSTRUCTIONS>` block; before
 /// 2026, a `<user_instructions>` block).
-fn is_project_instructions(text: &str) -> bool {
+pub(crate) fn is_project_instructions(text: &str) -> bool {
     let text = text.trim_start();
     text.starts_with("<user_instructions>")
         || (text.starts_with("# AGENTS.md instructions for ") && text.contains("<INSTRUCTIONS>"))
