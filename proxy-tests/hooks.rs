@@ -124,6 +124,39 @@ fn ctxopt_in(dir: &Path, args: &[&str]) -> String {
 }
 
 #[test]
+fn pre_compact_prints_instructions_for_the_summary_only_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let transcript = dir.path().join("session.jsonl");
+    std::fs::copy(real_transcript(), &transcript).unwrap();
+    let pre = event_payload("PreCompact", &transcript, dir.path());
+    // By default a `PreCompact` prints nothing.
+    let (code, stdout, log) = hook(dir.path(), &pre);
+    assert_eq!((code, stdout.as_str()), (0, ""), "{log}");
+    // Asked to, it prints plain text, which Claude Code gives its summarizer.
+    let mut child = std::process::Command::new(CTXOPT)
+        .args(["hook", "claude-code", "--summary-instructions", "--store"])
+        .arg(dir.path().join("store.sqlite3"))
+        .arg("--state-dir")
+        .arg(dir.path().join("state"))
+        .env("HOME", dir.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), &pre).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.starts_with("ctxopt, for the summary: ") && text.contains("The files in play"),
+        "{text}"
+    );
+    assert!(serde_json::from_str::<serde_json::Value>(&text).is_err());
+}
+
+#[test]
 fn a_restore_names_the_context_tool_and_status_and_report_count_what_it_injected() {
     let dir = tempfile::tempdir().unwrap();
     let transcript = dir.path().join("session.jsonl");

@@ -221,6 +221,9 @@ pub struct Replay {
     pub(crate) millis: f64,
     /// Milliseconds of the run before it (`PreCompact`/`PreCompress`; 0 for Codex CLI).
     pub(crate) before_millis: f64,
+    /// What the run before it printed: Claude Code's `PreCompact` instructions for the
+    /// client's summarizer (empty when it printed nothing).
+    pub(crate) instructions: String,
 }
 
 /// Replays a compaction at `cut` through the hook's code path ([`hooks::run`], as `ctxopt
@@ -270,6 +273,7 @@ fn replay(
         tool_server: ToolServer::Known(Some("ctxopt".into())),
         store: Some(scratch.0.join("store.sqlite3").display().to_string()),
         state_dir: scratch.0.clone(),
+        summary_instructions: true,
     };
     let payload = |event: &str, source: Option<&str>| {
         let mut p = serde_json::json!({
@@ -294,7 +298,7 @@ fn replay(
         })?;
         Ok::<_, InteractiveError>((run, started.elapsed().as_secs_f64() * 1000.0))
     };
-    let (_, before_millis) = hook(payload(before_event, None))?;
+    let (before, before_millis) = hook(payload(before_event, None))?;
     if let Some(written) = written {
         let mut text = cut.text.clone();
         text.push_str(written);
@@ -317,6 +321,7 @@ fn replay(
         context,
         millis,
         before_millis,
+        instructions: before.stdout.unwrap_or_default(),
     })
 }
 
@@ -353,6 +358,7 @@ fn build_without_hook(
         context,
         millis: started.elapsed().as_secs_f64() * 1000.0,
         before_millis: 0.0,
+        instructions: String::new(),
     })
 }
 
@@ -560,6 +566,13 @@ pub struct CompactionResult {
     /// Labelled files that answer named and the summary did not.
     #[serde(default)]
     pub(crate) only_read: usize,
+    /// The instructions the hook's `PreCompact` printed for the client's summarizer, alone
+    /// (the recorded summary was made without them). None for Codex CLI (no hook).
+    #[serde(default)]
+    pub(crate) instructions: Option<CutScore>,
+    /// Labelled files those instructions named and the summary did not.
+    #[serde(default)]
+    pub(crate) only_instructions: usize,
 }
 
 /// The client of a compaction in a report written before the client was recorded.
@@ -619,6 +632,10 @@ pub(crate) fn run_compactions(
                 only_ctxopt: only(&answer.context),
                 summary_read: read.as_ref().map(with_summary),
                 only_read: read.as_ref().map_or(0, |r| only(&r.context)),
+                instructions: read
+                    .is_some()
+                    .then(|| score(cut, &answer.instructions, tokenizer, answer.before_millis)),
+                only_instructions: only(&answer.instructions),
             });
         }
     }
@@ -943,6 +960,16 @@ fn compaction_rows(
     if let Some(read) = read {
         row("summary + ctxopt, had the hook read the summary", read);
     }
+    let instructions: Option<Vec<(usize, &CutScore)>> = mine
+        .iter()
+        .map(|c| c.instructions.as_ref().map(|s| (c.files, s)))
+        .collect();
+    if let Some(instructions) = instructions {
+        row(
+            "ctxopt's instructions to the summarizer, alone",
+            instructions,
+        );
+    }
     let only: usize = mine.iter().map(|c| c.only_ctxopt).sum();
     out.push_str(&format!(
         "{lead} | files only ctxopt's answer named | {only} | | | |\n"
@@ -951,6 +978,10 @@ fn compaction_rows(
         let only: usize = mine.iter().map(|c| c.only_read).sum();
         out.push_str(&format!(
             "{lead} | files only the answer that read the summary named | {only} | | | |\n"
+        ));
+        let only: usize = mine.iter().map(|c| c.only_instructions).sum();
+        out.push_str(&format!(
+            "{lead} | files the summary lacks that the instructions asked it to keep | {only} | | | |\n"
         ));
     }
 }
@@ -1162,6 +1193,14 @@ mod tests {
             .contains("\"isCompactSummary\":true"));
         let read = r.summary_read.as_ref().unwrap();
         assert_eq!(read.files_kept, r.summary.files_kept + r.only_read, "{r:?}");
+        // What the `PreCompact` before it asked the summarizer to keep, scored alone (the
+        // canary: it names files edited next).
+        let instructions = r.instructions.as_ref().unwrap();
+        assert!(
+            instructions.files_kept >= 1 && instructions.tokens > 0,
+            "{r:?}"
+        );
+        assert!(r.only_instructions <= instructions.files_kept);
         let report = InteractiveReport {
             hook_budget: DEFAULT_RESTORE_BUDGET,
             sessions: Vec::new(),
@@ -1221,6 +1260,8 @@ mod tests {
             only_ctxopt: 1,
             summary_read: Some(score(1, Some(true), 5400)),
             only_read: 0,
+            instructions: Some(score(2, Some(false), 500)),
+            only_instructions: 1,
         };
         let codex = CompactionResult {
             session: "b".into(),
@@ -1234,6 +1275,8 @@ mod tests {
             only_ctxopt: 0,
             summary_read: None,
             only_read: 0,
+            instructions: None,
+            only_instructions: 0,
         };
         let report = InteractiveReport {
             hook_budget: DEFAULT_RESTORE_BUDGET,

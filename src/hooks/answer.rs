@@ -51,6 +51,80 @@ pub(crate) fn wrap(event: &str, records: usize, context: &str, more: &str) -> St
     format!("{head}{}{tail}", body.trim_end())
 }
 
+/// The most characters of instructions a `PreCompact` prints for the client's summarizer.
+pub(crate) const MAX_INSTRUCTION_CHARS: usize = 3_000;
+
+/// The most characters one section of those instructions takes (the files in play come
+/// first and fit whole: at most 15 lines within 12 % of the budget).
+const MAX_INSTRUCTION_SECTION_CHARS: usize = 1_200;
+
+/// What the instructions ask of the summary.
+const INSTRUCTIONS_HEAD: &str = "ctxopt, for the summary: the work goes on from this summary. \
+     Keep in it these facts of the session, with their exact file paths, line ranges, commands \
+     and error lines:";
+
+/// The sections of a built `context` that the summary should keep, each with the line that
+/// says what it is: the files in play, the plan, the open problems.
+const INSTRUCTED_SECTIONS: [(&str, &str); 3] = [
+    (
+        "Files in play",
+        "The files in play (latest first; what was done to each, and where):",
+    ),
+    ("Plan", "The plan as it stands:"),
+    (
+        "Open problems",
+        "Open problems (commands whose latest run failed, and what they printed):",
+    ),
+];
+
+/// Instructions for a client's summarizer (Claude Code gives a `PreCompact` hook's plain
+/// output to the summary as extra instructions): keep the files in play, the plan and the
+/// open problems of the built `context`, without their source tags, within
+/// [`MAX_INSTRUCTION_CHARS`]; `None` when the context has none of them.
+pub(crate) fn summary_instructions(context: &str) -> Option<String> {
+    let headings: Vec<String> = crate::optimizer::section_titles()
+        .map(|t| format!("## {t}"))
+        .collect();
+    let mut out = String::new();
+    for (title, lead) in INSTRUCTED_SECTIONS {
+        let heading = format!("## {title}");
+        let Some(start) = context.lines().position(|l| l == heading) else {
+            continue;
+        };
+        let mut body = String::new();
+        for line in context
+            .lines()
+            .skip(start + 1)
+            .take_while(|l| !headings.iter().any(|h| h == l))
+            .filter(|l| !l.starts_with("[source: ") && !l.trim().is_empty())
+        {
+            if body.chars().count() + line.chars().count() >= MAX_INSTRUCTION_SECTION_CHARS {
+                body.push_str("[…]\n");
+                break;
+            }
+            body.push_str(line);
+            body.push('\n');
+        }
+        if !body.is_empty() {
+            out.push_str(&format!("\n{lead}\n{body}"));
+        }
+    }
+    if out.is_empty() {
+        return None;
+    }
+    let mut text = format!("{INSTRUCTIONS_HEAD}\n{out}");
+    if text.chars().count() > MAX_INSTRUCTION_CHARS {
+        let cut = text
+            .char_indices()
+            .nth(MAX_INSTRUCTION_CHARS)
+            .map_or(text.len(), |(i, _)| i);
+        let cut = text[..cut].rfind('\n').unwrap_or(cut);
+        text.truncate(cut);
+        text.push_str("\n[…]");
+    }
+    Some(text.trim_end().to_string())
+}
+
 /// The client JSON carrying `text` as additional context for `event`.
 pub(crate) fn hook_output(event: &str, text: &str) -> String {
     json!({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}).to_string()

@@ -146,13 +146,14 @@ pub(crate) fn save_snapshot(
     Ok(())
 }
 
-/// Builds the context for `task` from `stored`; `None` when no record besides the task made
-/// it in.
+/// Builds the context for `task` from `stored`, with the index of the files in play when
+/// `files_in_play`; `None` when no record besides the task made it in.
 pub(crate) fn build(
     mut stored: Vec<StoredRecord>,
     task: &str,
     budget: usize,
     exclusions: &Exclusions,
+    files_in_play: bool,
 ) -> Result<Option<Built>, HookError> {
     let window_lines = exclusions
         .window
@@ -206,9 +207,7 @@ pub(crate) fn build(
     let (records, ids) = store::to_records(Some(task.to_string()), stored);
     let config = BuildConfig {
         budget,
-        // A restore (the session after a compaction) names the files in play: the model has
-        // lost where it was working.
-        files_in_play: exclusions.snapshot.is_some(),
+        files_in_play,
         in_window,
         ..BuildConfig::default()
     };

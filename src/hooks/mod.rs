@@ -80,6 +80,9 @@ pub struct HookConfig {
     pub store: Option<String>,
     /// Where the hook keeps its state and log.
     pub state_dir: PathBuf,
+    /// Whether a Claude Code `PreCompact` prints instructions for the client's summarizer: keep
+    /// the files in play, the plan and the open problems ([`answer::summary_instructions`]).
+    pub summary_instructions: bool,
 }
 
 /// What a run did: what to print (if anything) and a line for the log.
@@ -182,20 +185,67 @@ pub fn run(client: HookClient, input: &[u8], config: &HookConfig) -> Result<Hook
         }
         _ => last_prompt.clone().or(state.task.clone()),
     };
+    // Claude Code gives a `PreCompact` hook's plain output to its summarizer as instructions.
+    let instructs = config.summary_instructions
+        && client == HookClient::ClaudeCode
+        && payload.event == Event::PreCompact;
     let mut stdout = None;
     if let Some(task) = task {
         let budget = match payload.event {
             Event::SessionStart => config.restore_budget,
             _ => config.budget,
         };
-        let built = context::build(stored, &task, budget, &exclusions)?;
+        // The files in play: for a restore (the model has lost where it was working), and for
+        // the instructions that ask the summary to keep them.
+        let files_in_play = exclusions.snapshot.is_some() || instructs;
+        let built = context::build(stored, &task, budget, &exclusions, files_in_play)?;
         laps.lap("build");
+        let mut claim = |text: &str, records: usize, store: &mut Store| {
+            let injection = Injection {
+                key: event_key(&payload, &state),
+                workspace: scope.workspace.clone(),
+                client: client.name().to_string(),
+                session: payload.session_id.clone(),
+                event: payload.event.name().to_string(),
+                created: crate::store::results::unix_now(),
+                records: records as u64,
+                characters: text.chars().count() as u64,
+                tokens: Tokenizer::default().count(text) as u64,
+            };
+            let claimed = store.claim_injection(&injection)?;
+            note.push_str(&if claimed {
+                format!(
+                    "; {} {} records, {} characters, {} tokens",
+                    if answers {
+                        "injected"
+                    } else {
+                        "instructed the summary with"
+                    },
+                    injection.records,
+                    injection.characters,
+                    injection.tokens
+                )
+            } else {
+                "; answered already (the event fired twice): nothing printed".to_string()
+            });
+            Ok::<bool, HookError>(claimed)
+        };
         match built {
             Some(built) if !answers => {
                 if let Some(log) = &snapshot {
                     context::save_snapshot(&mut store, &scope, log, &task, &built)?;
-                    note.push_str(&format!("; snapshot of {} records", built.cited.len()));
                     laps.lap("snapshot");
+                }
+                let instructions = instructs
+                    .then(|| answer::summary_instructions(&built.context))
+                    .flatten();
+                if let Some(text) = instructions {
+                    if claim(&text, built.cited.len(), &mut store)? {
+                        stdout = Some(text);
+                    }
+                }
+                if snapshot.is_some() {
+                    note.push_str(&format!("; snapshot of {} records", built.cited.len()));
                 }
             }
             Some(built) => {
@@ -206,26 +256,9 @@ pub fn run(client: HookClient, input: &[u8], config: &HookConfig) -> Result<Hook
                     &built.context,
                     &answer::more_line(server.as_deref()),
                 );
-                let injection = Injection {
-                    key: event_key(&payload, &state),
-                    workspace: scope.workspace.clone(),
-                    client: client.name().to_string(),
-                    session: payload.session_id.clone(),
-                    event: payload.event.name().to_string(),
-                    created: crate::store::results::unix_now(),
-                    records: built.cited.len() as u64,
-                    characters: text.chars().count() as u64,
-                    tokens: Tokenizer::default().count(&text) as u64,
-                };
-                if store.claim_injection(&injection)? {
-                    note.push_str(&format!(
-                        "; injected {} records, {} characters, {} tokens",
-                        injection.records, injection.characters, injection.tokens
-                    ));
+                if claim(&text, built.cited.len(), &mut store)? {
                     stdout = Some(answer::hook_output(payload.event.name(), &text));
                     state.injected_now(&built.cited);
-                } else {
-                    note.push_str("; answered already (the event fired twice): nothing printed");
                 }
             }
             None => note.push_str("; nothing to inject"),

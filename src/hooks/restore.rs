@@ -219,7 +219,7 @@ mod tests {
             restore: true,
             ..context::Exclusions::default()
         };
-        let built = context::build(stored, "go on", 2500, &all)
+        let built = context::build(stored, "go on", 2500, &all, true)
             .unwrap()
             .unwrap();
         assert!(context::repeated_lines(&built.context, &window) > 0);

@@ -40,6 +40,7 @@ pub(super) fn setup(source: &str) -> Setup {
         tool_server: ToolServer::Known(Some("ctxopt".into())),
         store: Some(dir.path().join("store.sqlite3").display().to_string()),
         state_dir: dir.path().join("state"),
+        summary_instructions: false,
     };
     Setup {
         _dir: dir,
@@ -196,6 +197,41 @@ fn other_real_payloads_import_and_stay_silent() {
 }
 
 #[test]
+fn pre_compact_instructs_the_summary_once_with_the_files_in_play() {
+    let mut s = setup(TRANSCRIPT);
+    s.config.summary_instructions = true;
+    let pre = payload(
+        "kesslerio__attio-mcp-server__pre_compact.json",
+        |_| true,
+        &s,
+    );
+    let first = run(HookClient::ClaudeCode, &pre, &s.config).unwrap();
+    let text = first.stdout.expect("instructions");
+    // Plain text, which the client gives its summarizer; JSON it would parse as a decision.
+    assert!(serde_json::from_str::<Value>(&text).is_err());
+    assert!(text.chars().count() <= answer::MAX_INSTRUCTION_CHARS);
+    assert!(!text.contains("[source: "), "{text}");
+    assert!(
+        first.note.contains("; instructed the summary with "),
+        "{}",
+        first.note
+    );
+    insta::assert_snapshot!(text);
+    // The client fires the hook twice for one compaction: the summary is instructed once.
+    let second = run(HookClient::ClaudeCode, &pre, &s.config).unwrap();
+    assert_eq!(second.stdout, None, "{}", second.note);
+    // Counted beside what the hooks inject, per event.
+    let store = Store::open_arg(s.config.store.as_deref()).unwrap();
+    let events: Vec<(String, u64)> = store
+        .injection_totals(None)
+        .unwrap()
+        .into_iter()
+        .map(|i| (i.event, i.answers))
+        .collect();
+    assert_eq!(events, [("PreCompact".to_string(), 1)]);
+}
+
+#[test]
 fn pre_compact_snapshots_what_the_session_start_after_it_restores_even_from_a_cut_transcript() {
     const TASK: &str = "Thanks! Please update CLAUDE.md for current changes";
     let transcript_ids =
@@ -285,7 +321,14 @@ fn pre_compact_snapshots_what_the_session_start_after_it_restores_even_from_a_cu
         .filter(|r| r.provenance.log_path.as_deref() == Some(log.as_str()))
         .collect();
     let build = |exclusions: &context::Exclusions| {
-        context::build(only_snapshot.clone(), TASK, DEFAULT_HOOK_BUDGET, exclusions).unwrap()
+        context::build(
+            only_snapshot.clone(),
+            TASK,
+            DEFAULT_HOOK_BUDGET,
+            exclusions,
+            false,
+        )
+        .unwrap()
     };
     assert_eq!(build(&context::Exclusions::default()), None);
     let restore = context::Exclusions {
@@ -630,6 +673,7 @@ fn a_prompt_time_answer_repeats_nothing_the_model_still_has() {
         PROMPT,
         DEFAULT_HOOK_BUDGET,
         &context::Exclusions::default(),
+        false,
     )
     .unwrap()
     .unwrap();

@@ -29,8 +29,8 @@ pub(crate) const MAX_FILES: usize = 15;
 /// The share of the budget the index may take at most.
 pub(crate) const BUDGET_SHARE: f64 = 0.12;
 
-/// The section's heading.
-pub(crate) const HEADING: &str = "## Files in play\n";
+/// The section's title (its heading is `## {TITLE}`).
+pub(crate) const TITLE: &str = "Files in play";
 
 /// What the session did to one file.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -92,7 +92,7 @@ pub(crate) fn index(
         _ => ", dependencies' files last",
     };
     let mut out = format!(
-        "{HEADING}[source: the session's reads, changes, commands and prompts | {count}{last}]\n"
+        "## {TITLE}\n[source: the session's reads, changes, commands and prompts | {count}{last}]\n"
     );
     let mut used = tokenizer.count(&out);
     let mut named = 0;
@@ -283,7 +283,9 @@ fn is_file_like(path: &str) -> bool {
 }
 
 /// Merges each absolute path into the one relative path it ends with (on a `/`), when only
-/// one does: a session names the same file both ways (`/w/repo/src/a.rs`, `src/a.rs`).
+/// one does: a session names the same file both ways (`/w/repo/src/a.rs`, `src/a.rs`). The
+/// line keeps the relative name, the one the project's own tools use (and shorter), whichever
+/// was written last.
 fn merge_absolute(by_key: &mut BTreeMap<String, Touches>) {
     let absolute: Vec<String> = by_key
         .keys()
@@ -309,7 +311,6 @@ fn merge_absolute(by_key: &mut BTreeMap<String, Touches>) {
             _ => false,
         };
         if a_later {
-            r.path = a.path;
             r.last_time = a.last_time;
             r.last_unit = a.last_unit;
             r.changed_lines = a.changed_lines.or(r.changed_lines);
@@ -416,7 +417,8 @@ mod tests {
     }
 
     #[test]
-    fn directories_devices_and_a_file_named_two_ways_are_one_line_each_or_none() {
+    fn directories_devices_and_a_file_named_two_ways_are_one_line_each_or_none_by_its_relative_name(
+    ) {
         let units = units(
             r#"{"task": "t",
             "files": [{"id": "r1", "timestamp": "2026-01-01T10:00:00Z", "path": "docs/design.md", "content": "x"}],
@@ -429,7 +431,7 @@ mod tests {
         insta::assert_snapshot!(index, @r"
         ## Files in play
         [source: the session's reads, changes, commands and prompts | 1 file]
-        - /w/repo/docs/design.md: read, in 1 command
+        - docs/design.md: read, in 1 command
         ");
     }
 

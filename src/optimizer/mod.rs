@@ -112,6 +112,15 @@ pub enum OptimizerError {
     Invalid(String),
 }
 
+/// The titles of the headings a built context's sections can have (`## Files in play`
+/// included), so that a reader of the text can tell a heading from a line of content.
+pub(crate) fn section_titles() -> impl Iterator<Item = &'static str> {
+    render::Section::ALL
+        .iter()
+        .map(|s| s.title())
+        .chain(std::iter::once(files_in_play::TITLE))
+}
+
 /// Builds a context from `records` under `config`. Pure: identical input and config give
 /// byte-identical output.
 pub fn build(records: &Records, config: &BuildConfig) -> Result<BuildOutput, OptimizerError> {

@@ -39,6 +39,21 @@ pub(crate) enum Section {
 }
 
 impl Section {
+    /// Every section, in render order.
+    pub(crate) const ALL: [Section; 11] = [
+        Section::Task,
+        Section::Now,
+        Section::Plan,
+        Section::OpenProblems,
+        Section::Constraints,
+        Section::Errors,
+        Section::FailingTests,
+        Section::Files,
+        Section::Diffs,
+        Section::Attempts,
+        Section::Notes,
+    ];
+
     /// The section's heading text.
     pub(crate) fn title(self) -> &'static str {
         match self {

@@ -39,6 +39,12 @@ pub(crate) struct Args {
     /// $XDG_STATE_HOME/ctxopt].
     #[arg(long)]
     pub state_dir: Option<PathBuf>,
+    /// On Claude Code's `PreCompact`, print instructions that Claude Code gives its
+    /// summarizer: keep the session's files in play, plan and open problems in the summary
+    /// [env: CTXOPT_SUMMARY_INSTRUCTIONS=1; default off: on the benchmark's recorded
+    /// compactions they name no file edited next that the summary lacks].
+    #[arg(long)]
+    pub summary_instructions: bool,
 }
 
 /// Turns transparent huge pages off for this process. A hook run is short and touches little
@@ -123,6 +129,8 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         tool_server: ToolServer::Detect,
         store: args.store.or_else(|| env("CTXOPT_STORE")),
         state_dir,
+        summary_instructions: args.summary_instructions
+            || env("CTXOPT_SUMMARY_INSTRUCTIONS").as_deref() == Some("1"),
     };
     let client = args.client;
     let mut input = Vec::new();
