@@ -27,15 +27,41 @@ pub(crate) fn more_line(tool_server: Option<&str>) -> String {
     }
 }
 
+/// The opening of an answer: the marker and the line that says what follows.
+fn head(event: &str, records: usize) -> String {
+    format!(
+        "{INJECTED_MARKER} event=\"{event}\" records=\"{records}\">\n\
+         Facts ctxopt kept from this session (each tagged with the record it came from):\n"
+    )
+}
+
+/// The end of an answer: the line that says how to get more, and the closing marker.
+fn tail(more: &str) -> String {
+    format!("\n{more}\n</ctxopt-context>")
+}
+
+/// The note that ends a context cut to fit.
+fn cut_note() -> String {
+    format!("\n[… cut at {MAX_CONTEXT_CHARS} characters]")
+}
+
+/// The most characters of context [`wrap`] keeps whole for `event`, with the closing line
+/// `more` (whatever the number of records, up to 99,999): a build that fits in it is printed
+/// whole.
+pub(crate) fn room(event: &str, more: &str) -> usize {
+    MAX_CONTEXT_CHARS.saturating_sub(
+        head(event, 99_999).chars().count()
+            + tail(more).chars().count()
+            + cut_note().chars().count(),
+    )
+}
+
 /// `context` inside the marker, then `more`; cut at a line end (with a note) so that the
 /// whole stays within [`MAX_CONTEXT_CHARS`].
 pub(crate) fn wrap(event: &str, records: usize, context: &str, more: &str) -> String {
-    let head = format!(
-        "{INJECTED_MARKER} event=\"{event}\" records=\"{records}\">\n\
-         Facts ctxopt kept from this session (each tagged with the record it came from):\n"
-    );
-    let tail = format!("\n{more}\n</ctxopt-context>");
-    let note = format!("\n[… cut at {MAX_CONTEXT_CHARS} characters]");
+    let head = head(event, records);
+    let tail = tail(more);
+    let note = cut_note();
     let room = MAX_CONTEXT_CHARS
         .saturating_sub(head.chars().count() + tail.chars().count() + note.chars().count());
     let body = if context.trim_end().chars().count() <= room {

@@ -195,10 +195,21 @@ pub fn run(client: HookClient, input: &[u8], config: &HookConfig) -> Result<Hook
             Event::SessionStart => config.restore_budget,
             _ => config.budget,
         };
-        // The files in play: for a restore (the model has lost where it was working), and for
-        // the instructions that ask the summary to keep them.
-        let files_in_play = exclusions.snapshot.is_some() || instructs;
-        let built = context::build(stored, &task, budget, &exclusions, files_in_play)?;
+        let more = answers.then(|| {
+            let server = config.tool_server.resolve(client, Path::new(&payload.cwd));
+            answer::more_line(server.as_deref())
+        });
+        let shape = context::Shape {
+            budget,
+            // An answer is printed whole: what does not fit is left out by score.
+            max_chars: more
+                .as_deref()
+                .map(|more| answer::room(payload.event.name(), more)),
+            // The files in play: for a restore (the model has lost where it was working), and
+            // for the instructions that ask the summary to keep them.
+            files_in_play: exclusions.snapshot.is_some() || instructs,
+        };
+        let built = context::build(stored, &task, &exclusions, shape)?;
         laps.lap("build");
         let mut claim = |text: &str, records: usize, store: &mut Store| {
             let injection = Injection {
@@ -249,12 +260,11 @@ pub fn run(client: HookClient, input: &[u8], config: &HookConfig) -> Result<Hook
                 }
             }
             Some(built) => {
-                let server = config.tool_server.resolve(client, Path::new(&payload.cwd));
                 let text = answer::wrap(
                     payload.event.name(),
                     built.cited.len(),
                     &built.context,
-                    &answer::more_line(server.as_deref()),
+                    more.as_deref().unwrap_or_default(),
                 );
                 if claim(&text, built.cited.len(), &mut store)? {
                     stdout = Some(answer::hook_output(payload.event.name(), &text));

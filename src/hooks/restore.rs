@@ -219,9 +219,17 @@ mod tests {
             restore: true,
             ..context::Exclusions::default()
         };
-        let built = context::build(stored, "go on", 2500, &all, true)
-            .unwrap()
-            .unwrap();
+        let built = context::build(
+            stored,
+            "go on",
+            &all,
+            context::Shape {
+                files_in_play: true,
+                ..context::Shape::budget(2500)
+            },
+        )
+        .unwrap()
+        .unwrap();
         assert!(context::repeated_lines(&built.context, &window) > 0);
     }
 }

@@ -324,9 +324,8 @@ fn pre_compact_snapshots_what_the_session_start_after_it_restores_even_from_a_cu
         context::build(
             only_snapshot.clone(),
             TASK,
-            DEFAULT_HOOK_BUDGET,
             exclusions,
-            false,
+            context::Shape::budget(DEFAULT_HOOK_BUDGET),
         )
         .unwrap()
     };
@@ -671,9 +670,8 @@ fn a_prompt_time_answer_repeats_nothing_the_model_still_has() {
     let built = context::build(
         old,
         PROMPT,
-        DEFAULT_HOOK_BUDGET,
         &context::Exclusions::default(),
-        false,
+        context::Shape::budget(DEFAULT_HOOK_BUDGET),
     )
     .unwrap()
     .unwrap();
@@ -731,4 +729,51 @@ fn after_a_real_compaction_a_prompt_gets_only_facts_from_before_the_boundary() {
                 .is_none_or(|l| l >= BOUNDARY)
     }));
     assert_eq!(context::repeated_lines(&context, &window), 0, "{context}");
+}
+
+#[test]
+fn a_build_over_its_character_limit_is_made_again_smaller_not_cut_at_its_end() {
+    let s = setup(TRANSCRIPT);
+    let pre = payload(
+        "kesslerio__attio-mcp-server__pre_compact.json",
+        |_| true,
+        &s,
+    );
+    run(HookClient::ClaudeCode, &pre, &s.config).unwrap();
+    let store = Store::open_arg(s.config.store.as_deref()).unwrap();
+    let stored = context::load(&store, &scope_of(&s)).unwrap();
+    let build = |max_chars| {
+        let shape = context::Shape {
+            max_chars,
+            files_in_play: true,
+            ..context::Shape::budget(DEFAULT_RESTORE_BUDGET)
+        };
+        let restore = context::Exclusions {
+            restore: true,
+            ..context::Exclusions::default()
+        };
+        context::build(stored.clone(), "go on", &restore, shape)
+            .unwrap()
+            .unwrap()
+    };
+    let whole = build(None);
+    let chars = whole.context.chars().count();
+    let limit = chars * 2 / 3;
+    let fitted = build(Some(limit));
+    assert!(fitted.context.chars().count() <= limit, "{chars}");
+    // Made again at a smaller budget: it still ends with the last section the whole build has
+    // (cutting the text to the limit would lose it), and it cites fewer records.
+    let last_heading = |text: &str| {
+        text.lines()
+            .rfind(|l| l.starts_with("## "))
+            .map(str::to_string)
+    };
+    assert_eq!(last_heading(&fitted.context), last_heading(&whole.context));
+    assert!(fitted.cited.len() < whole.cited.len());
+    let cut: String = whole.context.chars().take(limit).collect();
+    assert_ne!(
+        last_heading(&cut),
+        last_heading(&whole.context),
+        "the canary"
+    );
 }
