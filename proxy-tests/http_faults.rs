@@ -14,7 +14,7 @@ use ctxopt::framelog::{Direction, HttpVia};
 use serde_json::Value;
 
 use crate::support::log::{read_log, Log};
-use crate::support::proxy::{finish, read_line, ProxyCmd};
+use crate::support::proxy::{finish, locked_store, read_line, ProxyCmd};
 
 /// How the fault server answers a POST.
 #[derive(Debug, Clone, Copy)]
@@ -639,6 +639,26 @@ fn a_signal_stops_the_remote_relay_with_128_plus_n() {
     let url = fault_server(Behaviour::Status(503));
     let mut session = Session::start(&url, &["--grace-period", "0.2"]);
     // Answered: the proxy is up, its signals blocked.
+    error_naming(&session.ask(1, "ping"), "HTTP 503");
+    crate::support::proxy::signal(session.child.id(), libc::SIGTERM);
+    session.child.stdout = Some(session.stdout);
+    let (_, stderr, status) = finish(session.child);
+    assert_eq!(status.code(), Some(128 + libc::SIGTERM), "{stderr}");
+    let log = read_log(&session.log);
+    assert_eq!(log.trailer.exit.signal, Some(libc::SIGTERM));
+}
+
+/// A signal stops the remote relay also while the store is still being opened (another
+/// process holds it locked): the thread opening it, started before the relay, blocks the
+/// signal too, so the signal is the relay's to collect, not the end of the proxy.
+#[test]
+fn a_signal_stops_the_remote_relay_while_the_store_is_still_opening() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store.sqlite3");
+    let _holder = locked_store(&store);
+    let url = fault_server(Behaviour::Status(503));
+    let store = store.to_str().unwrap();
+    let mut session = Session::start(&url, &["--grace-period", "0.2", "--store", store]);
     error_naming(&session.ask(1, "ping"), "HTTP 503");
     crate::support::proxy::signal(session.child.id(), libc::SIGTERM);
     session.child.stdout = Some(session.stdout);

@@ -7,7 +7,7 @@ use ctxopt::framelog::Direction;
 use serde_json::{json, Value};
 
 use crate::support::log::read_log;
-use crate::support::proxy::{fixture_server, ProxyCmd, Session};
+use crate::support::proxy::{fixture_server, locked_store, ProxyCmd, Session};
 
 const SIX: [&str; 6] = [
     "build_context",
@@ -578,10 +578,7 @@ fn a_proxy_killed_mid_ingest_leaves_a_store_the_next_run_uses() {
 fn a_store_another_process_holds_locked_delays_neither_the_server_nor_the_relay() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("store.sqlite3");
-    let holder = rusqlite::Connection::open(&path).unwrap();
-    holder
-        .execute_batch("CREATE TABLE held(x); BEGIN EXCLUSIVE; INSERT INTO held VALUES (1);")
-        .unwrap();
+    let holder = locked_store(&path);
     let cmd = ProxyCmd::fixture(&["respond"]).option(&["--store".as_ref(), path.as_os_str()]);
     let mut session = Session::start(&cmd);
     // Answered by the server while the store is still locked: its start and the relay

@@ -70,7 +70,7 @@ impl Receiver {
 }
 
 /// A port on 127.0.0.1 where nothing listens (bound, then released).
-fn closed_port_url() -> String {
+pub(crate) fn closed_port_url() -> String {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let port = listener.local_addr().expect("addr").port();
     drop(listener);

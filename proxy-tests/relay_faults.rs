@@ -9,7 +9,10 @@ use ctxopt::framelog::{Direction, FrameKind, LineEnding};
 
 use crate::support::frames::big_response;
 use crate::support::log::{parse_runs, read_log, wire_bytes};
-use crate::support::proxy::{finish, read_line, signal, wait_gone, ProxyCmd};
+use crate::support::proxy::{
+    finish, locked_store, read_line, signal, thread_names, threads_not_blocking, wait_gone,
+    ProxyCmd,
+};
 
 /// Every kind of line a peer may write, including the ones the rules forbid.
 fn odd_traffic() -> Vec<u8> {
@@ -203,9 +206,12 @@ fn hanging_server(steps: &[&str], grace: &str) -> (std::process::Child, u32, Pro
     (child, pid, cmd)
 }
 
+/// The signals the proxy forwards to the server.
+const FORWARDED: [i32; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+
 #[test]
 fn sigint_sigterm_and_sighup_are_forwarded() {
-    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+    for sig in FORWARDED {
         let (child, server, cmd) = hanging_server(&[], "5");
         signal(child.id(), sig);
         let (_, _, status) = finish(child);
@@ -214,6 +220,43 @@ fn sigint_sigterm_and_sighup_are_forwarded() {
         let log = read_log(cmd.log_path());
         assert_eq!(log.trailer.exit.signal, Some(sig));
     }
+}
+
+/// Every thread of the proxy blocks the signals it forwards, also the threads started before
+/// the relay: the store's opening (kept going here by a store another process holds locked)
+/// and the OpenTelemetry export. A thread that did not block them would take a signal sent to
+/// the proxy and end it at once, unforwarded, with no trailer in its log.
+#[test]
+fn every_thread_of_the_proxy_blocks_the_forwarded_signals() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store.sqlite3");
+    let _holder = locked_store(&store);
+    let cmd = ProxyCmd::fixture(&["pid", "hang"]).option(&[
+        "--store".as_ref(),
+        store.as_os_str(),
+        "--otlp-endpoint".as_ref(),
+        crate::otel::closed_port_url().as_ref(),
+    ]);
+    let mut child = cmd.spawn();
+    let server = pid_in(&read_line(child.stdout.as_mut().unwrap()));
+    let threads = thread_names(child.id());
+    let open = threads_not_blocking(child.id(), &FORWARDED);
+    // The signal before the assertions: a failing test leaves no proxy running.
+    signal(child.id(), libc::SIGTERM);
+    let (_, stderr, status) = finish(child);
+    for name in ["store-open", "otlp-export"] {
+        assert!(
+            threads.iter().any(|t| t == name),
+            "no {name} thread: {threads:?}"
+        );
+    }
+    assert_eq!(open, Vec::<String>::new());
+    assert_eq!(status.code(), Some(128 + libc::SIGTERM), "{stderr}");
+    assert!(wait_gone(server, Duration::from_secs(5)));
+    assert_eq!(
+        read_log(cmd.log_path()).trailer.exit.signal,
+        Some(libc::SIGTERM)
+    );
 }
 
 #[test]

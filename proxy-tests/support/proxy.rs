@@ -225,6 +225,57 @@ pub(crate) fn signal(pid: u32, sig: i32) {
     }
 }
 
+/// A store file at `path` that this process holds locked (an exclusive transaction) until the
+/// connection is dropped or commits: a proxy given it keeps trying to open it beside the relay.
+pub(crate) fn locked_store(path: &Path) -> rusqlite::Connection {
+    let holder = rusqlite::Connection::open(path).expect("open the store to lock");
+    holder
+        .execute_batch("CREATE TABLE held(x); BEGIN EXCLUSIVE; INSERT INTO held VALUES (1);")
+        .expect("lock the store");
+    holder
+}
+
+/// The threads of process `pid` other than its main thread that do not block every one of
+/// `signals`, by name (Linux: `/proc/PID/task/*/status`); a thread that ends while it is read
+/// is left out. The main thread is left out because a thread waiting for signals in
+/// `sigtimedwait` shows them unblocked while it waits.
+pub(crate) fn threads_not_blocking(pid: u32, signals: &[i32]) -> Vec<String> {
+    let wanted = signals.iter().fold(0u64, |set, sig| set | 1 << (sig - 1));
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).expect("the proxy's threads");
+    let mut open = Vec::new();
+    for task in tasks {
+        let task = task.expect("task").path();
+        if task.file_name() == Some(pid.to_string().as_ref()) {
+            continue;
+        }
+        let Ok(status) = std::fs::read_to_string(task.join("status")) else {
+            continue;
+        };
+        let field = |name: &str| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(name))
+                .map(str::trim)
+                .unwrap_or_default()
+                .to_string()
+        };
+        let blocked = u64::from_str_radix(&field("SigBlk:"), 16).expect("SigBlk");
+        if blocked & wanted != wanted {
+            open.push(format!("{} (SigBlk {blocked:016x})", field("Name:")));
+        }
+    }
+    open
+}
+
+/// The names of the threads of process `pid` (Linux: `/proc/PID/task/*/comm`).
+pub(crate) fn thread_names(pid: u32) -> Vec<String> {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .expect("the proxy's threads")
+        .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("comm")).ok())
+        .map(|name| name.trim().to_string())
+        .collect()
+}
+
 /// Whether `pid` is gone (or a zombie nobody has reaped yet).
 pub(crate) fn process_gone(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {

@@ -8,9 +8,19 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use ctxopt::proxy::{self, ProxyArgs, ProxyOptions, PROXY_FAILED};
+use ctxopt::relay::Signals;
 
 fn main() -> ExitCode {
     ctxopt::diagnostics::init();
+    // Before any thread exists, so that every thread inherits the mask: a signal handed to a
+    // thread that does not block it would end the proxy unforwarded.
+    let signals = match Signals::block() {
+        Ok(signals) => signals,
+        Err(err) => {
+            tracing::error!("ctxopt-proxy: cannot block the forwarded signals: {err}");
+            return ExitCode::from(PROXY_FAILED);
+        }
+    };
     let mut args = match ProxyArgs::try_parse() {
         Ok(args) => args,
         Err(err) => {
@@ -38,7 +48,7 @@ fn main() -> ExitCode {
             return ExitCode::from(PROXY_FAILED);
         }
     };
-    match proxy::run(options) {
+    match proxy::run(options, &signals) {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
             tracing::error!("ctxopt-proxy: {err}");

@@ -325,7 +325,9 @@ impl Temps {
 }
 
 /// Interrupt signals held back while a config file is being replaced; delivered when this
-/// is dropped.
+/// is dropped. The hold is the calling thread's signal mask: it holds back a signal sent to
+/// the process only while no other thread leaves these signals unblocked (the `ctxopt`
+/// commands that write config files run on one thread).
 struct HeldSignals(Option<libc::sigset_t>);
 
 impl HeldSignals {

@@ -23,7 +23,7 @@ use crate::injected::Bridge;
 use crate::otel::live::OtlpSink;
 use crate::otel::ExportConfig;
 use crate::redact::Redactor;
-use crate::relay::{self, FrameHandler, FrameSink, ProxyConfig, RelayError, Remote};
+use crate::relay::{self, FrameHandler, FrameSink, ProxyConfig, RelayError, Remote, Signals};
 use crate::store::Store;
 use crate::upstream::http::{ConfigError, HttpRemote};
 use ingest_sink::IngestSink;
@@ -36,7 +36,10 @@ pub const PROXY_FAILED: u8 = 125;
 /// Runs the proxy: the store opened beside the relay, the injected tools, compaction and the
 /// tool filter wired into the relay, the live export when configured. The server's exit
 /// status, or why the relay could not run.
-pub fn run(options: ProxyOptions) -> Result<u8, RunError> {
+///
+/// `signals` comes from [`Signals::block`], called before the process started any thread:
+/// the threads started here (the store's opening, the OpenTelemetry export) inherit the mask.
+pub fn run(options: ProxyOptions, signals: &Signals) -> Result<u8, RunError> {
     // The installation's redactor; tool content put into OpenTelemetry spans is redacted
     // with it even under --no-redact (that flag is about what this machine keeps).
     let keyed = Arc::new(Redactor::for_store(options.store_file.as_deref()));
@@ -113,18 +116,21 @@ pub fn run(options: ProxyOptions) -> Result<u8, RunError> {
         Some(config) => Some(Box::new(HttpRemote::new(config)?) as Box<dyn Remote>),
         None => None,
     };
-    Ok(relay::run(ProxyConfig {
-        server_name: options.server_name,
-        command: options.command,
-        remote,
-        log: options.log,
-        tokenizer: options.tokenizer,
-        grace: options.grace,
-        sinks,
-        handler,
-        answer_delay: options.answer_delay,
-        redactor,
-    })?)
+    Ok(relay::run(
+        ProxyConfig {
+            server_name: options.server_name,
+            command: options.command,
+            remote,
+            log: options.log,
+            tokenizer: options.tokenizer,
+            grace: options.grace,
+            sinks,
+            handler,
+            answer_delay: options.answer_delay,
+            redactor,
+        },
+        signals,
+    )?)
 }
 
 /// Why the proxy could not run.

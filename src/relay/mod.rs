@@ -22,7 +22,8 @@
 //!   HTTP), relayed through two pipes standing in for the child's.
 //!
 //! # Threads
-//! The thread that calls [`run`] blocks the signals, starts the server and then only
+//! The binary blocks the signals ([`Signals::block`]) before it starts any thread, so every
+//! thread inherits the mask; the thread that calls [`run`] starts the server and then only
 //! supervises it (signals, exit, grace period). `c2s` and `s2c` each run a [`pump::Pump`];
 //! the `tap` thread does all parsing, counting, log writing and runs the sinks; answers that
 //! take work run on at most [`answers::WORKERS`] `injected-call` threads.
@@ -73,7 +74,7 @@ use outlet::Outlet;
 use pump::{Intercept, Pump};
 use remote::{Frame, Handoff, TransportNotes};
 pub use remote::{Remote, RemoteLink, ServerFrames};
-use signals::Signals;
+pub use signals::Signals;
 pub use sink::FrameSink;
 use stats::RelayStats;
 use tap::{Tap, TapSender};
@@ -179,14 +180,14 @@ fn header(config: &ProxyConfig, started: SystemTime, server_pid: Option<u32>) ->
 /// proxy's exit code (the server's code, 128 + its signal, or 127/126 when it could not be
 /// started).
 ///
-/// Call it before the process starts any other thread: it blocks the signals it forwards,
-/// and only threads started afterwards inherit that.
-pub fn run(mut config: ProxyConfig) -> Result<u8, RelayError> {
-    let signals = Signals::block()?;
+/// `signals` is the set blocked by [`Signals::block`] before the process started any
+/// thread: a forwarded signal is then collected here (and forwarded) whenever it arrives,
+/// never taken by a thread that lets it end the process.
+pub fn run(mut config: ProxyConfig, signals: &Signals) -> Result<u8, RelayError> {
     let started = SystemTime::now();
     let mut writer = open_log(&config, started);
     if config.remote.is_some() {
-        return run_remote(config, &signals, started, writer);
+        return run_remote(config, signals, started, writer);
     }
     let mut server = match child::spawn(&config.command) {
         Ok(server) => server,
@@ -227,7 +228,7 @@ pub fn run(mut config: ProxyConfig) -> Result<u8, RelayError> {
         &config,
     )?;
     let server_out = watched;
-    let status = supervise(&mut server, &signals, config.grace)?;
+    let status = supervise(&mut server, signals, config.grace)?;
     // Whatever the server left running in its group is an orphan now: ask it to go.
     child::signal_group(pid, libc::SIGTERM);
     // The grace period is for the server's stdout to close; what it wrote before is relayed
@@ -243,7 +244,7 @@ pub fn run(mut config: ProxyConfig) -> Result<u8, RelayError> {
     }
     drop(server_out);
     if closed {
-        wait_drained(&drained, &signals, &stats);
+        wait_drained(&drained, signals, &stats);
     } else {
         let _ = drained.recv_timeout(LAST_DRAIN);
     }

@@ -2,6 +2,12 @@
 //! forward to the server) and `SIGCHLD` (the server ended). They are blocked in every
 //! thread and collected with `sigtimedwait` by the thread that supervises the server. The
 //! server itself starts with an empty signal mask (the standard library resets it).
+//!
+//! A signal mask is per thread, and a thread inherits the mask of the thread that starts it.
+//! The kernel hands a signal sent to the process to any thread that does not block it; for
+//! `SIGINT`, `SIGTERM` and `SIGHUP` that ends the whole process at once, unforwarded and
+//! without its log's trailer. So [`Signals::block`] is the binary's first step, before any
+//! thread exists, and [`run`](super::run) takes the result to say it was done.
 
 use std::io;
 use std::mem::MaybeUninit;
@@ -10,16 +16,19 @@ use std::time::Duration;
 /// Signals forwarded to the server.
 pub(crate) const FORWARDED: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
 
-/// The blocked set, to wait on.
+/// The forwarded signals and `SIGCHLD`, blocked in the thread that made this and in every
+/// thread started after it: the set [`run`](super::run) waits on.
 #[derive(Debug)]
-pub(crate) struct Signals {
+pub struct Signals {
     set: libc::sigset_t,
 }
 
 impl Signals {
     /// Blocks the forwarded signals and `SIGCHLD` in the calling thread and every thread it
-    /// starts afterwards. Call it before starting any thread.
-    pub(crate) fn block() -> io::Result<Self> {
+    /// starts afterwards. Call it first in `main`, before any thread is started: a thread
+    /// started earlier keeps them unblocked, and a signal the kernel hands to it ends the
+    /// process.
+    pub fn block() -> io::Result<Self> {
         let mut set = MaybeUninit::<libc::sigset_t>::uninit();
         // SAFETY: sigemptyset initialises the set; sigaddset and pthread_sigmask only read
         // and write that set and the calling thread's mask.
