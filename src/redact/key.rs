@@ -33,6 +33,12 @@ impl Key {
         Key(bytes)
     }
 
+    /// An HMAC-SHA256 keyed with this key, ready for its message.
+    pub(crate) fn hmac(&self) -> hmac::Hmac<sha2::Sha256> {
+        use hmac::KeyInit;
+        hmac::Hmac::<sha2::Sha256>::new_from_slice(&self.0).expect("HMAC takes a key of any length")
+    }
+
     /// A fresh random key from the operating system.
     pub fn random() -> io::Result<Key> {
         let mut bytes = [0u8; KEY_LEN];

@@ -22,7 +22,7 @@ use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use hmac::{KeyInit, Mac};
+use hmac::Mac;
 
 pub use key::{Key, KeyError};
 pub use matcher::{matcher, Finding};
@@ -106,8 +106,7 @@ impl Redactor {
 
     /// The placeholder for `secret` found by `rule`.
     pub(crate) fn placeholder(&self, rule: &str, secret: &[u8]) -> String {
-        let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(&self.key().0)
-            .expect("HMAC takes a key of any length");
+        let mut mac = self.key().hmac();
         mac.update(secret);
         let tag = mac.finalize().into_bytes();
         format!(
