@@ -19,7 +19,7 @@ use super::session_cut::{Session, SessionClient, SessionCut};
 use crate::clients::catalog::HookClient;
 use crate::hooks::{self, answer, HookConfig, HookError, ToolServer};
 use crate::import::{self, ImportError, ImportOptions};
-use crate::optimizer::{BuildConfig, OptimizerError};
+use crate::optimizer::{self, BuildConfig, OptimizerError};
 use crate::records::Records;
 use crate::tokenizer::Tokenizer;
 
@@ -337,21 +337,20 @@ fn build_without_hook(
 ) -> Result<Replay, InteractiveError> {
     let started = Instant::now();
     let records = import_cut(session, cut)?;
+    let more = answer::more_line(Some("ctxopt"));
     let config = BuildConfig {
         budget,
         tokenizer,
         files_in_play: true,
         in_window: in_window.map(str::to_string),
+        max_chars: Some(answer::room("SessionStart", &more)),
         ..BuildConfig::default()
     };
-    let more = answer::more_line(Some("ctxopt"));
-    let room = answer::room("SessionStart", &more);
-    let (built, text) = hooks::context::fitted(&records, config, Some(room), str::to_string)
-        .map_err(|source| InteractiveError::Build {
-            session: session.name.clone(),
-            source,
-        })?;
-    let context = answer::wrap("SessionStart", built.sources.len(), &text, &more);
+    let built = optimizer::build(&records, &config).map_err(|source| InteractiveError::Build {
+        session: session.name.clone(),
+        source,
+    })?;
+    let context = answer::wrap("SessionStart", built.sources.len(), &built.context, &more);
     Ok(Replay {
         context,
         millis: started.elapsed().as_secs_f64() * 1000.0,

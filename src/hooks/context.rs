@@ -152,8 +152,8 @@ pub(crate) fn save_snapshot(
 pub(crate) struct Shape {
     /// The token budget.
     pub(crate) budget: usize,
-    /// The most characters of the context (none: no limit). A build over it is made again
-    /// at a smaller budget, so what is left out is chosen by score, not cut from the end.
+    /// The most characters of the context (none: no limit; see
+    /// [`BuildConfig::max_chars`]).
     pub(crate) max_chars: Option<usize>,
     /// Whether the context names the files in play.
     pub(crate) files_in_play: bool,
@@ -167,37 +167,6 @@ impl Shape {
             budget,
             max_chars: None,
             files_in_play: false,
-        }
-    }
-}
-
-/// How many times a build over its character limit is made again at a smaller budget.
-const REFITS: usize = 3;
-
-/// The optimizer's build of `records` with `config`, and its text as `shown` makes it; when
-/// that text is over `max_chars` characters, built again at a smaller budget (at most
-/// [`REFITS`] times), so that what does not fit is left out by score rather than cut from the
-/// end. A text still over the limit is returned as it is (the answer's wrapper cuts it).
-pub(crate) fn fitted(
-    records: &crate::records::Records,
-    mut config: BuildConfig,
-    max_chars: Option<usize>,
-    shown: impl Fn(&str) -> String,
-) -> Result<(optimizer::BuildOutput, String), optimizer::OptimizerError> {
-    let mut refits = 0;
-    loop {
-        let out = optimizer::build(records, &config)?;
-        let text = shown(&out.context);
-        let chars = text.chars().count();
-        match max_chars {
-            Some(max) if chars > max && refits < REFITS && config.budget > 1 => {
-                // Characters per token hold roughly from one build to the next: aim a little
-                // under the limit.
-                let scaled = config.budget as f64 * max as f64 / chars as f64 * 0.95;
-                config.budget = (scaled as usize).clamp(1, config.budget - 1);
-                refits += 1;
-            }
-            _ => return Ok((out, text)),
         }
     }
 }
@@ -264,18 +233,14 @@ pub(crate) fn build(
         budget: shape.budget,
         files_in_play: shape.files_in_play,
         in_window,
+        max_chars: shape.max_chars,
         ..BuildConfig::default()
     };
-    let (out, context) = fitted(
-        &records,
-        config,
-        shape.max_chars,
-        |context| match &window_lines {
-            Some(lines) => without_window_lines(context, lines, !exclusions.restore),
-            None => context.to_string(),
-        },
-    )
-    .map_err(|e| HookError::Build(e.to_string()))?;
+    let out = optimizer::build(&records, &config).map_err(|e| HookError::Build(e.to_string()))?;
+    let context = match &window_lines {
+        Some(lines) => without_window_lines(&out.context, lines, !exclusions.restore),
+        None => out.context,
+    };
     // The records of the fragments the context still shows (the task left out).
     let cited: BTreeSet<String> = out
         .sources

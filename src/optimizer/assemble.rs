@@ -18,7 +18,7 @@ use crate::optimizer::{BuildConfig, PIPELINE_VERSION};
 
 /// sha256 (hex) of the canonical JSON of the configuration (keys sorted).
 pub(crate) fn config_hash(config: &BuildConfig) -> String {
-    let json = serde_json::json!({
+    let mut json = serde_json::json!({
         "budget": config.budget,
         "files_in_play": config.files_in_play,
         "min_relevance": config.min_relevance,
@@ -27,6 +27,10 @@ pub(crate) fn config_hash(config: &BuildConfig) -> String {
         "tokenizer": config.tokenizer.name(),
         "weights": config.weights,
     });
+    // Only when set, so the hashes of builds without a limit stay what they were.
+    if let Some(max) = config.max_chars {
+        json["max_chars"] = max.into();
+    }
     hex::encode(Sha256::digest(canonical_json(&json).as_bytes()))
 }
 

@@ -86,7 +86,16 @@ pub struct BuildConfig {
     /// those it does not name, so the index spends its share on what the model lacks. Not
     /// part of the configuration's hash.
     pub in_window: Option<String>,
+    /// The most characters the rendered context may take (a hook's answer: what the client
+    /// shows inline). A selection whose text is over it is made again at a smaller budget
+    /// (the budget scaled by the limit over the text's length, a little under; the scores
+    /// kept; at most [`MAX_REFITS`] times), so what does not fit is left out by score, not cut
+    /// from the end. None: no limit.
+    pub max_chars: Option<usize>,
 }
+
+/// How many times a selection over [`BuildConfig::max_chars`] is made again.
+pub const MAX_REFITS: usize = 3;
 
 impl Default for BuildConfig {
     fn default() -> Self {
@@ -99,6 +108,7 @@ impl Default for BuildConfig {
             threads: 0,
             files_in_play: false,
             in_window: None,
+            max_chars: None,
         }
     }
 }
@@ -218,17 +228,35 @@ pub fn build(records: &Records, config: &BuildConfig) -> Result<BuildOutput, Opt
             )
         })
         .flatten();
-    let selection = select::select(
-        &units,
-        &fragments,
-        &analyses,
-        &candidates,
-        config.budget,
-        config.tokenizer,
-        index
-            .as_deref()
-            .map(|text| (text, config.tokenizer.count(text) + 1)),
-    );
+    let index = index
+        .as_deref()
+        .map(|text| (text, config.tokenizer.count(text) + 1));
+    let select_at = |budget| {
+        select::select(
+            &units,
+            &fragments,
+            &analyses,
+            &candidates,
+            budget,
+            config.tokenizer,
+            index,
+        )
+    };
+    let mut budget = config.budget;
+    let mut selection = select_at(budget);
+    for _ in 0..MAX_REFITS {
+        let chars = selection.context.chars().count();
+        match config.max_chars {
+            Some(max) if chars > max && budget > 1 => {
+                // Characters per token hold roughly from one selection to the next: aim a
+                // little under the limit.
+                let scaled = budget as f64 * max as f64 / chars as f64 * 0.95;
+                budget = (scaled as usize).clamp(1, budget - 1);
+                selection = select_at(budget);
+            }
+            _ => break,
+        }
+    }
     Ok(assemble::assemble(assemble::Parts {
         config,
         units: &units,
