@@ -244,7 +244,7 @@ pub fn run(mut config: ProxyConfig, signals: &Signals) -> Result<u8, RelayError>
     }
     drop(server_out);
     if closed {
-        wait_drained(&drained, signals, &stats);
+        let _ = wait_drained(&drained, signals, &stats);
     } else {
         let _ = drained.recv_timeout(LAST_DRAIN);
     }
@@ -260,8 +260,9 @@ pub fn run(mut config: ProxyConfig, signals: &Signals) -> Result<u8, RelayError>
 }
 
 /// [`run`] for a [`Remote`] server: the relay between the client and two pipes, the remote
-/// serving the other ends, until the client has closed its end and the remote is done (or a
-/// signal stopped it; the exit is then `{signal}` and the code 128 + the signal). The
+/// serving the other ends, until the client has closed its end and the remote is done. A
+/// forwarded signal collected at any point before the trailer (the last look is just before
+/// it) stops the run; the exit is then `{signal}` and the code 128 + the signal. The
 /// remote's own faults are answers to the client and lines in the log, never the proxy's
 /// exit status: it exits 0.
 fn run_remote(
@@ -307,14 +308,18 @@ fn run_remote(
         stop: stop.clone(),
         finished,
     })?;
-    let signal = supervise_remote(&done, signals, &stop, config.grace);
+    let stopped = supervise_remote(&done, signals, &stop, config.grace);
     // Whatever the remote still holds, nothing more reaches the client: the `s2c` pump
     // relays what was handed over and ends.
     handoff.close();
-    wait_drained(&drained, signals, &stats);
+    let cut = wait_drained(&drained, signals, &stats);
     if let Some(answers) = answers {
         answers.finish(ANSWER_LIMIT);
     }
+    // The last look before the exit status is chosen: a signal that came while the remote
+    // finished (the client's end closed just after it), while the client read the last
+    // frames or while the proxy's answers were written ends the run as a signal too.
+    let signal = stopped.or(cut).or_else(|| signals.pending_forwarded());
     if let Some(line) = stats.undelivered_line() {
         tracing::warn!("ctxopt-proxy: {line}");
     }
@@ -341,7 +346,8 @@ fn run_remote(
 }
 
 /// Waits until the remote is done; a forwarded signal asks it to stop, and after `grace`
-/// the wait ends whether it is done or not. The signal, when one came.
+/// the wait ends whether it is done or not. The signal, when one was collected during the
+/// wait (one still pending when the remote is done is the caller's to collect).
 fn supervise_remote(
     done: &mpsc::Receiver<()>,
     signals: &Signals,
@@ -469,19 +475,21 @@ fn start_pumps(
 
 /// Waits until the `s2c` pump has written on everything the server wrote, for as long as the
 /// client takes to read it; a forwarded signal (the user asking the proxy to stop) ends the
-/// wait.
-fn wait_drained(drained: &mpsc::Receiver<()>, signals: &Signals, stats: &RelayStats) {
+/// wait. That signal, when one did.
+fn wait_drained(
+    drained: &mpsc::Receiver<()>,
+    signals: &Signals,
+    stats: &RelayStats,
+) -> Option<libc::c_int> {
     loop {
         match drained.recv_timeout(POLL) {
-            Ok(()) | Err(mpsc::RecvTimeoutError::Disconnected) => return,
+            Ok(()) | Err(mpsc::RecvTimeoutError::Disconnected) => return None,
             Err(mpsc::RecvTimeoutError::Timeout) => {
-                if let Some(sig) = signals.wait(Duration::ZERO) {
-                    if signals::FORWARDED.contains(&sig) {
-                        stats.error(format!(
-                            "signal {sig} while the client was still reading the server's last output; not all of it was relayed"
-                        ));
-                        return;
-                    }
+                if let Some(sig) = signals.pending_forwarded() {
+                    stats.error(format!(
+                        "signal {sig} while the client was still reading the server's last output; not all of it was relayed"
+                    ));
+                    return Some(sig);
                 }
             }
         }
