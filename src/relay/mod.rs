@@ -229,12 +229,17 @@ pub fn run(mut config: ProxyConfig, signals: &Signals) -> Result<u8, RelayError>
     )?;
     let server_out = watched;
     let status = supervise(&mut server, signals, config.grace)?;
+    let mut late = AfterExit {
+        pid,
+        signals,
+        first: None,
+    };
     // Whatever the server left running in its group is an orphan now: ask it to go.
     child::signal_group(pid, libc::SIGTERM);
     // The grace period is for the server's stdout to close; what it wrote before is relayed
     // whole, however slowly the client reads.
     let drain = config.grace.max(LAST_DRAIN);
-    let mut closed = blocking::wait_hangup(&server_out, drain);
+    let mut closed = late.wait_hangup(&server_out, drain);
     if !closed {
         stats.error(format!(
             "the server's stdout stayed open {drain:?} after it exited; its process group was killed"
@@ -244,13 +249,19 @@ pub fn run(mut config: ProxyConfig, signals: &Signals) -> Result<u8, RelayError>
     }
     drop(server_out);
     if closed {
-        let _ = wait_drained(&drained, signals, &stats);
+        if let Some(sig) = wait_drained(&drained, signals, &stats) {
+            late.forward(sig);
+        }
     } else {
         let _ = drained.recv_timeout(LAST_DRAIN);
     }
     if let Some(answers) = answers {
         answers.finish(ANSWER_LIMIT);
     }
+    // The last look, just before the trailer: a signal that came while the server's last
+    // output or the proxy's answers were written.
+    late.check();
+    late.report(&stats);
     if let Some(line) = stats.undelivered_line() {
         tracing::warn!("ctxopt-proxy: {line}");
     }
@@ -492,6 +503,59 @@ fn wait_drained(
                     return Some(sig);
                 }
             }
+        }
+    }
+}
+
+/// The forwarded signals collected after the proxy has seen the server exit. The server's
+/// status is then the proxy's, whatever comes: each such signal goes to what the server left
+/// in its process group, and the first is named in the trailer.
+struct AfterExit<'a> {
+    /// The server's pid, its process group's id.
+    pid: u32,
+    signals: &'a Signals,
+    /// The first signal collected.
+    first: Option<libc::c_int>,
+}
+
+impl AfterExit<'_> {
+    /// Forwards `sig`, collected after the server exited, to its process group.
+    fn forward(&mut self, sig: libc::c_int) {
+        child::signal_group(self.pid, sig);
+        self.first.get_or_insert(sig);
+    }
+
+    /// Forwards the signal pending now, if one is, without waiting.
+    fn check(&mut self) {
+        if let Some(sig) = self.signals.pending_forwarded() {
+            self.forward(sig);
+        }
+    }
+
+    /// [`blocking::wait_hangup`], forwarding each signal as it comes (what the server left
+    /// holds its stdout open; the signal may be what makes it let go).
+    fn wait_hangup(&mut self, fd: &impl AsFd, limit: Duration) -> bool {
+        let deadline = Instant::now() + limit;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if blocking::wait_hangup(fd, left.min(POLL)) {
+                return true;
+            }
+            self.check();
+            if Instant::now() >= deadline {
+                return false;
+            }
+        }
+    }
+
+    /// Names the first signal in the trailer's errors and on stderr.
+    fn report(&self, stats: &RelayStats) {
+        if let Some(sig) = self.first {
+            let line = format!(
+                "signal {sig} after the server had exited: forwarded to what it left in its process group; the exit status is the server's"
+            );
+            tracing::warn!("ctxopt-proxy: {line}");
+            stats.error(line);
         }
     }
 }
