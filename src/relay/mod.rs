@@ -32,7 +32,11 @@
 //! When the server exits, the grace period is for its stdout to close (whatever it left in
 //! its process group gets `SIGTERM`, then `SIGKILL`). Everything it wrote before is then
 //! relayed, however slowly the client reads: the proxy waits for the `s2c` pump to write
-//! the last byte (a forwarded signal ends that wait), then for its own answers.
+//! the last byte (a forwarded signal ends that wait), then for its own answers. Its last
+//! look for a pending signal is just before the trailer: a signal collected after the
+//! server's exit goes to what the server left in its group and is named in the trailer,
+//! the status staying the server's; with a [`Remote`], any signal collected up to then
+//! makes the exit 128 + the signal (docs/exit-codes.md).
 //!
 //! The relay knows nothing of the store, the optimizer or the injected tools: what it is
 //! given through [`ProxyConfig::sinks`] and [`ProxyConfig::handler`] is all it sees of them.
