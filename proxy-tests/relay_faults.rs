@@ -327,8 +327,9 @@ fn a_straggler_holding_the_servers_stdout_is_killed_after_the_drain_period() {
 #[test]
 fn a_signal_after_the_server_exited_reaches_its_group_and_is_named_in_the_trailer() {
     // The straggler inherits the ignored SIGTERM: it holds the server's stdout through the
-    // proxy's own SIGTERM and the whole drain period.
-    let cmd = ProxyCmd::fixture(&["ignore:15", "sleeper:inherit", "pid", "exit:3"])
+    // proxy's own SIGTERM and the whole drain period. SIGINT ends it, whatever the tests
+    // inherited.
+    let cmd = ProxyCmd::fixture(&["default:2", "ignore:15", "sleeper:inherit", "pid", "exit:3"])
         .option(&["--grace-period", "60"]);
     let mut child = cmd.spawn();
     let out = child.stdout.as_mut().unwrap();
