@@ -25,6 +25,8 @@
 //!   stdout on /dev/null or on ours, and write its pid like `pid` does.
 //! - `pid`: write `{"jsonrpc":"2.0","method":"fixture/pid","params":{"pid":N}}\n`.
 //! - `ignore:SIG`: ignore a signal (by number).
+//! - `default:SIG`: give a signal (by number) its default action, whatever the fixture
+//!   inherited (a shell running the tests in the background ignores `SIGINT`).
 //! - `hang`: sleep until killed.
 //! - `exit:N`: exit with code N.
 //! - `signal:N`: kill itself with signal N.
@@ -204,10 +206,16 @@ fn step(script: &mut Script, arg: &str, out: &mut impl Write) -> io::Result<()> 
                 .spawn()?;
             write_pid(out, sleeper.id())?;
         }
-        "ignore" => {
-            // SAFETY: setting a signal's disposition to SIG_IGN has no preconditions.
+        "ignore" | "default" => {
+            let action = if name == "ignore" {
+                libc::SIG_IGN
+            } else {
+                libc::SIG_DFL
+            };
+            // SAFETY: setting a signal's disposition to SIG_IGN or SIG_DFL has no
+            // preconditions.
             unsafe {
-                libc::signal(number() as libc::c_int, libc::SIG_IGN);
+                libc::signal(number() as libc::c_int, action);
             }
         }
         "hang" => loop {

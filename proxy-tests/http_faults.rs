@@ -648,6 +648,34 @@ fn a_signal_stops_the_remote_relay_with_128_plus_n() {
     assert_eq!(log.trailer.exit.signal, Some(libc::SIGTERM));
 }
 
+/// A signal sent just before the client closes its end still ends the run as a signal: the
+/// remote finishing because the client's end closed does not hide a signal that came first.
+/// Several rounds: a supervisor that looked for signals only between its polls missed the
+/// signal whenever the remote finished before the next one.
+#[test]
+fn a_signal_just_before_the_client_closes_still_exits_128_plus_n() {
+    let url = fault_server(Behaviour::Status(503));
+    for round in 0..3 {
+        let mut session = Session::start(&url, &["--grace-period", "5"]);
+        error_naming(&session.ask(1, "ping"), "HTTP 503");
+        crate::support::proxy::signal(session.child.id(), libc::SIGTERM);
+        drop(session.child.stdin.take());
+        session.child.stdout = Some(session.stdout);
+        let (_, stderr, status) = finish(session.child);
+        assert_eq!(
+            status.code(),
+            Some(128 + libc::SIGTERM),
+            "round {round}: {stderr}"
+        );
+        let log = read_log(&session.log);
+        assert_eq!(
+            log.trailer.exit.signal,
+            Some(libc::SIGTERM),
+            "round {round}"
+        );
+    }
+}
+
 /// A signal stops the remote relay also while the store is still being opened (another
 /// process holds it locked): the thread opening it, started before the relay, blocks the
 /// signal too, so the signal is the relay's to collect, not the end of the proxy.

@@ -9,8 +9,9 @@ use ctxopt::framelog::{Direction, FrameKind, LineEnding};
 
 use crate::support::frames::big_response;
 use crate::support::log::{parse_runs, read_log, wire_bytes};
+use crate::support::poll_until;
 use crate::support::proxy::{
-    finish, locked_store, read_line, signal, thread_names, threads_not_blocking, wait_gone,
+    finish, locked_store, read_line, reaped, signal, thread_names, threads_not_blocking, wait_gone,
     ProxyCmd,
 };
 
@@ -315,6 +316,43 @@ fn a_straggler_holding_the_servers_stdout_is_killed_after_the_drain_period() {
             .errors
             .iter()
             .any(|e| e.contains("stdout stayed open")),
+        "{:?}",
+        log.trailer.errors
+    );
+}
+
+/// A signal that reaches the proxy after the server exited, while what the server left in its
+/// group still holds its stdout, is forwarded to that group when it comes and named in the
+/// trailer; it cannot change how the server ended, so the exit status stays the server's.
+#[test]
+fn a_signal_after_the_server_exited_reaches_its_group_and_is_named_in_the_trailer() {
+    // The straggler inherits the ignored SIGTERM: it holds the server's stdout through the
+    // proxy's own SIGTERM and the whole drain period. SIGINT ends it, whatever the tests
+    // inherited.
+    let cmd = ProxyCmd::fixture(&["default:2", "ignore:15", "sleeper:inherit", "pid", "exit:3"])
+        .option(&["--grace-period", "60"]);
+    let mut child = cmd.spawn();
+    let out = child.stdout.as_mut().unwrap();
+    let sleeper = pid_in(&read_line(out));
+    let server = pid_in(&read_line(out));
+    let seen = poll_until(Duration::from_secs(10), Duration::from_millis(5), || {
+        reaped(server).then_some(())
+    });
+    signal(child.id(), libc::SIGINT);
+    let forwarded = wait_gone(sleeper, Duration::from_secs(10));
+    // Before the assertions: a failing test leaves neither the straggler nor the proxy.
+    signal(sleeper, libc::SIGKILL);
+    let (_, stderr, status) = finish(child);
+    assert!(seen.is_some(), "the proxy never reaped server {server}");
+    assert!(forwarded, "the straggler never got the SIGINT: {stderr}");
+    assert_eq!(status.code(), Some(3), "{stderr}");
+    let log = read_log(cmd.log_path());
+    assert_eq!(log.trailer.exit.code, Some(3));
+    assert!(
+        log.trailer.errors.iter().any(|e| e.starts_with(&format!(
+            "signal {} after the server had exited",
+            libc::SIGINT
+        ))),
         "{:?}",
         log.trailer.errors
     );

@@ -286,6 +286,12 @@ pub(crate) fn process_gone(pid: u32) -> bool {
     }
 }
 
+/// Whether `pid` was reaped: no `/proc` entry left, not even a zombie's. Only its parent
+/// reaps it, so for the server this says the proxy has seen it exit.
+pub(crate) fn reaped(pid: u32) -> bool {
+    !Path::new(&format!("/proc/{pid}")).exists()
+}
+
 /// Waits up to `limit` for `pid` to be gone.
 pub(crate) fn wait_gone(pid: u32, limit: Duration) -> bool {
     super::poll_until(limit, Duration::from_millis(10), || {

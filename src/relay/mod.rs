@@ -32,7 +32,11 @@
 //! When the server exits, the grace period is for its stdout to close (whatever it left in
 //! its process group gets `SIGTERM`, then `SIGKILL`). Everything it wrote before is then
 //! relayed, however slowly the client reads: the proxy waits for the `s2c` pump to write
-//! the last byte (a forwarded signal ends that wait), then for its own answers.
+//! the last byte (a forwarded signal ends that wait), then for its own answers. Its last
+//! look for a pending signal is just before the trailer: a signal collected after the
+//! server's exit goes to what the server left in its group and is named in the trailer,
+//! the status staying the server's; with a [`Remote`], any signal collected up to then
+//! makes the exit 128 + the signal (docs/exit-codes.md).
 //!
 //! The relay knows nothing of the store, the optimizer or the injected tools: what it is
 //! given through [`ProxyConfig::sinks`] and [`ProxyConfig::handler`] is all it sees of them.
@@ -229,12 +233,17 @@ pub fn run(mut config: ProxyConfig, signals: &Signals) -> Result<u8, RelayError>
     )?;
     let server_out = watched;
     let status = supervise(&mut server, signals, config.grace)?;
+    let mut late = AfterExit {
+        pid,
+        signals,
+        first: None,
+    };
     // Whatever the server left running in its group is an orphan now: ask it to go.
     child::signal_group(pid, libc::SIGTERM);
     // The grace period is for the server's stdout to close; what it wrote before is relayed
     // whole, however slowly the client reads.
     let drain = config.grace.max(LAST_DRAIN);
-    let mut closed = blocking::wait_hangup(&server_out, drain);
+    let mut closed = late.wait_hangup(&server_out, drain);
     if !closed {
         stats.error(format!(
             "the server's stdout stayed open {drain:?} after it exited; its process group was killed"
@@ -244,13 +253,19 @@ pub fn run(mut config: ProxyConfig, signals: &Signals) -> Result<u8, RelayError>
     }
     drop(server_out);
     if closed {
-        wait_drained(&drained, signals, &stats);
+        if let Some(sig) = wait_drained(&drained, signals, &stats) {
+            late.forward(sig);
+        }
     } else {
         let _ = drained.recv_timeout(LAST_DRAIN);
     }
     if let Some(answers) = answers {
         answers.finish(ANSWER_LIMIT);
     }
+    // The last look, just before the trailer: a signal that came while the server's last
+    // output or the proxy's answers were written.
+    late.check();
+    late.report(&stats);
     if let Some(line) = stats.undelivered_line() {
         tracing::warn!("ctxopt-proxy: {line}");
     }
@@ -260,8 +275,9 @@ pub fn run(mut config: ProxyConfig, signals: &Signals) -> Result<u8, RelayError>
 }
 
 /// [`run`] for a [`Remote`] server: the relay between the client and two pipes, the remote
-/// serving the other ends, until the client has closed its end and the remote is done (or a
-/// signal stopped it; the exit is then `{signal}` and the code 128 + the signal). The
+/// serving the other ends, until the client has closed its end and the remote is done. A
+/// forwarded signal collected at any point before the trailer (the last look is just before
+/// it) stops the run; the exit is then `{signal}` and the code 128 + the signal. The
 /// remote's own faults are answers to the client and lines in the log, never the proxy's
 /// exit status: it exits 0.
 fn run_remote(
@@ -307,14 +323,18 @@ fn run_remote(
         stop: stop.clone(),
         finished,
     })?;
-    let signal = supervise_remote(&done, signals, &stop, config.grace);
+    let stopped = supervise_remote(&done, signals, &stop, config.grace);
     // Whatever the remote still holds, nothing more reaches the client: the `s2c` pump
     // relays what was handed over and ends.
     handoff.close();
-    wait_drained(&drained, signals, &stats);
+    let cut = wait_drained(&drained, signals, &stats);
     if let Some(answers) = answers {
         answers.finish(ANSWER_LIMIT);
     }
+    // The last look before the exit status is chosen: a signal that came while the remote
+    // finished (the client's end closed just after it), while the client read the last
+    // frames or while the proxy's answers were written ends the run as a signal too.
+    let signal = stopped.or(cut).or_else(|| signals.pending_forwarded());
     if let Some(line) = stats.undelivered_line() {
         tracing::warn!("ctxopt-proxy: {line}");
     }
@@ -341,7 +361,8 @@ fn run_remote(
 }
 
 /// Waits until the remote is done; a forwarded signal asks it to stop, and after `grace`
-/// the wait ends whether it is done or not. The signal, when one came.
+/// the wait ends whether it is done or not. The signal, when one was collected during the
+/// wait (one still pending when the remote is done is the caller's to collect).
 fn supervise_remote(
     done: &mpsc::Receiver<()>,
     signals: &Signals,
@@ -469,21 +490,76 @@ fn start_pumps(
 
 /// Waits until the `s2c` pump has written on everything the server wrote, for as long as the
 /// client takes to read it; a forwarded signal (the user asking the proxy to stop) ends the
-/// wait.
-fn wait_drained(drained: &mpsc::Receiver<()>, signals: &Signals, stats: &RelayStats) {
+/// wait. That signal, when one did.
+fn wait_drained(
+    drained: &mpsc::Receiver<()>,
+    signals: &Signals,
+    stats: &RelayStats,
+) -> Option<libc::c_int> {
     loop {
         match drained.recv_timeout(POLL) {
-            Ok(()) | Err(mpsc::RecvTimeoutError::Disconnected) => return,
+            Ok(()) | Err(mpsc::RecvTimeoutError::Disconnected) => return None,
             Err(mpsc::RecvTimeoutError::Timeout) => {
-                if let Some(sig) = signals.wait(Duration::ZERO) {
-                    if signals::FORWARDED.contains(&sig) {
-                        stats.error(format!(
-                            "signal {sig} while the client was still reading the server's last output; not all of it was relayed"
-                        ));
-                        return;
-                    }
+                if let Some(sig) = signals.pending_forwarded() {
+                    stats.error(format!(
+                        "signal {sig} while the client was still reading the server's last output; not all of it was relayed"
+                    ));
+                    return Some(sig);
                 }
             }
+        }
+    }
+}
+
+/// The forwarded signals collected after the proxy has seen the server exit. The server's
+/// status is then the proxy's, whatever comes: each such signal goes to what the server left
+/// in its process group, and the first is named in the trailer.
+struct AfterExit<'a> {
+    /// The server's pid, its process group's id.
+    pid: u32,
+    signals: &'a Signals,
+    /// The first signal collected.
+    first: Option<libc::c_int>,
+}
+
+impl AfterExit<'_> {
+    /// Forwards `sig`, collected after the server exited, to its process group.
+    fn forward(&mut self, sig: libc::c_int) {
+        child::signal_group(self.pid, sig);
+        self.first.get_or_insert(sig);
+    }
+
+    /// Forwards the signal pending now, if one is, without waiting.
+    fn check(&mut self) {
+        if let Some(sig) = self.signals.pending_forwarded() {
+            self.forward(sig);
+        }
+    }
+
+    /// [`blocking::wait_hangup`], forwarding each signal as it comes (what the server left
+    /// holds its stdout open; the signal may be what makes it let go).
+    fn wait_hangup(&mut self, fd: &impl AsFd, limit: Duration) -> bool {
+        let deadline = Instant::now() + limit;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if blocking::wait_hangup(fd, left.min(POLL)) {
+                return true;
+            }
+            self.check();
+            if Instant::now() >= deadline {
+                return false;
+            }
+        }
+    }
+
+    /// Names the first signal in the trailer's errors and on stderr.
+    fn report(&self, stats: &RelayStats) {
+        if let Some(sig) = self.first {
+            let line = format!(
+                "signal {sig} after the server had exited: forwarded to what it left in its process group; the exit status is the server's"
+            );
+            tracing::warn!("ctxopt-proxy: {line}");
+            stats.error(line);
         }
     }
 }

@@ -46,6 +46,17 @@ impl Signals {
         }
     }
 
+    /// The first forwarded signal pending now, taken without waiting; `None` when none is
+    /// (a `SIGCHLD` taken on the way is dropped: the server's end is seen in its status).
+    pub(crate) fn pending_forwarded(&self) -> Option<libc::c_int> {
+        while let Some(sig) = self.wait(Duration::ZERO) {
+            if FORWARDED.contains(&sig) {
+                return Some(sig);
+            }
+        }
+        None
+    }
+
     /// Waits up to `timeout` for one of the blocked signals; `None` on timeout.
     pub(crate) fn wait(&self, timeout: Duration) -> Option<libc::c_int> {
         let ts = libc::timespec {
