@@ -87,7 +87,7 @@ fn logged(line: &str, key: &str, unit: &str) -> Option<u64> {
 /// Runs the hook of `client` on `payload` with `binary`, its store and state in `dir`.
 fn run_hook(binary: &Binary, client: &str, dir: &Path, event: &'static str, payload: &[u8]) -> Run {
     let started = Instant::now();
-    let (child, writer) = hook_run::spawn(&binary.path, client, dir, payload);
+    let (child, writer) = hook_run::spawn(&binary.path, &[client], dir, payload);
     let out = child.wait_with_output().expect("wait for the hook");
     let time = started.elapsed();
     writer.join().expect("the payload writer");

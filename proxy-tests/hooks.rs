@@ -17,7 +17,12 @@ const TIMEOUT: Duration = Duration::from_secs(120);
 
 /// Runs `ctxopt hook claude-code` with `stdin`; returns (exit code, stdout, log text).
 fn hook(dir: &Path, stdin: &[u8]) -> (i32, String, String) {
-    let (mut child, writer) = hook_run::spawn(CTXOPT, "claude-code", dir, stdin);
+    hook_with(dir, &["claude-code"], stdin)
+}
+
+/// Runs `ctxopt hook ARGS…` with `stdin`; returns (exit code, stdout, log text).
+fn hook_with(dir: &Path, args: &[&str], stdin: &[u8]) -> (i32, String, String) {
+    let (mut child, writer) = hook_run::spawn(CTXOPT, args, dir, stdin);
     let mut out = child.stdout.take().unwrap();
     let reader = std::thread::spawn(move || {
         let mut s = String::new();
@@ -133,22 +138,8 @@ fn pre_compact_prints_instructions_for_the_summary_only_when_asked() {
     let (code, stdout, log) = hook(dir.path(), &pre);
     assert_eq!((code, stdout.as_str()), (0, ""), "{log}");
     // Asked to, it prints plain text, which Claude Code gives its summarizer.
-    let mut child = std::process::Command::new(CTXOPT)
-        .args(["hook", "claude-code", "--summary-instructions", "--store"])
-        .arg(dir.path().join("store.sqlite3"))
-        .arg("--state-dir")
-        .arg(dir.path().join("state"))
-        .env("HOME", dir.path())
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::io::Write::write_all(&mut child.stdin.take().unwrap(), &pre).unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
-    let text = String::from_utf8(out.stdout).unwrap();
+    let (code, text, log) = hook_with(dir.path(), &["claude-code", "--summary-instructions"], &pre);
+    assert_eq!(code, 0, "{log}");
     assert!(
         text.starts_with("ctxopt, for the summary: ") && text.contains("The files in play"),
         "{text}"
@@ -341,7 +332,7 @@ fn sparse_transcript_peak_kib(size: u64) -> u64 {
     drop(file);
     // The restore after a compaction (a prompt on a session never compacted adds nothing).
     let restore = event_payload("SessionStart", &transcript, dir.path());
-    let (mut child, writer) = hook_run::spawn(CTXOPT, "claude-code", dir.path(), &restore);
+    let (mut child, writer) = hook_run::spawn(CTXOPT, &["claude-code"], dir.path(), &restore);
     let mut out = child.stdout.take().unwrap();
     let reader = std::thread::spawn(move || {
         let mut s = String::new();

@@ -640,6 +640,12 @@ fn a_signal_stops_the_remote_relay_with_128_plus_n() {
     let mut session = Session::start(&url, &["--grace-period", "0.2"]);
     // Answered: the proxy is up, its signals blocked.
     error_naming(&session.ask(1, "ping"), "HTTP 503");
+    a_sigterm_ends_it(session);
+}
+
+/// Sends SIGTERM to the proxy of `session` and asserts it ends as a signal: exit 128 + 15,
+/// the trailer naming the signal.
+fn a_sigterm_ends_it(mut session: Session) {
     crate::support::proxy::signal(session.child.id(), libc::SIGTERM);
     session.child.stdout = Some(session.stdout);
     let (_, stderr, status) = finish(session.child);
@@ -688,12 +694,7 @@ fn a_signal_stops_the_remote_relay_while_the_store_is_still_opening() {
     let store = store.to_str().unwrap();
     let mut session = Session::start(&url, &["--grace-period", "0.2", "--store", store]);
     error_naming(&session.ask(1, "ping"), "HTTP 503");
-    crate::support::proxy::signal(session.child.id(), libc::SIGTERM);
-    session.child.stdout = Some(session.stdout);
-    let (_, stderr, status) = finish(session.child);
-    assert_eq!(status.code(), Some(128 + libc::SIGTERM), "{stderr}");
-    let log = read_log(&session.log);
-    assert_eq!(log.trailer.exit.signal, Some(libc::SIGTERM));
+    a_sigterm_ends_it(session);
 }
 
 /// The legacy HTTP+SSE transport, chosen (`--transport sse`) and detected (the POST to the

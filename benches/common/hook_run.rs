@@ -19,17 +19,20 @@ pub(super) fn real_transcript() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(REAL_TRANSCRIPT)
 }
 
-/// Starts `ctxopt hook CLIENT` (`claude-code`, `gemini-cli`; the binary `ctxopt`) with its
-/// store, state and home folder in `dir` (the client config files it reads are there), and
-/// writes `payload` on its stdin; join the thread once the child has exited.
+/// Starts `ctxopt hook ARGS…` (the client, `claude-code` or `gemini-cli`, and any option; the
+/// binary `ctxopt`) with its store, state and home folder in `dir` (the client config files it
+/// reads are there), and writes `payload` on its stdin; join the thread once the child has
+/// exited.
 pub(super) fn spawn(
     ctxopt: &str,
-    client: &str,
+    args: &[&str],
     dir: &Path,
     payload: &[u8],
 ) -> (Child, JoinHandle<()>) {
     let mut child = Command::new(ctxopt)
-        .args(["hook", client, "--store"])
+        .arg("hook")
+        .args(args)
+        .arg("--store")
         .arg(dir.join("store.sqlite3"))
         .arg("--state-dir")
         .arg(dir.join("state"))
