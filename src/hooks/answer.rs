@@ -67,14 +67,17 @@ pub(crate) fn wrap(event: &str, records: usize, context: &str, more: &str) -> St
     let body = if context.trim_end().chars().count() <= room {
         context.to_string()
     } else {
-        let cut = context
-            .char_indices()
-            .nth(room)
-            .map_or(context.len(), |(i, _)| i);
-        let cut = context[..cut].rfind('\n').unwrap_or(cut);
-        format!("{}{note}", &context[..cut])
+        format!("{}{note}", cut_at_line_end(context, room))
     };
     format!("{head}{}{tail}", body.trim_end())
+}
+
+/// The longest start of `text` within `max` characters that ends at a line end (or at
+/// `max` characters when its first line is longer).
+fn cut_at_line_end(text: &str, max: usize) -> &str {
+    let cut = text.char_indices().nth(max).map_or(text.len(), |(i, _)| i);
+    let cut = text[..cut].rfind('\n').unwrap_or(cut);
+    &text[..cut]
 }
 
 /// The most characters of instructions a `PreCompact` prints for the client's summarizer.
@@ -118,13 +121,15 @@ pub(crate) fn summary_instructions(context: &str) -> Option<String> {
             continue;
         };
         let mut body = String::new();
+        let mut chars = 0;
         for line in context
             .lines()
             .skip(start + 1)
             .take_while(|l| !headings.iter().any(|h| h == l))
             .filter(|l| !l.starts_with("[source: ") && !l.trim().is_empty())
         {
-            if body.chars().count() + line.chars().count() >= MAX_INSTRUCTION_SECTION_CHARS {
+            chars += line.chars().count() + 1;
+            if chars > MAX_INSTRUCTION_SECTION_CHARS {
                 body.push_str("[…]\n");
                 break;
             }
@@ -138,17 +143,14 @@ pub(crate) fn summary_instructions(context: &str) -> Option<String> {
     if out.is_empty() {
         return None;
     }
-    let mut text = format!("{INSTRUCTIONS_HEAD}\n{out}");
-    if text.chars().count() > MAX_INSTRUCTION_CHARS {
-        let cut = text
-            .char_indices()
-            .nth(MAX_INSTRUCTION_CHARS)
-            .map_or(text.len(), |(i, _)| i);
-        let cut = text[..cut].rfind('\n').unwrap_or(cut);
-        text.truncate(cut);
-        text.push_str("\n[…]");
-    }
-    Some(text.trim_end().to_string())
+    let text = format!("{INSTRUCTIONS_HEAD}\n{out}");
+    let text = text.trim_end();
+    Some(if text.chars().count() > MAX_INSTRUCTION_CHARS {
+        // Room for the mark that says it was cut.
+        format!("{}\n[…]", cut_at_line_end(text, MAX_INSTRUCTION_CHARS - 4))
+    } else {
+        text.to_string()
+    })
 }
 
 /// The client JSON carrying `text` as additional context for `event`.
