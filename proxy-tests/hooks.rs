@@ -79,6 +79,35 @@ fn garbage_input_exits_0_silently_and_logs_why() {
 }
 
 #[test]
+fn a_command_line_the_hook_cannot_read_exits_0_silently_and_logs_why() {
+    // A client takes exit code 2 as a decision (Claude Code blocks the prompt, the compaction
+    // or the tool call): an option of a newer ctxopt, an unknown client or a bad value in the
+    // settings must not make the hook answer so.
+    let dir = tempfile::tempdir().unwrap();
+    let big = vec![b' '; 1 << 20];
+    for (args, said) in [
+        (
+            &["claude-code", "--an-option-of-a-newer-ctxopt"][..],
+            "an-option-of-a-newer-ctxopt",
+        ),
+        (&["claude-code", "--budget", "lots"], "'lots'"),
+        (&["cursor"], "'cursor'"),
+    ] {
+        let (code, stdout, log) = hook_with(dir.path(), args, &big);
+        assert_eq!((code, stdout.as_str()), (0, ""), "{args:?}");
+        let last = log.lines().last().unwrap_or_default();
+        assert!(last.contains("no-output") && last.contains(said), "{log}");
+    }
+    // The canary: the same run with a command line it reads logs no such line.
+    let (code, _, log) = hook(dir.path(), b"{}");
+    assert_eq!(code, 0);
+    assert!(
+        !log.lines().last().unwrap().contains("the command line"),
+        "{log}"
+    );
+}
+
+#[test]
 fn an_unreadable_transcript_exits_0_silently() {
     let dir = tempfile::tempdir().unwrap();
     // A directory where the transcript should be: it exists, and it cannot be read as one.

@@ -88,7 +88,14 @@ enum Command {
 
 fn main() -> ExitCode {
     ctxopt::diagnostics::init();
-    let cli = Cli::parse();
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let cli = match Cli::try_parse_from(&args) {
+        Ok(cli) => cli,
+        Err(e) if e.use_stderr() && run_hook::run_by_a_client(&args) => {
+            return run_hook::refuse_command_line(&args, &e)
+        }
+        Err(e) => e.exit(),
+    };
     let result = match cli.command {
         Command::Build(args) => build_context::run(args),
         Command::Bench(args) => bench::run(args),

@@ -107,12 +107,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     // Done before `main` already where glibc runs `NO_HUGE_PAGES_FOR_A_HOOK`.
     no_huge_pages();
     let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-    let state_dir = args
-        .state_dir
-        .or_else(|| env("CTXOPT_STATE_DIR").map(PathBuf::from))
-        .or_else(|| dirs::state_dir().map(|d| d.join("ctxopt")))
-        .or_else(|| dirs::home_dir().map(|h| h.join(".local/state/ctxopt")))
-        .unwrap_or_else(|| std::env::temp_dir().join("ctxopt"));
+    let state_dir = state_dir(args.state_dir);
     let budget = args
         .budget
         .or_else(|| env("CTXOPT_HOOK_BUDGET").and_then(|b| b.parse().ok()))
@@ -163,6 +158,64 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         ),
     }
     exit_now()
+}
+
+/// The hook's state directory: `explicit` (`--state-dir`), else `CTXOPT_STATE_DIR`, else
+/// `$XDG_STATE_HOME/ctxopt`, else `~/.local/state/ctxopt`, else one in the temporary folder.
+fn state_dir(explicit: Option<PathBuf>) -> PathBuf {
+    explicit
+        .or_else(|| {
+            std::env::var_os("CTXOPT_STATE_DIR")
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        })
+        .or_else(|| dirs::state_dir().map(|d| d.join("ctxopt")))
+        .or_else(|| dirs::home_dir().map(|h| h.join(".local/state/ctxopt")))
+        .unwrap_or_else(|| std::env::temp_dir().join("ctxopt"))
+}
+
+/// Whether this process is `ctxopt hook …` run by a client: the command is `hook` and its
+/// standard input is not a terminal (a client pipes the payload; a person at a terminal gets
+/// the argument parser's usual message and exit code).
+pub(crate) fn run_by_a_client(args: &[std::ffi::OsString]) -> bool {
+    use std::io::IsTerminal;
+    args.get(1).is_some_and(|a| a == "hook") && !std::io::stdin().is_terminal()
+}
+
+/// Ends a hook run whose command line cannot be read — an option of a newer ctxopt, a client
+/// it does not know, a typo in the settings. A client takes a hook's exit code 2 (the
+/// argument parser's) as a decision: Claude Code blocks the prompt, the compaction or the
+/// tool call, and a `Stop` hook's 2 keeps the agent going. So the hook does what it does on
+/// every other failure: it prints nothing, writes why in its log (the `--state-dir` the
+/// command line names, when it names one) and exits 0.
+pub(crate) fn refuse_command_line(args: &[std::ffi::OsString], error: &clap::Error) -> ExitCode {
+    let named = args
+        .iter()
+        .position(|a| a == "--state-dir")
+        .and_then(|i| args.get(i + 1))
+        .map(PathBuf::from)
+        .or_else(|| {
+            args.iter()
+                .find_map(|a| a.to_str()?.strip_prefix("--state-dir=").map(PathBuf::from))
+        });
+    let reason = error
+        .to_string()
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .trim_start_matches("error: ")
+        .to_string();
+    // The payload is read all the same: a client writing it must not meet a closed pipe.
+    let _ = std::io::copy(
+        &mut std::io::stdin().take(MAX_PAYLOAD),
+        &mut std::io::sink(),
+    );
+    let time = chrono::Utc::now().format("%Y-%m-%dT%H:%M:%S%.3fZ");
+    hooks::log::append(
+        &state_dir(named),
+        &format!("{time} no-output 0ms hook: the command line: {reason}"),
+    );
+    ExitCode::SUCCESS
 }
 
 /// Runs the hook with the token counts of earlier runs remembered ([`memo`]), and saves
