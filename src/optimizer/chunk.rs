@@ -50,18 +50,19 @@ pub(crate) fn chunks(text: &str, pack: bool) -> Vec<Range<usize>> {
     out
 }
 
-/// The most bytes of a diff kept as one fragment (about 2,000 tokens: it fits a restore's
-/// budget whole); a bigger one is cut by [`diff_chunks`].
-pub(crate) const DIFF_WHOLE_BYTES: usize = 4 * MAX_CHUNK_BYTES;
+/// The most bytes of a diff, an error or a test result kept as one fragment (about 2,000
+/// tokens: it fits a restore's budget whole); a bigger diff is cut by [`diff_chunks`], a
+/// bigger error or test result by [`chunks`] (a command's whole output given as an error).
+pub(crate) const WHOLE_BYTES: usize = 4 * MAX_CHUNK_BYTES;
 
-/// Cuts a unified diff into chunk spans, in order. One of at most [`DIFF_WHOLE_BYTES`] is one
+/// Cuts a unified diff into chunk spans, in order. One of at most [`WHOLE_BYTES`] is one
 /// chunk: a change is read whole. A bigger one — which no budget in use could show whole — is
 /// cut a chunk per hunk (the file header lines before the first hunk go with it), a hunk longer
 /// than [`MAX_CHUNK_LINES`] lines or [`MAX_CHUNK_BYTES`] bytes at line ends (a single longer
 /// line as [`chunks`] cuts it). Blank lines are kept inside a chunk: in a diff they are context.
 pub(crate) fn diff_chunks(text: &str) -> Vec<Range<usize>> {
     let text_end = text.trim_end().len();
-    if text_end <= DIFF_WHOLE_BYTES {
+    if text_end <= WHOLE_BYTES {
         return std::iter::once(0..text_end).collect();
     }
     let mut out: Vec<Range<usize>> = Vec::new();
@@ -182,7 +183,7 @@ mod tests {
             .chain((0..8).map(|h| hunk(h, 10)))
             .chain(std::iter::once(hunk(8, 60)))
             .collect();
-        assert!(big.len() > DIFF_WHOLE_BYTES);
+        assert!(big.len() > WHOLE_BYTES);
         let parts: Vec<&str> = diff_chunks(&big).into_iter().map(|r| &big[r]).collect();
         // Eight short hunks, one each (the header with the first), and the long one in three.
         assert_eq!(parts.len(), 8 + 3, "{parts:#?}");

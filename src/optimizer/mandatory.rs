@@ -9,8 +9,10 @@ use crate::records::{DecisionStatus, Kind, Role};
 /// Whether a live fragment must be kept: the task's first chunk and every chunk of it that
 /// shows an error (a long task, such as a written plan, is cut like a message: the rest of
 /// it competes by score, and each part shown is tagged `part K of N`); decisions accepted;
-/// requirements stated by the user; and the errors and failing tests the task is about (see
-/// [`crate::optimizer::score::focus`]).
+/// requirements stated by the user; and of the errors and failing tests the task is about
+/// (see [`crate::optimizer::score::focus`]), the first chunk and every chunk that shows an
+/// error — a command's whole output given as an error (a directory tree after its one
+/// error line) is not all fact: the rest of it competes by score, like a long task's.
 pub(crate) fn is_mandatory(
     unit: &Unit,
     fragment: &Fragment,
@@ -22,7 +24,10 @@ pub(crate) fn is_mandatory(
         Kind::Task => fragment.chunk == 0 || features.shows_error(),
         Kind::Decision => unit.decision_status == Some(DecisionStatus::Accepted),
         Kind::Message => unit.role == Some(Role::User) && is_constraint(unit, features),
-        Kind::Error | Kind::TestResult => focus.error_units.contains(&unit_index),
+        Kind::Error | Kind::TestResult => {
+            focus.error_units.contains(&unit_index)
+                && (fragment.chunk == 0 || features.shows_error())
+        }
         _ => false,
     }
 }
@@ -78,6 +83,43 @@ mod tests {
         );
         // The canary: not every part fits, and the ones left out are not shown.
         assert!(!out.context.contains("Step 39:"), "{}", out.context);
+    }
+
+    /// An error whose stack is a command's whole output: one error line, then a directory
+    /// listing of `entries` lines; built at 600 tokens.
+    fn listing_error(entries: usize) -> BuildOutput {
+        let listing: String = (0..entries)
+            .map(|n| format!("│   ├── component_{n}.tsx\n"))
+            .collect();
+        let records: Records = serde_json::from_value(serde_json::json!({
+            "task": "Update CLAUDE.md to describe the components.",
+            "errors": [{
+                "id": "e1",
+                "message": "Bash: lsd: 3: No such file or directory (os error 2).",
+                "stack": format!("lsd: 3: No such file or directory (os error 2).\n\n\nDemo\n{listing}")
+            }]
+        }))
+        .unwrap();
+        build(
+            &records,
+            &BuildConfig {
+                budget: 600,
+                ..BuildConfig::default()
+            },
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn of_an_error_too_big_to_show_whole_its_error_lines_are_mandatory_and_the_rest_competes() {
+        let out = listing_error(400);
+        assert!(out.context.contains("os error 2"), "{}", out.context);
+        let shown = |out: &BuildOutput| out.context.matches("├── component_").count();
+        assert!(shown(&out) < 100, "{}", out.context);
+        assert!(out.report.warnings.is_empty(), "{:?}", out.report.warnings);
+        // The canary: an error that fits whole is one fragment, kept whole.
+        let small = listing_error(20);
+        assert_eq!(shown(&small), 20, "{}", small.context);
     }
 
     #[test]

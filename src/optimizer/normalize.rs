@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use sha2::{Digest, Sha256};
 
-use crate::optimizer::chunk::{chunks, diff_chunks};
+use crate::optimizer::chunk::{chunks, diff_chunks, WHOLE_BYTES};
 use crate::optimizer::condense::condense_frames;
 use crate::optimizer::excerpt::excerpt;
 use crate::optimizer::fragment::{hex_prefix, Fragment, Unit, UnitIx};
@@ -289,6 +289,10 @@ fn finish(drafts: Vec<Draft>, task_in_parts: bool, threads: usize) -> (Vec<Unit>
         let id = d.id.as_deref().unwrap_or_default();
         let spans: Vec<std::ops::Range<usize>> = if u.kind == Kind::Diff {
             diff_chunks(&u.text)
+        } else if matches!(u.kind, Kind::Error | Kind::TestResult)
+            && u.text.trim_end().len() > WHOLE_BYTES
+        {
+            chunks(&u.text, true)
         } else if u.kind.is_structured() && !(u.kind == Kind::Task && task_in_parts) {
             std::iter::once(0..u.text.trim_end().len()).collect()
         } else {
