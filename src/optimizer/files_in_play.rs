@@ -95,18 +95,44 @@ pub(crate) fn index(
         "## {TITLE}\n[source: the session's reads, changes, commands and prompts | {count}{last}]\n"
     );
     let mut used = tokenizer.count(&out);
+    let files = &files[..files.len().min(MAX_FILES)];
+    // The latest file gets its line; each next one while the names of the files after it
+    // still fit in one line of names: the older files are named, if not described.
     let mut named = 0;
-    for t in files.iter().take(MAX_FILES) {
+    for (i, t) in files.iter().enumerate() {
         let line = line(t);
         let tokens = tokenizer.count(&line);
-        if used + tokens > cap {
+        let rest = match i {
+            0 => 0,
+            _ => names_line(&files[i + 1..]).map_or(0, |l| tokenizer.count(&l)),
+        };
+        if used + tokens + rest > cap {
             break;
         }
         used += tokens;
         out.push_str(&line);
         named += 1;
     }
+    // The rest by name, as many as fit.
+    let mut rest = &files[named..];
+    while let Some(names) = names_line(rest) {
+        if used + tokenizer.count(&names) <= cap {
+            out.push_str(&names);
+            named += rest.len();
+            break;
+        }
+        rest = &rest[..rest.len() - 1];
+    }
     (named > 0).then_some(out)
+}
+
+/// The line naming `files` without saying what was done to them: `- also: a.ts, b.ts`;
+/// `None` for none.
+fn names_line(files: &[Touches]) -> Option<String> {
+    (!files.is_empty()).then(|| {
+        let names: Vec<&str> = files.iter().map(|t| t.path.as_str()).collect();
+        format!("- also: {}\n", names.join(", "))
+    })
 }
 
 /// One file's line: `- path: changed 2× (lines 12–40), read 3×, in 1 command`.
@@ -390,6 +416,30 @@ mod tests {
     }
 
     #[test]
+    fn the_files_a_line_each_leaves_no_room_for_are_named_after_them() {
+        let mut files = Vec::new();
+        for n in 0..12 {
+            files.push(format!(
+                r#"{{"id": "f{n}", "timestamp": "2026-01-01T10:{n:02}:00Z", "path": "src/m{n}.rs", "content": "x"}}"#
+            ));
+        }
+        let json = format!(r#"{{"task": "t", "files": [{}]}}"#, files.join(","));
+        let index = index(&units(&json), 900, Tokenizer::default(), None).unwrap();
+        // Before, the index stopped at the sixth file.
+        insta::assert_snapshot!(index, @r"
+        ## Files in play
+        [source: the session's reads, changes, commands and prompts | 12 files, latest first]
+        - src/m11.rs: read
+        - src/m10.rs: read
+        - src/m9.rs: read
+        - src/m8.rs: read
+        - src/m7.rs: read
+        - src/m6.rs: read
+        - also: src/m5.rs, src/m4.rs, src/m3.rs, src/m2.rs, src/m1.rs, src/m0.rs
+        ");
+    }
+
+    #[test]
     fn the_index_stays_within_its_share_of_the_budget() {
         let mut files = Vec::new();
         for n in 0..40 {
@@ -408,6 +458,8 @@ mod tests {
             assert!(tokenizer.count(&index) as f64 <= BUDGET_SHARE * budget as f64);
             let lines = index.lines().filter(|l| l.starts_with("- ")).count();
             assert!((1..=MAX_FILES).contains(&lines), "{budget}: {lines}");
+            let files = index.matches("src/module_").count();
+            assert!((lines..=MAX_FILES).contains(&files), "{budget}: {files}");
             // The latest file is named first.
             assert!(
                 index.contains("- src/module_39/file_39.rs: read\n"),
