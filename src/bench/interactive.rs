@@ -1328,7 +1328,7 @@ mod tests {
                 }
             }
         }
-        assert_eq!((boundaries, with_hooks), (18, 11));
+        assert_eq!((boundaries, with_hooks), (23, 12));
         assert!(hooks >= 8 * 3, "{hooks}");
     }
 }
