@@ -386,14 +386,16 @@ pub struct CutScore {
     pub(crate) millis: f64,
 }
 
+/// Whether `text` names `file`: as the label writes it, or with `/` for each `\` (a path of
+/// a session recorded on Windows, which a context may write either way).
+fn names(text: &str, file: &str) -> bool {
+    text.contains(file) || (file.contains('\\') && text.contains(&file.replace('\\', "/")))
+}
+
 /// Scores `context` against the labels of `cut`.
 pub fn score(cut: &SessionCut, context: &str, tokenizer: Tokenizer, millis: f64) -> CutScore {
     CutScore {
-        files_kept: cut
-            .files
-            .iter()
-            .filter(|f| context.contains(f.as_str()))
-            .count(),
+        files_kept: cut.files.iter().filter(|f| names(context, f)).count(),
         code_kept: (!cut.code.is_empty())
             .then(|| cut.code.iter().any(|l| context.contains(l.as_str()))),
         tokens: tokenizer.count(context),
@@ -496,11 +498,7 @@ fn dump_cut(
         let _ = writeln!(text, "- code `{}`", line.trim());
     }
     for (strategy, context) in contexts {
-        let files = cut
-            .files
-            .iter()
-            .filter(|f| context.contains(f.as_str()))
-            .count();
+        let files = cut.files.iter().filter(|f| names(context, f)).count();
         let code = cut.code.iter().any(|l| context.contains(l.as_str()));
         let _ = write!(
             text,
@@ -610,7 +608,7 @@ pub(crate) fn run_compactions(
             let only = |context: &str| {
                 cut.files
                     .iter()
-                    .filter(|f| !real.summary.contains(f.as_str()) && context.contains(f.as_str()))
+                    .filter(|f| !names(&real.summary, f) && names(context, f))
                     .count()
             };
             let with_summary = |r: &Replay| {
@@ -991,6 +989,23 @@ mod tests {
         NotASession,
     };
     use crate::hooks::DEFAULT_RESTORE_BUDGET;
+
+    #[test]
+    fn a_windows_path_is_named_with_either_separator() {
+        assert!(names(
+            "see src/template/func_map.go",
+            r"src\template\func_map.go"
+        ));
+        assert!(names(
+            r"see src\template\func_map.go",
+            r"src\template\func_map.go"
+        ));
+        // The canary: another file is not named.
+        assert!(!names(
+            "see src/template/func.go",
+            r"src\template\func_map.go"
+        ));
+    }
 
     fn fixture_session() -> Session {
         Session::parse("o__r__s.jsonl", &claude_fixture()).unwrap()

@@ -558,9 +558,47 @@ fn tool_output(common: Common, call: &PendingCall, text: String) -> SessionRecor
     })
 }
 
+/// The tags Claude Code wraps the text it writes as the user's in (reminders, the output of a
+/// local or `!` command, a background task's notice, what the IDE shows): such a text is not a
+/// prompt. A text that opens with any other tag is the user's (a prompt written as
+/// `<objective>…</objective>`, an app's `<system_instruction>` before the user's words).
+const CLIENT_TAGS: [&str; 19] = [
+    "system-reminder",
+    "local-command-caveat",
+    "local-command-stdout",
+    "local-command-stderr",
+    "bash-input",
+    "bash-stdout",
+    "bash-stderr",
+    "task-notification",
+    "background-task-input",
+    "background-task-output",
+    "command-message",
+    "command-name",
+    "command-args",
+    "user-prompt-submit-hook",
+    "ide_opened_file",
+    "ide_selection",
+    "new-diagnostics",
+    "mcp-resource",
+    "teammate-message",
+];
+
+/// Whether `text` opens with one of the [`CLIENT_TAGS`].
+fn client_wrapped(text: &str) -> bool {
+    text.strip_prefix('<').is_some_and(|rest| {
+        let name = rest
+            .split(|c: char| c == '>' || c.is_whitespace())
+            .next()
+            .unwrap_or_default();
+        CLIENT_TAGS.contains(&name)
+    })
+}
+
 /// The prompt a user's text holds: the text itself, or for a slash command
 /// (`<command-name>/x</command-name><command-args>A</command-args>`) `/x A`; none for
-/// other wrapped text (reminders, command output) and for a hook's feedback.
+/// text the client wrapped (reminders, command output: [`CLIENT_TAGS`]) and for a hook's
+/// feedback.
 fn prompt_text(text: &str) -> Option<String> {
     let t = text.trim();
     let tag = |name: &str| {
@@ -574,7 +612,7 @@ fn prompt_text(text: &str) -> Option<String> {
         return Some(format!("{command} {args}").trim().to_string());
     }
     let wrapped =
-        t.starts_with('<') || t.starts_with("Stop hook feedback") || t.starts_with("Caveat:");
+        client_wrapped(t) || t.starts_with("Stop hook feedback") || t.starts_with("Caveat:");
     (!wrapped).then(|| t.to_string())
 }
 

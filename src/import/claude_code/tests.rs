@@ -421,3 +421,33 @@ fn an_edit_whose_old_text_the_view_does_not_hold_once_leaves_no_view() {
     ]});
     assert_eq!(apply_edits("a c\n", &multi).as_deref(), Some("d\n"));
 }
+
+#[test]
+fn a_prompt_that_opens_with_a_tag_is_a_prompt_and_the_clients_own_wrappers_are_not() {
+    let user = |uuid: &str, text: &str| {
+        serde_json::json!({"type": "user", "uuid": uuid, "cwd": "/w",
+            "message": {"role": "user", "content": text}})
+    };
+    // The client's own wrapped texts first: none of them is the task.
+    let (records, _) = import(&[
+        user("u1", "<system-reminder>The file changed.</system-reminder>"),
+        user("u2", "<local-command-stdout>Compacted</local-command-stdout>"),
+        user(
+            "u3",
+            "<task-notification>done</task-notification>\nFull transcript available at: /tmp/x",
+        ),
+        user(
+            "u4",
+            "<system_instruction>\nYou are working inside an app.\n</system_instruction>\n\nimplement the plan",
+        ),
+        user("u5", "<objective>\nDisable synchronize in CI.\n</objective>"),
+    ]);
+    let task = records.task.as_deref().unwrap_or_default();
+    assert!(
+        task.starts_with("<system_instruction>") && task.ends_with("implement the plan"),
+        "{task}"
+    );
+    assert!(prompt_text("<objective>\nDisable synchronize in CI.\n</objective>").is_some());
+    assert!(prompt_text("<bash-input>ls</bash-input>").is_none());
+    assert!(prompt_text("<ide_opened_file>The user opened a.ts</ide_opened_file>").is_none());
+}
