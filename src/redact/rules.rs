@@ -208,15 +208,19 @@ pub(crate) const RULES: &[Rule] = &[
         pattern: concat!(
             r"(?i)(?:",
             sensitive_key!(),
-            r#")[ \t]*=[ \t]*([^\s"'\\,;&<>\[\]{}`]{4,})"#
+            r#")[ \t]*=[ \t]*([^\s"'\\,;&<>\[\]{}`]{4,})\[?"#
         ),
         // Code, not values: `token = None`, `password=$PASS`, `key = os.environ…`,
         // `secret = read_secret()`, `token = await …`, a member access written in code
         // (`key = authState.vaultKeypair.privateKey`, `token = body?.refreshToken`: a chain
         // of identifiers with a camelCase or an optional `?.` link, which a random secret
-        // or a password is not); and example words (`password=changeme`).
+        // or a password is not); an element of a list (`token = args[i]`,
+        // `token = body?.items[0]`: the pattern takes the `[` after the value so that this
+        // can see it); and example words
+        // (`password=changeme`).
         allow: Some(concat!(
             r"(?i)=[ \t]*(?:none|null|nil|true|false|undefined|\$|os\.|self\.|process\.|env\.|config\.|settings\.|args\.|options\.)|\(|=[ \t]*(?:await|new|yield|typeof)$",
+            r"|=[ \t]*[a-z_$][a-z0-9_$.?]*\[$",
             r"|=[ \t]*(?-i:[a-z_$][A-Za-z0-9_$]*(?:\??\.[A-Za-z_$][A-Za-z0-9_$]*)*(?:[a-z][A-Z]|\?\.)[A-Za-z0-9_$]*(?:\??\.[A-Za-z_$][A-Za-z0-9_$]*)*\??\.?)$",
             r"|=[ \t]*",
             example_words!(),

@@ -283,6 +283,7 @@ fn look_alikes() -> Vec<String> {
         r#"{"name":"token_count","inputSchema":{"properties":{"token":{"type":"string","description":"an auth token"}}}}"#.into(),
         "use `password = getpass()` to ask; set token=None; the secret is in $SECRET".into(),
         "const token = await getToken();\nconst privateKey = authState.vaultKeypair.privateKey;\nconst refresh_token = body?.refreshToken;".into(),
+        "const token = args[i]\nconst nextToken = argv[i + 1]\nconst token = body?.items[0]".into(),
         "https://github.com/modelcontextprotocol/servers@main".into(),
         "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----".into(),
     ]
@@ -295,6 +296,7 @@ fn values_that_only_look_like_code_are_still_secrets() {
         "password = correct.horse.battery",
         "secret=Summer.2024",
         "api_key = sk.Abc123xyz.987654",
+        "token=Abc123xyz987654&page=2",
     ] {
         let (out, count) = r.redact_str(text);
         assert_eq!(count, 1, "{text}: {out}");
