@@ -50,6 +50,14 @@ fn hook_with(dir: &Path, args: &[&str], stdin: &[u8]) -> (i32, String, String) {
     (status.code().unwrap_or(-1), stdout, log)
 }
 
+/// A folder holding a copy of the real transcript, and the copy's path.
+fn with_real_transcript() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let transcript = dir.path().join("session.jsonl");
+    std::fs::copy(real_transcript(), &transcript).unwrap();
+    (dir, transcript)
+}
+
 /// Exit 0, and stdout empty or one JSON object with the client's fields.
 fn assert_harmless(code: i32, stdout: &str) {
     assert_eq!(code, 0);
@@ -120,9 +128,7 @@ fn an_unreadable_transcript_exits_0_silently() {
 
 #[test]
 fn a_real_transcript_gets_client_json() {
-    let dir = tempfile::tempdir().unwrap();
-    let transcript = dir.path().join("session.jsonl");
-    std::fs::copy(real_transcript(), &transcript).unwrap();
+    let (dir, transcript) = with_real_transcript();
     // A prompt on a session never compacted: the model has every fact, nothing is added.
     let (code, stdout, log) = hook(dir.path(), &payload(&transcript, dir.path()));
     assert_eq!((code, stdout.as_str()), (0, ""), "{log}");
@@ -159,9 +165,7 @@ fn ctxopt_in(dir: &Path, args: &[&str]) -> String {
 
 #[test]
 fn pre_compact_prints_instructions_for_the_summary_only_when_asked() {
-    let dir = tempfile::tempdir().unwrap();
-    let transcript = dir.path().join("session.jsonl");
-    std::fs::copy(real_transcript(), &transcript).unwrap();
+    let (dir, transcript) = with_real_transcript();
     let pre = event_payload("PreCompact", &transcript, dir.path());
     // By default a `PreCompact` prints nothing.
     let (code, stdout, log) = hook(dir.path(), &pre);
@@ -178,9 +182,7 @@ fn pre_compact_prints_instructions_for_the_summary_only_when_asked() {
 
 #[test]
 fn a_restore_names_the_context_tool_and_status_and_report_count_what_it_injected() {
-    let dir = tempfile::tempdir().unwrap();
-    let transcript = dir.path().join("session.jsonl");
-    std::fs::copy(real_transcript(), &transcript).unwrap();
+    let (dir, transcript) = with_real_transcript();
     let restore = event_payload("SessionStart", &transcript, dir.path());
     // Without a `ctxopt serve` entry in the client's config, the answer cannot name the tool.
     let (_, without, _) = hook(dir.path(), &restore);

@@ -142,7 +142,6 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             .and_then(|r| r.map_err(|e| e.to_string())),
     };
     let ms = started.elapsed().as_millis();
-    let time = chrono::Utc::now().format("%Y-%m-%dT%H:%M:%S%.3fZ");
     match outcome {
         Ok(run) => {
             if let Some(out) = &run.stdout {
@@ -150,12 +149,12 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
                 let mut stdout = std::io::stdout().lock();
                 let _ = writeln!(stdout, "{out}").and_then(|()| stdout.flush());
             }
-            hooks::log::append(&config.state_dir, &format!("{time} ok {ms}ms {}", run.note));
+            hooks::log::append(
+                &config.state_dir,
+                &format!("{} ok {ms}ms {}", now(), run.note),
+            );
         }
-        Err(reason) => hooks::log::append(
-            &config.state_dir,
-            &format!("{time} no-output {ms}ms {}: {reason}", client.name()),
-        ),
+        Err(reason) => log_no_output(&config.state_dir, ms, client.name(), &reason),
     }
     exit_now()
 }
@@ -210,12 +209,28 @@ pub(crate) fn refuse_command_line(args: &[std::ffi::OsString], error: &clap::Err
         &mut std::io::stdin().take(MAX_PAYLOAD),
         &mut std::io::sink(),
     );
-    let time = chrono::Utc::now().format("%Y-%m-%dT%H:%M:%S%.3fZ");
-    hooks::log::append(
+    log_no_output(
         &state_dir(named),
-        &format!("{time} no-output 0ms hook: the command line: {reason}"),
+        0,
+        "hook",
+        &format!("the command line: {reason}"),
     );
     ExitCode::SUCCESS
+}
+
+/// The log line of a run that printed nothing: `<time> no-output <ms>ms <who>: <reason>`.
+fn log_no_output(state_dir: &std::path::Path, ms: u128, who: &str, reason: &str) {
+    hooks::log::append(
+        state_dir,
+        &format!("{} no-output {ms}ms {who}: {reason}", now()),
+    );
+}
+
+/// The time of a log line (UTC, milliseconds).
+fn now() -> String {
+    chrono::Utc::now()
+        .format("%Y-%m-%dT%H:%M:%S%.3fZ")
+        .to_string()
 }
 
 /// Runs the hook with the token counts of earlier runs remembered ([`memo`]), and saves
