@@ -8,6 +8,11 @@
 //! once without and once with [`redact_line`], in alternating blocks so both see the same
 //! machine, and prints the thread CPU time per frame of each and their ratio.
 //! `docs/benchmarks.md` records a run. `CTXOPT_BENCH_ROUNDS` sets the rounds (default 20).
+//!
+//! A second table shows how the rules' search grows with the input, beside the search of
+//! whole texts it replaced ([`Matcher::find_by_whole_text_search`]): the real tool lists
+//! repeated, and texts built against the search at keyword hits (key names made of keywords,
+//! hits with no value), at three sizes each.
 
 use std::path::Path;
 use std::time::{Instant, SystemTime};
@@ -15,7 +20,8 @@ use std::time::{Instant, SystemTime};
 use ctxopt::framelog::accounting::{Accountant, Tapped};
 use ctxopt::framelog::writer::redact_line;
 use ctxopt::framelog::{Direction, LogLine};
-use ctxopt::redact::{Key, Redactor};
+use ctxopt::redact::matcher::Matcher;
+use ctxopt::redact::{matcher, Finding, Key, Redactor};
 use ctxopt::tokenizer::Tokenizer;
 
 fn thread_cpu_seconds() -> f64 {
@@ -85,6 +91,61 @@ fn round(frames: &[(Direction, Vec<u8>)], redactor: Option<&Redactor>, sink: &mu
     thread_cpu_seconds() - start
 }
 
+/// Thread CPU seconds of the fastest of three runs of `search` over `text`.
+fn search_seconds(text: &[u8], search: fn(&Matcher, &[u8]) -> Vec<Finding>) -> f64 {
+    (0..3)
+        .map(|_| {
+            let start = thread_cpu_seconds();
+            std::hint::black_box(search(matcher(), text));
+            thread_cpu_seconds() - start
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
+/// A text of about the given size.
+type Input<'a> = Box<dyn Fn(usize) -> Vec<u8> + 'a>;
+
+/// The search at keyword hits beside the search of whole texts, by input and size.
+fn growth(frames: &[(Direction, Vec<u8>)]) {
+    let lists: Vec<u8> = frames
+        .iter()
+        .filter(|(dir, _)| *dir == Direction::S2c)
+        .take(12)
+        .flat_map(|(_, b)| b.iter().copied())
+        .collect();
+    let inputs: [(&str, Input); 3] = [
+        (
+            "real tool lists, repeated",
+            Box::new(|n| lists.iter().copied().cycle().take(n).collect()),
+        ),
+        (
+            "one key name of keywords (`tokentoken…=value1234`)",
+            Box::new(|n| format!("{}=value1234", "token".repeat(n / 5)).into_bytes()),
+        ),
+        (
+            "hits with no value (`\"token\": ` repeated)",
+            Box::new(|n| "\"token\": ".repeat(n / 9).into_bytes()),
+        ),
+    ];
+    println!();
+    println!("| input | bytes | at keyword hits | whole-text search | ratio |");
+    println!("| --- | ---: | ---: | ---: | ---: |");
+    for (name, make) in &inputs {
+        for size in [256 << 10, 1 << 20, 4 << 20] {
+            let text = make(size);
+            let hits = search_seconds(&text, Matcher::find);
+            let whole = search_seconds(&text, Matcher::find_by_whole_text_search);
+            println!(
+                "| {name} | {} | {:.2} ms | {:.2} ms | {:.3} |",
+                text.len(),
+                hits * 1e3,
+                whole * 1e3,
+                hits / whole
+            );
+        }
+    }
+}
+
 fn main() {
     let rounds: usize = std::env::var("CTXOPT_BENCH_ROUNDS")
         .ok()
@@ -124,4 +185,5 @@ fn main() {
         per_frame(redacting),
         redacting / plain
     );
+    growth(&frames);
 }

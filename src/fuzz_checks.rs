@@ -233,9 +233,15 @@ pub fn session_import(data: &[u8]) {
     }
 }
 
-/// The redactor: idempotent; no rule finds a secret in its output; valid UTF-8 stays
-/// valid UTF-8 and valid JSON stays valid JSON; nothing found means nothing changed.
+/// The redactor: finds what a search of the whole text finds; idempotent; no rule finds a
+/// secret in its output; valid UTF-8 stays valid UTF-8 and valid JSON stays valid JSON;
+/// nothing found means nothing changed.
 pub fn redact(data: &[u8]) {
+    assert_eq!(
+        matcher().find(data),
+        matcher().find_by_whole_text_search(data),
+        "the search at keyword hits missed or added a finding"
+    );
     let redactor = Redactor::with_key(Key::from_bytes([0x5a; 32]));
     let (once, count) = redactor.redact(data);
     assert_eq!(

@@ -19,6 +19,26 @@ pub(crate) struct Rule {
     pub(crate) pattern: &'static str,
     /// A match that this pattern finds in the whole match text is not a secret.
     pub(crate) allow: Option<&'static str>,
+    /// Where a match can start, relative to the keyword it holds.
+    pub(crate) starts: Starts,
+}
+
+/// Where a rule's matches start. A rule whose matches start at one of its keywords, or at
+/// the key name that holds one, is tried only there, at each keyword hit, instead of over
+/// the whole text: the keywords `token`, `auth`, `secret` and `authorization` fill tool
+/// lists, and those rules' patterns over whole frames were most of redaction's cost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Starts {
+    /// Anywhere: the pattern runs over the whole text.
+    Anywhere,
+    /// At one of the rule's keywords. The pattern must not look behind its start.
+    AtKeyword,
+    /// At the first character of a key name made of `[A-Za-z0-9]` runs, each followed by
+    /// at most one `_` or `-`, that holds the keyword (`client_secret = …`). The pattern
+    /// must not look behind its start.
+    KeyName,
+    /// At the `"` or `\"` right before such a key name (`"client_secret": …`).
+    QuotedKeyName,
 }
 
 /// Sensitive key names: the word itself or as the last part of a longer name
@@ -65,12 +85,14 @@ pub(crate) const RULES: &[Rule] = &[
         keywords: &["ghp_", "gho_", "ghu_", "ghs_", "ghr_"],
         pattern: r"gh[pousr]_[A-Za-z0-9]{36}(?-u:\b)",
         allow: None,
+        starts: Starts::AtKeyword,
     },
     Rule {
         name: "github-fine-grained-pat",
         keywords: &["github_pat_"],
         pattern: r"github_pat_[A-Za-z0-9_]{82}(?-u:\b)",
         allow: None,
+        starts: Starts::AtKeyword,
     },
     Rule {
         name: "gitlab-token",
@@ -79,6 +101,7 @@ pub(crate) const RULES: &[Rule] = &[
         ],
         pattern: r"gl(?:pat|dt|rt|ptt|cbt|soat|ffct)-[A-Za-z0-9_-]{20,}",
         allow: None,
+        starts: Starts::AtKeyword,
     },
     Rule {
         name: "aws-access-key-id",
@@ -86,36 +109,42 @@ pub(crate) const RULES: &[Rule] = &[
         pattern: r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}(?-u:\b)",
         // AWS's documentation keys (AKIAIOSFODNN7EXAMPLE).
         allow: Some(r"EXAMPLE$"),
+        starts: Starts::AtKeyword,
     },
     Rule {
         name: "gcp-api-key",
         keywords: &["aiza"],
         pattern: r"AIza[A-Za-z0-9_-]{35}",
         allow: None,
+        starts: Starts::AtKeyword,
     },
     Rule {
         name: "azure-ad-client-secret",
         keywords: &["q~"],
         pattern: r"[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34}",
         allow: None,
+        starts: Starts::Anywhere,
     },
     Rule {
         name: "azure-storage-key",
         keywords: &["accountkey="],
         pattern: r"(?i)AccountKey=([A-Za-z0-9+/]{86}==)",
         allow: None,
+        starts: Starts::AtKeyword,
     },
     Rule {
         name: "slack-token",
         keywords: &["xox", "xapp-"],
         pattern: r"(?:xox[abeoprs]|xapp)-[0-9A-Za-z-]{10,}",
         allow: None,
+        starts: Starts::AtKeyword,
     },
     Rule {
         name: "slack-webhook",
         keywords: &["hooks.slack.com"],
         pattern: r"(?i)https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{20,}",
         allow: None,
+        starts: Starts::Anywhere,
     },
     Rule {
         name: "stripe-key",
@@ -124,30 +153,35 @@ pub(crate) const RULES: &[Rule] = &[
         ],
         pattern: r"[rs]k_(?:test|live|prod)_[A-Za-z0-9]{10,99}(?-u:\b)",
         allow: None,
+        starts: Starts::AtKeyword,
     },
     Rule {
         name: "openai-key",
         keywords: &["sk-proj-", "sk-svcacct-", "sk-admin-", "t3blbkfj"],
         pattern: r"sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}|[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20})",
         allow: None,
+        starts: Starts::Anywhere,
     },
     Rule {
         name: "anthropic-key",
         keywords: &["sk-ant-"],
         pattern: r"sk-ant-(?:api|admin|oat|ort)[0-9]{2}-[A-Za-z0-9_-]{40,}",
         allow: None,
+        starts: Starts::AtKeyword,
     },
     Rule {
         name: "npm-token",
         keywords: &["npm_"],
         pattern: r"npm_[A-Za-z0-9]{36}(?-u:\b)",
         allow: None,
+        starts: Starts::AtKeyword,
     },
     Rule {
         name: "pypi-token",
         keywords: &["pypi-ageichlwas5vcmc"],
         pattern: r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}",
         allow: None,
+        starts: Starts::AtKeyword,
     },
     Rule {
         name: "private-key",
@@ -156,30 +190,35 @@ pub(crate) const RULES: &[Rule] = &[
         // `\n` escapes count as line breaks, so a block inside a JSON string is found too.
         pattern: r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----(?:(?:[A-Za-z0-9+/=\s:,.-]|\\+[nrt])*?-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----|(?:[A-Za-z0-9+/=\s:,.]|\\+[nrt])*)",
         allow: None,
+        starts: Starts::Anywhere,
     },
     Rule {
         name: "jwt",
         keywords: &["eyj"],
         pattern: r"eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}",
         allow: None,
+        starts: Starts::AtKeyword,
     },
     Rule {
         name: "authorization-header",
         keywords: &["authorization"],
-        pattern: r#"(?i)(?:proxy-)?authorization\\?"?[ \t]*:[ \t]*\\?"?[ \t]*(?:basic|bearer|token|digest|apikey|api-key|sso-key)[ \t]+([A-Za-z0-9._~+/=:-]{8,})"#,
+        pattern: r#"(?i)authorization\\?"?[ \t]*:[ \t]*\\?"?[ \t]*(?:basic|bearer|token|digest|apikey|api-key|sso-key)[ \t]+([A-Za-z0-9._~+/=:-]{8,})"#,
         allow: None,
+        starts: Starts::AtKeyword,
     },
     Rule {
         name: "api-key-header",
         keywords: &["-key", "-token", "-secret", "-apikey"],
         pattern: r"(?i)x-(?:[a-z0-9]+-)*?(?:apikey|key|token|secret)[ \t]*:[ \t]*([A-Za-z0-9._~+/=-]{8,})",
         allow: None,
+        starts: Starts::Anywhere,
     },
     Rule {
         name: "url-credentials",
         keywords: &["://"],
         pattern: r#"(?i)[a-z][a-z0-9+.-]{1,30}://[^\s:@/"'\\<>\[\]]{1,256}:([^\s:@/"'\\<>]{1,256})@"#,
         allow: None,
+        starts: Starts::Anywhere,
     },
     Rule {
         name: "sensitive-key",
@@ -200,6 +239,7 @@ pub(crate) const RULES: &[Rule] = &[
             example_words!(),
             r#"\\?"$"#
         )),
+        starts: Starts::QuotedKeyName,
     },
     Rule {
         name: "sensitive-assignment",
@@ -226,5 +266,6 @@ pub(crate) const RULES: &[Rule] = &[
             example_words!(),
             "$"
         )),
+        starts: Starts::KeyName,
     },
 ];

@@ -6,6 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
+use proptest::prelude::*;
+
 use super::*;
 
 fn redactor() -> Redactor {
@@ -357,6 +359,119 @@ fn the_real_tool_lists_stay_intact() {
             .collect();
         assert!(shown.is_empty(), "{}: {shown:?}", path.display());
         assert_eq!(r.redact(&text).1, 0);
+    }
+}
+
+/// The keyword rules run only at their keyword hits; over all the real-world data they find
+/// exactly what their patterns find over whole texts (the canary: the data holds findings
+/// of both rules, so the comparison is not of two empty lists).
+#[test]
+fn the_search_at_keyword_hits_finds_what_the_whole_text_search_finds_in_real_data() {
+    let mut by_rule: std::collections::BTreeMap<&str, usize> = Default::default();
+    for path in files_under(&real_world()) {
+        let text = std::fs::read(&path).unwrap();
+        let found = matcher().find(&text);
+        assert_eq!(
+            found,
+            matcher().find_by_whole_text_search(&text),
+            "{}",
+            path.display()
+        );
+        for f in found {
+            *by_rule.entry(f.rule).or_default() += 1;
+        }
+    }
+    for rule in ["sensitive-key", "sensitive-assignment"] {
+        assert!(by_rule.get(rule).is_some_and(|n| *n > 0), "{by_rule:?}");
+    }
+}
+
+/// Texts made of key names and values (quoted as JSON, quoted inside a JSON string, or
+/// assigned), between pieces of anything else: names with runs of separators and keywords
+/// anywhere, values with quotes, escapes and keywords inside, headers and keys that start
+/// with their keyword.
+fn key_value_texts() -> impl Strategy<Value = String> {
+    let piece = || {
+        prop::sample::select(vec![
+            "token",
+            "auth",
+            "Secret",
+            "password",
+            "api_key",
+            "api-key",
+            "_",
+            "-",
+            "__",
+            "\"",
+            "\\\"",
+            "\\",
+            "=",
+            ":",
+            " ",
+            "\t",
+            "\n",
+            "abc",
+            "X9",
+            "[",
+            "]",
+            ",",
+            "value1234",
+            "{",
+            "}",
+            "(",
+            "$",
+            ".",
+            "?.",
+            "None",
+            "Proxy-",
+            "Authorization",
+            ": Bearer ",
+            "AKIA",
+            "AKIAQRSTUVWXYZ234567",
+        ])
+    };
+    let name = prop::collection::vec(piece(), 1..5).prop_map(|p| p.concat());
+    let value = prop::collection::vec(piece(), 1..5).prop_map(|p| p.concat());
+    let shape = prop::sample::select(vec![
+        ("\"", "\": \"", "\""),
+        ("\\\"", "\\\": \\\"", "\\\""),
+        ("", " = ", ""),
+        ("", "=", ";"),
+    ]);
+    let pair = (shape, name, value).prop_map(|((open, middle, close), name, value)| {
+        format!("{open}{name}{middle}{value}{close}")
+    });
+    let part = prop_oneof![piece().prop_map(str::to_string), pair];
+    prop::collection::vec(part, 0..24).prop_map(|p| p.concat())
+}
+
+proptest! {
+    #[test]
+    fn the_search_at_keyword_hits_finds_what_the_whole_text_search_finds(
+        text in key_value_texts()
+    ) {
+        prop_assert_eq!(
+            matcher().find(text.as_bytes()),
+            matcher().find_by_whole_text_search(text.as_bytes())
+        );
+    }
+}
+
+/// Key names of a megabyte made of keywords, and a megabyte of hits with no value (how the
+/// time grows with such input: `cargo bench --bench redaction`; a search that scanned back
+/// over the name from every hit would take minutes here).
+#[test]
+fn long_key_names_full_of_keywords_find_what_the_whole_text_search_finds() {
+    for text in [
+        format!("{}=value1234", "token".repeat(200_000)),
+        format!("\"{}\": \"value1234\"", "auth_".repeat(200_000)),
+        "\"token\": ".repeat(100_000),
+        "token_".repeat(200_000),
+    ] {
+        assert_eq!(
+            matcher().find(text.as_bytes()),
+            matcher().find_by_whole_text_search(text.as_bytes())
+        );
     }
 }
 
