@@ -98,6 +98,7 @@ pub(crate) fn synthetic_session(records: usize, seed: u64) -> Records {
                     args: None,
                     output,
                     exit_code: Some(i64::from(failed)),
+                    cwd: None,
                 });
             }
             8..=13 => {

@@ -110,6 +110,10 @@ pub(crate) struct LineRecord {
 struct PendingCall {
     name: String,
     input: Value,
+    /// The working directory of the entry that made the call: where a command ran (the
+    /// result's entry already shows where a `cd` in it left the shell).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    cwd: Option<String>,
 }
 
 /// A resumable Claude Code transcript reader: feed it lines in order, from any number of
@@ -150,6 +154,9 @@ struct Entry<'a> {
     sidechain: bool,
     /// The session's project folder (see [`ClaudeImporter::root`]).
     root: Option<String>,
+    /// The entry's own working directory (Claude Code's shell keeps a `cd` from one command
+    /// to the next, and each entry records where it stands).
+    cwd: Option<String>,
     parts: u32,
 }
 
@@ -297,6 +304,7 @@ impl ClaudeImporter {
             timestamp: rfc3339(turn.timestamp.as_ref()),
             sidechain: turn.is_sidechain,
             root: self.root.clone(),
+            cwd: turn.cwd.clone(),
             parts: 0,
         };
         if turn.is_meta {
@@ -350,7 +358,8 @@ impl ClaudeImporter {
                 }
                 ("assistant", Block::ToolUse { id, name, input }) => {
                     let name = name.unwrap_or_else(|| "tool".to_string());
-                    self.pending.insert(id, PendingCall { name, input });
+                    let cwd = entry.cwd.clone();
+                    self.pending.insert(id, PendingCall { name, input, cwd });
                 }
                 (
                     "user",
@@ -399,6 +408,7 @@ impl ClaudeImporter {
             PendingCall {
                 name: "tool".to_string(),
                 input: Value::Null,
+                cwd: None,
             }
         });
         if text.contains(INJECTED_MARKER) {
@@ -452,6 +462,7 @@ impl ClaudeImporter {
                         args: Some(call.input.clone()),
                         output,
                         exit_code,
+                        cwd: call.cwd.clone(),
                     }),
                 );
             }
@@ -514,6 +525,7 @@ impl ClaudeImporter {
                     args: (!call.input.is_null()).then(|| call.input.clone()),
                     output: hits.join("\n"),
                     exit_code: None,
+                    cwd: None,
                 }));
             }
             "TodoWrite" if !is_error => match plan_text(&call.input) {
@@ -523,6 +535,7 @@ impl ClaudeImporter {
                     args: Some(call.input.clone()),
                     output: plan,
                     exit_code: None,
+                    cwd: None,
                 })),
                 None => records.push(tool_output(common("out"), &call, text)),
             },
@@ -555,6 +568,7 @@ fn tool_output(common: Common, call: &PendingCall, text: String) -> SessionRecor
         args: (!call.input.is_null()).then(|| call.input.clone()),
         output: text,
         exit_code: None,
+        cwd: None,
     })
 }
 

@@ -228,6 +228,7 @@ pub fn import_with(text: &str, options: &ImportOptions) -> Result<Imported, Impo
                     args: None,
                     output: observation.output,
                     exit_code: observation.exit_code,
+                    cwd: None,
                 });
             }
             // The final patch is read below, also when the cut stops before it.

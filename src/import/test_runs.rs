@@ -79,6 +79,7 @@ pub(crate) fn run_records(
         args: run.args,
         output: run.output,
         exit_code: run.exit_code,
+        cwd: None,
     }));
 }
 

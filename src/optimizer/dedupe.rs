@@ -588,6 +588,7 @@ mod tests {
             args: None,
             output: out.into(),
             exit_code: Some(exit),
+            cwd: None,
         }
     }
 

@@ -79,6 +79,7 @@ fn records() -> impl Strategy<Value = Records> {
                 args: None,
                 output,
                 exit_code,
+                cwd: None,
             })
     };
     let error = |i: usize| {
@@ -351,6 +352,7 @@ fn a_huge_single_line_is_cut_and_the_budget_holds() {
             args: None,
             output: "export stall retry ".repeat(60_000),
             exit_code: Some(1),
+            cwd: None,
         }],
         ..Records::default()
     };
@@ -544,6 +546,7 @@ fn session_under(root: &str) -> Records {
             })),
             output: format!("Successfully wrote to {root}/notes.txt"),
             exit_code: None,
+            cwd: None,
         }],
         ..Records::default()
     }
@@ -646,6 +649,7 @@ fn a_folder_below_the_root_that_the_error_names_still_counts() {
             args: None,
             output,
             exit_code: Some(0),
+            cwd: None,
         };
         Records {
             task: Some("Fix the build".into()),

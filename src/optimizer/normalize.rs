@@ -548,6 +548,7 @@ mod tests {
             args: None,
             output: out.into(),
             exit_code: Some(1),
+            cwd: None,
         }
     }
 

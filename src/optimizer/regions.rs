@@ -203,6 +203,7 @@ mod tests {
                 args: None,
                 output: "src/lib.rs:25:    let step_3 = beta_part(3);\n".into(),
                 exit_code: Some(0),
+                cwd: None,
             }],
             diffs: vec![DiffRecord {
                 common: at("d1", 9),
@@ -269,6 +270,7 @@ mod tests {
                 args: None,
                 output: format!("src/lib.rs:40:{hit}\n"),
                 exit_code: Some(0),
+                cwd: None,
             }],
             ..Records::default()
         };

@@ -802,6 +802,7 @@ mod tests {
                 args: None,
                 output: format!("Traceback (most recent call last):\n  File \"/srv/app/app/parse.py\", line 12, in iter_days\n    yield day\n  File \"/usr/lib/python3.12/_strptime.py\", line 333, in _strptime\n    raise ValueError\nValueError: bad day\nFAILED {test} - ValueError: bad day"),
                 exit_code: Some(1),
+                cwd: None,
             }],
             files: vec![FileRecord {
                 common: Common::default(),
@@ -879,6 +880,7 @@ mod tests {
             args: None,
             output: out.into(),
             exit_code: Some(0),
+            cwd: None,
         };
         // 41 tool calls one second apart: by the clock all are as new as the newest.
         let records = Records {

@@ -449,6 +449,7 @@ mod tests {
             args: None,
             output: out.into(),
             exit_code: Some(exit),
+            cwd: None,
         }
     }
 
@@ -572,6 +573,7 @@ mod tests {
             args: None,
             output: out,
             exit_code: Some(exit),
+            cwd: None,
         };
         let records = Records {
             tool_outputs: vec![

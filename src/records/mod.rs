@@ -67,6 +67,10 @@ pub struct ToolOutput {
     /// Its exit code, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i64>,
+    /// The directory it ran in, when the client recorded it (a relative path a command
+    /// reads is resolved against it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
 }
 
 /// An error with an optional stack trace.

@@ -11,6 +11,11 @@
 //! record per file, the second and later with `#2`, `#3`, … added to the id). A command that may write a path (`sed -i`, a redirection, `mv`,
 //! `cp`) forgets what was seen of it, as in the importers. Every other record is left as it
 //! is, so understanding records twice changes nothing.
+//!
+//! A relative path is resolved against the tool output's `cwd` (the directory its command
+//! ran in, when the client recorded it) and its own leading `cd`; paths are then made
+//! relative to the session's folder (the first `cwd`), else to the absolute directory the
+//! commands `cd` to most.
 
 use crate::import::file_reads::shell::{file_reads, FileViews};
 use crate::records::{FileRecord, Records, ToolOutput};
@@ -24,11 +29,17 @@ pub fn understand(mut records: Records) -> Records {
     // the first `cd` gets the same path as the reads after it.
     for output in &records.tool_outputs {
         views.note_command(command_of(output));
+        if let Some(cwd) = &output.cwd {
+            views.note_cwd(cwd);
+        }
     }
     let outputs = std::mem::take(&mut records.tool_outputs);
     for output in outputs {
         let command = command_of(&output);
-        let reads = file_reads(command, &output.output, output.exit_code);
+        let mut reads = file_reads(command, &output.output, output.exit_code);
+        if let Some(cwd) = &output.cwd {
+            reads.iter_mut().for_each(|read| read.ran_in(cwd));
+        }
         if reads.is_empty() {
             views.forget_written(command);
             records.tool_outputs.push(output);

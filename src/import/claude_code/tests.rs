@@ -451,3 +451,35 @@ fn a_prompt_that_opens_with_a_tag_is_a_prompt_and_the_clients_own_wrappers_are_n
     assert!(prompt_text("<bash-input>ls</bash-input>").is_none());
     assert!(prompt_text("<ide_opened_file>The user opened a.ts</ide_opened_file>").is_none());
 }
+
+#[test]
+fn a_command_keeps_the_directory_it_ran_in_where_an_earlier_cd_left_the_shell() {
+    // A real session: `cd packages/cli && npx biome lint …` ran at the workspace's root and
+    // left the shell in `packages/cli`, where the next commands ran (each entry records the
+    // shell's directory; a result's entry already shows where its command's `cd` went).
+    let text = real("obsessiondb__chkit__bb4f4bed-1bd6-4e7c-94f5-eed775720d74.jsonl");
+    let (records, _) = import_transcript(&text);
+    let cwd_of = |command: &str| {
+        records
+            .tool_outputs
+            .iter()
+            .find(|o| o.tool == command)
+            .and_then(|o| o.cwd.clone())
+            .unwrap_or_else(|| panic!("{command}"))
+    };
+    let root = "/Users/marc/conductor/workspaces/chkit/kingston";
+    assert_eq!(
+        cwd_of("cd packages/cli && npx biome lint src/bin/chkit.ts 2>&1 | tail -5"),
+        root
+    );
+    assert_eq!(
+        cwd_of("npx biome lint src 2>&1 | tail -10"),
+        format!("{root}/packages/cli")
+    );
+    assert_eq!(
+        cwd_of(
+            "cd /Users/marc/conductor/workspaces/chkit/kingston && bun run verify 2>&1 | tail -40"
+        ),
+        format!("{root}/packages/cli")
+    );
+}

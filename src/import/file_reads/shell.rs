@@ -327,6 +327,28 @@ fn reader(stage: &str) -> Option<(String, Reader)> {
     ))
 }
 
+/// A path that names its directory from the root: `/…`, `\\…` or a drive (`C:\\…`, `C:/…`).
+fn is_absolute(path: &str) -> bool {
+    let b = path.as_bytes();
+    path.starts_with(['/', '\\'])
+        || (b.len() >= 3
+            && b[0].is_ascii_alphabetic()
+            && b[1] == b':'
+            && matches!(b[2], b'/' | b'\\'))
+}
+
+impl FileRead {
+    /// Resolves the read's directory against `cwd`, the directory its command ran in: a
+    /// relative `cd` goes on from it, and a read with no `cd` was made in it.
+    pub(crate) fn ran_in(&mut self, cwd: &str) {
+        self.dir = Some(match self.dir.take() {
+            Some(dir) if is_absolute(&dir) => dir,
+            Some(dir) => join(cwd, &dir),
+            None => cwd.to_string(),
+        });
+    }
+}
+
 /// The directory a command's leading `cd DIR && …` steps go to (a relative step joined to
 /// the one before it) and the rest of the command; `None` when a `cd` is not followed by
 /// `&&`.
@@ -351,10 +373,17 @@ fn cd_step(command: &str) -> Option<(&str, &str)> {
     Some((step.trim().trim_matches(['"', '\'']), after))
 }
 
-/// `path` under `dir`, with `./` steps and a trailing `/` removed.
+/// `path` under `dir`, with `./` steps and a trailing `/` removed and each `..` step taking
+/// off the directory before it.
 fn join(dir: &str, path: &str) -> String {
     let mut out = dir.trim_end_matches('/').to_string();
     for part in path.split('/').filter(|p| !p.is_empty() && *p != ".") {
+        if part == ".." {
+            if let Some(cut) = out.rfind(['/', '\\']).filter(|&cut| cut > 0) {
+                out.truncate(cut);
+                continue;
+            }
+        }
         out.push('/');
         out.push_str(part);
     }
@@ -434,9 +463,22 @@ pub(crate) struct FileViews {
     seen: BTreeMap<String, BTreeMap<usize, String>>,
     /// Absolute `cd` directories: (commands naming it, order first named).
     work_dirs: BTreeMap<String, (usize, usize)>,
+    /// The directory the first command that says where it ran ran in (the session's
+    /// folder): when known, the working directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    folder: Option<String>,
 }
 
 impl FileViews {
+    /// Notes `cwd`, the directory a command ran in; the first one noted is the session's
+    /// folder, which paths are made relative to from then on.
+    pub(crate) fn note_cwd(&mut self, cwd: &str) {
+        let cwd = cwd.trim_end_matches(['/', '\\']);
+        if self.folder.is_none() && !cwd.is_empty() {
+            self.folder = Some(cwd.to_string());
+        }
+    }
+
     /// Counts the absolute directory `command` first changes to, if any.
     pub(crate) fn note_command(&mut self, command: &str) {
         let first = cd_step(command).map(|(dir, _)| dir);
@@ -448,8 +490,12 @@ impl FileViews {
         }
     }
 
-    /// The session's working directory so far.
+    /// The session's working directory so far: its folder when a command said where it ran,
+    /// else the absolute directory the commands `cd` to most.
     fn work_dir(&self) -> Option<&str> {
+        if let Some(folder) = &self.folder {
+            return Some(folder);
+        }
         self.work_dirs
             .iter()
             .max_by_key(|(_, &(count, order))| (count, std::cmp::Reverse(order)))
@@ -460,12 +506,12 @@ impl FileViews {
     /// directory when it lies under it.
     pub(crate) fn path_of(&self, read: &FileRead) -> String {
         let full = match &read.dir {
-            Some(dir) if !read.path.starts_with('/') => join(dir, &read.path),
+            Some(dir) if !is_absolute(&read.path) => join(dir, &read.path),
             _ => read.path.clone(),
         };
         self.work_dir()
             .and_then(|root| full.strip_prefix(root))
-            .and_then(|rest| rest.strip_prefix('/'))
+            .and_then(|rest| rest.strip_prefix(['/', '\\']))
             .filter(|rest| !rest.is_empty())
             .map_or(full.clone(), str::to_string)
     }

@@ -135,6 +135,7 @@ pub fn ingest(
             args: Some(arguments.clone()),
             output: text,
             exit_code: None,
+            cwd: None,
         }),
         0,
     )];

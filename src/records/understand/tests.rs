@@ -20,6 +20,7 @@ fn run(id: &str, tool: &str, args: Option<Value>, output: &str, exit: Option<i64
         args,
         output: output.into(),
         exit_code: exit,
+        cwd: None,
     }
 }
 
@@ -195,6 +196,7 @@ fn as_given(cut: &RealCut, trajectory: &Value) -> Records {
             args: None,
             output: output.to_string(),
             exit_code,
+            cwd: None,
         });
     }
     // In the order they ran: `out-N` and `file-N` are the N-th message of the trajectory.
@@ -287,4 +289,53 @@ fn files_kept_at_4k_on_the_tuning_half_given_as_generic_records() {
         understood > given,
         "canary: the understanding keeps more files"
     );
+}
+
+#[test]
+fn a_relative_read_is_resolved_where_its_command_ran_and_named_from_the_sessions_folder() {
+    let at = |id: &str, cwd: &str, command: &str, output: &str| ToolOutput {
+        cwd: Some(cwd.into()),
+        ..run(id, command, None, output, Some(0))
+    };
+    let records = understand(Records {
+        tool_outputs: vec![
+            at("t1", "/w", "git status", "clean\n"),
+            // The shell stayed in `frontend` after an earlier `cd frontend`.
+            at("t2", "/w/frontend", "cat src/app.ts", "let a = 1;\n"),
+            at("t3", "/w", "cd packages/cli && cat main.ts", "run();\n"),
+            at("t4", "/w/frontend", "cd .. && cat README.md", "# w\n"),
+            at(
+                "t5",
+                "/w/frontend",
+                "cat /w/frontend/src/app.ts",
+                "let a = 1;\n",
+            ),
+        ],
+        ..Records::default()
+    });
+    let paths: Vec<&str> = records.files.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(
+        paths,
+        [
+            "frontend/src/app.ts",
+            "packages/cli/main.ts",
+            "README.md",
+            "frontend/src/app.ts",
+        ]
+    );
+    // On Windows, the folder and the cwd are drive paths.
+    let windows = understand(Records {
+        tool_outputs: vec![
+            at("t1", r"D:\w", "git status", "clean\n"),
+            at("t2", r"D:\w\lib", "cat a.go", "package lib\n"),
+        ],
+        ..Records::default()
+    });
+    assert_eq!(windows.files[0].path, "lib/a.go");
+    // Without a `cwd`, the same reads keep the names their commands give them.
+    let plain = understand(Records {
+        tool_outputs: vec![run("t2", "cat src/app.ts", None, "let a = 1;\n", Some(0))],
+        ..Records::default()
+    });
+    assert_eq!(plain.files[0].path, "src/app.ts");
 }
