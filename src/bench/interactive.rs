@@ -1343,7 +1343,7 @@ mod tests {
                 }
             }
         }
-        assert_eq!((boundaries, with_hooks), (23, 12));
+        assert_eq!((boundaries, with_hooks), (34, 17));
         assert!(hooks >= 8 * 3, "{hooks}");
     }
 }
