@@ -403,6 +403,7 @@ impl ClaudeImporter {
             is_error,
             result,
         } = answer;
+        let text = if is_error { failure_once(text) } else { text };
         let call = self.pending.remove(call_id).unwrap_or_else(|| {
             summary.skip("tool_result without its call");
             PendingCall {
@@ -628,6 +629,30 @@ fn prompt_text(text: &str) -> Option<String> {
     let wrapped =
         client_wrapped(t) || t.starts_with("Stop hook feedback") || t.starts_with("Caveat:");
     (!wrapped).then(|| t.to_string())
+}
+
+/// A failed command's result with its output once: Claude Code 2.1.45 to 2.1.50 wrote the
+/// output of some failed commands twice (`Exit code 1`, the output, a blank line, the same
+/// output again; 24 of the corpus's 285 failed results), and the restore spent half of an
+/// open problem's room on the copy.
+fn failure_once(text: String) -> String {
+    let Some((head, body)) = text.split_once('\n') else {
+        return text;
+    };
+    if !head.starts_with("Exit code ") {
+        return text;
+    }
+    let body = body.trim_end_matches('\n');
+    let once = (1..=3).find_map(|blank| {
+        let half = body.len().checked_sub(blank)? / 2;
+        let (first, rest) = (body.get(..half)?, body.get(half..)?);
+        let second = rest.strip_prefix(&"\n".repeat(blank))?;
+        (first == second && !first.trim().is_empty()).then_some(first)
+    });
+    match once {
+        Some(output) => format!("{head}\n{output}"),
+        None => text,
+    }
 }
 
 /// A Bash result's output and exit code: stdout and stderr from `toolUseResult` when there,

@@ -483,3 +483,53 @@ fn a_command_keeps_the_directory_it_ran_in_where_an_earlier_cd_left_the_shell() 
         format!("{root}/packages/cli")
     );
 }
+
+#[test]
+fn a_failed_commands_output_written_twice_is_taken_once() {
+    let doubled = "Exit code 1\nerror: a\n  at b\n\nerror: a\n  at b".to_string();
+    assert_eq!(failure_once(doubled), "Exit code 1\nerror: a\n  at b");
+    // Not a copy: two different halves, an output with one line repeated inside it, and a
+    // result that is not a command's failure stay as they are.
+    for text in [
+        "Exit code 1\nerror: a\n\nerror: b",
+        "Exit code 2\nok\nok\nfailed",
+        "error: a\n\nerror: a",
+        "Exit code 1\n\n\n",
+    ] {
+        assert_eq!(failure_once(text.to_string()), text);
+    }
+    // A real one (Claude Code 2.1.50): the failing e2e run's output once, in the error and in
+    // the command's output.
+    let text = real("obsessiondb__chkit__bab732db-a82e-410a-b87a-ee2f20b237b8.jsonl");
+    let (records, _) = import_transcript(&text);
+    let error = records
+        .errors
+        .iter()
+        .find(|e| {
+            e.common
+                .id
+                .as_deref()
+                .is_some_and(|id| id.contains("-L313-"))
+        })
+        .expect("the failed run's error");
+    let stack = error.stack.as_deref().unwrap_or_default();
+    assert_eq!(
+        stack.matches("Ran 4 tests across 1 file").count(),
+        1,
+        "{stack}"
+    );
+    let output = records
+        .tool_outputs
+        .iter()
+        .find(|o| {
+            o.common
+                .id
+                .as_deref()
+                .is_some_and(|id| id.contains("-L313-"))
+        })
+        .expect("the failed run's output");
+    assert_eq!(
+        output.output.matches("Ran 4 tests across 1 file").count(),
+        1
+    );
+}
