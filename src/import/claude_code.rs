@@ -334,13 +334,18 @@ impl ClaudeImporter {
                         summary.skip("ctxopt-context");
                         continue;
                     }
-                    let (role, id_kind) = match (kind, summary_entry) {
+                    let (mut role, id_kind) = match (kind, summary_entry) {
                         (_, true) => (Role::System, "summary"),
                         ("user", _) => (Role::User, "msg"),
                         _ => (Role::Assistant, "msg"),
                     };
-                    if let Some(prompt) = (role == Role::User).then(|| prompt_text(&text)).flatten()
-                    {
+                    let prompt = (role == Role::User).then(|| prompt_text(&text)).flatten();
+                    // What the client wrote in the user's place (a reminder, a local command's
+                    // output, a notice) is the client's text, not the user's words.
+                    if role == Role::User && prompt.is_none() {
+                        role = Role::Tool;
+                    }
+                    if let Some(prompt) = prompt {
                         // A subagent's file starts with the prompt its parent gave it.
                         if self.task.is_none() {
                             self.task = Some(prompt.clone());

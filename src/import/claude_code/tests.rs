@@ -533,3 +533,43 @@ fn a_failed_commands_output_written_twice_is_taken_once() {
         1
     );
 }
+
+#[test]
+fn what_the_client_writes_in_the_users_place_is_not_the_users_words() {
+    let user = |uuid: &str, text: &str| {
+        serde_json::json!({"type": "user", "uuid": uuid, "cwd": "/w",
+            "message": {"role": "user", "content": text}})
+    };
+    let (records, _) = import(&[
+        user("u1", "fix the flaky test"),
+        user(
+            "u2",
+            "<local-command-stdout>## Context Usage\n### Memory Files</local-command-stdout>",
+        ),
+        user(
+            "u3",
+            "<system-reminder>The file was modified.</system-reminder>",
+        ),
+        user(
+            "u4",
+            "<command-name>/review</command-name><command-args>src</command-args>",
+        ),
+    ]);
+    let roles: Vec<Role> = records.messages.iter().map(|m| m.role).collect();
+    assert_eq!(roles, [Role::User, Role::Tool, Role::Tool, Role::User]);
+    // A real one: Claude Code's `/context` listing in a chkit session.
+    let text = real("obsessiondb__chkit__bab732db-a82e-410a-b87a-ee2f20b237b8.jsonl");
+    let (records, _) = import_transcript(&text);
+    let listing = records
+        .messages
+        .iter()
+        .find(|m| {
+            m.common
+                .id
+                .as_deref()
+                .is_some_and(|id| id.contains("-L348-"))
+        })
+        .expect("the /context listing");
+    assert!(listing.text.contains("### Memory Files"));
+    assert_eq!(listing.role, Role::Tool);
+}
