@@ -166,13 +166,13 @@ pub fn build(records: &Records, config: &BuildConfig) -> Result<BuildOutput, Opt
             })
         });
     let attention = working_set::attention(&units, &features, &analyses);
-    let worked = regions::searched(&units, &fragments, &analyses);
+    let places = regions::Places::of(&units, &fragments, &analyses);
     let leads = working_set::apply(
         config.weights.working_set,
         &units,
         &fragments,
         &attention,
-        &worked,
+        &places,
         &mut scores,
         config.budget,
     );
@@ -180,7 +180,7 @@ pub fn build(records: &Records, config: &BuildConfig) -> Result<BuildOutput, Opt
         config.weights.working_state,
         &mut state,
         &fragments,
-        &worked,
+        &places,
         &mut scores,
         config.budget,
     );

@@ -85,6 +85,81 @@ pub(crate) fn searched(
     out
 }
 
+/// Where in its files the session was looking, per fragment: what ranks a file's chunks
+/// before their scores do.
+pub(crate) struct Places {
+    /// Lines the session's searches hit or its agent quoted, shown ([`searched`]).
+    pub(crate) searched: Vec<usize>,
+    /// Lines the file's latest change wrote, shown ([`written`]).
+    pub(crate) written: Vec<usize>,
+}
+
+impl Places {
+    /// The places of every fragment.
+    pub(crate) fn of(units: &[Unit], fragments: &[Fragment], analyses: &[UnitAnalysis]) -> Places {
+        Places {
+            searched: searched(units, fragments, analyses),
+            written: written(units, fragments, analyses),
+        }
+    }
+
+    /// How a file's chunk ranks by place (higher first): the more searched lines it shows,
+    /// then one showing none of what the latest change wrote (the change shows that region).
+    pub(crate) fn rank(&self, fi: usize) -> (usize, bool) {
+        (self.searched[fi], self.written[fi] == 0)
+    }
+}
+
+/// Per fragment of a file: how many of the lines the file's latest live change wrote (its
+/// added lines) it shows — a region the session has just finished, which the change
+/// itself shows (0 for fragments that are not of a file).
+pub(crate) fn written(
+    units: &[Unit],
+    fragments: &[Fragment],
+    analyses: &[UnitAnalysis],
+) -> Vec<usize> {
+    let mut out = vec![0; fragments.len()];
+    let mut latest: HashMap<String, usize> = HashMap::new();
+    for (i, u) in units.iter().enumerate() {
+        if let (Kind::Diff, Some(path), true) = (u.kind, &u.path, analyses[i].is_live()) {
+            latest.insert(key(path), i);
+        }
+    }
+    if latest.is_empty() {
+        return out;
+    }
+    let added: HashMap<&str, HashSet<&str>> = latest
+        .iter()
+        .map(|(k, &i)| {
+            let lines = units[i]
+                .text
+                .lines()
+                .filter(|l| l.starts_with('+') && !l.starts_with("+++"))
+                .filter_map(|l| place_line(&l[1..]))
+                .collect();
+            (k.as_str(), lines)
+        })
+        .collect();
+    let known: Vec<&str> = added.keys().copied().collect();
+    for u in units {
+        let (Kind::File, Some(path)) = (u.kind, &u.path) else {
+            continue;
+        };
+        let Some(lines) = same_file(&known, &key(path)).and_then(|k| added.get(k)) else {
+            continue;
+        };
+        for fi in u.fragments.clone() {
+            out[fi] = fragments[fi]
+                .text(units)
+                .lines()
+                .filter_map(place_line)
+                .filter(|l| lines.contains(l))
+                .count();
+        }
+    }
+    out
+}
+
 /// A path as compared: normalized, lowercase.
 fn key(path: &str) -> String {
     paths::normalize_path(path).to_lowercase()
@@ -231,6 +306,54 @@ mod tests {
         assert!(alpha.0 != beta.0 && beta.0 != gamma.0, "three chunks");
         // The change to gamma does not count: the diff itself shows it.
         assert_eq!((alpha.1, beta.1, gamma.1), (0, 1, 0));
+    }
+
+    #[test]
+    fn the_chunk_showing_what_the_latest_change_wrote_is_counted() {
+        use crate::optimizer::{analysis, dedupe, extract, normalize, supersede};
+        use crate::records::{DiffRecord, FileRecord, Records};
+        // The file as it stands after the change to gamma (its view shows the new line).
+        let content = ["alpha", "beta", "gamma"]
+            .map(|n| block(n, 20))
+            .concat()
+            .replace("gamma_part(7)", "gamma_part(8)");
+        let records = Records {
+            task: Some("Tidy up.".into()),
+            diffs: vec![DiffRecord {
+                common: at("d1", 5),
+                path: "src/lib.rs".into(),
+                diff: "@@ -50,1 +50,1 @@\n-    let step_7 = gamma_part(7);\n+    let step_7 = gamma_part(8);\n".into(),
+            }],
+            files: vec![FileRecord {
+                common: at("f1", 9),
+                path: "/repo/src/lib.rs".into(),
+                content,
+            }],
+            ..Records::default()
+        };
+        let (units, fragments) = normalize::normalize(&records, None).unwrap();
+        let mut deduped = dedupe::dedupe(&units, 1);
+        let outcomes = extract::outcomes(&units, 1);
+        supersede::supersede(&units, &outcomes, &mut deduped);
+        let analyses = analysis::analyse(&units, deduped, &outcomes);
+        let done = written(&units, &fragments, &analyses);
+        let of = |line: &str| {
+            fragments
+                .iter()
+                .enumerate()
+                .find(|(_, f)| units[f.unit].kind == Kind::File && f.text(&units).contains(line))
+                .map(|(fi, _)| done[fi])
+                .unwrap()
+        };
+        assert_eq!((of("alpha_part(3)"), of("gamma_part(8)")), (0, 1));
+        // The diff's own fragments are not a file's.
+        let diff_counts: Vec<usize> = fragments
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| units[f.unit].kind == Kind::Diff)
+            .map(|(fi, _)| done[fi])
+            .collect();
+        assert!(diff_counts.iter().all(|&n| n == 0), "{diff_counts:?}");
     }
 
     /// Builds, at 500 tokens with the files in play, a session that read a file of four

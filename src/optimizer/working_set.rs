@@ -27,7 +27,7 @@ use crate::optimizer::analysis::UnitAnalysis;
 use crate::optimizer::extract::{paths, Features};
 use crate::optimizer::fragment::{Fragment, Unit};
 use crate::optimizer::output::{ScoreComponent, Signal};
-use crate::optimizer::regions::ends_on_segment;
+use crate::optimizer::regions::{ends_on_segment, Places};
 use crate::optimizer::score::{round4, Scored};
 use crate::records::Kind;
 
@@ -113,8 +113,9 @@ fn file_name(path: &str) -> &str {
 
 /// Adds the `working_set` component (weight `weight`) to every scored fragment: the chunks
 /// of files read get their file's share, halved per rank within the file — ranked by how
-/// many of the lines the session's searches hit they show (`worked`, see
-/// [`crate::optimizer::regions`]), then by score — (see the module doc); everything else
+/// many of the lines the session's searches hit they show, then those showing no line the
+/// file's latest change wrote first ([`Places::rank`]), then by score — (see the module
+/// doc); everything else
 /// gets 0. It counts as relevance. Returns the fragments that lead:
 /// the best chunk of every file whose share is at least [`LEAD_SHARE`], then the best chunks
 /// of the other files returned to, most visited first, while the leads' tokens fit in
@@ -124,7 +125,7 @@ pub(crate) fn apply(
     units: &[Unit],
     fragments: &[Fragment],
     attention: &BTreeMap<String, usize>,
-    worked: &[usize],
+    places: &Places,
     scores: &mut [Option<Scored>],
     budget: usize,
 ) -> BTreeSet<usize> {
@@ -153,8 +154,9 @@ pub(crate) fn apply(
         };
         let total = |fi: usize| scores[fi].as_ref().map_or(0.0, |s| s.total);
         chunks.sort_by(|&a, &b| {
-            worked[b]
-                .cmp(&worked[a])
+            places
+                .rank(b)
+                .cmp(&places.rank(a))
                 .then(total(b).total_cmp(&total(a)))
                 .then(a.cmp(&b))
         });
@@ -274,8 +276,11 @@ mod tests {
             })
             .collect();
         let att = attention(&units, &features, &analyses);
-        let worked = vec![0; fragments.len()];
-        let leads = apply(1.0, &units, &fragments, &att, &worked, &mut scores, budget);
+        let places = Places {
+            searched: vec![0; fragments.len()],
+            written: vec![0; fragments.len()],
+        };
+        let leads = apply(1.0, &units, &fragments, &att, &places, &mut scores, budget);
         let mut paths: Vec<String> = leads
             .into_iter()
             .map(|fi| units[fragments[fi].unit].path.clone().unwrap())

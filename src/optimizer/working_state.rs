@@ -14,6 +14,7 @@ use crate::optimizer::analysis::UnitAnalysis;
 use crate::optimizer::extract::Outcome;
 use crate::optimizer::fragment::{is_later, Fragment, Unit};
 use crate::optimizer::output::{ScoreComponent, Signal};
+use crate::optimizer::regions::Places;
 use crate::optimizer::score::{round4, Scored};
 use crate::records::{Kind, Role};
 
@@ -249,7 +250,8 @@ pub(crate) const LEAD_BUDGET_SHARE: f64 = 0.25;
 /// Adds the `working_state` component (weight `weight`, with its role as the reason) to
 /// every scored fragment: 1 for the fragments of a record with a role (of a file in play,
 /// only its best fragment — the one showing most of the lines the session's searches hit in
-/// it (`worked`), then the best-scoring —: it names the file and shows where the
+/// it, then one showing none of the lines its latest change wrote ([`Places::rank`]), then
+/// the best-scoring —: it names the file and shows where the
 /// session was), else 0
 /// (the agent's latest message loses its role when none of its fragments has any relevance). It counts as
 /// relevance. Returns the fragments that lead — tried right after the current change —: the
@@ -260,7 +262,7 @@ pub(crate) fn apply(
     weight: f64,
     state: &mut WorkingState,
     fragments: &[Fragment],
-    worked: &[usize],
+    places: &Places,
     scores: &mut [Option<Scored>],
     budget: usize,
 ) -> BTreeSet<usize> {
@@ -278,14 +280,19 @@ pub(crate) fn apply(
         }
     }
     // Of a file in play, its best fragment: the one showing most of the lines the session's
-    // searches hit, then the best-scoring (ties: the first).
-    let mut best: BTreeMap<usize, ((usize, f64), usize)> = BTreeMap::new();
-    for (fi, (f, s)) in fragments.iter().zip(scores.iter()).enumerate() {
-        if let (Some(s), Some(StateRole::InPlay)) = (s, state.roles[f.unit.0]) {
-            let rank = (worked[fi], s.total);
-            let entry = best.entry(f.unit.0).or_insert((rank, fi));
-            if rank.0 > entry.0 .0 || (rank.0 == entry.0 .0 && rank.1 > entry.0 .1) {
-                *entry = (rank, fi);
+    // searches hit, then one showing no line its latest change wrote (the change shows that
+    // region), then the best-scoring (ties: the first).
+    let mut best: BTreeMap<usize, usize> = BTreeMap::new();
+    let total = |fi: usize| scores[fi].as_ref().map_or(0.0, |s| s.total);
+    for (fi, f) in fragments.iter().enumerate() {
+        if scores[fi].is_some() && state.roles[f.unit.0] == Some(StateRole::InPlay) {
+            let entry = best.entry(f.unit.0).or_insert(fi);
+            let better = places
+                .rank(fi)
+                .cmp(&places.rank(*entry))
+                .then(total(fi).total_cmp(&total(*entry)));
+            if better == std::cmp::Ordering::Greater {
+                *entry = fi;
             }
         }
     }
@@ -294,7 +301,7 @@ pub(crate) fn apply(
         let Some(s) = scored else { continue };
         let role = state.roles[f.unit.0].filter(|&r| {
             r != StateRole::InPlay
-                || best.get(&f.unit.0).map(|b| b.1) == Some(fi)
+                || best.get(&f.unit.0) == Some(&fi)
                 || state.last_read == Some(f.unit.0)
         });
         let value = if role.is_some() { 1.0 } else { 0.0 };
@@ -385,5 +392,71 @@ mod tests {
             .collect();
         in_play.sort_unstable();
         assert_eq!(in_play, ["r0", "r3", "r4", "r9"]);
+    }
+
+    #[test]
+    fn a_file_in_play_is_shown_by_a_chunk_other_than_the_one_its_latest_change_wrote() {
+        use crate::optimizer::{build, BuildConfig};
+        use crate::records::{Common, DiffRecord, FileRecord, Records};
+        let at = |id: &str, s: u32| Common {
+            id: Some(id.into()),
+            timestamp: Some(format!("2026-02-03T05:00:{s:02}Z")),
+            ..Common::default()
+        };
+        let block = |name: &str| -> String {
+            std::iter::once(format!("fn {name}() {{\n"))
+                .chain((0..20).map(|i| format!("    let step_{i} = {name}_part({i});\n")))
+                .chain(std::iter::once("}\n\n".to_string()))
+                .collect()
+        };
+        // The task names a line of gamma's chunk, so that chunk scores best; but the session
+        // has just changed it, and the change shows that.
+        let view = ["alpha", "beta", "gamma"]
+            .map(block)
+            .concat()
+            .replace("gamma_part(7)", "gamma_part(8)")
+            .replace("gamma_part(15)", "zeta_part(15)");
+        let records = Records {
+            task: Some("Rename zeta_part.".into()),
+            diffs: vec![DiffRecord {
+                common: at("d1", 5),
+                path: "src/lib.rs".into(),
+                diff: "@@ -50,1 +50,1 @@\n-    let step_7 = gamma_part(7);\n+    let step_7 = gamma_part(8);\n".into(),
+            }],
+            files: vec![
+                FileRecord {
+                    common: at("f1", 9),
+                    path: "src/lib.rs".into(),
+                    content: view,
+                },
+                FileRecord {
+                    common: at("f2", 12),
+                    path: "src/other.rs".into(),
+                    content: "fn other() {}\n".into(),
+                },
+            ],
+            ..Records::default()
+        };
+        let out = build(&records, &BuildConfig::default()).unwrap();
+        let shown: Vec<&str> = out
+            .sources
+            .iter()
+            .filter(|s| s.record == "f1")
+            .filter(|s| {
+                s.components.iter().any(|c| {
+                    c.signal == Signal::WorkingState
+                        && c.reason.as_deref() == Some(StateRole::InPlay.reason())
+                })
+            })
+            .map(|s| {
+                let tag = format!("[source: {} ", s.id);
+                let start = out.context.find(&tag).expect("rendered");
+                let text = &out.context[start + tag.len()..];
+                let text = text.split_once('\n').map_or("", |(_, t)| t);
+                text.split("[source:").next().unwrap_or("")
+            })
+            .collect();
+        assert_eq!(shown.len(), 1, "{shown:?}");
+        assert!(!shown[0].contains("gamma_part(8)"), "{}", shown[0]);
     }
 }
