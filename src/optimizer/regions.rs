@@ -223,9 +223,10 @@ fn search_hit(line: &str) -> Option<(Option<&str>, &str)> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
-    use crate::records::Common;
+    use crate::optimizer::{analysis, dedupe, extract, normalize, supersede};
+    use crate::records::{Common, Records};
 
     /// A record's common fields: its id, and a time `s` seconds into the session.
     fn at(id: &str, s: u32) -> Common {
@@ -237,11 +238,44 @@ mod tests {
     }
 
     /// A function of `lines` lines, with a blank line after it.
-    fn block(name: &str, lines: usize) -> String {
+    pub(crate) fn block(name: &str, lines: usize) -> String {
         std::iter::once(format!("fn {name}() {{\n"))
             .chain((0..lines).map(|i| format!("    let step_{i} = {name}_part({i});\n")))
             .chain(std::iter::once("}\n\n".to_string()))
             .collect()
+    }
+
+    /// Three functions (`block`s), as the file stands after the change to gamma's step 7
+    /// (the view shows the line written), with that change.
+    pub(crate) fn gamma_changed(at_second: u32) -> (String, crate::records::DiffRecord) {
+        let view = ["alpha", "beta", "gamma"]
+            .map(|n| block(n, 20))
+            .concat()
+            .replace("gamma_part(7)", "gamma_part(8)");
+        let diff = crate::records::DiffRecord {
+            common: at("d1", at_second),
+            path: "src/lib.rs".into(),
+            diff: "@@ -50,1 +50,1 @@\n-    let step_7 = gamma_part(7);\n+    let step_7 = gamma_part(8);\n".into(),
+        };
+        (view, diff)
+    }
+
+    /// `records` normalized and analysed: units, fragments and their analyses.
+    fn analysed(records: &Records) -> (Vec<Unit>, Vec<Fragment>, Vec<UnitAnalysis>) {
+        let (units, fragments) = normalize::normalize(records, None).unwrap();
+        let mut deduped = dedupe::dedupe(&units, 1);
+        let outcomes = extract::outcomes(&units, 1);
+        supersede::supersede(&units, &outcomes, &mut deduped);
+        let analyses = analysis::analyse(&units, deduped, &outcomes);
+        (units, fragments, analyses)
+    }
+
+    /// The file chunk that shows `line`.
+    fn chunk_showing(units: &[Unit], fragments: &[Fragment], line: &str) -> usize {
+        fragments
+            .iter()
+            .position(|f| units[f.unit].kind == Kind::File && f.text(units).contains(line))
+            .unwrap()
     }
 
     #[test]
@@ -261,8 +295,7 @@ mod tests {
 
     #[test]
     fn the_chunk_a_search_hit_shows_was_searched_and_others_not() {
-        use crate::optimizer::{analysis, dedupe, extract, normalize, supersede};
-        use crate::records::{DiffRecord, FileRecord, Records, ToolOutput};
+        use crate::records::{DiffRecord, FileRecord, ToolOutput};
         // A file of three far-apart functions, read whole.
         let content = ["alpha", "beta", "gamma"].map(|n| block(n, 20)).concat();
         let records = Records {
@@ -287,20 +320,12 @@ mod tests {
             }],
             ..Records::default()
         };
-        let (units, fragments) = normalize::normalize(&records, None).unwrap();
-        let mut deduped = dedupe::dedupe(&units, 1);
-        let outcomes = extract::outcomes(&units, 1);
-        supersede::supersede(&units, &outcomes, &mut deduped);
-        let analyses = analysis::analyse(&units, deduped, &outcomes);
+        let (units, fragments, analyses) = analysed(&records);
         let worked = searched(&units, &fragments, &analyses);
         // The file chunk showing `line`, and its count.
         let of = |line: &str| {
-            fragments
-                .iter()
-                .enumerate()
-                .find(|(_, f)| units[f.unit].kind == Kind::File && f.text(&units).contains(line))
-                .map(|(fi, _)| (fi, worked[fi]))
-                .unwrap()
+            let fi = chunk_showing(&units, &fragments, line);
+            (fi, worked[fi])
         };
         let (alpha, beta, gamma) = (of("alpha_part(3)"), of("beta_part(3)"), of("gamma_part(7)"));
         assert!(alpha.0 != beta.0 && beta.0 != gamma.0, "three chunks");
@@ -310,20 +335,12 @@ mod tests {
 
     #[test]
     fn the_chunk_showing_what_the_latest_change_wrote_is_counted() {
-        use crate::optimizer::{analysis, dedupe, extract, normalize, supersede};
-        use crate::records::{DiffRecord, FileRecord, Records};
+        use crate::records::FileRecord;
         // The file as it stands after the change to gamma (its view shows the new line).
-        let content = ["alpha", "beta", "gamma"]
-            .map(|n| block(n, 20))
-            .concat()
-            .replace("gamma_part(7)", "gamma_part(8)");
+        let (content, diff) = gamma_changed(5);
         let records = Records {
             task: Some("Tidy up.".into()),
-            diffs: vec![DiffRecord {
-                common: at("d1", 5),
-                path: "src/lib.rs".into(),
-                diff: "@@ -50,1 +50,1 @@\n-    let step_7 = gamma_part(7);\n+    let step_7 = gamma_part(8);\n".into(),
-            }],
+            diffs: vec![diff],
             files: vec![FileRecord {
                 common: at("f1", 9),
                 path: "/repo/src/lib.rs".into(),
@@ -331,20 +348,9 @@ mod tests {
             }],
             ..Records::default()
         };
-        let (units, fragments) = normalize::normalize(&records, None).unwrap();
-        let mut deduped = dedupe::dedupe(&units, 1);
-        let outcomes = extract::outcomes(&units, 1);
-        supersede::supersede(&units, &outcomes, &mut deduped);
-        let analyses = analysis::analyse(&units, deduped, &outcomes);
+        let (units, fragments, analyses) = analysed(&records);
         let done = written(&units, &fragments, &analyses);
-        let of = |line: &str| {
-            fragments
-                .iter()
-                .enumerate()
-                .find(|(_, f)| units[f.unit].kind == Kind::File && f.text(&units).contains(line))
-                .map(|(fi, _)| done[fi])
-                .unwrap()
-        };
+        let of = |line: &str| done[chunk_showing(&units, &fragments, line)];
         assert_eq!((of("alpha_part(3)"), of("gamma_part(8)")), (0, 1));
         // The diff's own fragments are not a file's.
         let diff_counts: Vec<usize> = fragments

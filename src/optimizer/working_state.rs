@@ -397,32 +397,20 @@ mod tests {
     #[test]
     fn a_file_in_play_is_shown_by_a_chunk_other_than_the_one_its_latest_change_wrote() {
         use crate::optimizer::{build, BuildConfig};
-        use crate::records::{Common, DiffRecord, FileRecord, Records};
+        use crate::records::{Common, FileRecord, Records};
         let at = |id: &str, s: u32| Common {
             id: Some(id.into()),
             timestamp: Some(format!("2026-02-03T05:00:{s:02}Z")),
             ..Common::default()
         };
-        let block = |name: &str| -> String {
-            std::iter::once(format!("fn {name}() {{\n"))
-                .chain((0..20).map(|i| format!("    let step_{i} = {name}_part({i});\n")))
-                .chain(std::iter::once("}\n\n".to_string()))
-                .collect()
-        };
+        use crate::optimizer::regions::tests::gamma_changed;
         // The task names a line of gamma's chunk, so that chunk scores best; but the session
         // has just changed it, and the change shows that.
-        let view = ["alpha", "beta", "gamma"]
-            .map(block)
-            .concat()
-            .replace("gamma_part(7)", "gamma_part(8)")
-            .replace("gamma_part(15)", "zeta_part(15)");
+        let (view, diff) = gamma_changed(5);
+        let view = view.replace("gamma_part(15)", "zeta_part(15)");
         let records = Records {
             task: Some("Rename zeta_part.".into()),
-            diffs: vec![DiffRecord {
-                common: at("d1", 5),
-                path: "src/lib.rs".into(),
-                diff: "@@ -50,1 +50,1 @@\n-    let step_7 = gamma_part(7);\n+    let step_7 = gamma_part(8);\n".into(),
-            }],
+            diffs: vec![diff],
             files: vec![
                 FileRecord {
                     common: at("f1", 9),

@@ -1,5 +1,11 @@
 use super::*;
 
+/// A user entry of `text`.
+fn user(uuid: &str, text: &str) -> Value {
+    serde_json::json!({"type": "user", "uuid": uuid, "cwd": "/w",
+        "message": {"role": "user", "content": text}})
+}
+
 fn import(lines: &[serde_json::Value]) -> (Records, ImportSummary) {
     let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
     import_transcript(&text)
@@ -122,6 +128,23 @@ fn paths_stay_relative_to_the_project_folder_after_a_cd() {
 /// A session file of the real corpus.
 fn real(name: &str) -> String {
     crate::import::real_data_tests::corpus_file("claude-code", name)
+}
+
+/// A real chkit session (Claude Code 2.1.50) with a failed e2e run at line 313 and a
+/// `/context` listing at line 348, imported.
+fn chkit_failed_e2e_session() -> Records {
+    import_transcript(&real(
+        "obsessiondb__chkit__bab732db-a82e-410a-b87a-ee2f20b237b8.jsonl",
+    ))
+    .0
+}
+
+/// Whether a record was made from transcript line `line`.
+fn from_line(common: &Common, line: usize) -> bool {
+    common
+        .id
+        .as_deref()
+        .is_some_and(|id| id.contains(&format!("-L{line}-")))
 }
 
 /// The tool outputs whose id holds `kind` (`plan-L`, also in `side-plan-L…`).
@@ -424,10 +447,6 @@ fn an_edit_whose_old_text_the_view_does_not_hold_once_leaves_no_view() {
 
 #[test]
 fn a_prompt_that_opens_with_a_tag_is_a_prompt_and_the_clients_own_wrappers_are_not() {
-    let user = |uuid: &str, text: &str| {
-        serde_json::json!({"type": "user", "uuid": uuid, "cwd": "/w",
-            "message": {"role": "user", "content": text}})
-    };
     // The client's own wrapped texts first: none of them is the task.
     let (records, _) = import(&[
         user("u1", "<system-reminder>The file changed.</system-reminder>"),
@@ -500,17 +519,11 @@ fn a_failed_commands_output_written_twice_is_taken_once() {
     }
     // A real one (Claude Code 2.1.50): the failing e2e run's output once, in the error and in
     // the command's output.
-    let text = real("obsessiondb__chkit__bab732db-a82e-410a-b87a-ee2f20b237b8.jsonl");
-    let (records, _) = import_transcript(&text);
+    let records = chkit_failed_e2e_session();
     let error = records
         .errors
         .iter()
-        .find(|e| {
-            e.common
-                .id
-                .as_deref()
-                .is_some_and(|id| id.contains("-L313-"))
-        })
+        .find(|e| from_line(&e.common, 313))
         .expect("the failed run's error");
     let stack = error.stack.as_deref().unwrap_or_default();
     assert_eq!(
@@ -521,12 +534,7 @@ fn a_failed_commands_output_written_twice_is_taken_once() {
     let output = records
         .tool_outputs
         .iter()
-        .find(|o| {
-            o.common
-                .id
-                .as_deref()
-                .is_some_and(|id| id.contains("-L313-"))
-        })
+        .find(|o| from_line(&o.common, 313))
         .expect("the failed run's output");
     assert_eq!(
         output.output.matches("Ran 4 tests across 1 file").count(),
@@ -536,10 +544,6 @@ fn a_failed_commands_output_written_twice_is_taken_once() {
 
 #[test]
 fn what_the_client_writes_in_the_users_place_is_not_the_users_words() {
-    let user = |uuid: &str, text: &str| {
-        serde_json::json!({"type": "user", "uuid": uuid, "cwd": "/w",
-            "message": {"role": "user", "content": text}})
-    };
     let (records, _) = import(&[
         user("u1", "fix the flaky test"),
         user(
@@ -558,17 +562,11 @@ fn what_the_client_writes_in_the_users_place_is_not_the_users_words() {
     let roles: Vec<Role> = records.messages.iter().map(|m| m.role).collect();
     assert_eq!(roles, [Role::User, Role::Tool, Role::Tool, Role::User]);
     // A real one: Claude Code's `/context` listing in a chkit session.
-    let text = real("obsessiondb__chkit__bab732db-a82e-410a-b87a-ee2f20b237b8.jsonl");
-    let (records, _) = import_transcript(&text);
+    let records = chkit_failed_e2e_session();
     let listing = records
         .messages
         .iter()
-        .find(|m| {
-            m.common
-                .id
-                .as_deref()
-                .is_some_and(|id| id.contains("-L348-"))
-        })
+        .find(|m| from_line(&m.common, 348))
         .expect("the /context listing");
     assert!(listing.text.contains("### Memory Files"));
     assert_eq!(listing.role, Role::Tool);
