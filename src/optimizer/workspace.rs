@@ -7,6 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use crate::optimizer::condense;
+use crate::optimizer::extract::paths::is_absolute;
 
 /// Share of a session's absolute paths (library paths left out) a folder must hold to be
 /// the workspace root. Above one half, so the folders that qualify are the ancestors of one
@@ -119,12 +120,6 @@ fn names_root_at(text: &str, at: usize, root: &str) -> bool {
     // Not the tail of a longer path (`/a/proj` for `/proj`) or a relative one (`./proj`).
     let starts = at == 0 || !name_byte(text.as_bytes()[at - 1]);
     same && ends && starts
-}
-
-/// Whether a normalized path is absolute: `/…` or a drive, `c:/…`.
-fn is_absolute(path: &str) -> bool {
-    let b = path.as_bytes();
-    path.starts_with('/') || (b.len() > 3 && b[0].is_ascii_alphabetic() && &b[1..3] == b":/")
 }
 
 /// The folders a path lies in, outermost first (`/a`, `/a/b` for `/a/b/c.rs`; `c:/src` for

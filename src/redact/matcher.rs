@@ -192,8 +192,9 @@ impl Matcher {
                 continue;
             }
             let matches = match compiled.rule.starts {
-                Starts::Anywhere => whole_text_matches(compiled.pattern(), text),
-                _ if whole_text => whole_text_matches(compiled.pattern(), text),
+                starts if whole_text || starts == Starts::Anywhere => {
+                    whole_text_matches(compiled.pattern(), text)
+                }
                 starts => {
                     let at = hits
                         .starts

@@ -23,6 +23,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::optimizer::extract::paths::is_absolute;
+
 /// What one command read: the path and the lines, numbered from 1.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct FileRead {
@@ -325,16 +327,6 @@ fn reader(stage: &str) -> Option<(String, Reader)> {
             count,
         },
     ))
-}
-
-/// A path that names its directory from the root: `/…`, `\\…` or a drive (`C:\\…`, `C:/…`).
-fn is_absolute(path: &str) -> bool {
-    let b = path.as_bytes();
-    path.starts_with(['/', '\\'])
-        || (b.len() >= 3
-            && b[0].is_ascii_alphabetic()
-            && b[1] == b':'
-            && matches!(b[2], b'/' | b'\\'))
 }
 
 impl FileRead {

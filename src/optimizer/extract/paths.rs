@@ -103,6 +103,17 @@ fn path_in_token(token: &str) -> Option<&str> {
     }
 }
 
+/// Whether a path names its directory from the root: `/…`, `\\…` or a drive (`C:\\…`,
+/// `c:/…`).
+pub(crate) fn is_absolute(path: &str) -> bool {
+    let b = path.as_bytes();
+    path.starts_with(['/', '\\'])
+        || (b.len() >= 3
+            && b[0].is_ascii_alphabetic()
+            && b[1] == b':'
+            && matches!(b[2], b'/' | b'\\'))
+}
+
 /// A path with forward slashes and without a leading `./`.
 pub(crate) fn normalize_path(path: &str) -> Cow<'_, str> {
     let path = path.strip_prefix("./").unwrap_or(path);
