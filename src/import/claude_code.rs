@@ -339,6 +339,23 @@ impl ClaudeImporter {
                         ("user", _) => (Role::User, "msg"),
                         _ => (Role::Assistant, "msg"),
                     };
+                    // An app's instructions written before the user's words are its text.
+                    let (preamble, text) = match role {
+                        Role::User => app_instructions(&text),
+                        _ => ("", text.as_str()),
+                    };
+                    if !preamble.is_empty() {
+                        let message = Message {
+                            common: entry.common(id_kind),
+                            role: Role::Tool,
+                            text: preamble.to_string(),
+                        };
+                        push(&mut entry, SessionRecord::Message(message), out);
+                    }
+                    if text.trim().is_empty() {
+                        continue;
+                    }
+                    let text = text.to_string();
                     let prompt = (role == Role::User).then(|| prompt_text(&text)).flatten();
                     // What the client wrote in the user's place (a reminder, a local command's
                     // output, a notice) is the client's text, not the user's words.
@@ -581,7 +598,8 @@ fn tool_output(common: Common, call: &PendingCall, text: String) -> SessionRecor
 /// The tags Claude Code wraps the text it writes as the user's in (reminders, the output of a
 /// local or `!` command, a background task's notice, what the IDE shows): such a text is not a
 /// prompt. A text that opens with any other tag is the user's (a prompt written as
-/// `<objective>…</objective>`, an app's `<system_instruction>` before the user's words).
+/// `<objective>…</objective>`); an app's instructions before the user's words are split
+/// off ([`app_instructions`]).
 const CLIENT_TAGS: [&str; 19] = [
     "system-reminder",
     "local-command-caveat",
@@ -603,6 +621,32 @@ const CLIENT_TAGS: [&str; 19] = [
     "mcp-resource",
     "teammate-message",
 ];
+
+/// The tags an app that runs Claude Code wraps its own instructions in, written before the
+/// user's words in the same text (Conductor's workspace notes and attachment lists).
+const APP_INSTRUCTION_TAGS: [&str; 2] = ["system_instruction", "system-instruction"];
+
+/// `text` split into the app's instructions it opens with (blocks wrapped in one of the
+/// [`APP_INSTRUCTION_TAGS`], one after another) and the rest, the user's words; the
+/// instructions are empty when it opens with none.
+fn app_instructions(text: &str) -> (&str, &str) {
+    let mut end = 0;
+    loop {
+        let rest = &text[end..];
+        let at = end + (rest.len() - rest.trim_start().len());
+        let block = APP_INSTRUCTION_TAGS.iter().find_map(|tag| {
+            let body = text[at..].strip_prefix(&format!("<{tag}>"))?;
+            let close = format!("</{tag}>");
+            Some(text.len() - body.len() + body.find(&close)? + close.len())
+        });
+        match block {
+            Some(after) => end = after,
+            None => break,
+        }
+    }
+    let (preamble, rest) = text.split_at(end);
+    (preamble.trim(), rest.trim_start())
+}
 
 /// Whether `text` opens with one of the [`CLIENT_TAGS`].
 fn client_wrapped(text: &str) -> bool {

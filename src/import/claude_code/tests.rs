@@ -461,14 +461,48 @@ fn a_prompt_that_opens_with_a_tag_is_a_prompt_and_the_clients_own_wrappers_are_n
         ),
         user("u5", "<objective>\nDisable synchronize in CI.\n</objective>"),
     ]);
-    let task = records.task.as_deref().unwrap_or_default();
-    assert!(
-        task.starts_with("<system_instruction>") && task.ends_with("implement the plan"),
-        "{task}"
-    );
+    // An app's instructions before the user's words are the app's text; the words are the task.
+    assert_eq!(records.task.as_deref(), Some("implement the plan"));
+    let app = records
+        .messages
+        .iter()
+        .find(|m| m.text.starts_with("<system_instruction>"))
+        .expect("the app's instructions");
+    assert_eq!(app.role, Role::Tool);
     assert!(prompt_text("<objective>\nDisable synchronize in CI.\n</objective>").is_some());
     assert!(prompt_text("<bash-input>ls</bash-input>").is_none());
     assert!(prompt_text("<ide_opened_file>The user opened a.ts</ide_opened_file>").is_none());
+}
+
+#[test]
+fn an_apps_instructions_before_the_users_words_are_split_off() {
+    assert_eq!(
+        app_instructions("<system_instruction>\na\n</system_instruction>\n\n<system-instruction>b</system-instruction>\nfix it"),
+        ("<system_instruction>\na\n</system_instruction>\n\n<system-instruction>b</system-instruction>", "fix it")
+    );
+    // Only at the start, only closed blocks, only the app's tags.
+    for text in [
+        "fix it <system_instruction>a</system_instruction>",
+        "<system_instruction>never closed\nfix it",
+        "<objective>a</objective>\nfix it",
+    ] {
+        assert_eq!(app_instructions(text), ("", text));
+    }
+    // Real sessions run by an app (Conductor): its workspace notes and attachment lists come
+    // first, in one or two blocks; the task is what the user wrote after them.
+    let task = |name: &str| {
+        let (records, _) = import_transcript(&real(name));
+        records.task.unwrap_or_default()
+    };
+    assert_eq!(
+        task("obsessiondb__chkit__5f45db97-60ca-45bc-a8d3-eb35afee4786.jsonl"),
+        "implement"
+    );
+    let two_blocks = task("obsessiondb__chkit__bab732db-a82e-410a-b87a-ee2f20b237b8.jsonl");
+    assert!(
+        two_blocks.starts_with("Currently we are storing the state of whether the migrations"),
+        "{two_blocks}"
+    );
 }
 
 #[test]
