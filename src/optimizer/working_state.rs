@@ -24,6 +24,11 @@ pub(crate) const HALF_LIFE_STEPS: f64 = 20.0;
 /// How many open problems lead at most (the latest ones).
 const MAX_OPEN: usize = 3;
 
+/// How many later moments (tool calls, turns) a failure may have and still be open — two
+/// recency half-lives: a command the session ran once long ago and never again is behind it,
+/// not in front of it (the error stays a fact of the session, scored like any other).
+const OPEN_WITHIN_STEPS: usize = 2 * HALF_LIFE_STEPS as usize;
+
 /// How many files are in play: the ones read or changed most recently.
 pub(crate) const IN_PLAY: usize = 3;
 
@@ -80,7 +85,7 @@ pub(crate) fn working_state(units: &[Unit], analyses: &[UnitAnalysis]) -> Workin
         .collect();
     times.sort_unstable();
     times.dedup();
-    let steps_after = units
+    let steps_after: Vec<Option<usize>> = units
         .iter()
         .map(|u| {
             u.time
@@ -104,7 +109,7 @@ pub(crate) fn working_state(units: &[Unit], analyses: &[UnitAnalysis]) -> Workin
     if let Some(i) = latest_of(&|u| u.kind == Kind::ToolOutput && is_plan(&u.text)) {
         roles[i] = Some(StateRole::Plan);
     }
-    for i in open_problems(units, analyses) {
+    for i in open_problems(units, analyses, &steps_after) {
         roles[i] = Some(StateRole::OpenProblem);
     }
     for i in in_play(units, analyses) {
@@ -164,10 +169,15 @@ fn is_plan_item(line: &str) -> bool {
 }
 
 /// The open problems: per command, its latest live run when that run failed (no later run of
-/// the command — the same command line, options aside — passed), and the live errors recorded
+/// the command — the same command line, options aside — passed) within the last
+/// [`OPEN_WITHIN_STEPS`] moments, and the live errors recorded
 /// at the same moment as such a run (the error a client records for a failed tool call); the
 /// [`MAX_OPEN`] latest commands.
-fn open_problems(units: &[Unit], analyses: &[UnitAnalysis]) -> Vec<usize> {
+fn open_problems(
+    units: &[Unit],
+    analyses: &[UnitAnalysis],
+    steps_after: &[Option<usize>],
+) -> Vec<usize> {
     // The latest run of each command, options aside.
     let mut latest: BTreeMap<String, usize> = BTreeMap::new();
     for (i, u) in units.iter().enumerate() {
@@ -186,6 +196,7 @@ fn open_problems(units: &[Unit], analyses: &[UnitAnalysis]) -> Vec<usize> {
     let mut failed: Vec<usize> = latest
         .into_values()
         .filter(|&i| analyses[i].is_live() && analyses[i].outcome == Outcome::Failed)
+        .filter(|&i| steps_after[i].is_none_or(|n| n <= OPEN_WITHIN_STEPS))
         .collect();
     failed.sort_by_key(|&i| (units[i].time, units[i].order));
     let failed = &failed[failed.len().saturating_sub(MAX_OPEN)..];
@@ -446,5 +457,47 @@ mod tests {
             .collect();
         assert_eq!(shown.len(), 1, "{shown:?}");
         assert!(!shown[0].contains("gamma_part(8)"), "{}", shown[0]);
+    }
+
+    #[test]
+    fn a_failure_the_session_left_two_half_lives_behind_is_not_open() {
+        use crate::optimizer::{build, BuildConfig};
+        use crate::records::{Common, Message, Records, ToolOutput};
+        let at = |id: &str, s: usize| Common {
+            id: Some(id.into()),
+            timestamp: Some(format!("2026-02-03T05:{:02}:{:02}Z", s / 60, s % 60)),
+            ..Common::default()
+        };
+        // A probe that failed once and was never run again, then `later` moments of work.
+        let open_after = |later: usize| {
+            let mut records = Records {
+                task: Some("Make the probe pass.".into()),
+                tool_outputs: vec![ToolOutput {
+                    common: at("probe", 0),
+                    tool: "./probe --once".into(),
+                    args: None,
+                    output: "probe: connection refused".into(),
+                    exit_code: Some(1),
+                    cwd: None,
+                }],
+                ..Records::default()
+            };
+            records.messages = (1..=later)
+                .map(|i| Message {
+                    common: at(&format!("m{i}"), i),
+                    role: crate::records::Role::Assistant,
+                    text: format!("Step {i} of the probe's repair."),
+                })
+                .collect();
+            let out = build(&records, &BuildConfig::default()).unwrap();
+            out.sources.iter().any(|s| {
+                s.record == "probe"
+                    && s.components
+                        .iter()
+                        .any(|c| c.reason.as_deref() == Some(StateRole::OpenProblem.reason()))
+            })
+        };
+        assert!(open_after(OPEN_WITHIN_STEPS));
+        assert!(!open_after(OPEN_WITHIN_STEPS + 1));
     }
 }
