@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use ctxopt::bench::metrics;
+use ctxopt::bench::report;
 use ctxopt::bench::scenario::{self, Scenario};
 use ctxopt::bench::strategy::{self, Strategy};
 use ctxopt::import::swe_agent;
@@ -152,6 +153,22 @@ fn every_scenario_builds_identically_and_matches_its_snapshot() {
         assert!(first_bytes == second_bytes, "{}: two builds differ", s.name);
         insta::assert_snapshot!(format!("scenario__{}", s.name), first.context);
     }
+}
+
+#[test]
+fn ctxopt_meets_the_scenario_benchmarks_reference_bar() {
+    // What `ctxopt bench` prints and docs/benchmarks.md records: every required fact and the
+    // budget on every scenario, recall 100 %, reduction and precision above the reference's.
+    let scenarios = scenario::load_dir(&scenario_dir()).unwrap();
+    let run = report::run_all(&scenarios, Tokenizer::O200kBase);
+    assert!(run.meets_bar, "{}", report::text_table(&run));
+    // The canary: a fact no record holds is missed, and the bar is not met.
+    let mut missing = scenarios.clone();
+    missing[0]
+        .required_facts
+        .push("a fact that no record of this scenario holds".into());
+    let run = report::run_all(&missing, Tokenizer::O200kBase);
+    assert!(!run.meets_bar, "{}", report::text_table(&run));
 }
 
 #[test]

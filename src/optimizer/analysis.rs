@@ -31,6 +31,14 @@ impl UnitAnalysis {
     pub(crate) fn is_live(&self) -> bool {
         self.dropped.is_none()
     }
+
+    /// Whether the unit was superseded: for a diff, a revert of an earlier change (what
+    /// [`current_diffs`] reads the same way).
+    pub(crate) fn is_revert(&self) -> bool {
+        self.dropped
+            .as_ref()
+            .is_some_and(|d| d.reason == DropReason::Superseded)
+    }
 }
 
 index_by!(UnitIx, UnitAnalysis);

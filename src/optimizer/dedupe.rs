@@ -185,10 +185,19 @@ fn repeated_runs(units: &[Unit], out: &mut Deduped) {
         }
         let shown = &earlier[earlier.len().saturating_sub(HISTORY_CAP)..];
         let bare = is_bare(&units[keep]);
+        // The day once, when every run shown has a time on the same day.
+        let days: HashSet<Option<chrono::NaiveDate>> = shown
+            .iter()
+            .map(|&i| run_time(&units[i]).map(|t| t.date_naive()))
+            .collect();
+        let day = match days.into_iter().collect::<Vec<_>>()[..] {
+            [Some(day)] => Some(day),
+            _ => None,
+        };
         let runs: Vec<String> = shown
             .iter()
             .map(|&i| {
-                let summary = run_summary(&units[i], key);
+                let summary = run_summary(&units[i], key, day.is_some());
                 match bare.then(|| lines_not_in(&units[i].text, &units[keep].text)) {
                     Some(lines) if !lines.is_empty() => format!("{summary} {lines}"),
                     _ => summary,
@@ -201,8 +210,9 @@ fn repeated_runs(units: &[Unit], out: &mut Deduped) {
         } else {
             String::new()
         };
+        let on = day.map_or(String::new(), |d| format!(" on {}", d.format("%Y-%m-%d")));
         out.history[keep] = Some(format!(
-            "earlier runs ({}): {}{more}",
+            "earlier runs ({}){on}: {}{more}",
             earlier.len(),
             runs.join(", ")
         ));
@@ -372,7 +382,15 @@ fn failure_evidence(text: &str) -> Vec<String> {
 
 /// `exit 1 at 2024-05-01T10:00:00Z` (or `exit ?` / `#3` without a code / time), led by the
 /// run's command when it differs from `key`, the latest run's.
-fn run_summary(u: &Unit, key: &str) -> String {
+/// When a run ran (UTC), if its record has a time.
+fn run_time(u: &Unit) -> Option<chrono::DateTime<chrono::Utc>> {
+    u.time.and_then(chrono::DateTime::from_timestamp_millis)
+}
+
+/// One earlier run in a history line: its exit code (and its command when it differs from
+/// `key`), and when it ran — the time of day alone when the line names the day once
+/// (`time_only`).
+fn run_summary(u: &Unit, key: &str, time_only: bool) -> String {
     let exit = u
         .exit_code
         .map_or("exit ?".to_string(), |c| format!("exit {c}"));
@@ -380,8 +398,13 @@ fn run_summary(u: &Unit, key: &str) -> String {
         Some(k) if k != key => format!("`{}` {exit}", one_line(k, 120)),
         _ => exit,
     };
-    match u.time.and_then(chrono::DateTime::from_timestamp_millis) {
-        Some(t) => format!("{exit} at {}", t.format("%Y-%m-%dT%H:%M:%SZ")),
+    let format = if time_only {
+        "%H:%M:%SZ"
+    } else {
+        "%Y-%m-%dT%H:%M:%SZ"
+    };
+    match run_time(u) {
+        Some(t) => format!("{exit} at {}", t.format(format)),
         None => format!("{exit} (#{})", u.index),
     }
 }
@@ -668,9 +691,26 @@ mod tests {
             DropReason::RepeatedRun
         );
         assert!(d.dropped[0].is_none() && d.dropped[2].is_none());
+        // The day once, then the times.
         assert_eq!(
             d.history[0].as_deref(),
-            Some("earlier runs (1): exit 1 at 2024-05-01T10:00:00Z")
+            Some("earlier runs (1) on 2024-05-01: exit 1 at 10:00:00Z")
+        );
+        // Runs on two days keep each one's date.
+        let records = Records {
+            tool_outputs: vec![
+                run("npm test", "FAIL a", 1, "2024-05-01T10:02:00Z"),
+                run("npm test", "FAIL b", 1, "2024-05-01T10:00:00Z"),
+                run("npm test", "FAIL c", 2, "2024-04-30T23:59:00Z"),
+            ],
+            ..Records::default()
+        };
+        let (units, _) = normalize(&records, None).unwrap();
+        assert_eq!(
+            dedupe(&units, 1).history[0].as_deref(),
+            Some(
+                "earlier runs (2): exit 2 at 2024-04-30T23:59:00Z, exit 1 at 2024-05-01T10:00:00Z"
+            )
         );
     }
 
@@ -775,7 +815,7 @@ mod tests {
         assert!(d.dropped[1..].iter().all(Option::is_none));
         assert_eq!(
             d.history[1].as_deref(),
-            Some("earlier runs (1): `go test ./pkg -run TestRender -count=1` exit 1 at 2024-05-01T10:00:00Z")
+            Some("earlier runs (1) on 2024-05-01: `go test ./pkg -run TestRender -count=1` exit 1 at 10:00:00Z")
         );
     }
 

@@ -215,13 +215,15 @@ fn open_problems(
 }
 
 /// The files in play: of the [`IN_PLAY`] paths read or changed most recently (by their latest
-/// live file or diff), the latest live file record (its last read) and the latest live diff
-/// (its last change) — the current view of each.
+/// live file or diff, or a revert), the latest live file record (its last read) and the latest
+/// live diff (its last change) unless a revert undid it — the current view of each.
 fn in_play(units: &[Unit], analyses: &[UnitAnalysis]) -> Vec<usize> {
-    // Per path: its latest file and its latest diff.
+    // Per path: its latest file and its latest diff — a revert too (a diff superseded as
+    // undoing an earlier one): the file then has no change in play, only its view.
     let mut latest: BTreeMap<&str, (Option<usize>, Option<usize>)> = BTreeMap::new();
     for (i, u) in units.iter().enumerate() {
-        let (Some(path), true) = (&u.path, analyses[i].is_live()) else {
+        let counts = analyses[i].is_live() || (u.kind == Kind::Diff && analyses[i].is_revert());
+        let (Some(path), true) = (&u.path, counts) else {
             continue;
         };
         let slot = latest.entry(path.as_str()).or_default();
@@ -250,6 +252,7 @@ fn in_play(units: &[Unit], analyses: &[UnitAnalysis]) -> Vec<usize> {
         .into_iter()
         .take(IN_PLAY)
         .flat_map(|(_, v)| v)
+        .filter(|&i| analyses[i].is_live())
         .collect();
     out.sort_unstable();
     out
@@ -499,5 +502,47 @@ mod tests {
         };
         assert!(open_after(OPEN_WITHIN_STEPS));
         assert!(!open_after(OPEN_WITHIN_STEPS + 1));
+    }
+
+    #[test]
+    fn a_change_a_later_diff_reverted_is_not_in_play() {
+        use crate::optimizer::{build, BuildConfig};
+        use crate::records::{Common, DiffRecord, FileRecord, Records};
+        let at = |id: &str, s: u32| Common {
+            id: Some(id.into()),
+            timestamp: Some(format!("2026-02-03T05:00:{s:02}Z")),
+            ..Common::default()
+        };
+        let diff = |id: &str, s: u32, from: &str, to: &str| DiffRecord {
+            common: at(id, s),
+            path: "src/lib.rs".into(),
+            diff: format!("--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -1 +1 @@\n-{from}\n+{to}\n"),
+        };
+        // The file read, a change tried, then undone: the file is as it was read.
+        let in_play = |reverted: bool| {
+            let mut diffs = vec![diff("tried", 2, "fn f() {}", "fn f() { sort(); }")];
+            if reverted {
+                diffs.push(diff("undone", 3, "fn f() { sort(); }", "fn f() {}"));
+            }
+            let records = Records {
+                task: Some("Make f sort.".into()),
+                files: vec![FileRecord {
+                    common: at("view", 1),
+                    path: "src/lib.rs".into(),
+                    content: "fn f() {}\n".into(),
+                }],
+                diffs,
+                ..Records::default()
+            };
+            let out = build(&records, &BuildConfig::default()).unwrap();
+            out.sources.iter().any(|s| {
+                s.record == "tried"
+                    && s.components
+                        .iter()
+                        .any(|c| c.reason.as_deref() == Some(StateRole::InPlay.reason()))
+            })
+        };
+        assert!(in_play(false));
+        assert!(!in_play(true));
     }
 }
