@@ -676,16 +676,19 @@ mod tests {
 
     #[test]
     fn repeated_runs_fold_into_a_history_line() {
-        let records = Records {
-            tool_outputs: vec![
-                run("npm test", "FAIL a", 1, "2024-05-01T10:02:00Z"),
-                run("npm test", "FAIL b", 1, "2024-05-01T10:00:00Z"),
-                run("npm run lint", "ok", 0, "2024-05-01T10:01:00Z"),
-            ],
-            ..Records::default()
+        let deduped = |tool_outputs| {
+            let records = Records {
+                tool_outputs,
+                ..Records::default()
+            };
+            let (units, _) = normalize(&records, None).unwrap();
+            dedupe(&units, 1)
         };
-        let (units, _) = normalize(&records, None).unwrap();
-        let d = dedupe(&units, 1);
+        let d = deduped(vec![
+            run("npm test", "FAIL a", 1, "2024-05-01T10:02:00Z"),
+            run("npm test", "FAIL b", 1, "2024-05-01T10:00:00Z"),
+            run("npm run lint", "ok", 0, "2024-05-01T10:01:00Z"),
+        ]);
         assert_eq!(
             d.dropped[1].as_ref().unwrap().reason,
             DropReason::RepeatedRun
@@ -697,17 +700,13 @@ mod tests {
             Some("earlier runs (1) on 2024-05-01: exit 1 at 10:00:00Z")
         );
         // Runs on two days keep each one's date.
-        let records = Records {
-            tool_outputs: vec![
-                run("npm test", "FAIL a", 1, "2024-05-01T10:02:00Z"),
-                run("npm test", "FAIL b", 1, "2024-05-01T10:00:00Z"),
-                run("npm test", "FAIL c", 2, "2024-04-30T23:59:00Z"),
-            ],
-            ..Records::default()
-        };
-        let (units, _) = normalize(&records, None).unwrap();
+        let d = deduped(vec![
+            run("npm test", "FAIL a", 1, "2024-05-01T10:02:00Z"),
+            run("npm test", "FAIL b", 1, "2024-05-01T10:00:00Z"),
+            run("npm test", "FAIL c", 2, "2024-04-30T23:59:00Z"),
+        ]);
         assert_eq!(
-            dedupe(&units, 1).history[0].as_deref(),
+            d.history[0].as_deref(),
             Some(
                 "earlier runs (2): exit 2 at 2024-04-30T23:59:00Z, exit 1 at 2024-05-01T10:00:00Z"
             )

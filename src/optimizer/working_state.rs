@@ -410,14 +410,9 @@ mod tests {
 
     #[test]
     fn a_file_in_play_is_shown_by_a_chunk_other_than_the_one_its_latest_change_wrote() {
-        use crate::optimizer::{build, BuildConfig};
-        use crate::records::{Common, FileRecord, Records};
-        let at = |id: &str, s: u32| Common {
-            id: Some(id.into()),
-            timestamp: Some(format!("2026-02-03T05:00:{s:02}Z")),
-            ..Common::default()
-        };
         use crate::optimizer::regions::tests::gamma_changed;
+        use crate::optimizer::{build, BuildConfig};
+        use crate::records::{FileRecord, Records};
         // The task names a line of gamma's chunk, so that chunk scores best; but the session
         // has just changed it, and the change shows that.
         let (view, diff) = gamma_changed(5);
@@ -462,15 +457,31 @@ mod tests {
         assert!(!shown[0].contains("gamma_part(8)"), "{}", shown[0]);
     }
 
-    #[test]
-    fn a_failure_the_session_left_two_half_lives_behind_is_not_open() {
-        use crate::optimizer::{build, BuildConfig};
-        use crate::records::{Common, Message, Records, ToolOutput};
-        let at = |id: &str, s: usize| Common {
+    /// A record's common fields: its id, and a time `s` seconds into the session.
+    fn at(id: &str, s: usize) -> crate::records::Common {
+        crate::records::Common {
             id: Some(id.into()),
             timestamp: Some(format!("2026-02-03T05:{:02}:{:02}Z", s / 60, s % 60)),
-            ..Common::default()
-        };
+            ..crate::records::Common::default()
+        }
+    }
+
+    /// Whether a build of `records` gives a fragment of the record `id` the working-state
+    /// `role`.
+    fn has_role(records: &crate::records::Records, id: &str, role: StateRole) -> bool {
+        let out =
+            crate::optimizer::build(records, &crate::optimizer::BuildConfig::default()).unwrap();
+        out.sources.iter().any(|s| {
+            s.record == id
+                && s.components
+                    .iter()
+                    .any(|c| c.reason.as_deref() == Some(role.reason()))
+        })
+    }
+
+    #[test]
+    fn a_failure_the_session_left_two_half_lives_behind_is_not_open() {
+        use crate::records::{Message, Records, ToolOutput};
         // A probe that failed once and was never run again, then `later` moments of work.
         let open_after = |later: usize| {
             let mut records = Records {
@@ -492,13 +503,7 @@ mod tests {
                     text: format!("Step {i} of the probe's repair."),
                 })
                 .collect();
-            let out = build(&records, &BuildConfig::default()).unwrap();
-            out.sources.iter().any(|s| {
-                s.record == "probe"
-                    && s.components
-                        .iter()
-                        .any(|c| c.reason.as_deref() == Some(StateRole::OpenProblem.reason()))
-            })
+            has_role(&records, "probe", StateRole::OpenProblem)
         };
         assert!(open_after(OPEN_WITHIN_STEPS));
         assert!(!open_after(OPEN_WITHIN_STEPS + 1));
@@ -506,14 +511,8 @@ mod tests {
 
     #[test]
     fn a_change_a_later_diff_reverted_is_not_in_play() {
-        use crate::optimizer::{build, BuildConfig};
-        use crate::records::{Common, DiffRecord, FileRecord, Records};
-        let at = |id: &str, s: u32| Common {
-            id: Some(id.into()),
-            timestamp: Some(format!("2026-02-03T05:00:{s:02}Z")),
-            ..Common::default()
-        };
-        let diff = |id: &str, s: u32, from: &str, to: &str| DiffRecord {
+        use crate::records::{DiffRecord, FileRecord, Records};
+        let diff = |id: &str, s: usize, from: &str, to: &str| DiffRecord {
             common: at(id, s),
             path: "src/lib.rs".into(),
             diff: format!("--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -1 +1 @@\n-{from}\n+{to}\n"),
@@ -534,13 +533,7 @@ mod tests {
                 diffs,
                 ..Records::default()
             };
-            let out = build(&records, &BuildConfig::default()).unwrap();
-            out.sources.iter().any(|s| {
-                s.record == "tried"
-                    && s.components
-                        .iter()
-                        .any(|c| c.reason.as_deref() == Some(StateRole::InPlay.reason()))
-            })
+            has_role(&records, "tried", StateRole::InPlay)
         };
         assert!(in_play(false));
         assert!(!in_play(true));
