@@ -35,13 +35,16 @@ impl UnitAnalysis {
     /// Whether the unit was superseded: for a diff, a revert of an earlier change (what
     /// [`current_diffs`] reads the same way).
     pub(crate) fn is_revert(&self) -> bool {
-        self.dropped
-            .as_ref()
-            .is_some_and(|d| d.reason == DropReason::Superseded)
+        superseded(self.dropped.as_ref())
     }
 }
 
 index_by!(UnitIx, UnitAnalysis);
+
+/// Whether superseding dropped the unit (a diff so dropped is a revert of an earlier one).
+fn superseded(dropped: Option<&Dropped>) -> bool {
+    dropped.is_some_and(|d| d.reason == DropReason::Superseded)
+}
 
 /// Gathers, per unit, what dedupe and superseding decided (`deduped`) and its outcome.
 pub(crate) fn analyse(units: &[Unit], deduped: Deduped, outcomes: &[Outcome]) -> Vec<UnitAnalysis> {
@@ -50,11 +53,7 @@ pub(crate) fn analyse(units: &[Unit], deduped: Deduped, outcomes: &[Outcome]) ->
         .dropped
         .iter()
         .zip(units)
-        .map(|(d, u)| {
-            u.kind == Kind::Diff
-                && d.as_ref()
-                    .is_some_and(|d| d.reason == DropReason::Superseded)
-        })
+        .map(|(d, u)| u.kind == Kind::Diff && superseded(d.as_ref()))
         .collect();
     let current = current_diffs(units, &live, &reverted);
     let Deduped {

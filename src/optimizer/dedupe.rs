@@ -186,14 +186,13 @@ fn repeated_runs(units: &[Unit], out: &mut Deduped) {
         let shown = &earlier[earlier.len().saturating_sub(HISTORY_CAP)..];
         let bare = is_bare(&units[keep]);
         // The day once, when every run shown has a time on the same day.
-        let days: HashSet<Option<chrono::NaiveDate>> = shown
+        let mut days = shown
             .iter()
-            .map(|&i| run_time(&units[i]).map(|t| t.date_naive()))
-            .collect();
-        let day = match days.into_iter().collect::<Vec<_>>()[..] {
-            [Some(day)] => Some(day),
-            _ => None,
-        };
+            .map(|&i| run_time(&units[i]).map(|t| t.date_naive()));
+        let day = days
+            .next()
+            .flatten()
+            .filter(|&d| days.all(|x| x == Some(d)));
         let runs: Vec<String> = shown
             .iter()
             .map(|&i| {

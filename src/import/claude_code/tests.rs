@@ -147,6 +147,15 @@ fn from_line(common: &Common, line: usize) -> bool {
         .is_some_and(|id| id.contains(&format!("-L{line}-")))
 }
 
+/// The one of `items` (errors, outputs, messages: `common` picks its fields) imported from
+/// transcript line `line`.
+fn at_line<T>(items: &[T], common: impl Fn(&T) -> &Common, line: usize) -> &T {
+    items
+        .iter()
+        .find(|item| from_line(common(item), line))
+        .unwrap_or_else(|| panic!("a record from line {line}"))
+}
+
 /// The tool outputs whose id holds `kind` (`plan-L`, also in `side-plan-L…`).
 fn outputs_of_kind<'a>(records: &'a Records, kind: &str) -> Vec<&'a ToolOutput> {
     records
@@ -554,22 +563,14 @@ fn a_failed_commands_output_written_twice_is_taken_once() {
     // A real one (Claude Code 2.1.50): the failing e2e run's output once, in the error and in
     // the command's output.
     let records = chkit_failed_e2e_session();
-    let error = records
-        .errors
-        .iter()
-        .find(|e| from_line(&e.common, 313))
-        .expect("the failed run's error");
+    let error = at_line(&records.errors, |e| &e.common, 313);
     let stack = error.stack.as_deref().unwrap_or_default();
     assert_eq!(
         stack.matches("Ran 4 tests across 1 file").count(),
         1,
         "{stack}"
     );
-    let output = records
-        .tool_outputs
-        .iter()
-        .find(|o| from_line(&o.common, 313))
-        .expect("the failed run's output");
+    let output = at_line(&records.tool_outputs, |o| &o.common, 313);
     assert_eq!(
         output.output.matches("Ran 4 tests across 1 file").count(),
         1
@@ -597,11 +598,8 @@ fn what_the_client_writes_in_the_users_place_is_not_the_users_words() {
     assert_eq!(roles, [Role::User, Role::Tool, Role::Tool, Role::User]);
     // A real one: Claude Code's `/context` listing in a chkit session.
     let records = chkit_failed_e2e_session();
-    let listing = records
-        .messages
-        .iter()
-        .find(|m| from_line(&m.common, 348))
-        .expect("the /context listing");
+    // The `/context` listing.
+    let listing = at_line(&records.messages, |m| &m.common, 348);
     assert!(listing.text.contains("### Memory Files"));
     assert_eq!(listing.role, Role::Tool);
 }
