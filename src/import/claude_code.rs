@@ -18,7 +18,9 @@
 //!   (see [`FileViews`]); `Write` → a file; `Edit`/`MultiEdit` → a diff (from
 //!   `toolUseResult.structuredPatch`, else from the old and new strings), forgetting the
 //!   lines seen of the file; `TodoWrite` → the plan, a tool output `plan-…` listing the
-//!   items with their status; `Grep`/`Glob` → a tool output `hits-…`, its path (and line)
+//!   items with their status; `TaskCreate`/`TaskUpdate`/`TaskList` (Claude Code 2.1's task
+//!   list) → after each that changes the list, the whole list as the plan (see
+//!   [`tasks::TaskPlan`]); `Grep`/`Glob` → a tool output `hits-…`, its path (and line)
 //!   hits relative to the working directory; any other tool → a tool output (`tool` = its name, `args` =
 //!   its input); `is_error: true` → an error record as well (`<tool>: <first line>`);
 //! - a `system` `compact_boundary` entry → its line in [`ImportSummary::boundaries`];
@@ -42,6 +44,7 @@ use super::test_runs::test_outcomes;
 use super::typed::{self, shaped};
 use super::{content_text, first_line, record_id, rfc3339, ImportSummary, INJECTED_MARKER};
 use format::{Block, Content, Hunk, Replacement, Todo, TodoInput, ToolUseResult, Turn};
+use tasks::TaskPlan;
 
 use crate::records::SessionRecord;
 use crate::records::{
@@ -134,6 +137,9 @@ pub(crate) struct ClaudeImporter {
     /// file has one name for the whole session.
     #[serde(default)]
     root: Option<String>,
+    /// The task list `TaskCreate`/`TaskUpdate`/`TaskList` calls keep (Claude Code 2.1's plan).
+    #[serde(default)]
+    tasks: TaskPlan,
 }
 
 /// A `tool_result` block, with what the client recorded of the result beside it.
@@ -551,17 +557,20 @@ impl ClaudeImporter {
                     cwd: None,
                 }));
             }
-            "TodoWrite" if !is_error => match plan_text(&call.input) {
-                Some(plan) => records.push(SessionRecord::ToolOutput(ToolOutput {
-                    common: common("plan"),
-                    tool: call.name.clone(),
-                    args: Some(call.input.clone()),
-                    output: plan,
-                    exit_code: None,
-                    cwd: None,
-                })),
-                None => records.push(tool_output(common("out"), &call, text)),
-            },
+            "TodoWrite" | "TaskCreate" | "TaskUpdate" | "TaskList" if !is_error => {
+                let plan = match call.name.as_str() {
+                    "TodoWrite" => plan_text(&call.input),
+                    _ => self
+                        .tasks
+                        .follow(&call.name, &call.input, &text, result)
+                        .then(|| self.tasks.text())
+                        .flatten(),
+                };
+                records.push(match plan {
+                    Some(plan) => tool_output(common("plan"), &call, plan),
+                    None => tool_output(common("out"), &call, text),
+                });
+            }
             _ if is_error => {}
             _ => records.push(tool_output(common("out"), &call, text)),
         }
@@ -882,5 +891,6 @@ fn edit_diff(path: &str, hunks: Option<&[Hunk]>, input: &Value) -> String {
 }
 
 mod format;
+mod tasks;
 #[cfg(test)]
 mod tests;

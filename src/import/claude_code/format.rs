@@ -101,6 +101,12 @@ pub(super) struct ToolUseResult {
     /// `Edit`/`MultiEdit`: the hunks applied.
     #[serde(default, deserialize_with = "lenient")]
     pub(super) structured_patch: Option<Vec<Hunk>>,
+    /// `TaskCreate`: the task made (`{"id", "subject"}`).
+    #[serde(default)]
+    pub(super) task: Option<Value>,
+    /// `TaskList`: every task (`[{"id", "subject", "status"}, …]`).
+    #[serde(default)]
+    pub(super) tasks: Option<Value>,
 }
 
 /// The lines a `Read` showed.

@@ -309,6 +309,100 @@ fn todo_writes_of_a_real_session_are_its_plan() {
 }
 
 #[test]
+fn task_list_calls_of_a_real_session_are_its_plan_after_each_change() {
+    // Claude Code 2.1 keeps the plan as a task list: TaskCreate, TaskUpdate, TaskList.
+    let text = real("obsessiondb__chkit__5f45db97-60ca-45bc-a8d3-eb35afee4786.jsonl");
+    let creates = answers(&text, "TaskCreate", |_| true);
+    let updates = answers(&text, "TaskUpdate", |_| true);
+    let lists = answers(&text, "TaskList", |_| true);
+    assert_eq!((creates.len(), updates.len(), lists.len()), (9, 17, 1));
+    let (records, _) = import_transcript(&text);
+    let plans = outputs_of_kind(&records, "plan-L");
+    let plan_at = |line: usize| &at_line(&plans, |o| &o.common, line).output;
+    // Each create adds its subject, pending; the first plan has the first task alone.
+    let first = plan_at(creates[0].0);
+    assert_eq!(
+        first,
+        "Plan (tasks):\n- [pending] Rename plugin-typegen directory and package to plugin-codegen"
+    );
+    let subject = |id: &str| {
+        creates
+            .iter()
+            .find(|(_, r)| r["task"]["id"] == id)
+            .map(|(_, r)| r["task"]["subject"].as_str().unwrap().to_string())
+            .unwrap()
+    };
+    // Each update moves its task to the status the client recorded.
+    for (line, result) in &updates {
+        let item = format!(
+            "- [{}] {}",
+            result["statusChange"]["to"].as_str().unwrap(),
+            subject(result["taskId"].as_str().unwrap())
+        );
+        assert!(plan_at(*line).contains(&item), "line {line}: {item}");
+    }
+    // The list as the client printed it is the plan, item for item.
+    let (line, listed) = &lists[0];
+    let plan = plan_at(*line);
+    for task in listed["tasks"].as_array().unwrap() {
+        let item = format!(
+            "- [{}] {}",
+            task["status"].as_str().unwrap(),
+            task["subject"].as_str().unwrap()
+        );
+        assert!(plan.contains(&item), "{item} not in {plan}");
+    }
+    assert_eq!(plans.len(), creates.len() + updates.len() + lists.len());
+    // The last plan: every task completed.
+    let last = &plans.last().unwrap().output;
+    assert_eq!(last.matches("- [completed] ").count(), 9, "{last}");
+}
+
+#[test]
+fn resuming_keeps_the_task_list_so_far() {
+    let line = |v: Value| v.to_string();
+    let lines = [
+        line(
+            serde_json::json!({"type": "assistant", "uuid": "a1", "message": {"content": [
+            {"type": "tool_use", "id": "t1", "name": "TaskCreate",
+             "input": {"subject": "write the parser", "description": "…"}},
+            {"type": "tool_use", "id": "t2", "name": "TaskCreate",
+             "input": {"subject": "test the parser", "description": "…"}}]}}),
+        ),
+        line(
+            serde_json::json!({"type": "user", "uuid": "u1", "message": {"content": [
+            {"type": "tool_result", "tool_use_id": "t1", "content": "Task #1 created successfully: write the parser"},
+            {"type": "tool_result", "tool_use_id": "t2", "content": "Task #2 created successfully: test the parser"}]}}),
+        ),
+        line(
+            serde_json::json!({"type": "assistant", "uuid": "a2", "message": {"content": [
+            {"type": "tool_use", "id": "t3", "name": "TaskUpdate",
+             "input": {"taskId": "1", "status": "in_progress"}}]}}),
+        ),
+        line(
+            serde_json::json!({"type": "user", "uuid": "u2", "message": {"content": [
+            {"type": "tool_result", "tool_use_id": "t3", "content": "Updated task #1 status"}]}}),
+        ),
+    ];
+    let (mut out, mut summary) = (Vec::new(), ImportSummary::default());
+    let mut first = ClaudeImporter::default();
+    for (i, l) in lines[..3].iter().enumerate() {
+        first.feed_line(i + 1, l, &mut out, &mut summary);
+    }
+    // The hooks save the importer's state as JSON between runs.
+    let saved = serde_json::to_string(&first).unwrap();
+    let mut second: ClaudeImporter = serde_json::from_str(&saved).unwrap();
+    second.feed_line(4, &lines[3], &mut out, &mut summary);
+    let SessionRecord::ToolOutput(plan) = &out.last().unwrap().record else {
+        panic!("{out:?}");
+    };
+    assert_eq!(
+        plan.output,
+        "Plan (tasks):\n- [in_progress] write the parser\n- [pending] test the parser"
+    );
+}
+
+#[test]
 fn compaction_boundaries_of_real_sessions_are_recognised_with_their_summaries() {
     let mut seen = 0;
     for name in [
