@@ -22,7 +22,9 @@
 //!   list) → after each that changes the list, the whole list as the plan (see
 //!   [`tasks::TaskPlan`]); `Grep`/`Glob` → a tool output `hits-…`, its path (and line)
 //!   hits relative to the working directory; any other tool → a tool output (`tool` = its name, `args` =
-//!   its input); `is_error: true` → an error record as well (`<tool>: <first line>`);
+//!   its input); `is_error: true` → an error record as well (`<tool>: <first line>`), except
+//!   for a call the client did not run because another call of its turn failed
+//!   (`Sibling tool call errored`: nothing, counted);
 //! - a `system` `compact_boundary` entry → its line in [`ImportSummary::boundaries`];
 //! - sidechain entries (`isSidechain`, a subagent's turns) get ids starting with `side-`;
 //! - everything else (`progress`, other `system` entries, `summary` titles, `file-history-snapshot`,
@@ -444,6 +446,11 @@ impl ClaudeImporter {
             summary.skip("ctxopt-context");
             return Vec::new();
         }
+        if is_error && unwrap_tool_use_error(&text) == SIBLING_NOT_RUN {
+            // The call never ran: another call of the same turn failed first.
+            summary.skip("call not run (a sibling call failed)");
+            return Vec::new();
+        }
         let input = |k: &str| call.input.get(k).and_then(Value::as_str);
         let mut records = Vec::new();
         let mut part = entry.parts;
@@ -452,10 +459,7 @@ impl ClaudeImporter {
             entry.common_at(kind, part - 1)
         };
         if is_error {
-            let message = text
-                .trim()
-                .trim_start_matches("<tool_use_error>")
-                .trim_end_matches("</tool_use_error>");
+            let message = unwrap_tool_use_error(&text);
             let stack = text.trim().contains('\n').then(|| text.clone());
             let message = match (call.name.as_str(), bash_output(&text, None, true)) {
                 ("Bash", (output, Some(code))) => format!(
@@ -590,6 +594,18 @@ impl ClaudeImporter {
             content,
         })
     }
+}
+
+/// What Claude Code answers a call it did not run because another call of the same turn
+/// failed first (the calls of a turn run together).
+const SIBLING_NOT_RUN: &str = "Sibling tool call errored";
+
+/// A failed call's text without the `<tool_use_error>` wrapper Claude Code puts around the
+/// errors it raises itself.
+fn unwrap_tool_use_error(text: &str) -> &str {
+    text.trim()
+        .trim_start_matches("<tool_use_error>")
+        .trim_end_matches("</tool_use_error>")
 }
 
 /// A tool output for a call answered by `text`.

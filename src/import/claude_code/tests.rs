@@ -359,6 +359,32 @@ fn task_list_calls_of_a_real_session_are_its_plan_after_each_change() {
 }
 
 #[test]
+fn a_call_the_client_did_not_run_because_a_sibling_failed_makes_no_record() {
+    let lines = [
+        serde_json::json!({"type": "assistant", "uuid": "a1", "message": {"content": [
+            {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "cargo tset"}},
+            {"type": "tool_use", "id": "t2", "name": "Read", "input": {"file_path": "/w/src/lib.rs"}}]}}),
+        serde_json::json!({"type": "user", "uuid": "u1", "message": {"content": [
+            {"type": "tool_result", "tool_use_id": "t1", "is_error": true,
+             "content": "Exit code 101\nerror: no such command: `tset`"},
+            {"type": "tool_result", "tool_use_id": "t2", "is_error": true,
+             "content": "<tool_use_error>Sibling tool call errored</tool_use_error>"}]}}),
+    ];
+    let (records, summary) = import(&lines);
+    // The failed command is an error and a run; the read that never ran is nothing.
+    let errors: Vec<&str> = records.errors.iter().map(|e| e.message.as_str()).collect();
+    assert_eq!(
+        errors,
+        ["cargo tset: exit code 101: error: no such command: `tset`"]
+    );
+    assert_eq!(records.tool_outputs.len(), 1);
+    assert_eq!(
+        summary.skipped.get("call not run (a sibling call failed)"),
+        Some(&1)
+    );
+}
+
+#[test]
 fn resuming_keeps_the_task_list_so_far() {
     let line = |v: Value| v.to_string();
     let lines = [
