@@ -19,7 +19,8 @@
 //! ([`file_reads`]) → a file record with every line seen so far of it; a `compacted` item →
 //! a boundary in [`ImportSummary::boundaries`] and its message a `summary-…` system message; `apply_patch` (a shell command or a custom tool call) →
 //! one diff per `*** Update|Add|Delete File:` section and, when it applied, the file's current
-//! view (an added file whole; an update's hunks applied to the lines seen); any other call → a tool output. Ids
+//! view (an added file whole; an update's hunks applied to the lines seen); `update_plan` → the
+//! session's plan, a tool output `plan-…` listing the steps with their status; any other call → a tool output. Ids
 //! carry the line: `out-L12`. Reasoning, `event_msg`, `turn_context`, `session_meta` and
 //! unknown types are skipped and counted; a line that is not JSON is an error naming the
 //! line.
@@ -36,7 +37,9 @@ use super::test_runs::{run_records, Run};
 use super::typed;
 use super::{first_line, gather, parts, rfc3339, ImportSummary, INJECTED_MARKER};
 use crate::records::SessionRecord;
-use crate::records::{Common, DiffRecord, ErrorRecord, FileRecord, Message, Records, Role};
+use crate::records::{
+    Common, DiffRecord, ErrorRecord, FileRecord, Message, Records, Role, ToolOutput,
+};
 use format::{Call, Compacted, Line, ResponseItem, READ_ITEMS};
 
 /// Converts the text of a rollout file into records.
@@ -282,6 +285,17 @@ fn call_records(
     views: &mut FileViews,
     out: &mut Vec<SessionRecord>,
 ) {
+    if let Some(plan) = (name == "update_plan").then(|| plan_text(args)).flatten() {
+        out.push(SessionRecord::ToolOutput(ToolOutput {
+            common: common("plan"),
+            tool: name.to_string(),
+            args: Some(args.clone()),
+            output: plan,
+            exit_code,
+            cwd: None,
+        }));
+        return;
+    }
     let argv = argv_of(args);
     let tool = match script_of(args) {
         Some(script) => script.to_string(),
@@ -350,6 +364,34 @@ fn call_records(
         exit_code,
     };
     run_records(run, common, out);
+}
+
+/// The session's plan as an `update_plan` call sets it (`{"explanation"?, "plan": [{"step",
+/// "status"}, …]}`): `Plan (update_plan):`, a line `- [status] step` per step, and the
+/// explanation after them (`Why: …`); `None` when the call has no list of steps.
+fn plan_text(args: &Value) -> Option<String> {
+    let steps = args.get("plan")?.as_array()?;
+    let field = |v: &Value, k: &str| {
+        v.get(k)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .trim()
+            .to_string()
+    };
+    let mut lines: Vec<String> = steps
+        .iter()
+        .map(|s| format!("- [{}] {}", field(s, "status"), field(s, "step")))
+        .collect();
+    if let Some(why) = args
+        .get("explanation")
+        .and_then(Value::as_str)
+        .map(str::trim)
+    {
+        if !why.is_empty() {
+            lines.push(format!("Why: {why}"));
+        }
+    }
+    Some(format!("Plan (update_plan):\n{}", lines.join("\n")))
 }
 
 /// The script of a `shell_command` or `exec_command` call: its `command` (or `cmd`) when that

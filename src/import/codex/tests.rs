@@ -257,3 +257,57 @@ fn the_project_instructions_are_not_the_task() {
         "<user_instructions>\nUse tabs.\n</user_instructions>"
     ));
 }
+
+#[test]
+fn update_plan_calls_of_a_real_rollout_are_its_plan() {
+    let text = real("EntityProcess__agentv__019ed917-1cf7-72a3-92f5-c0aa98fb134e.jsonl");
+    // The calls as the rollout has them, in order.
+    let calls: Vec<Value> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["payload"]["name"] == "update_plan")
+        .map(|v| serde_json::from_str(v["payload"]["arguments"].as_str().unwrap()).unwrap())
+        .collect();
+    assert_eq!(calls.len(), 4);
+    let (records, _) = import_rollout(&text);
+    let plans: Vec<&str> = records
+        .tool_outputs
+        .iter()
+        .filter(|o| {
+            o.common
+                .id
+                .as_deref()
+                .is_some_and(|i| i.starts_with("plan-"))
+        })
+        .map(|o| o.output.as_str())
+        .collect();
+    assert_eq!(plans.len(), calls.len());
+    // Nothing is left as the client's bare acknowledgement.
+    assert!(records
+        .tool_outputs
+        .iter()
+        .all(|o| o.output != "Plan updated"));
+    for (plan, call) in plans.iter().zip(&calls) {
+        assert!(plan.starts_with("Plan (update_plan):\n- ["), "{plan}");
+        for step in call["plan"].as_array().unwrap() {
+            let line = format!(
+                "- [{}] {}",
+                step["status"].as_str().unwrap(),
+                step["step"].as_str().unwrap()
+            );
+            assert!(plan.contains(&line), "{line} not in {plan}");
+        }
+        assert!(crate::optimizer::working_state::is_plan(plan), "{plan}");
+    }
+}
+
+#[test]
+fn an_update_plan_explanation_follows_its_steps_and_a_call_without_steps_is_a_plain_output() {
+    let args = serde_json::json!({"explanation": "the lexer came first",
+        "plan": [{"step": "lex", "status": "completed"}, {"step": "parse", "status": "in_progress"}]});
+    assert_eq!(
+        plan_text(&args).unwrap(),
+        "Plan (update_plan):\n- [completed] lex\n- [in_progress] parse\nWhy: the lexer came first"
+    );
+    assert_eq!(plan_text(&serde_json::json!({"explanation": "none"})), None);
+}
