@@ -42,10 +42,11 @@ use serde_json::Value;
 
 use super::codex::patch_hunks;
 use super::file_reads::shell::{FileRead, FileViews};
+use super::plans::{listed_plan, plan_record};
 use super::test_runs::test_outcomes;
 use super::typed::{self, shaped};
 use super::{content_text, first_line, record_id, rfc3339, ImportSummary, INJECTED_MARKER};
-use format::{Block, Content, Hunk, Replacement, Todo, TodoInput, ToolUseResult, Turn};
+use format::{Block, Content, Hunk, Replacement, ToolUseResult, Turn};
 use tasks::TaskPlan;
 
 use crate::records::SessionRecord;
@@ -563,7 +564,7 @@ impl ClaudeImporter {
             }
             "TodoWrite" | "TaskCreate" | "TaskUpdate" | "TaskList" if !is_error => {
                 let plan = match call.name.as_str() {
-                    "TodoWrite" => plan_text(&call.input),
+                    "TodoWrite" => listed_plan("TodoWrite", &call.input, "todos", "content"),
                     _ => self
                         .tasks
                         .follow(&call.name, &call.input, &text, result)
@@ -571,7 +572,7 @@ impl ClaudeImporter {
                         .flatten(),
                 };
                 records.push(match plan {
-                    Some(plan) => tool_output(common("plan"), &call, plan),
+                    Some(plan) => plan_record(common("plan"), &call.name, &call.input, plan),
                     None => tool_output(common("out"), &call, text),
                 });
             }
@@ -801,20 +802,6 @@ fn file_region(path: &str, text: &str, result: Option<&ToolUseResult>) -> Option
         dir: None,
         lines,
     })
-}
-
-/// The session's plan as a `TodoWrite` call sets it: one line per item, `- [status]
-/// content`; `None` when the call has no `todos` list.
-fn plan_text(input: &Value) -> Option<String> {
-    let TodoInput { todos } = shaped(input)?;
-    let lines: Vec<String> = todos
-        .iter()
-        .map(|t| {
-            let todo: Todo = shaped(t).unwrap_or_default();
-            format!("- [{}] {}", todo.status, todo.content)
-        })
-        .collect();
-    Some(format!("Plan (TodoWrite):\n{}", lines.join("\n")))
 }
 
 /// The content of a whole-file read: from `toolUseResult.file` when it covers every line,

@@ -33,13 +33,12 @@ use serde_json::Value;
 mod format;
 
 use super::file_reads::shell::{file_reads, FileViews};
+use super::plans::{listed_plan, plan_record};
 use super::test_runs::{run_records, Run};
 use super::typed;
 use super::{first_line, gather, parts, rfc3339, ImportSummary, INJECTED_MARKER};
 use crate::records::SessionRecord;
-use crate::records::{
-    Common, DiffRecord, ErrorRecord, FileRecord, Message, Records, Role, ToolOutput,
-};
+use crate::records::{Common, DiffRecord, ErrorRecord, FileRecord, Message, Records, Role};
 use format::{Call, Compacted, Line, ResponseItem, READ_ITEMS};
 
 /// Converts the text of a rollout file into records.
@@ -285,15 +284,10 @@ fn call_records(
     views: &mut FileViews,
     out: &mut Vec<SessionRecord>,
 ) {
-    if let Some(plan) = (name == "update_plan").then(|| plan_text(args)).flatten() {
-        out.push(SessionRecord::ToolOutput(ToolOutput {
-            common: common("plan"),
-            tool: name.to_string(),
-            args: Some(args.clone()),
-            output: plan,
-            exit_code,
-            cwd: None,
-        }));
+    // `{"explanation"?, "plan": [{"step", "status"}, …]}`
+    let plan = (name == "update_plan").then(|| listed_plan(name, args, "plan", "step"));
+    if let Some(plan) = plan.flatten() {
+        out.push(plan_record(common("plan"), name, args, plan));
         return;
     }
     let argv = argv_of(args);
@@ -364,34 +358,6 @@ fn call_records(
         exit_code,
     };
     run_records(run, common, out);
-}
-
-/// The session's plan as an `update_plan` call sets it (`{"explanation"?, "plan": [{"step",
-/// "status"}, …]}`): `Plan (update_plan):`, a line `- [status] step` per step, and the
-/// explanation after them (`Why: …`); `None` when the call has no list of steps.
-fn plan_text(args: &Value) -> Option<String> {
-    let steps = args.get("plan")?.as_array()?;
-    let field = |v: &Value, k: &str| {
-        v.get(k)
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .trim()
-            .to_string()
-    };
-    let mut lines: Vec<String> = steps
-        .iter()
-        .map(|s| format!("- [{}] {}", field(s, "status"), field(s, "step")))
-        .collect();
-    if let Some(why) = args
-        .get("explanation")
-        .and_then(Value::as_str)
-        .map(str::trim)
-    {
-        if !why.is_empty() {
-            lines.push(format!("Why: {why}"));
-        }
-    }
-    Some(format!("Plan (update_plan):\n{}", lines.join("\n")))
 }
 
 /// The script of a `shell_command` or `exec_command` call: its `command` (or `cmd`) when that

@@ -10,7 +10,8 @@
 //! What becomes what (documented in `docs/import.md`): `user` → a `user` message (the first
 //! is the task); `gemini` content → an `assistant` message; `error` → an error record; each
 //! tool call: `read_file` without a range → a file, `write_file` → a file, `replace` → a diff
-//! (`resultDisplay.fileDiff`), `run_shell_command` → a tool output with its command and exit
+//! (`resultDisplay.fileDiff`), `write_todos` → the session's plan (a tool output `plan-…`
+//! listing the items with their status), `run_shell_command` → a tool output with its command and exit
 //! code (and a test result per test its output names), anything else → a tool output; a call
 //! whose `status` is `error` → an error record as well. Ids carry the message's position
 //! (1-based) and the first characters of its id: `msg-L3-0c78345f`. Thoughts, `info`
@@ -18,6 +19,7 @@
 
 use serde_json::Value;
 
+use super::plans::{listed_plan, plan_record};
 use super::test_runs::{run_records, Run};
 use super::typed;
 use super::{
@@ -226,6 +228,11 @@ fn tool_call(
                 path: path.to_string(),
                 diff,
             }));
+        }
+        // `{"todos": [{"description", "status"}, …]}`, the whole list each time.
+        ("write_todos", _) if call.args.get("todos").is_some_and(Value::is_array) => {
+            let plan = listed_plan(name, &call.args, "todos", "description").unwrap_or_default();
+            out.push(plan_record(common("plan"), name, &call.args, plan));
         }
         _ => {
             let (tool, exit_code) = match (name, call.arg("command")) {

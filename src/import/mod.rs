@@ -6,6 +6,7 @@
 //!   line by line and resumable from an offset (the hooks import incrementally).
 //! - [`gemini_cli`]: Gemini CLI saved chats (`~/.gemini/tmp/<hash>/chats/session-*.json`).
 //! - [`codex`]: Codex CLI rollouts (`~/.codex/sessions/…/rollout-*.jsonl`).
+//! - [`plans`]: the session's plan, as every importer writes it.
 //! - [`summary`]: what an import produced, skipped and could not read.
 //! - [`test_runs`]: test outcomes named in a command's output.
 //! - `typed`: each format's serde types are read through it, so a mismatch names its place.
@@ -20,6 +21,7 @@ pub(crate) mod file_reads;
 pub mod frame_log;
 pub(crate) mod gemini_cli;
 pub mod mcp;
+pub(crate) mod plans;
 pub mod summary;
 pub mod swe_agent;
 pub(crate) mod test_runs;

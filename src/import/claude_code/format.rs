@@ -148,18 +148,3 @@ pub(super) struct Replacement {
     #[serde(default, deserialize_with = "text_or_empty")]
     pub(super) new_string: String,
 }
-
-/// The input of a `TodoWrite` call.
-#[derive(Debug, Deserialize)]
-pub(super) struct TodoInput {
-    pub(super) todos: Vec<Value>,
-}
-
-/// An item of a `TodoWrite` list.
-#[derive(Debug, Default, Deserialize)]
-pub(super) struct Todo {
-    #[serde(default, deserialize_with = "text_or_empty")]
-    pub(super) status: String,
-    #[serde(default, deserialize_with = "text_or_empty")]
-    pub(super) content: String,
-}

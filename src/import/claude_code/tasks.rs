@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::format::ToolUseResult;
+use crate::import::plans::plan_text;
 
 /// One item of the task list.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -154,12 +155,8 @@ impl TaskPlan {
     /// order; `None` when it is empty.
     pub(super) fn text(&self) -> Option<String> {
         (!self.items.is_empty()).then(|| {
-            let lines: Vec<String> = self
-                .items
-                .iter()
-                .map(|(_, i)| format!("- [{}] {}", i.status, i.subject))
-                .collect();
-            format!("Plan (tasks):\n{}", lines.join("\n"))
+            let items = self.items.iter();
+            plan_text("tasks", items.map(|(_, i)| (&*i.status, &*i.subject)), None)
         })
     }
 }

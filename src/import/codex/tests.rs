@@ -300,14 +300,3 @@ fn update_plan_calls_of_a_real_rollout_are_its_plan() {
         assert!(crate::optimizer::working_state::is_plan(plan), "{plan}");
     }
 }
-
-#[test]
-fn an_update_plan_explanation_follows_its_steps_and_a_call_without_steps_is_a_plain_output() {
-    let args = serde_json::json!({"explanation": "the lexer came first",
-        "plan": [{"step": "lex", "status": "completed"}, {"step": "parse", "status": "in_progress"}]});
-    assert_eq!(
-        plan_text(&args).unwrap(),
-        "Plan (update_plan):\n- [completed] lex\n- [in_progress] parse\nWhy: the lexer came first"
-    );
-    assert_eq!(plan_text(&serde_json::json!({"explanation": "none"})), None);
-}

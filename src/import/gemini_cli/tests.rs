@@ -142,3 +142,34 @@ fn a_stream_json_transcript_imports_as_a_saved_chat_would() {
         );
     }
 }
+
+#[test]
+fn a_write_todos_call_is_the_plan() {
+    // The shape Gemini CLI's documentation gives (`docs/tools/todos.md`): the whole list
+    // each time. No chat of the corpus has one (the tool is off by default).
+    let chat = serde_json::json!({"sessionId": "s", "messages": [
+        {"id": "u1", "type": "user", "content": "port the parser"},
+        {"id": "g1", "type": "gemini", "content": "", "toolCalls": [
+            {"id": "c1", "name": "write_todos", "status": "success", "args": {"todos": [
+                {"description": "Read the old parser", "status": "completed"},
+                {"description": "Write the new one", "status": "in_progress"},
+                {"description": "Drop the old one", "cancelled": true, "status": "cancelled"}]},
+             "result": [{"functionResponse": {"id": "c1", "name": "write_todos",
+                 "response": {"output": "Successfully updated the todo list."}}}]}]}]});
+    let (records, _) = import_chat(&chat.to_string()).unwrap();
+    let plans: Vec<&str> = records
+        .tool_outputs
+        .iter()
+        .filter(|o| {
+            o.common
+                .id
+                .as_deref()
+                .is_some_and(|i| i.starts_with("plan-"))
+        })
+        .map(|o| o.output.as_str())
+        .collect();
+    assert_eq!(
+        plans,
+        ["Plan (write_todos):\n- [completed] Read the old parser\n- [in_progress] Write the new one\n- [cancelled] Drop the old one"]
+    );
+}
