@@ -62,6 +62,31 @@ pub(crate) fn listed_plan(tool: &str, args: &Value, list: &str, text: &str) -> O
     ))
 }
 
+/// The outputs of `records`' plans (records whose id's kind is `plan`), in order.
+#[cfg(test)]
+pub(crate) fn plans_of(records: &crate::records::Records) -> Vec<&str> {
+    records
+        .tool_outputs
+        .iter()
+        .filter(|o| {
+            let id = o.common.id.as_deref().unwrap_or("");
+            id.starts_with("plan-") || id.starts_with("side-plan-")
+        })
+        .map(|o| o.output.as_str())
+        .collect()
+}
+
+/// The line a plan shows for `item` of a client's list: its `status` and its text under `text`.
+#[cfg(test)]
+pub(crate) fn item_line(item: &Value, text: &str) -> String {
+    let field = |k: &str| {
+        item[k]
+            .as_str()
+            .unwrap_or_else(|| panic!("no {k} in {item}"))
+    };
+    format!("- [{}] {}", field("status"), field(text))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -299,11 +299,7 @@ fn todo_writes_of_a_real_session_are_its_plan() {
     let plan = &plans.last().unwrap().output;
     assert!(plan.starts_with("Plan (TodoWrite):\n- ["), "{plan}");
     for item in last["newTodos"].as_array().unwrap() {
-        let line = format!(
-            "- [{}] {}",
-            item["status"].as_str().unwrap(),
-            item["content"].as_str().unwrap()
-        );
+        let line = crate::import::plans::item_line(item, "content");
         assert!(plan.contains(&line), "{line} not in {plan}");
     }
 }
@@ -345,11 +341,7 @@ fn task_list_calls_of_a_real_session_are_its_plan_after_each_change() {
     let (line, listed) = &lists[0];
     let plan = plan_at(*line);
     for task in listed["tasks"].as_array().unwrap() {
-        let item = format!(
-            "- [{}] {}",
-            task["status"].as_str().unwrap(),
-            task["subject"].as_str().unwrap()
-        );
+        let item = crate::import::plans::item_line(task, "subject");
         assert!(plan.contains(&item), "{item} not in {plan}");
     }
     assert_eq!(plans.len(), creates.len() + updates.len() + lists.len());

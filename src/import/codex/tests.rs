@@ -270,17 +270,7 @@ fn update_plan_calls_of_a_real_rollout_are_its_plan() {
         .collect();
     assert_eq!(calls.len(), 4);
     let (records, _) = import_rollout(&text);
-    let plans: Vec<&str> = records
-        .tool_outputs
-        .iter()
-        .filter(|o| {
-            o.common
-                .id
-                .as_deref()
-                .is_some_and(|i| i.starts_with("plan-"))
-        })
-        .map(|o| o.output.as_str())
-        .collect();
+    let plans = crate::import::plans::plans_of(&records);
     assert_eq!(plans.len(), calls.len());
     // Nothing is left as the client's bare acknowledgement.
     assert!(records
@@ -290,11 +280,7 @@ fn update_plan_calls_of_a_real_rollout_are_its_plan() {
     for (plan, call) in plans.iter().zip(&calls) {
         assert!(plan.starts_with("Plan (update_plan):\n- ["), "{plan}");
         for step in call["plan"].as_array().unwrap() {
-            let line = format!(
-                "- [{}] {}",
-                step["status"].as_str().unwrap(),
-                step["step"].as_str().unwrap()
-            );
+            let line = crate::import::plans::item_line(step, "step");
             assert!(plan.contains(&line), "{line} not in {plan}");
         }
         assert!(crate::optimizer::working_state::is_plan(plan), "{plan}");

@@ -157,19 +157,8 @@ fn a_write_todos_call_is_the_plan() {
              "result": [{"functionResponse": {"id": "c1", "name": "write_todos",
                  "response": {"output": "Successfully updated the todo list."}}}]}]}]});
     let (records, _) = import_chat(&chat.to_string()).unwrap();
-    let plans: Vec<&str> = records
-        .tool_outputs
-        .iter()
-        .filter(|o| {
-            o.common
-                .id
-                .as_deref()
-                .is_some_and(|i| i.starts_with("plan-"))
-        })
-        .map(|o| o.output.as_str())
-        .collect();
     assert_eq!(
-        plans,
+        crate::import::plans::plans_of(&records),
         ["Plan (write_todos):\n- [completed] Read the old parser\n- [in_progress] Write the new one\n- [cancelled] Drop the old one"]
     );
 }
