@@ -83,7 +83,7 @@ impl TaskPlan {
                 let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
                 TaskId::of(&Value::String(digits))
             });
-        if let (Some(id), Some(subject)) = (id, text_of_subject(input)) {
+        if let (Some(id), Some(subject)) = (id, field(input, "subject")) {
             let item = Item {
                 subject: subject.to_string(),
                 status: "pending".into(),
@@ -111,7 +111,7 @@ impl TaskPlan {
         if let Some(status) = field(input, "status") {
             item.status = status.to_string();
         }
-        if let Some(subject) = text_of_subject(input) {
+        if let Some(subject) = field(input, "subject") {
             item.subject = subject.to_string();
         }
     }
@@ -130,7 +130,7 @@ impl TaskPlan {
                     Some((
                         t.get("id").and_then(TaskId::of)?,
                         Item {
-                            subject: text_of_subject(t)?.to_string(),
+                            subject: field(t, "subject")?.to_string(),
                             status: field(t, "status")?.to_string(),
                         },
                     ))
@@ -159,11 +159,6 @@ impl TaskPlan {
             plan_text("tasks", items.map(|(_, i)| (&*i.status, &*i.subject)), None)
         })
     }
-}
-
-/// A task's subject.
-fn text_of_subject(value: &Value) -> Option<&str> {
-    field(value, "subject")
 }
 
 /// A line of `TaskList`'s text: `#3 [in_progress] subject` (anything after the subject in
