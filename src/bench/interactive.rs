@@ -196,13 +196,25 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), InteractiveError> {
 struct Scratch(PathBuf);
 
 impl Scratch {
+    /// A fresh folder with a fixed redaction key beside the store: the store replaces a
+    /// secret by a placeholder holding a keyed hash, and a new random key per run would make
+    /// the answers (their tokens, so which fragments fit) differ from one run to the next.
     fn new() -> std::io::Result<Scratch> {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
         use std::sync::atomic::{AtomicUsize, Ordering};
         static NEXT: AtomicUsize = AtomicUsize::new(0);
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
         let dir = std::env::temp_dir().join(format!("ctxopt-bench-{}-{n}", std::process::id()));
         std::fs::create_dir_all(&dir)?;
-        Ok(Scratch(dir))
+        let scratch = Scratch(dir);
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(crate::redact::key::KEY_FILE_MODE)
+            .open(scratch.0.join(crate::redact::key::KEY_FILE_NAME))?
+            .write_all(format!("{}\n", "00".repeat(crate::redact::key::KEY_LEN)).as_bytes())?;
+        Ok(scratch)
     }
 }
 
@@ -1027,6 +1039,25 @@ mod tests {
         let tail = baseline::tail(&records, 10_000, Tokenizer::default());
         let t = score(cut, &tail, Tokenizer::default(), 0.0);
         assert_eq!((t.files_kept, t.code_kept), (1, Some(true)), "{tail}");
+    }
+
+    #[test]
+    fn a_replay_that_redacts_a_secret_answers_the_same_bytes_every_time() {
+        // A real session whose reads show secret-shaped strings (a `.gitleaks.toml`): the
+        // store redacts them with a keyed hash, so a key drawn anew per replay would change
+        // the placeholders and with them the answer.
+        let name = "M-Thisness__M-Claude__ff33b5b0-cc51-4271-a3eb-545a85882e5f.jsonl";
+        let text = crate::import::real_data_tests::corpus_file("claude-code", name);
+        let session = Session::parse(&format!("claude-code/{name}"), &text).unwrap();
+        let cut = &session.cuts()[0];
+        let answer = || {
+            replay_compaction(&session, cut, DEFAULT_RESTORE_BUDGET, Tokenizer::default())
+                .unwrap()
+                .context
+        };
+        let first = answer();
+        assert!(first.contains("[REDACTED:"), "{first}");
+        assert_eq!(first, answer());
     }
 
     #[test]

@@ -212,4 +212,4 @@ pub(crate) fn first_line(text: &str, max: usize) -> String {
 }
 
 #[cfg(test)]
-mod real_data_tests;
+pub(crate) mod real_data_tests;

@@ -14,7 +14,7 @@ fn dir(sub: &str) -> std::path::PathBuf {
 }
 
 /// The text of the corpus's session file `name` in `sub` (`claude-code`, `codex-cli`, …).
-pub(super) fn corpus_file(sub: &str, name: &str) -> String {
+pub(crate) fn corpus_file(sub: &str, name: &str) -> String {
     std::fs::read_to_string(dir(sub).join(name)).unwrap()
 }
 

@@ -13,7 +13,7 @@
 //! region it changed is done — on the interactive benchmark's tuning half, counting them
 //! kept the code edited next no more often, and less often on the held-out half.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use crate::optimizer::analysis::UnitAnalysis;
 use crate::optimizer::extract::paths;
@@ -119,7 +119,7 @@ pub(crate) fn written(
     analyses: &[UnitAnalysis],
 ) -> Vec<usize> {
     let mut out = vec![0; fragments.len()];
-    let mut latest: HashMap<String, usize> = HashMap::new();
+    let mut latest: BTreeMap<String, usize> = BTreeMap::new();
     for (i, u) in units.iter().enumerate() {
         if let (Kind::Diff, Some(path), true) = (u.kind, &u.path, analyses[i].is_live()) {
             latest.insert(key(path), i);
@@ -128,7 +128,7 @@ pub(crate) fn written(
     if latest.is_empty() {
         return out;
     }
-    let added: HashMap<&str, HashSet<&str>> = latest
+    let added: BTreeMap<&str, HashSet<&str>> = latest
         .iter()
         .map(|(k, &i)| {
             let lines = units[i]
@@ -171,12 +171,15 @@ fn numbered(s: &str) -> Option<&str> {
     (!n.is_empty() && n.len() <= 7 && n.bytes().all(|b| b.is_ascii_digit())).then_some(text)
 }
 
-/// The path of `known` that `path` names: the same, or one ends on the other at a `/`.
+/// The path of `known` that `path` names: the same, else the first (in `known`'s order, which
+/// callers keep deterministic) where one ends on the other at a `/`.
 fn same_file<'a>(known: &[&'a str], path: &str) -> Option<&'a str> {
-    known
-        .iter()
-        .copied()
-        .find(|k| *k == path || ends_on_segment(k, path) || ends_on_segment(path, k))
+    known.iter().copied().find(|k| *k == path).or_else(|| {
+        known
+            .iter()
+            .copied()
+            .find(|k| ends_on_segment(k, path) || ends_on_segment(path, k))
+    })
 }
 
 /// The one known file a command line names, when it names exactly one.
@@ -276,6 +279,16 @@ pub(crate) mod tests {
             .iter()
             .position(|f| units[f.unit].kind == Kind::File && f.text(units).contains(line))
             .unwrap()
+    }
+
+    #[test]
+    fn a_path_names_the_same_file_before_one_it_ends_on() {
+        let path = "packages/cli/src/index.ts";
+        for known in [[path, "src/index.ts"], ["src/index.ts", path]] {
+            assert_eq!(same_file(&known, path), Some(path));
+        }
+        assert_eq!(same_file(&["src/index.ts"], path), Some("src/index.ts"));
+        assert_eq!(same_file(&["lib/index.ts"], path), None);
     }
 
     #[test]
