@@ -42,10 +42,12 @@ use serde_json::Value;
 
 use super::codex::patch_hunks;
 use super::file_reads::shell::{FileRead, FileViews};
-use super::plans::{listed_plan, plan_record};
+use super::plans::listed_plan;
 use super::test_runs::test_outcomes;
 use super::typed::{self, shaped};
-use super::{content_text, first_line, record_id, rfc3339, ImportSummary, INJECTED_MARKER};
+use super::{
+    call_output, content_text, first_line, record_id, rfc3339, ImportSummary, INJECTED_MARKER,
+};
 use format::{Block, Content, Hunk, Replacement, ToolUseResult, Turn};
 use tasks::TaskPlan;
 
@@ -513,7 +515,9 @@ impl ClaudeImporter {
                                 content,
                             }));
                         }
-                        None => records.push(tool_output(common("out"), &call, text)),
+                        None => {
+                            records.push(call_output(common("out"), &call.name, &call.input, text))
+                        }
                     },
                 }
             }
@@ -553,14 +557,8 @@ impl ClaudeImporter {
             "Grep" | "Glob" if !is_error => {
                 // Path (and line) hits, each made relative to the working directory.
                 let hits: Vec<String> = text.lines().map(|l| entry.path(l)).collect();
-                records.push(SessionRecord::ToolOutput(ToolOutput {
-                    common: common("hits"),
-                    tool: call.name.clone(),
-                    args: (!call.input.is_null()).then(|| call.input.clone()),
-                    output: hits.join("\n"),
-                    exit_code: None,
-                    cwd: None,
-                }));
+                let hits = hits.join("\n");
+                records.push(call_output(common("hits"), &call.name, &call.input, hits));
             }
             "TodoWrite" | "TaskCreate" | "TaskUpdate" | "TaskList" if !is_error => {
                 let plan = match call.name.as_str() {
@@ -572,12 +570,12 @@ impl ClaudeImporter {
                         .flatten(),
                 };
                 records.push(match plan {
-                    Some(plan) => plan_record(common("plan"), &call.name, &call.input, plan),
-                    None => tool_output(common("out"), &call, text),
+                    Some(plan) => call_output(common("plan"), &call.name, &call.input, plan),
+                    None => call_output(common("out"), &call.name, &call.input, text),
                 });
             }
             _ if is_error => {}
-            _ => records.push(tool_output(common("out"), &call, text)),
+            _ => records.push(call_output(common("out"), &call.name, &call.input, text)),
         }
         records
     }
@@ -607,18 +605,6 @@ fn unwrap_tool_use_error(text: &str) -> &str {
     text.trim()
         .trim_start_matches("<tool_use_error>")
         .trim_end_matches("</tool_use_error>")
-}
-
-/// A tool output for a call answered by `text`.
-fn tool_output(common: Common, call: &PendingCall, text: String) -> SessionRecord {
-    SessionRecord::ToolOutput(ToolOutput {
-        common,
-        tool: call.name.clone(),
-        args: (!call.input.is_null()).then(|| call.input.clone()),
-        output: text,
-        exit_code: None,
-        cwd: None,
-    })
 }
 
 /// The tags Claude Code wraps the text it writes as the user's in (reminders, the output of a

@@ -33,10 +33,10 @@ use serde_json::Value;
 mod format;
 
 use super::file_reads::shell::{file_reads, FileViews};
-use super::plans::{listed_plan, plan_record};
+use super::plans::listed_plan;
 use super::test_runs::{run_records, Run};
 use super::typed;
-use super::{first_line, gather, parts, rfc3339, ImportSummary, INJECTED_MARKER};
+use super::{call_output, first_line, gather, parts, rfc3339, ImportSummary, INJECTED_MARKER};
 use crate::records::SessionRecord;
 use crate::records::{Common, DiffRecord, ErrorRecord, FileRecord, Message, Records, Role};
 use format::{Call, Compacted, Line, ResponseItem, READ_ITEMS};
@@ -287,7 +287,7 @@ fn call_records(
     // `{"explanation"?, "plan": [{"step", "status"}, …]}`
     let plan = (name == "update_plan").then(|| listed_plan(name, args, "plan", "step"));
     if let Some(plan) = plan.flatten() {
-        out.push(plan_record(common("plan"), name, args, plan));
+        out.push(call_output(common("plan"), name, args, plan));
         return;
     }
     let argv = argv_of(args);

@@ -19,11 +19,12 @@
 
 use serde_json::Value;
 
-use super::plans::{listed_plan, plan_record};
+use super::plans::listed_plan;
 use super::test_runs::{run_records, Run};
 use super::typed;
 use super::{
-    content_text, first_line, gather, parts, rfc3339, ImportError, ImportSummary, INJECTED_MARKER,
+    call_output, content_text, first_line, gather, parts, rfc3339, ImportError, ImportSummary,
+    INJECTED_MARKER,
 };
 use crate::records::SessionRecord;
 use format::{Chat, ChatMessage, Response, ToolCall};
@@ -232,7 +233,7 @@ fn tool_call(
         // `{"todos": [{"description", "status"}, …]}`, the whole list each time.
         ("write_todos", _) if call.args.get("todos").is_some_and(Value::is_array) => {
             let plan = listed_plan(name, &call.args, "todos", "description").unwrap_or_default();
-            out.push(plan_record(common("plan"), name, &call.args, plan));
+            out.push(call_output(common("plan"), name, &call.args, plan));
         }
         _ => {
             let (tool, exit_code) = match (name, call.arg("command")) {

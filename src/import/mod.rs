@@ -29,9 +29,29 @@ mod typed;
 
 use std::fmt;
 
+use serde_json::Value;
+
 use crate::records::SessionRecord;
 use crate::records::{Common, Records};
 pub use summary::{ImportSummary, LineError};
+
+/// The tool output of a call of `tool` with `args` (null: none) answered by `output`, with no
+/// exit code (a plan an importer wrote, or a tool whose answer is text).
+pub(crate) fn call_output(
+    common: Common,
+    tool: &str,
+    args: &Value,
+    output: String,
+) -> SessionRecord {
+    SessionRecord::ToolOutput(crate::records::ToolOutput {
+        common,
+        tool: tool.to_string(),
+        args: (!args.is_null()).then(|| args.clone()),
+        output,
+        exit_code: None,
+        cwd: None,
+    })
+}
 
 /// The marker every context a ctxopt hook injects starts with. Importers skip any text
 /// that holds it, so a context injected into a session is never re-imported as new facts.

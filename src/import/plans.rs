@@ -6,21 +6,6 @@
 
 use serde_json::Value;
 
-use crate::records::{Common, SessionRecord, ToolOutput};
-
-/// The record of a plan written by a call of `tool` with `args`: a tool output whose output
-/// is the plan (its id's kind is `plan`, given by `common`).
-pub(crate) fn plan_record(common: Common, tool: &str, args: &Value, plan: String) -> SessionRecord {
-    SessionRecord::ToolOutput(ToolOutput {
-        common,
-        tool: tool.to_string(),
-        args: (!args.is_null()).then(|| args.clone()),
-        output: plan,
-        exit_code: None,
-        cwd: None,
-    })
-}
-
 /// The plan text of `items` (status, text), from `tool`, with the reason `why` if any.
 pub(crate) fn plan_text<'a>(
     tool: &str,
