@@ -41,7 +41,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::codex::patch_hunks;
-use super::file_reads::shell::{FileRead, FileViews};
+use super::file_reads::shell::{file_reads, FileRead, FileViews};
 use super::plans::listed_plan;
 use super::test_runs::test_outcomes;
 use super::typed::{self, shaped};
@@ -482,6 +482,29 @@ impl ClaudeImporter {
             "Bash" => {
                 let command = input("command").unwrap_or("bash").to_string();
                 let (output, exit_code) = bash_output(&text, result, is_error);
+                // A command that reads a file is the file's content, as in every importer.
+                let reads = match is_error {
+                    true => Vec::new(),
+                    false => file_reads(&command, &output, exit_code),
+                };
+                if !reads.is_empty() {
+                    for mut read in reads {
+                        if let Some(cwd) = &call.cwd {
+                            read.ran_in(cwd);
+                        }
+                        read.path = entry.path(&read.full_path());
+                        read.dir = None;
+                        let (path, content) = self.views.add(&read);
+                        records.push(SessionRecord::File(FileRecord {
+                            common: common("file"),
+                            path,
+                            content,
+                        }));
+                    }
+                    return records;
+                }
+                // One that may write a file leaves no view of it.
+                self.views.forget_written(&command);
                 for (name, status) in test_outcomes(&output) {
                     records.push(SessionRecord::TestResult(TestResult {
                         common: common("test"),

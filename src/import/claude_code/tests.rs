@@ -715,3 +715,77 @@ fn what_the_client_writes_in_the_users_place_is_not_the_users_words() {
     assert!(listing.text.contains("### Memory Files"));
     assert_eq!(listing.role, Role::Tool);
 }
+
+#[test]
+fn a_bash_command_that_reads_a_file_is_the_files_content() {
+    // A real session (Claude Code 2.1.7) reads 40 lines of a script it wrote, through Bash.
+    let text = real("entireio__cli__0276a600-2f22-4d2b-844c-3feb9c5aa108.jsonl");
+    let command = "head -40 /Users/soph/Work/entire/devenv/cli/scripts/test-attribution-e2e.sh";
+    let answered = answers(&text, "Bash", |i| i["command"] == command);
+    let [(line, _)] = answered[..] else {
+        panic!("{answered:?}")
+    };
+    let (records, _) = import_transcript(&text);
+    let file = at_line(&records.files, |f| &f.common, line);
+    // The path is the project's, as a Read or the Write before gives it.
+    assert_eq!(file.path, "scripts/test-attribution-e2e.sh");
+    assert!(
+        file.content.starts_with("#!/bin/bash\n"),
+        "{}",
+        file.content
+    );
+    assert!(!records.tool_outputs.iter().any(|o| o.tool == command));
+}
+
+#[test]
+fn a_bash_command_that_may_write_a_file_leaves_no_view_of_it() {
+    let call = |n: u32, name: &str, input: Value, result: &str| {
+        [
+            serde_json::json!({"type": "assistant", "uuid": format!("a{n}"), "cwd": "/w",
+                "message": {"content": [{"type": "tool_use", "id": format!("t{n}"),
+                    "name": name, "input": input}]}}),
+            serde_json::json!({"type": "user", "uuid": format!("u{n}"), "cwd": "/w",
+                "message": {"content": [{"type": "tool_result", "tool_use_id": format!("t{n}"),
+                    "content": result}]}}),
+        ]
+    };
+    let session = |command: &str| {
+        let lines: Vec<Value> = [
+            call(
+                1,
+                "Bash",
+                serde_json::json!({"command": "cd src && sed -n '1,2p' a.py"}),
+                "x = 1\ny = 2",
+            ),
+            call(2, "Bash", serde_json::json!({ "command": command }), ""),
+            call(
+                3,
+                "Edit",
+                serde_json::json!({"file_path": "/w/src/a.py", "old_string": "x = 1",
+                    "new_string": "x = 3"}),
+                "The file /w/src/a.py has been updated.",
+            ),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        import(&lines).0
+    };
+    // The read through Bash is the file's view, which the edit then changes.
+    let kept = session("git status");
+    let views: Vec<(&str, &str)> = kept
+        .files
+        .iter()
+        .map(|f| (f.path.as_str(), f.content.as_str()))
+        .collect();
+    assert_eq!(
+        views,
+        [
+            ("src/a.py", "x = 1\ny = 2\n"),
+            ("src/a.py", "x = 3\ny = 2\n")
+        ]
+    );
+    // After `sed -i` on it, what was seen is not the file any more: the edit makes no view.
+    let forgotten = session("sed -i 's/y = 2/y = 4/' src/a.py");
+    assert_eq!(forgotten.files.len(), 1, "{:?}", forgotten.files);
+}

@@ -2,13 +2,17 @@
 //! record with its path.
 //!
 //! A command reads a file when, after any leading `cd DIR &&`, it is one of `cat PATH`,
-//! `cat -n PATH`, `nl [-ba] PATH`, `head [-n N | -N] PATH`, `sed -n 'A,Bp' PATH` (or
-//! `sed -n 'Ap'`), optionally piped into one `sed -n 'A,Bp'`, `head` or `tail` that picks
-//! lines of it; on Windows, `Get-Content [-Raw] PATH` (or `gc`, `-Path`/`-LiteralPath`, a
-//! `-TotalCount`/`-Head`/`-First` count), whose `\` separators become `/`. Numbered output (`cat -n`, `nl`) carries its own line numbers, which are
-//! stripped; otherwise the first line is known from the command (`sed -n 'A,…'` starts at
-//! `A`, `cat` and `head` at 1), or the read is not placed and does not count as one.
-//! Anything else — redirections, here-documents, globs, several files — is not a read.
+//! `cat -n PATH`, `nl [OPTIONS] PATH`, `head [-n N | -N] PATH`, `sed -n 'A,Bp' PATH` (or
+//! `sed -n 'Ap'`, `'A,$p'`); on Windows, `Get-Content [-Raw] PATH` (or `gc`,
+//! `-Path`/`-LiteralPath`, a `-TotalCount`/`-Head`/`-First` count), whose `\` separators
+//! become `/`. Piped stages after it may pick lines (`sed -n` ranges, several joined by `;`,
+//! `head`, `tail`) or number them (`nl`, `cat -n`), as long as each printed line's place in
+//! the file stays known ([`Layout`]): numbered output carries it (the numbers are stripped;
+//! `nl -b t`, its default, does not count empty lines, so its lines are placed by position),
+//! plain output is placed from its first line (`sed -n 'A,…'` starts at `A`, `cat` and
+//! `head` at 1), or the read is not placed and does not count as one. Anything else —
+//! redirections, here-documents, globs, several files — is not a read; quoted text (a `sed`
+//! script, `nl`'s separator) is an argument, not shell syntax.
 //!
 //! An `&&` chain of reads ([`file_reads`]), possibly with `echo 'TEXT'` separators, is taken
 //! apart only when the output can be split between them exactly: every read says how many
@@ -129,7 +133,7 @@ pub(crate) fn file_read_elided(
     } else {
         reader.lines(head)?
     };
-    if reader.numbered {
+    if reader.numbered() {
         let tail = tail.split_once('\n').map_or("", |(_, rest)| rest);
         let tail = tail.strip_suffix('\n').unwrap_or(tail);
         if !tail.trim().is_empty() {
@@ -148,96 +152,272 @@ pub(crate) fn file_read_elided(
 /// compared without case (cmd's `type` is left out: in a POSIX shell it names a command).
 const WINDOWS_READERS: [&str; 2] = ["get-content", "gc"];
 
-/// The path a file-reading `command` reads and how its output is laid out.
+/// The path a file-reading `command` reads and how its output is laid out: a reader, then
+/// any number of stages that pick lines of it (`sed -n` ranges, `head`, `tail`) or number
+/// them (`nl`, `cat -n`), each keeping the place of the lines known or the command is no
+/// read.
 fn read_command(command: &str) -> Option<(String, Reader)> {
     let (dir, command) = leading_cd(command)?;
-    if command.contains(['>', '<', ';', '`', '$', '*', '?', '\n']) || command.contains("&&") {
+    // Quoted text (a `sed` script, `nl`'s separator) is an argument, not shell syntax.
+    let bare = unquoted(command);
+    if bare.contains(['>', '<', ';', '`', '$', '*', '?', '\n'])
+        || bare.contains("&&")
+        || bare.contains("||")
+    {
         return None;
     }
-    let stages: Vec<&str> = command.split('|').map(str::trim).collect();
-    let (first, rest) = stages.split_first()?;
-    if rest.len() > 1 || command.contains("||") {
-        return None;
-    }
-    let (path, mut reader) = reader(first)?;
+    let mut stages = bare
+        .match_indices('|')
+        .map(|(at, _)| at)
+        .chain([command.len()])
+        .scan(0, |from, to| {
+            let stage = &command[*from..to];
+            *from = to + 1;
+            Some(stage.trim())
+        });
+    let (path, mut reader) = reader(stages.next()?)?;
     reader.dir = dir;
-    if let Some(filter) = rest.first() {
-        let words = shell_words(filter)?;
-        match words.first().map(String::as_str) {
-            // A filter over numbered output keeps the numbers; over plain output only a
-            // `sed -n` range or a `head` keeps the place known.
-            Some("sed") if reader.numbered => {}
-            Some("head") | Some("tail") if reader.numbered => {}
-            Some("sed") => {
-                reader.start = reader
-                    .start
-                    .zip(sed_range(&words[1..]))
-                    .map(|(s, (r, _))| s + r - 1)
-            }
-            Some("head") => {}
-            _ => return None,
-        }
-        // What the filter prints counts, and only when the read before it printed no less.
-        reader.count = match (reader.count, filter_count(&words)) {
-            (None, count) => count,
-            _ => None,
-        };
+    for stage in stages {
+        reader.then(&shell_words(stage)?)?;
     }
     Some((path, reader))
 }
 
-/// The first stage of a read: its path, whether its output is numbered, and its first
-/// line when known.
+/// How a read's output lines map to the file's lines.
+#[derive(Debug, Clone, PartialEq)]
+enum Layout {
+    /// Each output line is a file line, the first one `start` (`None`: not known).
+    Plain { start: Option<usize> },
+    /// Each output line carries a number (`cat -n`, `nl -ba`): the file's line is the number
+    /// plus `offset`, its text follows `sep` (`None`: a tab or a space).
+    Numbered { offset: i64, sep: Option<String> },
+    /// `nl` numbering only the lines with text (its default, `-b t`): a line left empty is
+    /// printed blank and not counted, so the numbers are not the file's; the lines are placed
+    /// by position from `start`, their text after the number and `sep`.
+    Prefixed { start: Option<usize>, sep: String },
+}
+
+/// A read's output layout, its directory and how many lines it prints.
 struct Reader {
-    numbered: bool,
-    start: Option<usize>,
+    layout: Layout,
     dir: Option<String>,
     /// How many lines it prints when the file has them all (`sed -n 'A,Bp'`, `head -n N`).
     count: Option<usize>,
 }
 
 impl Reader {
+    fn numbered(&self) -> bool {
+        matches!(self.layout, Layout::Numbered { .. })
+    }
+
+    /// Adds a stage after the read (its words); `None` when the stage is not one that keeps
+    /// the lines' place known.
+    fn then(&mut self, words: &[String]) -> Option<()> {
+        let (program, args) = words.split_first()?;
+        let numbering = match program.as_str() {
+            "nl" => Some(nl_options(args)?),
+            "cat" if args.iter().all(|a| a == "-n") && !args.is_empty() => Some(Numbering::all()),
+            _ => None,
+        };
+        if let Some(numbering) = numbering {
+            // Numbers over the lines picked so far: placed when their first line is known.
+            let Layout::Plain { start } = self.layout else {
+                return None;
+            };
+            self.layout = numbering.layout(start?);
+            return Some(());
+        }
+        let count = filter_count(words);
+        match (program.as_str(), &mut self.layout) {
+            // Numbered lines keep their numbers through any filter that picks lines.
+            ("sed", Layout::Numbered { .. }) => {
+                sed_ranges(args)?;
+            }
+            ("head" | "tail", Layout::Numbered { .. }) => {}
+            // Positional lines: only one `sed -n` range or a `head` keeps the place known.
+            ("sed", Layout::Plain { start } | Layout::Prefixed { start, .. }) => {
+                let [(first, _)] = sed_ranges(args)?[..] else {
+                    return None;
+                };
+                *start = start.map(|s| s + first - 1);
+            }
+            ("head", _) => {}
+            _ => return None,
+        }
+        // What a filter prints counts, and only when the read before it printed no less.
+        self.count = match self.count {
+            None => count,
+            Some(_) => None,
+        };
+        Some(())
+    }
+
     /// The numbered lines of `body` (no trailing newline); `None` when numbered output has
     /// a line without its number, or plain output has no known first line.
     fn lines(&self, body: &str) -> Option<Vec<(usize, String)>> {
         let mut lines = Vec::new();
-        if self.numbered {
-            for line in body.split('\n') {
-                let trimmed = line.trim_start();
-                let digits = trimmed.len()
-                    - trimmed
-                        .trim_start_matches(|c: char| c.is_ascii_digit())
-                        .len();
-                if digits == 0 {
-                    // `nl` leaves blank lines unnumbered: they belong to the previous line's run.
-                    if line.trim().is_empty() {
-                        continue;
-                    }
-                    return None;
+        match &self.layout {
+            Layout::Numbered { offset, sep } => {
+                for line in body.split('\n') {
+                    let Some((number, text)) = numbered_line(line, sep.as_deref()) else {
+                        // `nl` leaves blank lines unnumbered: they belong to the previous
+                        // line's run.
+                        if line.trim().is_empty() {
+                            continue;
+                        }
+                        return None;
+                    };
+                    let n = usize::try_from(number as i64 + offset)
+                        .ok()
+                        .filter(|&n| n > 0)?;
+                    lines.push((n, text.to_string()));
                 }
-                let number: usize = trimmed[..digits].parse().ok()?;
-                let text = &trimmed[digits..];
-                let text = text.strip_prefix('\t').or_else(|| text.strip_prefix(' '))?;
-                lines.push((number, text.to_string()));
             }
-        } else {
-            let start = self.start?;
-            lines.extend(
-                body.split('\n')
-                    .enumerate()
-                    .map(|(i, l)| (start + i, l.to_string())),
-            );
+            Layout::Prefixed { start, sep } => {
+                let start = (*start)?;
+                for (i, line) in body.split('\n').enumerate() {
+                    let text = if line.trim().is_empty() {
+                        ""
+                    } else {
+                        numbered_line(line, Some(sep))?.1
+                    };
+                    lines.push((start + i, text.to_string()));
+                }
+            }
+            Layout::Plain { start } => {
+                let start = (*start)?;
+                lines.extend(
+                    body.split('\n')
+                        .enumerate()
+                        .map(|(i, l)| (start + i, l.to_string())),
+                );
+            }
         }
         Some(lines)
     }
+}
+
+/// A numbered output line's number and text: digits (after spaces), then, past any spaces
+/// that pad a left-justified number, the separator (`None`: a tab or a space). A line that
+/// is its number and the separator's start alone (trailing spaces trimmed) has empty text.
+fn numbered_line<'a>(line: &'a str, sep: Option<&str>) -> Option<(usize, &'a str)> {
+    let trimmed = line.trim_start();
+    let digits = trimmed.len()
+        - trimmed
+            .trim_start_matches(|c: char| c.is_ascii_digit())
+            .len();
+    if digits == 0 {
+        return None;
+    }
+    let number = trimmed[..digits].parse().ok()?;
+    let rest = &trimmed[digits..];
+    let text = match sep {
+        None => rest
+            .trim_start_matches(' ')
+            .strip_prefix('\t')
+            .or_else(|| rest.strip_prefix(' '))?,
+        Some(sep) => match rest.strip_prefix(sep) {
+            Some(text) => text,
+            None => {
+                let padded = rest.trim_start_matches(' ');
+                match padded.strip_prefix(sep) {
+                    Some(text) => text,
+                    None if padded == sep.trim_end() => "",
+                    None => return None,
+                }
+            }
+        },
+    };
+    Some((number, text))
+}
+
+/// What `nl`'s options ask for: every line numbered (`-b a`) or only those with text (the
+/// default, `-b t`), the separator (`-s`, a tab by default) and the first number (`-v`,
+/// 1). The width (`-w`) and the format (`-n ln|rn|rz`) only pad the number.
+struct Numbering {
+    all: bool,
+    sep: Option<String>,
+    first: usize,
+}
+
+impl Numbering {
+    /// `cat -n`: every line, from 1, a tab after the number.
+    fn all() -> Numbering {
+        Numbering {
+            all: true,
+            sep: None,
+            first: 1,
+        }
+    }
+
+    /// The layout of these numbers over lines whose first is the file's line `start`.
+    fn layout(self, start: usize) -> Layout {
+        if self.all {
+            Layout::Numbered {
+                offset: start as i64 - self.first as i64,
+                sep: self.sep,
+            }
+        } else {
+            Layout::Prefixed {
+                start: Some(start),
+                sep: self.sep.unwrap_or_else(|| "\t".to_string()),
+            }
+        }
+    }
+}
+
+/// `nl`'s options (files are not among them); `None` for an option it does not know here.
+fn nl_options(args: &[String]) -> Option<Numbering> {
+    nl_arguments(args).and_then(|(numbering, files)| files.is_empty().then_some(numbering))
+}
+
+/// `nl`'s options and the files it names.
+fn nl_arguments(args: &[String]) -> Option<(Numbering, Vec<&str>)> {
+    let mut numbering = Numbering {
+        all: false,
+        sep: None,
+        first: 1,
+    };
+    let mut files = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let arg = args[i].as_str();
+        let Some(option) = arg.strip_prefix('-').filter(|o| !o.is_empty()) else {
+            files.push(arg);
+            i += 1;
+            continue;
+        };
+        let (letter, attached) = option.split_at(1);
+        let value = if attached.is_empty() {
+            i += 1;
+            args.get(i)?.as_str()
+        } else {
+            attached
+        };
+        match letter {
+            "b" => match value {
+                "a" => numbering.all = true,
+                "t" => numbering.all = false,
+                _ => return None,
+            },
+            "s" => numbering.sep = Some(value.to_string()),
+            "v" => numbering.first = value.parse().ok()?,
+            "w" => {
+                value.parse::<usize>().ok()?;
+            }
+            "n" if ["ln", "rn", "rz"].contains(&value) => {}
+            _ => return None,
+        }
+        i += 1;
+    }
+    Some((numbering, files))
 }
 
 fn reader(stage: &str) -> Option<(String, Reader)> {
     let words = shell_words(stage)?;
     let (program, args) = words.split_first()?;
     let mut files: Vec<&str> = Vec::new();
-    let mut numbered = false;
-    let mut start = Some(1);
+    let mut layout = Layout::Plain { start: Some(1) };
     let mut count = None;
     let mut i = 0;
     let windows = WINDOWS_READERS.contains(&program.to_ascii_lowercase().as_str());
@@ -261,22 +441,16 @@ fn reader(stage: &str) -> Option<(String, Reader)> {
         "cat" => {
             for a in args {
                 match a.as_str() {
-                    "-n" => numbered = true,
+                    "-n" => layout = Numbering::all().layout(1),
                     a if a.starts_with('-') => return None,
                     a => files.push(a),
                 }
             }
         }
         "nl" => {
-            numbered = true;
-            while i < args.len() {
-                match args[i].as_str() {
-                    "-ba" | "-b" | "a" => {}
-                    a if a.starts_with('-') => return None,
-                    a => files.push(a),
-                }
-                i += 1;
-            }
+            let (numbering, named) = nl_arguments(args)?;
+            layout = numbering.layout(1);
+            files = named;
         }
         "head" => {
             while i < args.len() {
@@ -300,8 +474,10 @@ fn reader(stage: &str) -> Option<(String, Reader)> {
                 return None;
             }
             let (script, rest) = rest.split_first()?;
-            let (first, last) = sed_range(std::slice::from_ref(script))?;
-            start = Some(first);
+            let [(first, last)] = sed_ranges(std::slice::from_ref(script))?[..] else {
+                return None;
+            };
+            layout = Layout::Plain { start: Some(first) };
             count = span(first, last);
             files.extend(rest.iter().map(String::as_str));
         }
@@ -321,8 +497,7 @@ fn reader(stage: &str) -> Option<(String, Reader)> {
     Some((
         path.to_string(),
         Reader {
-            numbered,
-            start,
+            layout,
             dir: None,
             count,
         },
@@ -338,6 +513,14 @@ impl FileRead {
             Some(dir) => join(cwd, &dir),
             None => cwd.to_string(),
         });
+    }
+
+    /// The read's path joined to its directory, when it has one and the path is relative.
+    pub(crate) fn full_path(&self) -> String {
+        match &self.dir {
+            Some(dir) if !is_absolute(&self.path) => join(dir, &self.path),
+            _ => self.path.clone(),
+        }
     }
 }
 
@@ -382,18 +565,27 @@ fn join(dir: &str, path: &str) -> String {
     out
 }
 
-/// The first and the last line (`None` for `$`) of a `sed -n` script that prints one range
-/// (`'A,Bp'`, `'Ap'`, `'A,$p'`).
-fn sed_range(words: &[String]) -> Option<(usize, Option<usize>)> {
+/// The ranges, first and last line (`None` for `$`), of a `sed -n` script that prints
+/// lines (`'A,Bp'`, `'Ap'`, `'A,$p'`, several joined by `;`: `'1,80p;120,140p'`).
+fn sed_ranges(words: &[String]) -> Option<Vec<(usize, Option<usize>)>> {
     let script = match words {
         [script] => script,
         [flag, script] if flag == "-n" => script,
         _ => return None,
     };
-    let range = script.strip_suffix('p')?;
-    let (first, last) = range.split_once(',').unwrap_or((range, range));
-    let first = first.parse().ok().filter(|&n: &usize| n > 0)?;
-    Some((first, last.parse().ok()))
+    script
+        .split(';')
+        .map(|range| {
+            let range = range.trim().strip_suffix('p')?;
+            let (first, last) = range.split_once(',').unwrap_or((range, range));
+            let first = first.parse().ok().filter(|&n: &usize| n > 0)?;
+            let last = match last {
+                "$" => None,
+                last => Some(last.parse().ok()?),
+            };
+            Some((first, last))
+        })
+        .collect()
 }
 
 /// How many lines the range from `first` to `last` holds.
@@ -406,7 +598,9 @@ fn span(first: usize, last: Option<usize>) -> Option<usize> {
 /// `-N`.
 fn filter_count(words: &[String]) -> Option<usize> {
     match words {
-        [sed, args @ ..] if sed == "sed" => sed_range(args).and_then(|(f, l)| span(f, l)),
+        [sed, args @ ..] if sed == "sed" => {
+            sed_ranges(args)?.into_iter().map(|(f, l)| span(f, l)).sum()
+        }
         [program, n, count] if (program == "head" || program == "tail") && n == "-n" => {
             count.parse().ok()
         }
@@ -415,6 +609,28 @@ fn filter_count(words: &[String]) -> Option<usize> {
         }
         _ => None,
     }
+}
+
+/// `command` with the text inside its quotes (not the quotes) replaced by `_`, one per
+/// byte, so that what is left is its shell syntax at the same places.
+fn unquoted(command: &str) -> String {
+    let mut quote: Option<char> = None;
+    let mut out = String::with_capacity(command.len());
+    for c in command.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => {
+                quote = None;
+                out.push(c);
+            }
+            (Some(_), c) => out.extend(std::iter::repeat_n('_', c.len_utf8())),
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                out.push(c);
+            }
+            (None, c) => out.push(c),
+        }
+    }
+    out
 }
 
 /// Splits a simple command into words: whitespace separates, single and double quotes
@@ -497,10 +713,7 @@ impl FileViews {
     /// The path `read` is kept under: resolved against its `cd`, relative to the working
     /// directory when it lies under it.
     pub(crate) fn path_of(&self, read: &FileRead) -> String {
-        let full = match &read.dir {
-            Some(dir) if !is_absolute(&read.path) => join(dir, &read.path),
-            _ => read.path.clone(),
-        };
+        let full = read.full_path();
         self.work_dir()
             .and_then(|root| full.strip_prefix(root))
             .and_then(|rest| rest.strip_prefix(['/', '\\']))
@@ -707,6 +920,77 @@ mod tests {
         );
         let r = read("nl -ba a.py | tail -n 1", "     9\tend\n").unwrap();
         assert_eq!(r.lines, [(9, "end".into())]);
+    }
+
+    #[test]
+    fn nl_options_and_its_place_in_a_pipeline_keep_the_file_lines() {
+        // Codex CLI's own shapes, from the corpus's rollouts.
+        let r = read(
+            "nl -ba -w1 -s': ' opk/ui/pdl_editor.py | sed -n '300,350p'",
+            "300:         rows = sorted(rows)\n301: \n302:     def f(self):\n",
+        )
+        .unwrap();
+        assert_eq!(r.path, "opk/ui/pdl_editor.py");
+        assert_eq!(
+            r.lines,
+            [
+                (300, "        rows = sorted(rows)".into()),
+                (301, "".into()),
+                (302, "    def f(self):".into())
+            ]
+        );
+        // Several ranges of numbered lines: the numbers place them.
+        let r = read(
+            "nl -ba packages/core/src/a.ts | sed -n '1,1p;1560,1561p'",
+            "     1\timport x\n  1560\ta\n  1561\tb\n",
+        )
+        .unwrap();
+        let numbers: Vec<usize> = r.lines.iter().map(|(n, _)| *n).collect();
+        assert_eq!(numbers, [1, 1560, 1561]);
+        // Numbers given after a range count from its first line; `-v` moves them.
+        let r = read(
+            "sed -n '260,999p' src/i18n.py | nl -ba | sed -n '260,261p'",
+            "   260\tx = 1\n   261\ty = 2\n",
+        )
+        .unwrap();
+        assert_eq!(r.lines, [(519, "x = 1".into()), (520, "y = 2".into())]);
+        let r = read("nl -ba -v 0 a.py", "0\tfirst\n").unwrap();
+        assert_eq!(r.lines, [(1, "first".into())]);
+        // A left-justified number is padded before its separator.
+        let r = read("nl -ba -nln a.py", "9     \tend\n").unwrap();
+        assert_eq!(r.lines, [(9, "end".into())]);
+        // A script's `$` and `;` are quoted: no shell syntax.
+        let r = read("sed -n '3,$p' a.py", "c\n").unwrap();
+        assert_eq!(r.lines, [(3, "c".into())]);
+        // Lines picked from positions by two ranges, or numbers of numbers: not placed.
+        for command in [
+            "sed -n '1,2p;5,6p' a.py",
+            "cat a.py | sed -n '1,2p;5,6p'",
+            "nl -ba a.py | nl -ba",
+            "nl -ba -x a.py",
+            "nl -ba a.py | sed -n '1,2p' | grep x",
+        ] {
+            assert_eq!(read(command, "     1\tx\n"), None, "{command}");
+        }
+    }
+
+    #[test]
+    fn nl_numbers_only_lines_with_text_so_its_lines_are_placed_by_position() {
+        // `nl` without `-b a` leaves an empty line unnumbered and does not count it: `b` is
+        // numbered 2 but is the file's line 3.
+        let out = "     1\ta\n       \n     2\tb\n     3\t  \n";
+        let r = read("nl a.txt", out).unwrap();
+        assert_eq!(
+            r.lines,
+            [
+                (1, "a".into()),
+                (2, "".into()),
+                (3, "b".into()),
+                (4, "  ".into())
+            ]
+        );
+        let r = read("nl a.txt | sed -n '3,4p'", "     2\tb\n     3\t  \n").unwrap();
+        assert_eq!(r.lines, [(3, "b".into()), (4, "  ".into())]);
     }
 
     #[test]
