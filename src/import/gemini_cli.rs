@@ -11,14 +11,16 @@
 //! is the task); `gemini` content → an `assistant` message; `error` → an error record; each
 //! tool call: `read_file` without a range → a file, `write_file` → a file, `replace` → a diff
 //! (`resultDisplay.fileDiff`), `write_todos` → the session's plan (a tool output `plan-…`
-//! listing the items with their status), `run_shell_command` → a tool output with its command and exit
-//! code (and a test result per test its output names), anything else → a tool output; a call
+//! listing the items with their status), `run_shell_command` → a tool output with its command,
+//! what it printed and its exit code ([`ShellResult`]; a test result per test its output
+//! names), or the file it read, anything else → a tool output; a call
 //! whose `status` is `error` → an error record as well. Ids carry the message's position
 //! (1-based) and the first characters of its id: `msg-L3-0c78345f`. Thoughts, `info`
 //! messages and unknown types are skipped and counted.
 
 use serde_json::Value;
 
+use super::file_reads::shell::{file_reads, FileViews};
 use super::plans::listed_plan;
 use super::test_runs::{run_records, Run};
 use super::typed;
@@ -120,6 +122,7 @@ pub(crate) fn chat_lines_messages(text: &str) -> Option<(Value, Vec<Value>, Impo
 /// The records of a chat's messages, counted in `summary` (each message a line).
 fn import_messages(messages: &[Value], mut summary: ImportSummary) -> (Records, ImportSummary) {
     let mut out: Vec<SessionRecord> = Vec::new();
+    let mut views = FileViews::default();
     let mut task: Option<String> = None;
     for (i, message) in messages.iter().enumerate() {
         summary.lines += 1;
@@ -162,7 +165,7 @@ fn import_messages(messages: &[Value], mut summary: ImportSummary) -> (Records, 
             summary.skip("thoughts");
         }
         for call in &message.tool_calls {
-            tool_call(call, &mut common, &mut out);
+            tool_call(call, &mut common, &mut views, &mut out);
         }
     }
     let records = gather(task, out, &mut summary);
@@ -177,6 +180,7 @@ fn message_record(common: Common, role: Role, text: String) -> SessionRecord {
 fn tool_call(
     call: &ToolCall,
     common: &mut impl FnMut(&str) -> Common,
+    views: &mut FileViews,
     out: &mut Vec<SessionRecord>,
 ) {
     let name = call.name.as_deref().unwrap_or("tool");
@@ -235,33 +239,107 @@ fn tool_call(
             let plan = listed_plan(name, &call.args, "todos", "description").unwrap_or_default();
             out.push(call_output(common("plan"), name, &call.args, plan));
         }
-        _ => {
-            let (tool, exit_code) = match (name, call.arg("command")) {
-                ("run_shell_command", Some(command)) => (command.to_string(), exit_code(&output)),
-                _ => (name.to_string(), None),
+        ("run_shell_command", _) if call.arg("command").is_some() => {
+            let command = call.arg("command").unwrap_or_default().to_string();
+            let shell = ShellResult::of(&output);
+            let reads = file_reads(&command, &shell.output, shell.exit_code);
+            // A command that reads a file is the file's content, as in every importer.
+            for mut read in reads.iter().cloned() {
+                if let Some(dir) = &shell.directory {
+                    read.ran_in(dir);
+                }
+                let (path, content) = views.add(&read);
+                out.push(SessionRecord::File(FileRecord {
+                    common: common("file"),
+                    path,
+                    content,
+                }));
+            }
+            if !reads.is_empty() {
+                return;
+            }
+            views.forget_written(&command);
+            let run = Run {
+                tool: command,
+                args: Some(call.args.clone()),
+                output: shell.output,
+                exit_code: shell.exit_code,
             };
+            run_records(run, common, out);
+        }
+        _ => {
+            let tool = name.to_string();
             let args = (!call.args.is_null()).then(|| call.args.clone());
             let run = Run {
                 tool,
                 args,
                 output,
-                exit_code,
+                exit_code: None,
             };
             run_records(run, common, out);
         }
     }
 }
 
-/// The `Exit Code: N` line of a shell command's output (Gemini CLI prints `(none)` for 0).
-fn exit_code(output: &str) -> Option<i64> {
-    let value = output
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("Exit Code:"))?
-        .trim();
-    match value {
-        "(none)" => Some(0),
-        v => v.parse().ok(),
+/// What `run_shell_command` answered, taken out of the text Gemini CLI gives the model:
+/// `Command: …`, `Directory: …`, `Output: …` (its lines), `Error: …`, `Exit Code: …`, then
+/// `Signal:`, `Background PIDs:`, `Process Group PGID:` lines.
+#[derive(Debug, PartialEq)]
+struct ShellResult {
+    /// What the command printed (`(empty)` is nothing), and the error line when there was
+    /// one (not `(none)`).
+    output: String,
+    /// The `Exit Code:` (`(none)`: a signal ended the command).
+    exit_code: Option<i64>,
+    /// The `Directory:` the command ran in, relative to the project (`(root)`: none).
+    directory: Option<String>,
+}
+
+impl ShellResult {
+    /// The parts of `text`; a text not in that shape is all output, with the exit code of an
+    /// `Exit Code:` line when one is there.
+    fn of(text: &str) -> ShellResult {
+        Self::parse(text).unwrap_or_else(|| ShellResult {
+            output: text.to_string(),
+            exit_code: text
+                .lines()
+                .find_map(|l| l.trim().strip_prefix("Exit Code:"))
+                .and_then(exit_code),
+            directory: None,
+        })
     }
+
+    fn parse(text: &str) -> Option<ShellResult> {
+        let rest = text.strip_prefix("Command: ")?;
+        let (_, rest) = rest.split_once("\nDirectory: ")?;
+        let (directory, rest) = rest.split_once("\nOutput: ")?;
+        // The fields after the output are its last lines: found from the end, so an output
+        // line that looks like one does not end it.
+        let (body, code) = rest.rsplit_once("\nExit Code: ")?;
+        let (output, error) = body.rsplit_once("\nError: ")?;
+        let code = code.lines().next().unwrap_or_default();
+        let mut output = match output {
+            "(empty)" => String::new(),
+            output => output.to_string(),
+        };
+        if error.trim() != "(none)" {
+            if !output.is_empty() {
+                output.push('\n');
+            }
+            output.push_str(&format!("Error: {error}"));
+        }
+        Some(ShellResult {
+            output,
+            exit_code: exit_code(code),
+            directory: (directory != "(root)").then(|| directory.to_string()),
+        })
+    }
+}
+
+/// An `Exit Code:` value; `(none)`, which Gemini CLI prints when a signal ended the
+/// command (its tool's own description), is none.
+fn exit_code(value: &str) -> Option<i64> {
+    value.trim().parse().ok()
 }
 
 mod format;

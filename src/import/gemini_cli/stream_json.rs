@@ -75,6 +75,7 @@ pub(super) fn is_stream(first_line: &str) -> bool {
 pub(super) fn import_stream(text: &str) -> (Records, ImportSummary) {
     let mut summary = ImportSummary::default();
     let mut out: Vec<SessionRecord> = Vec::new();
+    let mut views = super::FileViews::default();
     let mut task: Option<String> = None;
     let mut calls: BTreeMap<String, (String, Value)> = BTreeMap::new();
     // The assistant answer being streamed: its first line, timestamp and text so far.
@@ -167,7 +168,7 @@ pub(super) fn import_stream(text: &str) -> (Records, ImportSummary) {
                     }],
                     result_display: None,
                 };
-                tool_call(&call, &mut common, &mut out);
+                tool_call(&call, &mut common, &mut views, &mut out);
             }
             Event::Error { severity, message } => out.push(SessionRecord::Error(ErrorRecord {
                 common: common("err"),

@@ -162,3 +162,56 @@ fn a_write_todos_call_is_the_plan() {
         ["Plan (write_todos):\n- [completed] Read the old parser\n- [in_progress] Write the new one\n- [cancelled] Drop the old one"]
     );
 }
+
+#[test]
+fn a_shell_commands_output_is_what_it_printed_and_a_read_is_the_file() {
+    // A real chat (Gemini CLI, December 2025) reads a file through `run_shell_command`.
+    let (records, _) = import_chat(&real(
+        "mischa-thisness__M-Gemini__session-2025-12-24T21-37-2ccb51c5.json",
+    ))
+    .unwrap();
+    let read = records
+        .files
+        .iter()
+        .find(|f| f.path == "/etc/pam.d/sudo")
+        .expect("the read is a file");
+    assert!(read.content.starts_with("#%PAM"), "{}", read.content);
+    assert!(!read.content.contains("Exit Code:"), "{}", read.content);
+    // No output keeps the text Gemini CLI wraps it in; each keeps its exit code.
+    assert!(!records.tool_outputs.is_empty());
+    for run in &records.tool_outputs {
+        assert!(!run.output.starts_with("Command: "), "{}", run.output);
+        assert!(
+            !run.output.contains("\nProcess Group PGID: "),
+            "{}",
+            run.output
+        );
+    }
+    assert!(records.tool_outputs.iter().any(|o| o.exit_code == Some(2)));
+}
+
+#[test]
+fn a_shell_result_is_taken_apart_from_its_end() {
+    let text = "Command: ./check\nDirectory: web\nOutput: ok\nError: not this one\nlast\nError: (none)\nExit Code: 1\nSignal: (none)\nBackground PIDs: (none)\nProcess Group PGID: 7";
+    assert_eq!(
+        ShellResult::of(text),
+        ShellResult {
+            output: "ok\nError: not this one\nlast".into(),
+            exit_code: Some(1),
+            directory: Some("web".into()),
+        }
+    );
+    let failed =
+        "Command: x\nDirectory: (root)\nOutput: (empty)\nError: spawn x ENOENT\nExit Code: (none)";
+    assert_eq!(
+        ShellResult::of(failed),
+        ShellResult {
+            output: "Error: spawn x ENOENT".into(),
+            exit_code: None,
+            directory: None,
+        }
+    );
+    // Another shape is all output.
+    assert_eq!(ShellResult::of("3 passed").output, "3 passed");
+    assert_eq!(ShellResult::of("boom\nExit Code: 3").exit_code, Some(3));
+}
