@@ -89,7 +89,7 @@ fn chained_reads(command: &str, output: &str, exit_code: Option<i64>) -> Option<
             continue;
         }
         let (path, reader) = read_command(stage)?;
-        let shown = printed.get(at..at + reader.count?)?;
+        let shown = printed.get(at..at.checked_add(reader.count?)?)?;
         at += shown.len();
         reads.push(FileRead {
             path,
@@ -224,7 +224,7 @@ impl Reader {
             let Layout::Plain { start } = self.layout else {
                 return None;
             };
-            self.layout = numbering.layout(start?);
+            self.layout = numbering.layout(start?)?;
             return Some(());
         }
         let count = filter_count(words);
@@ -239,7 +239,7 @@ impl Reader {
                 let [(first, _)] = sed_ranges(args)?[..] else {
                     return None;
                 };
-                *start = start.map(|s| s + first - 1);
+                *start = start.and_then(|s| s.checked_add(first - 1));
             }
             ("head", _) => {}
             _ => return None,
@@ -267,8 +267,10 @@ impl Reader {
                         }
                         return None;
                     };
-                    let n = usize::try_from(number as i64 + offset)
+                    let n = i64::try_from(number)
                         .ok()
+                        .and_then(|n| n.checked_add(*offset))
+                        .and_then(|n| usize::try_from(n).ok())
                         .filter(|&n| n > 0)?;
                     lines.push((n, text.to_string()));
                 }
@@ -281,16 +283,14 @@ impl Reader {
                     } else {
                         numbered_line(line, Some(sep))?.1
                     };
-                    lines.push((start + i, text.to_string()));
+                    lines.push((start.checked_add(i)?, text.to_string()));
                 }
             }
             Layout::Plain { start } => {
                 let start = (*start)?;
-                lines.extend(
-                    body.split('\n')
-                        .enumerate()
-                        .map(|(i, l)| (start + i, l.to_string())),
-                );
+                for (i, l) in body.split('\n').enumerate() {
+                    lines.push((start.checked_add(i)?, l.to_string()));
+                }
             }
         }
         Some(lines)
@@ -350,11 +350,14 @@ impl Numbering {
         }
     }
 
-    /// The layout of these numbers over lines whose first is the file's line `start`.
-    fn layout(self, start: usize) -> Layout {
-        if self.all {
+    /// The layout of these numbers over lines whose first is the file's line `start`;
+    /// `None` when the numbers are too far from it to place a line.
+    fn layout(self, start: usize) -> Option<Layout> {
+        Some(if self.all {
             Layout::Numbered {
-                offset: start as i64 - self.first as i64,
+                offset: i64::try_from(start)
+                    .ok()?
+                    .checked_sub(i64::try_from(self.first).ok()?)?,
                 sep: self.sep,
             }
         } else {
@@ -362,7 +365,7 @@ impl Numbering {
                 start: Some(start),
                 sep: self.sep.unwrap_or_else(|| "\t".to_string()),
             }
-        }
+        })
     }
 }
 
@@ -441,7 +444,7 @@ fn reader(stage: &str) -> Option<(String, Reader)> {
         "cat" => {
             for a in args {
                 match a.as_str() {
-                    "-n" => layout = Numbering::all().layout(1),
+                    "-n" => layout = Numbering::all().layout(1)?,
                     a if a.starts_with('-') => return None,
                     a => files.push(a),
                 }
@@ -449,7 +452,7 @@ fn reader(stage: &str) -> Option<(String, Reader)> {
         }
         "nl" => {
             let (numbering, named) = nl_arguments(args)?;
-            layout = numbering.layout(1);
+            layout = numbering.layout(1)?;
             files = named;
         }
         "head" => {
@@ -598,9 +601,9 @@ fn span(first: usize, last: Option<usize>) -> Option<usize> {
 /// `-N`.
 fn filter_count(words: &[String]) -> Option<usize> {
     match words {
-        [sed, args @ ..] if sed == "sed" => {
-            sed_ranges(args)?.into_iter().map(|(f, l)| span(f, l)).sum()
-        }
+        [sed, args @ ..] if sed == "sed" => sed_ranges(args)?
+            .into_iter()
+            .try_fold(0usize, |sum, (f, l)| sum.checked_add(span(f, l)?)),
         [program, n, count] if (program == "head" || program == "tail") && n == "-n" => {
             count.parse().ok()
         }
@@ -972,6 +975,24 @@ mod tests {
         ] {
             assert_eq!(read(command, "     1\tx\n"), None, "{command}");
         }
+    }
+
+    #[test]
+    fn numbers_too_large_to_place_a_line_make_no_read_and_no_panic() {
+        let huge = "18446744073709551615";
+        for command in [
+            format!("nl -ba -v {huge} a.py"),
+            format!("sed -n '{huge},{huge}p' a.py | nl -ba"),
+            format!("cat a.py | sed -n '2,3p' | sed -n '{huge}p'"),
+            "nl -ba -v 9223372036854775807 a.py".to_string(),
+        ] {
+            assert_eq!(read(&command, "     1\tx\n"), None, "{command}");
+        }
+        // A chain whose counts overflow is no read either.
+        let chain = format!("sed -n '1,{huge}p' a.py && sed -n '1,{huge}p;1,2p' b.py");
+        assert_eq!(file_reads(&chain, "x\ny\n", Some(0)), vec![]);
+        let r = read(&format!("sed -n '{huge}p' a.py"), "x\n");
+        assert_eq!(r.map(|r| r.lines), Some(vec![(usize::MAX, "x".into())]));
     }
 
     #[test]
