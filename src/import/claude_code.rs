@@ -784,7 +784,7 @@ fn numbered(path: &str, first: usize, content: &str) -> FileRead {
         lines: content
             .lines()
             .enumerate()
-            .map(|(i, l)| (first + i, l.to_string()))
+            .map_while(|(i, l)| Some((first.checked_add(i)?, l.to_string())))
             .collect(),
     }
 }

@@ -363,10 +363,10 @@ fn changed_lines(diff: &str) -> Option<(usize, usize)> {
             .next()
             .and_then(|s| s.parse::<usize>().ok())
             .unwrap_or(1);
-        if len == 0 {
+        // No lines, or more than a file can hold (a hostile header): no range.
+        let Some(end) = (len > 0).then(|| start.checked_add(len - 1)).flatten() else {
             continue;
-        }
-        let end = start + len - 1;
+        };
         range = Some(match range {
             Some((a, b)) => (a.min(start), b.max(end)),
             None => (start, end),
@@ -589,5 +589,6 @@ mod tests {
         );
         assert_eq!(changed_lines("@@ -1,3 +0,0 @@\n"), None);
         assert_eq!(changed_lines("no hunks"), None);
+        assert_eq!(changed_lines("@@ -1 +18446744073709551615,2 @@\n"), None);
     }
 }

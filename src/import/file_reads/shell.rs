@@ -29,6 +29,9 @@ use std::collections::BTreeMap;
 
 use crate::optimizer::extract::paths::is_absolute;
 
+/// The highest line number a view keeps (about four billion: more than any file has).
+pub(crate) const MAX_LINE: usize = u32::MAX as usize;
+
 /// What one command read: the path and the lines, numbered from 1.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct FileRead {
@@ -731,7 +734,9 @@ impl FileViews {
     pub(crate) fn add(&mut self, read: &FileRead) -> (String, String) {
         let path = self.path_of(read);
         let lines = self.seen.entry(path.clone()).or_default();
-        for (n, text) in &read.lines {
+        // A number no file reaches (a hostile or broken record) is no line of it; below
+        // [`MAX_LINE`], moving lines by a change's length cannot overflow.
+        for (n, text) in read.lines.iter().filter(|(n, _)| *n <= MAX_LINE) {
             lines.insert(*n, text.clone());
         }
         let content = rendered(lines);
@@ -993,6 +998,32 @@ mod tests {
         assert_eq!(file_reads(&chain, "x\ny\n", Some(0)), vec![]);
         let r = read(&format!("sed -n '{huge}p' a.py"), "x\n");
         assert_eq!(r.map(|r| r.lines), Some(vec![(usize::MAX, "x".into())]));
+    }
+
+    #[test]
+    fn a_line_number_no_file_reaches_is_no_line_of_the_view() {
+        let mut views = FileViews::default();
+        let read = FileRead {
+            path: "a.py".into(),
+            dir: None,
+            lines: vec![(1, "x = 1".into()), (usize::MAX, "y".into())],
+        };
+        let (_, content) = views.add(&read);
+        assert_eq!(content, "x = 1\n");
+        let hunk = (vec!["x = 1"], vec!["x = 2", "z = 3"]);
+        let (_, changed) = views.apply("a.py", &[hunk]).unwrap();
+        assert_eq!(changed, "x = 2\nz = 3\n");
+        // The canary: the highest line a view keeps is kept, and moves with a change.
+        let edge = FileRead {
+            path: "b.py".into(),
+            dir: None,
+            lines: vec![(1, "a".into()), (MAX_LINE, "b".into())],
+        };
+        views.add(&edge);
+        let (_, moved) = views
+            .apply("b.py", &[(vec!["a"], vec!["a", "a2"])])
+            .unwrap();
+        assert!(moved.ends_with("not seen]\nb\n"), "{moved}");
     }
 
     #[test]
