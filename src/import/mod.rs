@@ -233,3 +233,13 @@ pub(crate) fn first_line(text: &str, max: usize) -> String {
 
 #[cfg(test)]
 pub(crate) mod real_data_tests;
+
+/// The (path, content) of `records`' files, in order: the views an import made.
+#[cfg(test)]
+pub(crate) fn files_of(records: &crate::records::Records) -> Vec<(&str, &str)> {
+    records
+        .files
+        .iter()
+        .map(|f| (f.path.as_str(), f.content.as_str()))
+        .collect()
+}

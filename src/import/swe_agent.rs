@@ -597,13 +597,10 @@ mod tests {
             },
         )
         .unwrap();
-        let files: Vec<(&str, &str)> = cut
-            .records
-            .files
-            .iter()
-            .map(|f| (f.path.as_str(), f.content.as_str()))
-            .collect();
-        assert_eq!(files, [("pkg/a.py", "one\n"), ("pkg/a.py", "one\ntwo\n")]);
+        assert_eq!(
+            crate::import::files_of(&cut.records),
+            [("pkg/a.py", "one\n"), ("pkg/a.py", "one\ntwo\n")]
+        );
         // The whole run cds elsewhere more often: the steps after the cut decide nothing
         // above, and here `/elsewhere` is the working directory.
         let whole = import_trajectory(&text).unwrap();
@@ -636,13 +633,8 @@ mod tests {
              "content": cut_short("a.py:1:x\nb.py:2:", 70, "x\nz.py:9:x\n")}
         ]));
         let records = import_trajectory(&text).unwrap();
-        let files: Vec<(&str, &str)> = records
-            .files
-            .iter()
-            .map(|f| (f.path.as_str(), f.content.as_str()))
-            .collect();
         assert_eq!(
-            files,
+            crate::import::files_of(&records),
             [
                 // Numbered: both ends are placed, the cut lines at the seams are not kept.
                 ("pkg/a.py", "one\n[ctxopt: lines 2-200 not seen]\nlast\n"),

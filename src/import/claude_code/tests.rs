@@ -773,13 +773,8 @@ fn a_bash_command_that_may_write_a_file_leaves_no_view_of_it() {
     };
     // The read through Bash is the file's view, which the edit then changes.
     let kept = session("git status");
-    let views: Vec<(&str, &str)> = kept
-        .files
-        .iter()
-        .map(|f| (f.path.as_str(), f.content.as_str()))
-        .collect();
     assert_eq!(
-        views,
+        crate::import::files_of(&kept),
         [
             ("src/a.py", "x = 1\ny = 2\n"),
             ("src/a.py", "x = 3\ny = 2\n")

@@ -222,13 +222,8 @@ fn an_added_file_is_its_current_view_and_a_failed_patch_changes_no_view() {
         result("p3", 1),
     ];
     let (records, _) = import_rollout(&lines.join("\n"));
-    let views: Vec<(&str, &str)> = records
-        .files
-        .iter()
-        .map(|f| (f.path.as_str(), f.content.as_str()))
-        .collect();
     assert_eq!(
-        views,
+        crate::import::files_of(&records),
         [
             ("a.py", "def f():\n    return 1\n"),
             ("a.py", "def f():\n    return 2\n"),
