@@ -784,3 +784,31 @@ fn a_bash_command_that_may_write_a_file_leaves_no_view_of_it() {
     let forgotten = session("sed -i 's/y = 2/y = 4/' src/a.py");
     assert_eq!(forgotten.files.len(), 1, "{:?}", forgotten.files);
 }
+
+#[test]
+fn a_bash_read_and_an_edit_on_windows_name_one_file_with_one_view() {
+    // Claude Code on Windows: `Edit` names `D:\w\src\a.py`, a Git Bash command `src/a.py`.
+    let lines = [
+        serde_json::json!({"type": "assistant", "uuid": "a1", "cwd": "D:\\w",
+            "message": {"content": [{"type": "tool_use", "id": "t1", "name": "Bash",
+                "input": {"command": "sed -n '1,2p' src/a.py"}}]}}),
+        serde_json::json!({"type": "user", "uuid": "u1", "cwd": "D:\\w",
+            "message": {"content": [{"type": "tool_result", "tool_use_id": "t1",
+                "content": "x = 1\ny = 2"}]}}),
+        serde_json::json!({"type": "assistant", "uuid": "a2", "cwd": "D:\\w",
+            "message": {"content": [{"type": "tool_use", "id": "t2", "name": "Edit",
+                "input": {"file_path": "D:\\w\\src\\a.py", "old_string": "y = 2",
+                    "new_string": "y = 3"}}]}}),
+        serde_json::json!({"type": "user", "uuid": "u2", "cwd": "D:\\w",
+            "message": {"content": [{"type": "tool_result", "tool_use_id": "t2",
+                "content": "The file D:\\w\\src\\a.py has been updated."}]}}),
+    ];
+    let (records, _) = import(&lines);
+    assert_eq!(
+        crate::import::files_of(&records),
+        [
+            ("src/a.py", "x = 1\ny = 2\n"),
+            ("src\\a.py", "x = 1\ny = 3\n")
+        ]
+    );
+}

@@ -733,7 +733,7 @@ impl FileViews {
     /// `[ctxopt: lines 1-B not seen]`).
     pub(crate) fn add(&mut self, read: &FileRead) -> (String, String) {
         let path = self.path_of(read);
-        let lines = self.seen.entry(path.clone()).or_default();
+        let lines = self.seen.entry(view_key(&path)).or_default();
         // A number no file reaches (a hostile or broken record) is no line of it; below
         // [`MAX_LINE`], moving lines by a change's length cannot overflow.
         for (n, text) in read.lines.iter().filter(|(n, _)| *n <= MAX_LINE) {
@@ -754,11 +754,12 @@ impl FileViews {
         path: &str,
         hunks: &[(Vec<&str>, Vec<&str>)],
     ) -> Option<(String, String)> {
-        let key = self.path_of(&FileRead {
+        let path = self.path_of(&FileRead {
             path: path.to_string(),
             dir: None,
             lines: Vec::new(),
         });
+        let key = view_key(&path);
         let seen = self.seen.remove(&key)?;
         if hunks.is_empty() {
             return None;
@@ -794,15 +795,15 @@ impl FileViews {
         }
         let view: BTreeMap<usize, String> = lines.into_iter().collect();
         let content = rendered(&view);
-        self.seen.insert(key.clone(), view);
-        Some((key, content))
+        self.seen.insert(key, view);
+        Some((path, content))
     }
 
     /// Takes `lines` as the whole of `path` ([`FileViews::path_of`] of a read of it), from line
     /// 1: a file the session wrote. Returns the path and the content as [`FileViews::add`]
     /// does.
     pub(crate) fn write(&mut self, path: &str, lines: &[&str]) -> (String, String) {
-        let key = self.path_of(&FileRead {
+        let path = self.path_of(&FileRead {
             path: path.to_string(),
             dir: None,
             lines: Vec::new(),
@@ -810,14 +811,14 @@ impl FileViews {
         let view: BTreeMap<usize, String> =
             (1..).zip(lines.iter().map(|l| l.to_string())).collect();
         let content = rendered(&view);
-        self.seen.insert(key.clone(), view);
-        (key, content)
+        self.seen.insert(view_key(&path), view);
+        (path, content)
     }
 
     /// The whole content of `path` when every line of it from the first was seen (a whole
     /// read, with no gap), as [`FileViews::add`] writes it; `None` otherwise.
     pub(crate) fn whole_content(&self, path: &str) -> Option<String> {
-        let lines = self.seen.get(path)?;
+        let lines = self.seen.get(&view_key(path))?;
         let contiguous = lines.keys().zip(1..).all(|(&n, expected)| n == expected);
         (contiguous && !lines.is_empty()).then(|| {
             let mut content = String::new();
@@ -831,22 +832,63 @@ impl FileViews {
 
     /// Forgets what was seen of `path` (a change the caller knows of, such as an edit).
     pub(crate) fn forget(&mut self, path: &str) {
-        self.seen.remove(path);
+        self.seen.remove(&view_key(path));
     }
 
-    /// Forgets what was seen of every path that `command` may write: a path named after
-    /// `sed -i`, after a redirection `>`/`>>`, or as the last word of `mv`/`cp`, and any
-    /// known path that a command naming it together with `-i` mentions.
+    /// Forgets what was seen of every path that `command` may write: the target of a
+    /// redirection (`> PATH`, `>> PATH`; not a descriptor's copy such as `2>&1`), and every
+    /// known path the command names when it rewrites files in place or moves them (`sed -i`,
+    /// `mv`, `cp`, a script's `open(`).
     pub(crate) fn forget_written(&mut self, command: &str) {
-        let writes = command.contains("sed -i")
-            || command.contains('>')
+        let command = view_key(command);
+        let rewrites = command.contains("sed -i")
             || command.split_whitespace().any(|w| w == "mv" || w == "cp")
             || command.contains("open(");
-        if !writes {
+        let targets = redirect_targets(&command);
+        if !rewrites && targets.is_empty() {
             return;
         }
-        self.seen.retain(|path, _| !command.contains(path.as_str()));
+        self.seen.retain(|key, _| {
+            let named = command.contains(key.as_str());
+            let redirected = targets.iter().any(|t| {
+                let t = t.strip_prefix("./").unwrap_or(t);
+                t == key || t.ends_with(&format!("/{key}")) || key.ends_with(&format!("/{t}"))
+            });
+            !(redirected || (rewrites && named))
+        });
     }
+}
+
+/// The paths `command`'s output redirections write: the word after each `>` or `>>` (quotes
+/// removed), leaving out a descriptor's copy (`2>&1`, `>&2`) and `/dev/…`.
+fn redirect_targets(command: &str) -> Vec<String> {
+    let bare = unquoted(command);
+    let mut targets = Vec::new();
+    let mut from = 0;
+    while let Some(at) = bare[from..].find('>') {
+        let mut end = from + at + 1;
+        if bare[end..].starts_with('>') {
+            end += 1;
+        }
+        from = end;
+        if bare[end..].starts_with('&') {
+            continue;
+        }
+        let rest = command[end..].trim_start();
+        let Some(word) = shell_words(rest).and_then(|w| w.into_iter().next()) else {
+            continue;
+        };
+        if !word.is_empty() && !word.starts_with("/dev/") {
+            targets.push(word);
+        }
+    }
+    targets
+}
+
+/// The key of a path's view: one file named with `\` or `/` (a Windows session's tools
+/// differ) has one view.
+fn view_key(path: &str) -> String {
+    path.replace('\\', "/")
 }
 
 /// The content of the lines seen of a file: in order, a gap of unseen lines shown as
@@ -1228,7 +1270,16 @@ mod tests {
             "[ctxopt: lines 1-2 not seen]\nc\nd\n[ctxopt: lines 5-6 not seen]\ng\n"
         );
         views.forget_written("grep -n x a.py");
+        // A copy of a descriptor writes no file: the view stays.
+        views.forget_written("python a.py 2>&1 | tail -5 > /dev/null");
+        assert_eq!(views.add(&second).1.lines().count(), 5);
         views.forget_written("sed -i 's/g/G/' a.py");
+        assert_eq!(views.add(&second).1, "[ctxopt: lines 1-6 not seen]\ng\n");
+        // A redirection writes its target only.
+        views.add(&first);
+        views.forget_written("echo done > b.txt");
+        assert_eq!(views.add(&second).1.lines().count(), 5);
+        views.forget_written("cd /w && cat > ./a.py << 'EOF'");
         assert_eq!(views.add(&second).1, "[ctxopt: lines 1-6 not seen]\ng\n");
     }
 }
