@@ -849,7 +849,7 @@ impl FileViews {
             return;
         }
         self.seen.retain(|key, _| {
-            let named = command.contains(key.as_str());
+            let named = names(&command, key);
             let redirected = targets.iter().any(|t| {
                 let t = t.strip_prefix("./").unwrap_or(t);
                 t == key || t.ends_with(&format!("/{key}")) || key.ends_with(&format!("/{t}"))
@@ -857,6 +857,17 @@ impl FileViews {
             !(redirected || (rewrites && named))
         });
     }
+}
+
+/// Whether `command` names the path `key`: not as a part of a longer name (`a.py` is not
+/// named by `test_a.py` or `a.py.bak`); a directory before it may be (`src/a.py`).
+fn names(command: &str, key: &str) -> bool {
+    let part = |c: char| c.is_alphanumeric() || "_-.".contains(c);
+    command.match_indices(key).any(|(at, _)| {
+        let before = command[..at].chars().next_back();
+        let after = command[at + key.len()..].chars().next();
+        !key.is_empty() && !before.is_some_and(part) && !after.is_some_and(part)
+    })
 }
 
 /// The paths `command`'s output redirections write: the word after each `>` or `>>` (quotes
@@ -1272,6 +1283,9 @@ mod tests {
         views.forget_written("grep -n x a.py");
         // A copy of a descriptor writes no file: the view stays.
         views.forget_written("python a.py 2>&1 | tail -5 > /dev/null");
+        assert_eq!(views.add(&second).1.lines().count(), 5);
+        // Another file whose name holds this one's: the view stays.
+        views.forget_written("sed -i 's/g/G/' test_a.py a.py.bak");
         assert_eq!(views.add(&second).1.lines().count(), 5);
         views.forget_written("sed -i 's/g/G/' a.py");
         assert_eq!(views.add(&second).1, "[ctxopt: lines 1-6 not seen]\ng\n");
