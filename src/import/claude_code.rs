@@ -43,6 +43,7 @@ use serde_json::Value;
 use super::codex::patch_hunks;
 use super::file_reads::shell::{file_reads, FileRead, FileViews};
 use super::plans::listed_plan;
+use super::replacements::{replaced, Times};
 use super::test_runs::test_outcomes;
 use super::typed::{self, shaped};
 use super::{
@@ -854,12 +855,11 @@ fn apply_edits(content: &str, input: &Value) -> Option<String> {
             old_string,
             new_string,
         } = shaped(edit)?;
-        let all = edit.get("replace_all").and_then(Value::as_bool) == Some(true);
-        let found = content.matches(old_string.as_str()).count();
-        if old_string.is_empty() || found == 0 || (found > 1 && !all) {
-            return None;
-        }
-        content = content.replace(old_string.as_str(), &new_string);
+        let times = match edit.get("replace_all").and_then(Value::as_bool) {
+            Some(true) => Times::All,
+            _ => Times::Once,
+        };
+        content = replaced(&content, &old_string, &new_string, times)?;
     }
     Some(content)
 }

@@ -22,6 +22,7 @@ use serde_json::Value;
 
 use super::file_reads::shell::{file_reads, FileViews};
 use super::plans::listed_plan;
+use super::replacements::{replaced, Times};
 use super::test_runs::{run_records, Run};
 use super::typed;
 use super::{
@@ -199,16 +200,11 @@ fn tool_call(
     }
     let ranged = call.args.get("offset").is_some() || call.args.get("limit").is_some();
     match (name, call.arg("file_path")) {
-        ("read_file", Some(path)) if !ranged => out.push(SessionRecord::File(FileRecord {
-            common: common("file"),
-            path: path.to_string(),
-            content: output,
-        })),
-        ("write_file", Some(path)) => out.push(SessionRecord::File(FileRecord {
-            common: common("file"),
-            path: path.to_string(),
-            content: call.arg("content").unwrap_or_default().to_string(),
-        })),
+        ("read_file", Some(path)) if !ranged => out.push(whole_file(common, views, path, output)),
+        ("write_file", Some(path)) => {
+            let content = call.arg("content").unwrap_or_default().to_string();
+            out.push(whole_file(common, views, path, content));
+        }
         ("replace", Some(path)) => {
             let shown = call
                 .result_display
@@ -233,6 +229,25 @@ fn tool_call(
                 path: path.to_string(),
                 diff,
             }));
+            // The current view: the file as read or written whole with this change applied;
+            // an empty old text creates the file (the tool's own rule).
+            let old = call.arg("old_string").unwrap_or_default();
+            let new = call.arg("new_string").unwrap_or_default();
+            let times = call
+                .args
+                .get("expected_replacements")
+                .and_then(Value::as_u64)
+                .and_then(|n| usize::try_from(n).ok())
+                .map_or(Times::Exactly(1), Times::Exactly);
+            let view = match views.whole_content(path) {
+                _ if old.is_empty() => Some(new.to_string()),
+                Some(content) => replaced(&content, old, new, times),
+                None => None,
+            };
+            match view {
+                Some(content) => out.push(whole_file(common, views, path, content)),
+                None => views.forget(path),
+            }
         }
         // `{"todos": [{"description", "status"}, …]}`, the whole list each time.
         ("write_todos", _) if call.args.get("todos").is_some_and(Value::is_array) => {
@@ -279,6 +294,21 @@ fn tool_call(
             run_records(run, common, out);
         }
     }
+}
+
+/// A file record of `path` read or written whole, which becomes its view.
+fn whole_file(
+    common: &mut impl FnMut(&str) -> Common,
+    views: &mut FileViews,
+    path: &str,
+    content: String,
+) -> SessionRecord {
+    views.write(path, &content.lines().collect::<Vec<_>>());
+    SessionRecord::File(FileRecord {
+        common: common("file"),
+        path: path.to_string(),
+        content,
+    })
 }
 
 /// What `run_shell_command` answered, taken out of the text Gemini CLI gives the model:

@@ -22,6 +22,7 @@ pub mod frame_log;
 pub(crate) mod gemini_cli;
 pub mod mcp;
 pub(crate) mod plans;
+mod replacements;
 pub mod summary;
 pub mod swe_agent;
 pub(crate) mod test_runs;

@@ -215,3 +215,82 @@ fn a_shell_result_is_taken_apart_from_its_end() {
     assert_eq!(ShellResult::of("3 passed").output, "3 passed");
     assert_eq!(ShellResult::of("boom\nExit Code: 3").exit_code, Some(3));
 }
+
+#[test]
+fn a_replace_gives_the_current_view_of_a_file_read_or_written_whole() {
+    let call = |id: &str, name: &str, args: Value, output: &str| {
+        serde_json::json!({"id": id, "name": name, "status": "success", "args": args,
+            "result": [{"functionResponse": {"id": id, "name": name,
+                "response": {"output": output}}}]})
+    };
+    let chat = |replace_args: Value| {
+        serde_json::json!({"sessionId": "s", "messages": [
+        {"id": "u1", "type": "user", "content": "fix it"},
+        {"id": "g1", "type": "gemini", "content": "", "toolCalls": [
+            call("c1", "read_file", serde_json::json!({"file_path": "/w/a.py"}),
+                "x = 1\ny = 2\n"),
+            call("c2", "replace", replace_args, "Successfully modified file: /w/a.py"),
+        ]}]})
+    };
+    let views = |replace_args: Value| {
+        let (records, _) = import_chat(&chat(replace_args).to_string()).unwrap();
+        crate::import::files_of(&records)
+            .into_iter()
+            .map(|(p, c)| (p.to_string(), c.to_string()))
+            .collect::<Vec<_>>()
+    };
+    let once = serde_json::json!({"file_path": "/w/a.py", "old_string": "y = 2",
+        "new_string": "y = 3"});
+    assert_eq!(
+        views(once),
+        [
+            ("/w/a.py".to_string(), "x = 1\ny = 2\n".to_string()),
+            ("/w/a.py".to_string(), "x = 1\ny = 3\n".to_string())
+        ]
+    );
+    // The canary: an old text the view holds twice, where the call expects one, makes no view.
+    let twice = serde_json::json!({"file_path": "/w/a.py", "old_string": " = ",
+        "new_string": " := "});
+    assert_eq!(views(twice).len(), 1);
+    let expected = serde_json::json!({"file_path": "/w/a.py", "old_string": " = ",
+        "new_string": " := ", "expected_replacements": 2});
+    assert_eq!(views(expected)[1].1, "x := 1\ny := 2\n");
+}
+
+#[test]
+fn replaces_of_real_chats_give_current_views() {
+    // The corpus's saved Gemini CLI chats with edits: most replace in files read or written whole.
+    let mut with_view = 0;
+    let mut diffs = 0;
+    for name in [
+        "mischa-thisness__M-Gemini__session-2025-12-24T06-40-c330aea9.json",
+        "mischa-thisness__M-Gemini__session-2025-12-24T21-37-2ccb51c5.json",
+        "mischa-thisness__M-Gemini__session-2025-12-30T01-31-271ace30.json",
+        "mischa-thisness__M-Gemini__session-2026-01-01T06-42-b1fc1c13.json",
+        "mischa-thisness__M-Gemini__session-2026-01-11T00-25-17b4d5e9.json",
+    ] {
+        let (records, _) = import_chat(&real(name)).unwrap();
+        let ids: std::collections::HashSet<&str> = records
+            .files
+            .iter()
+            .filter_map(|f| f.common.id.as_deref())
+            .collect();
+        for d in &records.diffs {
+            diffs += 1;
+            // The view is the record made right after the diff, from the same call.
+            let id = d.common.id.as_deref().unwrap();
+            let (stem, part) = id.rsplit_once('-').unwrap();
+            let next = format!(
+                "{}-{}",
+                stem.replace("diff-", "file-"),
+                part.parse::<u32>().unwrap() + 1
+            );
+            with_view += usize::from(ids.contains(next.as_str()));
+        }
+    }
+    // Before the importer kept views, none had one.
+    assert!(
+        diffs > 40 && with_view * 2 >= diffs,
+        "{with_view} of {diffs}"
+    );
+}
