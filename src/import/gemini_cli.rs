@@ -9,8 +9,9 @@
 //!
 //! What becomes what (documented in `docs/import.md`): `user` → a `user` message (the first
 //! is the task); `gemini` content → an `assistant` message; `error` → an error record; each
-//! tool call: `read_file` without a range → a file, `write_file` → a file, `replace` → a diff
-//! (`resultDisplay.fileDiff`), `write_todos` → the session's plan (a tool output `plan-…`
+//! tool call: `read_file` without a range → a file, `write_file` → a file (each the file's
+//! current view), `replace` → a diff (`resultDisplay.fileDiff`) and the view with the
+//! replacement applied, `write_todos` → the session's plan (a tool output `plan-…`
 //! listing the items with their status), `run_shell_command` → a tool output with its command,
 //! what it printed and its exit code ([`ShellResult`]; a test result per test its output
 //! names), or the file it read, anything else → a tool output; a call
