@@ -3,6 +3,7 @@
 //! a log query that only shows an error record's trace again. Superseded units leave the
 //! candidates so they never crowd out the current ones; each names what superseded it.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::LazyLock;
 
@@ -13,7 +14,7 @@ use crate::optimizer::dedupe::{
     POSTING_CAP, SKETCH,
 };
 use crate::optimizer::extract::terms::term_set;
-use crate::optimizer::extract::{failing_tests, signatures, Outcome};
+use crate::optimizer::extract::{failing_tests, paths, signatures, Outcome};
 use crate::optimizer::fragment::{is_later, Dropped, Unit, UnitIx};
 use crate::optimizer::output::DropReason;
 use crate::records::Kind;
@@ -123,14 +124,15 @@ fn runs_showing_an_error(
     }
 }
 
-/// Files by path and test results by name: all but the latest are superseded.
+/// Files by path (one file however its separators are written: `src\a.rs`, `./src/a.rs`
+/// and `src/a.rs` are one) and test results by name: all but the latest are superseded.
 fn older_versions(units: &[Unit], live: &[usize], dropped: &mut [Option<Dropped>]) {
-    let mut groups: BTreeMap<(Kind, &str), Vec<usize>> = BTreeMap::new();
+    let mut groups: BTreeMap<(Kind, Cow<str>), Vec<usize>> = BTreeMap::new();
     for &i in live {
         let u = &units[i];
         let key = match u.kind {
-            Kind::File => u.path.as_deref(),
-            Kind::TestResult => u.test_name.as_deref(),
+            Kind::File => u.path.as_deref().map(paths::normalize_path),
+            Kind::TestResult => u.test_name.as_deref().map(Cow::Borrowed),
             _ => None,
         };
         if let Some(key) = key {
@@ -468,6 +470,26 @@ mod tests {
         assert_eq!((d.reason, d.by), (DropReason::Superseded, Some(UnitIx(2))));
         assert!(d.detail.starts_with("older snapshot of src/a.ts"));
         assert!(dropped[1].is_none() && dropped[2].is_none());
+    }
+
+    #[test]
+    fn a_snapshot_of_one_file_written_with_other_separators_is_older_too() {
+        // A Windows session: Claude Code's `Read` writes `src\a.ts`, a Git Bash read `src/a.ts`.
+        let records = Records {
+            files: vec![
+                file("src\\a.ts", "v1"),
+                file("./src/a.ts", "v2"),
+                file("src/a.ts", "v3"),
+                file("src/A.ts", "other"),
+            ],
+            ..Records::default()
+        };
+        let (_, dropped) = run_super(&records);
+        let by: Vec<Option<UnitIx>> = dropped
+            .iter()
+            .map(|d| d.as_ref().and_then(|d| d.by))
+            .collect();
+        assert_eq!(by, [Some(UnitIx(2)), Some(UnitIx(2)), None, None]);
     }
 
     #[test]
