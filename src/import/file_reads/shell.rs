@@ -10,11 +10,13 @@
 //! the file stays known ([`Layout`]): numbered output carries it (the numbers are stripped;
 //! `nl -b t`, its default, does not count empty lines, so its lines are placed by position),
 //! plain output is placed from its first line (`sed -n 'A,…'` starts at `A`, `cat` and
-//! `head` at 1), or the read is not placed and does not count as one. Anything else —
+//! `head` at 1; a `sed -n` of several ranges, ascending and apart, when it printed them all),
+//! or the read is not placed and does not count as one. Anything else —
 //! redirections, here-documents, globs, several files — is not a read; quoted text (a `sed`
 //! script, `nl`'s separator) is an argument, not shell syntax.
 //!
-//! An `&&` chain of reads ([`file_reads`]), possibly with `echo 'TEXT'` separators, is taken
+//! A chain of reads joined by `&&` or `;` ([`file_reads`]), possibly with `echo 'TEXT'`
+//! separators, is taken
 //! apart only when the output can be split between them exactly: every read says how many
 //! lines it prints (`sed -n 'A,Bp'`, `head -n N`, or a read piped into one of them), each
 //! `echo` is found where it belongs, and the counts add up to the output's lines. Since no
@@ -75,14 +77,14 @@ fn chained_reads(command: &str, output: &str, exit_code: Option<i64>) -> Option<
         return None;
     }
     let (dir, chain) = leading_cd(command)?;
-    if chain.contains("||") {
+    if unquoted(chain).contains("||") {
         return None;
     }
     let body = output.strip_suffix('\n').unwrap_or(output);
     let printed: Vec<&str> = body.split('\n').collect();
     let mut at = 0;
     let mut reads = Vec::new();
-    for stage in chain.split("&&").map(str::trim) {
+    for stage in chain_stages(chain) {
         if let Some(text) = echoed(stage) {
             let lines: Vec<&str> = text.split('\n').collect();
             if printed.get(at..at + lines.len())? != lines.as_slice() {
@@ -101,6 +103,32 @@ fn chained_reads(command: &str, output: &str, exit_code: Option<i64>) -> Option<
         });
     }
     (at == printed.len() && !reads.is_empty()).then_some(reads)
+}
+
+/// The commands of a chain, split at each `&&` or `;` outside quotes (a `sed` script's `;`
+/// is its own).
+fn chain_stages(chain: &str) -> Vec<&str> {
+    let bare = unquoted(chain);
+    let mut stages = Vec::new();
+    let mut from = 0;
+    let mut i = 0;
+    while i < bare.len() {
+        let sep = match &bare[i..] {
+            rest if rest.starts_with("&&") => 2,
+            rest if rest.starts_with(';') => 1,
+            _ => 0,
+        };
+        if sep > 0 {
+            stages.push(chain[from..i].trim());
+            from = i + sep;
+            i += sep;
+        } else {
+            i += bare[i..].chars().next().map_or(1, char::len_utf8);
+        }
+    }
+    stages.push(chain[from..].trim());
+    stages.retain(|s| !s.is_empty());
+    stages
 }
 
 /// The text an `echo 'TEXT'` stage prints (one argument, not an option such as `-e`).
@@ -191,6 +219,9 @@ fn read_command(command: &str) -> Option<(String, Reader)> {
 enum Layout {
     /// Each output line is a file line, the first one `start` (`None`: not known).
     Plain { start: Option<usize> },
+    /// `sed -n 'A,Bp;C,Dp'`: the lines of each range in turn (ascending, apart), placed only
+    /// when the output holds every line of every range.
+    Ranges(Vec<(usize, usize)>),
     /// Each output line carries a number (`cat -n`, `nl -ba`): the file's line is the number
     /// plus `offset`, its text follows `sep` (`None`: a tab or a space).
     Numbered { offset: i64, sep: Option<String> },
@@ -288,6 +319,14 @@ impl Reader {
                     };
                     lines.push((start.checked_add(i)?, text.to_string()));
                 }
+            }
+            Layout::Ranges(ranges) => {
+                let printed: Vec<&str> = body.split('\n').collect();
+                if spans(ranges) != Some(printed.len()) {
+                    return None;
+                }
+                let numbers = ranges.iter().flat_map(|&(first, last)| first..=last);
+                lines.extend(numbers.zip(printed).map(|(n, l)| (n, l.to_string())));
             }
             Layout::Plain { start } => {
                 let start = (*start)?;
@@ -480,11 +519,25 @@ fn reader(stage: &str) -> Option<(String, Reader)> {
                 return None;
             }
             let (script, rest) = rest.split_first()?;
-            let [(first, last)] = sed_ranges(std::slice::from_ref(script))?[..] else {
-                return None;
-            };
-            layout = Layout::Plain { start: Some(first) };
-            count = span(first, last);
+            match sed_ranges(std::slice::from_ref(script))?[..] {
+                [(first, last)] => {
+                    layout = Layout::Plain { start: Some(first) };
+                    count = span(first, last);
+                }
+                ref ranges => {
+                    // Ranges printed in turn: ascending and apart, each with its last line.
+                    let bounded: Vec<(usize, usize)> = ranges
+                        .iter()
+                        .map(|&(first, last)| Some((first, last.filter(|&l| l >= first)?)))
+                        .collect::<Option<_>>()?;
+                    let apart = bounded.windows(2).all(|w| w[0].1 < w[1].0);
+                    if !apart || bounded.iter().any(|&(_, last)| last > MAX_LINE) {
+                        return None;
+                    }
+                    count = Some(spans(&bounded)?);
+                    layout = Layout::Ranges(bounded);
+                }
+            }
             files.extend(rest.iter().map(String::as_str));
         }
         _ => return None,
@@ -592,6 +645,13 @@ fn sed_ranges(words: &[String]) -> Option<Vec<(usize, Option<usize>)>> {
             Some((first, last))
         })
         .collect()
+}
+
+/// How many lines the ranges hold together (`None` past `usize`).
+fn spans(ranges: &[(usize, usize)]) -> Option<usize> {
+    ranges.iter().try_fold(0usize, |sum, &(first, last)| {
+        sum.checked_add(last - first + 1)
+    })
 }
 
 /// How many lines the range from `first` to `last` holds.
@@ -1077,6 +1137,52 @@ mod tests {
             .apply("b.py", &[(vec!["a"], vec!["a", "a2"])])
             .unwrap();
         assert!(moved.ends_with("not seen]\nb\n"), "{moved}");
+    }
+
+    #[test]
+    fn a_sed_script_of_several_ranges_places_them_when_it_printed_them_all() {
+        // Codex CLI's own shape, from the corpus.
+        let command = "sed -n '340,341p;1485,1486p' packages/core/src/evaluation/trace-envelope.ts";
+        let r = read(command, "a\nb\nc\nd\n").unwrap();
+        let numbers: Vec<usize> = r.lines.iter().map(|(n, _)| *n).collect();
+        assert_eq!(numbers, [340, 341, 1485, 1486]);
+        // A file that ended inside a range: the lines cannot be placed.
+        assert_eq!(read(command, "a\nb\nc\n"), None);
+        // Ranges out of order, touching or open: their lines cannot be told apart.
+        for script in ["5,6p;1,2p", "1,5p;5,6p", "1,2p;8,$p"] {
+            assert_eq!(
+                read(&format!("sed -n '{script}' a.py"), "x\n"),
+                None,
+                "{script}"
+            );
+        }
+        // Nor an overflowing count, counted without walking the lines.
+        let huge = format!(
+            "sed -n '1,{}p;{},{}p' a.py",
+            MAX_LINE - 1,
+            MAX_LINE,
+            MAX_LINE
+        );
+        assert_eq!(read(&huge, "x\n"), None);
+    }
+
+    #[test]
+    fn a_chain_split_at_semicolons_splits_as_one_split_at_ands() {
+        let chain = "sed -n '60,61p' a.ts; sed -n '78,78p' b.ts";
+        let reads = file_reads(chain, "x\ny\nz\n", Some(0));
+        let got: Vec<(&str, Vec<usize>)> = reads
+            .iter()
+            .map(|r| (r.path.as_str(), r.lines.iter().map(|(n, _)| *n).collect()))
+            .collect();
+        assert_eq!(got, [("a.ts", vec![60, 61]), ("b.ts", vec![78])]);
+        // A script's own `;` does not split the chain.
+        let one = file_reads(
+            "sed -n '1,1p;3,3p' a.ts && sed -n '2p' b.ts",
+            "1\n3\n2\n",
+            Some(0),
+        );
+        assert_eq!(one.len(), 2);
+        assert_eq!(one[0].lines, [(1, "1".into()), (3, "3".into())]);
     }
 
     #[test]
