@@ -557,9 +557,12 @@ impl ClaudeImporter {
                 // The current view: the file as read whole with this change applied, else the
                 // lines seen of it with the diff's hunks applied where they are found once.
                 let whole = self.views.whole_content(&path);
-                let view = match &whole {
-                    Some(content) => apply_edits(content, &call.input).map(|c| (path.clone(), c)),
-                    None => self.views.apply(&path, &patch_hunks(&diff)),
+                let view = match (&whole, placed_hunks(hunks, &diff)) {
+                    (Some(content), _) => {
+                        apply_edits(content, &call.input).map(|c| (path.clone(), c))
+                    }
+                    (None, Some(placed)) => self.views.apply_placed(&path, &placed),
+                    (None, None) => self.views.apply(&path, &patch_hunks(&diff)),
                 };
                 records.push(SessionRecord::Diff(DiffRecord {
                     common: common("diff"),
@@ -862,6 +865,25 @@ fn apply_edits(content: &str, input: &Value) -> Option<String> {
         content = replaced(&content, &old_string, &new_string, times)?;
     }
     Some(content)
+}
+
+/// The hunks of an edit's structured patch with the number of each one's first old line,
+/// its old lines and its new lines (from `diff`, which [`edit_diff`] wrote from them);
+/// `None` when there is none, or one has no number.
+fn placed_hunks<'a>(
+    hunks: Option<&[Hunk]>,
+    diff: &'a str,
+) -> Option<Vec<(usize, Vec<&'a str>, Vec<&'a str>)>> {
+    let hunks = hunks.filter(|h| !h.is_empty())?;
+    let lines = patch_hunks(diff);
+    if lines.len() != hunks.len() {
+        return None;
+    }
+    hunks
+        .iter()
+        .zip(lines)
+        .map(|(h, (old, new))| Some((usize::try_from(h.old_start?).ok()?, old, new)))
+        .collect()
 }
 
 fn edit_diff(path: &str, hunks: Option<&[Hunk]>, input: &Value) -> String {

@@ -859,6 +859,68 @@ impl FileViews {
         Some((path, content))
     }
 
+    /// Applies a change whose hunks say where they are — each (the number of its first old
+    /// line, its old lines, its new lines; context included), as Claude Code's structured
+    /// patch gives them — to what was seen of `path`: every old line the view holds must be
+    /// the one at its number (else the view is not the file any more: `None`, forgetting
+    /// it), the hunk's lines take their place and the later lines move by the difference.
+    /// The hunk's lines show the file, so lines the view had not seen join it. Returns the
+    /// path and the content as [`FileViews::add`] does.
+    pub(crate) fn apply_placed(
+        &mut self,
+        path: &str,
+        hunks: &[(usize, Vec<&str>, Vec<&str>)],
+    ) -> Option<(String, String)> {
+        let path = self.path_of(&FileRead {
+            path: path.to_string(),
+            dir: None,
+            lines: Vec::new(),
+        });
+        let key = view_key(&path);
+        let mut seen = self.seen.remove(&key)?;
+        if hunks.is_empty() {
+            return None;
+        }
+        let mut order: Vec<&(usize, Vec<&str>, Vec<&str>)> = hunks.iter().collect();
+        // The last hunk first: the numbers of the ones before it do not move.
+        order.sort_by_key(|h| std::cmp::Reverse(h.0));
+        let mut below = usize::MAX;
+        for (start, old, new) in order {
+            // A hunk that removes nothing is placed after its old start (`@@ -4,0 +5,2 @@`).
+            let first = if old.is_empty() {
+                start.checked_add(1)?
+            } else {
+                *start
+            };
+            let end = first.checked_add(old.len())?;
+            if first == 0 || end > MAX_LINE || end > below {
+                return None;
+            }
+            below = first;
+            let holds = old
+                .iter()
+                .enumerate()
+                .all(|(k, text)| seen.get(&(first + k)).is_none_or(|s| s == text));
+            if !holds {
+                return None;
+            }
+            let tail = seen.split_off(&end);
+            seen.retain(|&n, _| n < first);
+            seen.extend(
+                new.iter()
+                    .enumerate()
+                    .map(|(k, t)| (first + k, t.to_string())),
+            );
+            seen.extend(
+                tail.into_iter()
+                    .map(|(n, t)| (n - old.len() + new.len(), t)),
+            );
+        }
+        let content = rendered(&seen);
+        self.seen.insert(key, seen);
+        Some((path, content))
+    }
+
     /// Takes `lines` as the whole of `path` ([`FileViews::path_of`] of a read of it), from line
     /// 1: a file the session wrote. Returns the path and the content as [`FileViews::add`]
     /// does.
@@ -1111,6 +1173,31 @@ mod tests {
         assert_eq!(file_reads(&chain, "x\ny\n", Some(0)), vec![]);
         let r = read(&format!("sed -n '{huge}p' a.py"), "x\n");
         assert_eq!(r.map(|r| r.lines), Some(vec![(usize::MAX, "x".into())]));
+    }
+
+    #[test]
+    fn a_change_placed_by_its_numbers_shows_the_lines_around_it_and_moves_the_rest() {
+        let mut views = FileViews::default();
+        // Lines 10-11 and 20 seen; the change's hunk holds lines 9-12 (context beyond the
+        // lines seen, as a structured patch's three lines of context often are).
+        views.add(&read("sed -n '10,11p' a.py", "b\nc\n").unwrap());
+        views.add(&read("sed -n '20p' a.py", "z\n").unwrap());
+        let hunk = (9, vec!["a", "b", "c", "d"], vec!["a", "b", "B", "c", "d"]);
+        let (_, content) = views.apply_placed("a.py", &[hunk.clone()]).unwrap();
+        assert_eq!(
+            content,
+            "[ctxopt: lines 1-8 not seen]\na\nb\nB\nc\nd\n[ctxopt: lines 14-20 not seen]\nz\n"
+        );
+        // The canary: a hunk whose lines the view holds otherwise forgets the file.
+        views.add(&read("sed -n '10p' a.py", "b\n").unwrap());
+        let stale = (10, vec!["x"], vec!["y"]);
+        assert_eq!(views.apply_placed("a.py", &[stale]), None);
+        assert_eq!(views.apply_placed("a.py", &[hunk]), None, "forgotten");
+        // An insertion after a line, and two hunks placed from the last.
+        views.add(&read("sed -n '1,3p' b.py", "1\n2\n3\n").unwrap());
+        let hunks = [(1, vec!["1"], vec!["one"]), (3, vec![], vec!["3.5"])];
+        let (_, content) = views.apply_placed("b.py", &hunks).unwrap();
+        assert_eq!(content, "one\n2\n3\n3.5\n");
     }
 
     #[test]
