@@ -41,7 +41,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::codex::patch_hunks;
-use super::file_reads::shell::{file_reads, FileRead, FileViews};
+use super::file_reads::shell::{file_reads, FileRead, FileViews, PlacedHunk};
 use super::plans::listed_plan;
 use super::replacements::{replaced, Times};
 use super::test_runs::test_outcomes;
@@ -870,10 +870,7 @@ fn apply_edits(content: &str, input: &Value) -> Option<String> {
 /// The hunks of an edit's structured patch with the number of each one's first old line,
 /// its old lines and its new lines (from `diff`, which [`edit_diff`] wrote from them);
 /// `None` when there is none, or one has no number.
-fn placed_hunks<'a>(
-    hunks: Option<&[Hunk]>,
-    diff: &'a str,
-) -> Option<Vec<(usize, Vec<&'a str>, Vec<&'a str>)>> {
+fn placed_hunks<'a>(hunks: Option<&[Hunk]>, diff: &'a str) -> Option<Vec<PlacedHunk<'a>>> {
     let hunks = hunks.filter(|h| !h.is_empty())?;
     let lines = patch_hunks(diff);
     if lines.len() != hunks.len() {

@@ -31,6 +31,10 @@ use std::collections::BTreeMap;
 
 use crate::optimizer::extract::paths::is_absolute;
 
+/// A change's hunk that says where it is: the number of its first old line, its old lines
+/// and its new lines (context included).
+pub(crate) type PlacedHunk<'a> = (usize, Vec<&'a str>, Vec<&'a str>);
+
 /// The highest line number a view keeps (about four billion: more than any file has).
 pub(crate) const MAX_LINE: usize = u32::MAX as usize;
 
@@ -869,7 +873,7 @@ impl FileViews {
     pub(crate) fn apply_placed(
         &mut self,
         path: &str,
-        hunks: &[(usize, Vec<&str>, Vec<&str>)],
+        hunks: &[PlacedHunk],
     ) -> Option<(String, String)> {
         let path = self.path_of(&FileRead {
             path: path.to_string(),
@@ -881,7 +885,7 @@ impl FileViews {
         if hunks.is_empty() {
             return None;
         }
-        let mut order: Vec<&(usize, Vec<&str>, Vec<&str>)> = hunks.iter().collect();
+        let mut order: Vec<&PlacedHunk> = hunks.iter().collect();
         // The last hunk first: the numbers of the ones before it do not move.
         order.sort_by_key(|h| std::cmp::Reverse(h.0));
         let mut below = usize::MAX;
@@ -1183,7 +1187,9 @@ mod tests {
         views.add(&read("sed -n '10,11p' a.py", "b\nc\n").unwrap());
         views.add(&read("sed -n '20p' a.py", "z\n").unwrap());
         let hunk = (9, vec!["a", "b", "c", "d"], vec!["a", "b", "B", "c", "d"]);
-        let (_, content) = views.apply_placed("a.py", &[hunk.clone()]).unwrap();
+        let (_, content) = views
+            .apply_placed("a.py", std::slice::from_ref(&hunk))
+            .unwrap();
         assert_eq!(
             content,
             "[ctxopt: lines 1-8 not seen]\na\nb\nB\nc\nd\n[ctxopt: lines 14-20 not seen]\nz\n"
