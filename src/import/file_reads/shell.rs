@@ -807,6 +807,24 @@ impl FileViews {
         (path, content)
     }
 
+    /// The path a change names, as [`FileViews::path_of`] keeps it.
+    fn named(&self, path: &str) -> String {
+        self.path_of(&FileRead {
+            path: path.to_string(),
+            dir: None,
+            lines: Vec::new(),
+        })
+    }
+
+    /// Takes out the view of the path a change names (the change puts it back once it
+    /// applies): that path, its key and the lines seen; `None` when nothing was seen of it.
+    fn take(&mut self, path: &str) -> Option<(String, String, BTreeMap<usize, String>)> {
+        let path = self.named(path);
+        let key = view_key(&path);
+        let seen = self.seen.remove(&key)?;
+        Some((path, key, seen))
+    }
+
     /// Applies a change's hunks — each (old lines, new lines), context included — to what was
     /// seen of `path` ([`FileViews::path_of`] of a read of it), each hunk's old lines found once
     /// among the lines seen, in a run of consecutive line numbers; the lines after it move by
@@ -818,13 +836,7 @@ impl FileViews {
         path: &str,
         hunks: &[(Vec<&str>, Vec<&str>)],
     ) -> Option<(String, String)> {
-        let path = self.path_of(&FileRead {
-            path: path.to_string(),
-            dir: None,
-            lines: Vec::new(),
-        });
-        let key = view_key(&path);
-        let seen = self.seen.remove(&key)?;
+        let (path, key, seen) = self.take(path)?;
         if hunks.is_empty() {
             return None;
         }
@@ -875,13 +887,7 @@ impl FileViews {
         path: &str,
         hunks: &[PlacedHunk],
     ) -> Option<(String, String)> {
-        let path = self.path_of(&FileRead {
-            path: path.to_string(),
-            dir: None,
-            lines: Vec::new(),
-        });
-        let key = view_key(&path);
-        let mut seen = self.seen.remove(&key)?;
+        let (path, key, mut seen) = self.take(path)?;
         if hunks.is_empty() {
             return None;
         }
@@ -929,11 +935,7 @@ impl FileViews {
     /// 1: a file the session wrote. Returns the path and the content as [`FileViews::add`]
     /// does.
     pub(crate) fn write(&mut self, path: &str, lines: &[&str]) -> (String, String) {
-        let path = self.path_of(&FileRead {
-            path: path.to_string(),
-            dir: None,
-            lines: Vec::new(),
-        });
+        let path = self.named(path);
         let view: BTreeMap<usize, String> =
             (1..).zip(lines.iter().map(|l| l.to_string())).collect();
         let content = rendered(&view);
@@ -1052,6 +1054,17 @@ mod tests {
         file_read(command, output, Some(0))
     }
 
+    /// The numbered lines `command` read from `output` (it must be a read).
+    fn lines(command: &str, output: &str) -> Vec<(usize, String)> {
+        read(command, output)
+            .unwrap_or_else(|| panic!("{command} is a read"))
+            .lines
+    }
+
+    fn owned(lines: &[(usize, &str)]) -> Vec<(usize, String)> {
+        lines.iter().map(|&(n, t)| (n, t.to_string())).collect()
+    }
+
     #[test]
     fn a_change_applied_to_the_lines_seen_gives_the_current_view_and_moves_the_rest() {
         let mut views = FileViews::default();
@@ -1112,46 +1125,45 @@ mod tests {
     #[test]
     fn nl_options_and_its_place_in_a_pipeline_keep_the_file_lines() {
         // Codex CLI's own shapes, from the corpus's rollouts.
-        let r = read(
-            "nl -ba -w1 -s': ' opk/ui/pdl_editor.py | sed -n '300,350p'",
-            "300:         rows = sorted(rows)\n301: \n302:     def f(self):\n",
-        )
-        .unwrap();
-        assert_eq!(r.path, "opk/ui/pdl_editor.py");
+        let command = "nl -ba -w1 -s': ' opk/ui/pdl_editor.py | sed -n '300,350p'";
+        let out = "300:         rows = sorted(rows)\n301: \n302:     def f(self):\n";
+        assert_eq!(read(command, out).unwrap().path, "opk/ui/pdl_editor.py");
         assert_eq!(
-            r.lines,
-            [
-                (300, "        rows = sorted(rows)".into()),
-                (301, "".into()),
-                (302, "    def f(self):".into())
-            ]
+            lines(command, out),
+            owned(&[
+                (300, "        rows = sorted(rows)"),
+                (301, ""),
+                (302, "    def f(self):")
+            ])
         );
         // Several ranges of numbered lines: the numbers place them.
-        let r = read(
+        let numbered = lines(
             "nl -ba packages/core/src/a.ts | sed -n '1,1p;1560,1561p'",
             "     1\timport x\n  1560\ta\n  1561\tb\n",
-        )
-        .unwrap();
-        let numbers: Vec<usize> = r.lines.iter().map(|(n, _)| *n).collect();
+        );
+        let numbers: Vec<usize> = numbered.iter().map(|(n, _)| *n).collect();
         assert_eq!(numbers, [1, 1560, 1561]);
         // Numbers given after a range count from its first line; `-v` moves them.
-        let r = read(
-            "sed -n '260,999p' src/i18n.py | nl -ba | sed -n '260,261p'",
-            "   260\tx = 1\n   261\ty = 2\n",
-        )
-        .unwrap();
-        assert_eq!(r.lines, [(519, "x = 1".into()), (520, "y = 2".into())]);
-        let r = read("nl -ba -v 0 a.py", "0\tfirst\n").unwrap();
-        assert_eq!(r.lines, [(1, "first".into())]);
+        assert_eq!(
+            lines(
+                "sed -n '260,999p' src/i18n.py | nl -ba | sed -n '260,261p'",
+                "   260\tx = 1\n   261\ty = 2\n",
+            ),
+            owned(&[(519, "x = 1"), (520, "y = 2")])
+        );
+        assert_eq!(
+            lines("nl -ba -v 0 a.py", "0\tfirst\n"),
+            owned(&[(1, "first")])
+        );
         // A left-justified number is padded before its separator.
-        let r = read("nl -ba -nln a.py", "9     \tend\n").unwrap();
-        assert_eq!(r.lines, [(9, "end".into())]);
+        assert_eq!(
+            lines("nl -ba -nln a.py", "9     \tend\n"),
+            owned(&[(9, "end")])
+        );
         // A script's `$` and `;` are quoted: no shell syntax.
-        let r = read("sed -n '3,$p' a.py", "c\n").unwrap();
-        assert_eq!(r.lines, [(3, "c".into())]);
+        assert_eq!(lines("sed -n '3,$p' a.py", "c\n"), owned(&[(3, "c")]));
         // Lines picked from positions by two ranges, or numbers of numbers: not placed.
         for command in [
-            "sed -n '1,2p;5,6p' a.py",
             "cat a.py | sed -n '1,2p;5,6p'",
             "nl -ba a.py | nl -ba",
             "nl -ba -x a.py",
@@ -1283,18 +1295,14 @@ mod tests {
         // `nl` without `-b a` leaves an empty line unnumbered and does not count it: `b` is
         // numbered 2 but is the file's line 3.
         let out = "     1\ta\n       \n     2\tb\n     3\t  \n";
-        let r = read("nl a.txt", out).unwrap();
         assert_eq!(
-            r.lines,
-            [
-                (1, "a".into()),
-                (2, "".into()),
-                (3, "b".into()),
-                (4, "  ".into())
-            ]
+            lines("nl a.txt", out),
+            owned(&[(1, "a"), (2, ""), (3, "b"), (4, "  ")])
         );
-        let r = read("nl a.txt | sed -n '3,4p'", "     2\tb\n     3\t  \n").unwrap();
-        assert_eq!(r.lines, [(3, "b".into()), (4, "  ".into())]);
+        assert_eq!(
+            lines("nl a.txt | sed -n '3,4p'", "     2\tb\n     3\t  \n"),
+            owned(&[(3, "b"), (4, "  ")])
+        );
     }
 
     #[test]
