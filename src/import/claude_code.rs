@@ -13,11 +13,13 @@
 //!   `tool_use` blocks are held until their `tool_result` arrives (in a later line);
 //! - a `tool_result`, with the call it answers: `Bash` → a tool output (`tool` = the command,
 //!   `exitCode` 0, or N from `Exit code N` on a failure) plus a test result per test its
-//!   output names; a whole-file `Read` → a file; a `Read` of a region (`offset`/`limit`) →
+//!   output names, or, when the command reads a file, that file (a command that may write a
+//!   path forgets what was seen of it); a whole-file `Read` → a file; a `Read` of a region (`offset`/`limit`) →
 //!   a file holding every line seen so far of it, with `[ctxopt: lines A-B not seen]` gaps
 //!   (see [`FileViews`]); `Write` → a file; `Edit`/`MultiEdit` → a diff (from
-//!   `toolUseResult.structuredPatch`, else from the old and new strings), forgetting the
-//!   lines seen of the file; `TodoWrite` → the plan, a tool output `plan-…` listing the
+//!   `toolUseResult.structuredPatch`, else from the old and new strings) and the file's
+//!   current view with the change applied (its hunks placed by their line numbers on a
+//!   view of regions), or, when the view does not hold the old text, no view; `TodoWrite` → the plan, a tool output `plan-…` listing the
 //!   items with their status; `TaskCreate`/`TaskUpdate`/`TaskList` (Claude Code 2.1's task
 //!   list) → after each that changes the list, the whole list as the plan (see
 //!   [`tasks::TaskPlan`]); `Grep`/`Glob` → a tool output `hits-…`, its path (and line)
@@ -484,9 +486,10 @@ impl ClaudeImporter {
                 let command = input("command").unwrap_or("bash").to_string();
                 let (output, exit_code) = bash_output(&text, result, is_error);
                 // A command that reads a file is the file's content, as in every importer.
-                let reads = match is_error {
-                    true => Vec::new(),
-                    false => file_reads(&command, &output, exit_code),
+                let reads = if is_error {
+                    Vec::new()
+                } else {
+                    file_reads(&command, &output, exit_code)
                 };
                 if !reads.is_empty() {
                     for mut read in reads {
@@ -555,7 +558,8 @@ impl ClaudeImporter {
                 let hunks = result.and_then(|r| r.structured_patch.as_deref());
                 let diff = edit_diff(&path, hunks, &call.input);
                 // The current view: the file as read whole with this change applied, else the
-                // lines seen of it with the diff's hunks applied where they are found once.
+                // lines seen of it with the structured patch's hunks placed by their numbers
+                // (without numbers, where each is found once).
                 let whole = self.views.whole_content(&path);
                 let view = match (&whole, placed_hunks(hunks, &diff)) {
                     (Some(content), _) => {
