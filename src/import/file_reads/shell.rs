@@ -29,7 +29,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::optimizer::extract::paths::is_absolute;
+use crate::optimizer::extract::paths::{is_absolute, normalize_path};
 
 /// A change's hunk that says where it is: the number of its first old line, its old lines
 /// and its new lines (context included).
@@ -825,6 +825,19 @@ impl FileViews {
         Some((path, key, seen))
     }
 
+    /// Puts a changed view back under `key`; returns `path` and its content as
+    /// [`FileViews::add`] does.
+    fn put(
+        &mut self,
+        key: String,
+        path: String,
+        seen: BTreeMap<usize, String>,
+    ) -> (String, String) {
+        let content = rendered(&seen);
+        self.seen.insert(key, seen);
+        (path, content)
+    }
+
     /// Applies a change's hunks — each (old lines, new lines), context included — to what was
     /// seen of `path` ([`FileViews::path_of`] of a read of it), each hunk's old lines found once
     /// among the lines seen, in a run of consecutive line numbers; the lines after it move by
@@ -836,43 +849,25 @@ impl FileViews {
         path: &str,
         hunks: &[(Vec<&str>, Vec<&str>)],
     ) -> Option<(String, String)> {
-        let (path, key, seen) = self.take(path)?;
+        let (path, key, mut seen) = self.take(path)?;
         if hunks.is_empty() {
             return None;
         }
-        let mut lines: Vec<(usize, String)> = seen.into_iter().collect();
         for (old, new) in hunks {
-            let at = |i: usize| {
-                (0..old.len()).all(|k| {
-                    lines
-                        .get(i + k)
-                        .is_some_and(|(n, text)| text == old[k] && *n == lines[i].0 + k)
-                })
+            let at = |n: usize| {
+                (0..old.len()).all(|k| seen.get(&(n + k)).is_some_and(|text| text == old[k]))
             };
-            let found: Vec<usize> = (0..lines.len())
-                .filter(|&i| !old.is_empty() && at(i))
+            let found: Vec<usize> = seen
+                .keys()
+                .copied()
+                .filter(|&n| !old.is_empty() && at(n))
                 .collect();
-            let [i] = found[..] else {
+            let [first] = found[..] else {
                 return None;
             };
-            let first = lines[i].0;
-            let tail = lines.split_off(i + old.len());
-            lines.truncate(i);
-            lines.extend(
-                new.iter()
-                    .enumerate()
-                    .map(|(k, t)| (first + k, t.to_string())),
-            );
-            // Every later line is at least `first + old.len()`: it moves by the difference.
-            lines.extend(
-                tail.into_iter()
-                    .map(|(n, t)| (n - old.len() + new.len(), t)),
-            );
+            replace_at(&mut seen, first, old.len(), new);
         }
-        let view: BTreeMap<usize, String> = lines.into_iter().collect();
-        let content = rendered(&view);
-        self.seen.insert(key, view);
-        Some((path, content))
+        Some(self.put(key, path, seen))
     }
 
     /// Applies a change whose hunks say where they are — each (the number of its first old
@@ -914,21 +909,9 @@ impl FileViews {
             if !holds {
                 return None;
             }
-            let tail = seen.split_off(&end);
-            seen.retain(|&n, _| n < first);
-            seen.extend(
-                new.iter()
-                    .enumerate()
-                    .map(|(k, t)| (first + k, t.to_string())),
-            );
-            seen.extend(
-                tail.into_iter()
-                    .map(|(n, t)| (n - old.len() + new.len(), t)),
-            );
+            replace_at(&mut seen, first, old.len(), new);
         }
-        let content = rendered(&seen);
-        self.seen.insert(key, seen);
-        Some((path, content))
+        Some(self.put(key, path, seen))
     }
 
     /// Takes `lines` as the whole of `path` ([`FileViews::path_of`] of a read of it), from line
@@ -938,9 +921,7 @@ impl FileViews {
         let path = self.named(path);
         let view: BTreeMap<usize, String> =
             (1..).zip(lines.iter().map(|l| l.to_string())).collect();
-        let content = rendered(&view);
-        self.seen.insert(view_key(&path), view);
-        (path, content)
+        self.put(view_key(&path), path, view)
     }
 
     /// The whole content of `path` when every line of it from the first was seen (a whole
@@ -1025,9 +1006,22 @@ fn redirect_targets(command: &str) -> Vec<String> {
 }
 
 /// The key of a path's view: one file named with `\` or `/` (a Windows session's tools
-/// differ) has one view.
+/// differ) has one view, as the optimizer names files ([`normalize_path`]).
 fn view_key(path: &str) -> String {
-    path.replace('\\', "/")
+    normalize_path(path).into_owned()
+}
+
+/// Puts `new` where the `old_len` lines from `first` were; the lines after them move by the
+/// difference (every later line is at least `first + old_len`).
+fn replace_at(seen: &mut BTreeMap<usize, String>, first: usize, old_len: usize, new: &[&str]) {
+    let tail = seen.split_off(&(first + old_len));
+    seen.retain(|&n, _| n < first);
+    seen.extend(
+        new.iter()
+            .enumerate()
+            .map(|(k, t)| (first + k, t.to_string())),
+    );
+    seen.extend(tail.into_iter().map(|(n, t)| (n - old_len + new.len(), t)));
 }
 
 /// The content of the lines seen of a file: in order, a gap of unseen lines shown as
