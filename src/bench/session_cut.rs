@@ -662,7 +662,7 @@ fn patch_edits(patch: &str) -> Vec<Edit> {
         .map(|(path, section)| Edit {
             old: codex::patch_hunks(&section)
                 .into_iter()
-                .flat_map(|(old, _)| old)
+                .flat_map(|h| h.old)
                 .collect::<Vec<_>>()
                 .join("\n"),
             path,

@@ -43,6 +43,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::codex::patch_hunks;
+use super::file_reads::seek::Order;
 use super::file_reads::shell::{file_reads, FileRead, FileViews, PlacedHunk};
 use super::plans::listed_plan;
 use super::replacements::{replaced, Times};
@@ -566,7 +567,7 @@ impl ClaudeImporter {
                         apply_edits(content, &call.input).map(|c| (path.clone(), c))
                     }
                     (None, Some(placed)) => self.views.apply_placed(&path, &placed),
-                    (None, None) => self.views.apply(&path, &patch_hunks(&diff)),
+                    (None, None) => self.views.apply(&path, &patch_hunks(&diff), Order::Edits),
                 };
                 records.push(SessionRecord::Diff(DiffRecord {
                     common: common("diff"),
@@ -883,7 +884,7 @@ fn placed_hunks<'a>(hunks: Option<&[Hunk]>, diff: &'a str) -> Option<Vec<PlacedH
     hunks
         .iter()
         .zip(lines)
-        .map(|(h, (old, new))| Some((usize::try_from(h.old_start?).ok()?, old, new)))
+        .map(|(h, l)| Some((usize::try_from(h.old_start?).ok()?, l.old, l.new)))
         .collect()
 }
 

@@ -32,6 +32,7 @@ use serde_json::Value;
 
 mod format;
 
+use super::file_reads::seek::{Order, UnplacedHunk};
 use super::file_reads::shell::{file_reads, FileViews};
 use super::plans::listed_plan;
 use super::test_runs::{run_records, Run};
@@ -308,15 +309,17 @@ fn call_records(
         return;
     }
     let patch = patch_in(name, &argv, args, &tool);
+    // A refused patch changed no file: its views stay, and it is an error.
+    let refused = patch.is_some() && exit_code.is_none() && patch_refused(&output);
     match patch {
         // A patch writes only its own files: each gets its current view, or is forgotten.
         Some(patch) => {
-            let applied = exit_code.is_none_or(|c| c == 0);
+            let applied = exit_code.is_none_or(|c| c == 0) && !refused;
             for (path, diff) in patch_sections(patch) {
                 let view = match added_lines(&diff) {
                     _ if !applied => None,
                     Some(lines) => Some(views.write(&path, &lines)),
-                    None => views.apply(&path, &patch_hunks(&diff)),
+                    None => views.apply(&path, &patch_hunks(&diff), Order::Patch),
                 };
                 out.push(SessionRecord::Diff(DiffRecord {
                     common: common("diff"),
@@ -338,13 +341,17 @@ fn call_records(
         [first, ..] if PATCH_PROGRAMS.contains(first) => "apply_patch".to_string(),
         _ => tool,
     };
-    if exit_code.is_some_and(|c| c != 0) {
+    let failure = match exit_code {
+        Some(code) if code != 0 => Some(format!("exit code {code}: ")),
+        None if refused => Some(String::new()),
+        _ => None,
+    };
+    if let Some(failure) = failure {
         out.push(SessionRecord::Error(ErrorRecord {
             common: common("err"),
             message: format!(
-                "{}: exit code {}: {}",
+                "{}: {failure}{}",
                 first_line(&tool, 120),
-                exit_code.unwrap_or_default(),
                 first_line(&output, 300)
             ),
             stack: None,
@@ -453,6 +460,21 @@ fn patch_in<'a>(name: &str, argv: &[&'a str], args: &'a Value, tool: &'a str) ->
 /// `apply_patch`, seen on Windows).
 const PATCH_PROGRAMS: [&str; 2] = ["apply_patch", "applypatch"];
 
+/// How `apply_patch` answers when it changes nothing, with no exit code stated: its check of
+/// the patch against the files failed (`apply_patch verification failed: …`, or the older
+/// `error: Failed to find expected lines …`), or the sandbox stopped it.
+const PATCH_REFUSALS: [&str; 3] = [
+    "apply_patch verification failed",
+    "error: ",
+    "failed in sandbox",
+];
+
+/// Whether a patch call's output is one of [`PATCH_REFUSALS`].
+fn patch_refused(output: &str) -> bool {
+    let output = output.trim_start();
+    PATCH_REFUSALS.iter().any(|r| output.starts_with(r))
+}
+
 /// The patch the call `name` with `args` applies, when it applies one.
 pub(crate) fn patch_of_call(name: &str, args: &Value) -> Option<String> {
     let argv = argv_of(args);
@@ -498,34 +520,47 @@ fn added_lines(section: &str) -> Option<Vec<&str>> {
     lines.map(|l| l.strip_prefix('+')).collect()
 }
 
-/// The hunks of one file's section of an `apply_patch` patch, each as (old lines, new lines)
-/// with its context: the lines after each `@@` that start with a space or `-`, and with a
-/// space or `+`. A section with no `@@` (an added or deleted file) has none.
-pub(crate) fn patch_hunks(section: &str) -> Vec<(Vec<&str>, Vec<&str>)> {
-    let mut hunks: Vec<(Vec<&str>, Vec<&str>)> = Vec::new();
+/// The hunks of one file's section of an `apply_patch` patch (or of a unified diff), each
+/// with its context: the lines after each `@@` that start with a space or `-` are its old
+/// lines, with a space or `+` its new ones; a Codex header's text (`@@ def f():`) is the
+/// line the hunk comes after. The first hunk may have no `@@` line (`apply_patch` allows
+/// that). A section with no changed lines (an added or deleted file's header) has none.
+pub(crate) fn patch_hunks(section: &str) -> Vec<UnplacedHunk<'_>> {
+    let mut hunks: Vec<UnplacedHunk> = Vec::new();
     for line in section.lines() {
-        if line.starts_with("@@") {
-            hunks.push((Vec::new(), Vec::new()));
+        if let Some(header) = line.strip_prefix("@@") {
+            // A unified diff's `@@ -1,2 +1,3 @@ fn f` (or `@@ @@`) names no line to find.
+            let anchor =
+                Some(header.trim()).filter(|h| !h.is_empty() && !h.starts_with(['-', '@']));
+            hunks.push(UnplacedHunk {
+                anchor,
+                ..UnplacedHunk::default()
+            });
             continue;
         }
-        let Some((old, new)) = hunks.last_mut() else {
+        let diff_line = matches!(line.as_bytes().first(), None | Some(b' ' | b'-' | b'+'));
+        if hunks.is_empty() && diff_line && !line.starts_with("---") && !line.starts_with("+++") {
+            hunks.push(UnplacedHunk::default());
+        }
+        let Some(hunk) = hunks.last_mut() else {
             continue;
         };
         match line.split_at_checked(1) {
             Some((" ", text)) => {
-                old.push(text);
-                new.push(text);
+                hunk.old.push(text);
+                hunk.new.push(text);
             }
-            Some(("-", text)) => old.push(text),
-            Some(("+", text)) => new.push(text),
+            Some(("-", text)) => hunk.old.push(text),
+            Some(("+", text)) => hunk.new.push(text),
             // An empty context line whose space was stripped.
             None => {
-                old.push("");
-                new.push("");
+                hunk.old.push("");
+                hunk.new.push("");
             }
             _ => {}
         }
     }
+    hunks.retain(|h| !h.old.is_empty() || !h.new.is_empty());
     hunks
 }
 

@@ -72,16 +72,36 @@ fn a_windows_rollout_reads_with_get_content_and_patches_with_applypatch() {
     let text = real("dfinson__traceforge__demo_issue_tracker_get_endpoint.jsonl");
     let (records, _) = import_rollout(&text);
     let files: Vec<&str> = records.files.iter().map(|f| f.path.as_str()).collect();
-    // The three reads, then service.py as it stands after the patch (read, then patched);
-    // main.py's patches do not match what was seen of it (its view is forgotten instead).
+    // The three reads, then service.py as it stands after the patch (read, then patched),
+    // and main.py after its third patch: `apply_patch` refused the first two (their lines
+    // are not in the file), so they change nothing.
     assert_eq!(
         files,
         [
             "app/repository.py",
             "app/service.py",
             "app/main.py",
-            "app/service.py"
+            "app/service.py",
+            "app/main.py"
         ]
+    );
+    let refused = records
+        .errors
+        .iter()
+        .filter(|e| e.message.contains("apply_patch verification failed"))
+        .count();
+    assert_eq!(refused, 2);
+    let patched: Vec<&str> = records.diffs[3]
+        .diff
+        .lines()
+        .filter_map(|l| l.strip_prefix('+'))
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    assert!(!patched.is_empty());
+    assert!(
+        patched.iter().all(|l| records.files[4].content.contains(l)),
+        "{}",
+        records.files[4].content
     );
     assert!(records.files[0].content.contains("class TicketRepository"));
     let added: Vec<&str> = records.diffs[0]
@@ -220,6 +240,18 @@ fn an_added_file_is_its_current_view_and_a_failed_patch_changes_no_view() {
         // Fails: the view stays what the second patch made.
         patch("p3", "*** Update File: a.py\n@@\n def f():\n-    return 2\n+    return 3\n"),
         result("p3", 1),
+        // Refused with no exit code, as `apply_patch` answers when its check fails: no change.
+        patch("p4", "*** Update File: a.py\n@@\n def f():\n-    return 2\n+    return 4\n"),
+        format!(
+            r#"{{"timestamp":"2026-01-01T00:01:01Z","type":"response_item","payload":{{"type":"custom_tool_call_output","call_id":"p4","output":{}}}}}"#,
+            serde_json::to_string(
+                "apply_patch verification failed: Failed to find expected lines in a.py:\n    return 9"
+            )
+            .unwrap()
+        ),
+        // So the next patch applies to the view the second one made.
+        patch("p5", "*** Update File: a.py\n@@\n def f():\n-    return 2\n+    return 5\n"),
+        result("p5", 0),
     ];
     let (records, _) = import_rollout(&lines.join("\n"));
     assert_eq!(
@@ -227,9 +259,65 @@ fn an_added_file_is_its_current_view_and_a_failed_patch_changes_no_view() {
         [
             ("a.py", "def f():\n    return 1\n"),
             ("a.py", "def f():\n    return 2\n"),
+            ("a.py", "def f():\n    return 5\n"),
         ]
     );
-    assert_eq!(records.diffs.len(), 3, "every section is still a diff");
+    assert_eq!(records.diffs.len(), 5, "every section is still a diff");
+    let errors: Vec<&str> = records.errors.iter().map(|e| e.message.as_str()).collect();
+    assert_eq!(errors.len(), 2, "{errors:?}");
+    assert!(
+        errors[1].starts_with("apply_patch: apply_patch verification failed"),
+        "{errors:?}"
+    );
+    // The canary: an answer that is no refusal is a patch applied.
+    assert!(!patch_refused(
+        "Success. Updated the following files:\nM a.py"
+    ));
+    assert!(patch_refused(
+        "error: Failed to find expected lines in a.py"
+    ));
+}
+
+#[test]
+fn a_patch_is_placed_as_apply_patch_places_it() {
+    let call = |id: &str, command: &str| {
+        let args = serde_json::json!({ "command": ["bash", "-lc", command] }).to_string();
+        let payload = serde_json::json!({"type": "function_call", "name": "shell",
+            "call_id": id, "arguments": args});
+        serde_json::json!({"timestamp": "2026-01-01T00:01:00Z", "type": "response_item",
+            "payload": payload})
+        .to_string()
+    };
+    let result = |id: &str, output: &str| {
+        let output = serde_json::json!({"output": output, "metadata": {"exit_code": 0}});
+        let payload = serde_json::json!({"type": "function_call_output", "call_id": id,
+            "output": output.to_string()});
+        serde_json::json!({"timestamp": "2026-01-01T00:01:01Z", "type": "response_item",
+            "payload": payload})
+        .to_string()
+    };
+    // `return 1` twice: the `@@ def g():` header says which; the patch's context line
+    // lost its trailing space, as a model writes it.
+    let patch = "apply_patch <<'PATCH'\n*** Begin Patch\n*** Update File: a.py\n@@ def g():\n-    return 1\n+    return 2\n@@\n # end\n+# more\n*** End Patch\nPATCH";
+    let lines = [
+        call("r1", "cat a.py"),
+        result(
+            "r1",
+            "def f():\n    return 1\ndef g():\n    return 1\n# end \n",
+        ),
+        call("p1", patch),
+        result("p1", "Success. Updated the following files:\nM a.py\n"),
+    ];
+    let (records, _) = import_rollout(&lines.join("\n"));
+    let files = crate::import::files_of(&records);
+    assert_eq!(
+        files.last(),
+        Some(&(
+            "a.py",
+            "def f():\n    return 1\ndef g():\n    return 2\n# end\n# more\n"
+        )),
+        "{files:?}"
+    );
 }
 
 #[test]

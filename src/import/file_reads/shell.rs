@@ -29,6 +29,7 @@
 
 use std::collections::BTreeMap;
 
+use super::seek::{self, replace_at, Order, UnplacedHunk};
 use crate::optimizer::extract::paths::{is_absolute, normalize_path};
 
 /// A change's hunk that says where it is: the number of its first old line, its old lines
@@ -838,34 +839,21 @@ impl FileViews {
         (path, content)
     }
 
-    /// Applies a change's hunks — each (old lines, new lines), context included — to what was
-    /// seen of `path` ([`FileViews::path_of`] of a read of it), each hunk's old lines found once
-    /// among the lines seen, in a run of consecutive line numbers; the lines after it move by
-    /// the difference. Returns the path and the file's current view as [`FileViews::add`]
-    /// does; `None`, forgetting the path, when a hunk is not found so (the view is then not
+    /// Applies a change's hunks, which do not say where they are, to what was seen of `path`
+    /// ([`FileViews::path_of`] of a read of it), one after the other in `order`, as Codex
+    /// CLI's `apply_patch` places them ([`seek::apply_unplaced`]); the lines after each move
+    /// by the difference. Returns the path and the file's current view as [`FileViews::add`]
+    /// does; `None`, forgetting the path, when a hunk is not placed so (the view is then not
     /// the file any more).
     pub(crate) fn apply(
         &mut self,
         path: &str,
-        hunks: &[(Vec<&str>, Vec<&str>)],
+        hunks: &[UnplacedHunk],
+        order: Order,
     ) -> Option<(String, String)> {
         let (path, key, mut seen) = self.take(path)?;
-        if hunks.is_empty() {
+        if hunks.is_empty() || !seek::apply_unplaced(&mut seen, hunks, order) {
             return None;
-        }
-        for (old, new) in hunks {
-            let at = |n: usize| {
-                (0..old.len()).all(|k| seen.get(&(n + k)).is_some_and(|text| text == old[k]))
-            };
-            let found: Vec<usize> = seen
-                .keys()
-                .copied()
-                .filter(|&n| !old.is_empty() && at(n))
-                .collect();
-            let [first] = found[..] else {
-                return None;
-            };
-            replace_at(&mut seen, first, old.len(), new);
         }
         Some(self.put(key, path, seen))
     }
@@ -1011,19 +999,6 @@ fn view_key(path: &str) -> String {
     normalize_path(path).into_owned()
 }
 
-/// Puts `new` where the `old_len` lines from `first` were; the lines after them move by the
-/// difference (every later line is at least `first + old_len`).
-fn replace_at(seen: &mut BTreeMap<usize, String>, first: usize, old_len: usize, new: &[&str]) {
-    let tail = seen.split_off(&(first + old_len));
-    seen.retain(|&n, _| n < first);
-    seen.extend(
-        new.iter()
-            .enumerate()
-            .map(|(k, t)| (first + k, t.to_string())),
-    );
-    seen.extend(tail.into_iter().map(|(n, t)| (n - old_len + new.len(), t)));
-}
-
 /// The content of the lines seen of a file: in order, a gap of unseen lines shown as
 /// `[ctxopt: lines A-B not seen]`.
 fn rendered(lines: &BTreeMap<usize, String>) -> String {
@@ -1043,6 +1018,15 @@ fn rendered(lines: &BTreeMap<usize, String>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A hunk with no anchor.
+    fn unplaced<'a>(old: &[&'a str], new: &[&'a str]) -> UnplacedHunk<'a> {
+        UnplacedHunk {
+            anchor: None,
+            old: old.to_vec(),
+            new: new.to_vec(),
+        }
+    }
 
     fn read(command: &str, output: &str) -> Option<FileRead> {
         file_read(command, output, Some(0))
@@ -1069,12 +1053,12 @@ mod tests {
             )
             .unwrap(),
         );
-        let hunk = (
-            vec!["    x = 1", "    return x"],
-            vec!["    x = 1", "    x += 1", "    return x"],
+        let hunk = unplaced(
+            &["    x = 1", "    return x"],
+            &["    x = 1", "    x += 1", "    return x"],
         );
         let (path, content) = views
-            .apply("src/a.py", std::slice::from_ref(&hunk))
+            .apply("src/a.py", std::slice::from_ref(&hunk), Order::Patch)
             .unwrap();
         assert_eq!(path, "src/a.py");
         assert_eq!(
@@ -1085,9 +1069,13 @@ mod tests {
         let (_, again) = views.add(&read("sed -n '15p' src/a.py", "y = 2\n").unwrap());
         assert_eq!(again, content);
         // The canary: a hunk whose old lines the view does not hold forgets the file.
-        let stale = (vec!["    x = 9"], vec!["    x = 10"]);
-        assert_eq!(views.apply("src/a.py", &[stale]), None);
-        assert_eq!(views.apply("src/a.py", &[hunk]), None, "forgotten");
+        let stale = unplaced(&["    x = 9"], &["    x = 10"]);
+        assert_eq!(views.apply("src/a.py", &[stale], Order::Patch), None);
+        assert_eq!(
+            views.apply("src/a.py", &[hunk], Order::Patch),
+            None,
+            "forgotten"
+        );
     }
 
     #[test]
@@ -1222,8 +1210,8 @@ mod tests {
         };
         let (_, content) = views.add(&read);
         assert_eq!(content, "x = 1\n");
-        let hunk = (vec!["x = 1"], vec!["x = 2", "z = 3"]);
-        let (_, changed) = views.apply("a.py", &[hunk]).unwrap();
+        let hunk = unplaced(&["x = 1"], &["x = 2", "z = 3"]);
+        let (_, changed) = views.apply("a.py", &[hunk], Order::Patch).unwrap();
         assert_eq!(changed, "x = 2\nz = 3\n");
         // The canary: the highest line a view keeps is kept, and moves with a change.
         let edge = FileRead {
@@ -1233,7 +1221,7 @@ mod tests {
         };
         views.add(&edge);
         let (_, moved) = views
-            .apply("b.py", &[(vec!["a"], vec!["a", "a2"])])
+            .apply("b.py", &[unplaced(&["a"], &["a", "a2"])], Order::Patch)
             .unwrap();
         assert!(moved.ends_with("not seen]\nb\n"), "{moved}");
     }
