@@ -50,6 +50,8 @@ pub(crate) fn import_rollout(text: &str) -> (Records, ImportSummary) {
     let mut task: Option<String> = None;
     let mut views = FileViews::default();
     let mut running: BTreeMap<String, Running> = BTreeMap::new();
+    // The directory the session works in, as its latest `session_meta`/`turn_context` says.
+    let mut cwd: Option<String> = None;
     for (i, text) in text.lines().enumerate() {
         if text.trim().is_empty() {
             continue;
@@ -93,6 +95,10 @@ pub(crate) fn import_rollout(text: &str) -> (Records, ImportSummary) {
             continue;
         }
         if line.kind != "response_item" {
+            if let Some(dir) = session_dir(&line.kind, &line.payload) {
+                views.note_cwd(dir);
+                cwd = Some(dir.to_string());
+            }
             summary.skip(format!("{}:{ptype}", line.kind));
             continue;
         }
@@ -170,6 +176,7 @@ pub(crate) fn import_rollout(text: &str) -> (Records, ImportSummary) {
                     None => (
                         None,
                         Running {
+                            dir: call_dir(&args).or(cwd.as_deref()).map(str::to_string),
                             name,
                             args,
                             output: result.output,
@@ -210,11 +217,29 @@ fn session_of(args: &Value) -> Option<String> {
     }
 }
 
-/// A call whose output is (being) gathered: its tool and arguments, its output so far, the
-/// exit code once known, and the line and time of its latest output.
+/// The directory a `session_meta` or `turn_context` line says the session works in.
+fn session_dir<'a>(kind: &str, payload: &'a Value) -> Option<&'a str> {
+    matches!(kind, "session_meta" | "turn_context")
+        .then(|| payload.get("cwd").and_then(Value::as_str))
+        .flatten()
+        .filter(|d| !d.trim().is_empty())
+}
+
+/// The directory a call runs its command in when it names one (`workdir`, an argument of
+/// `shell`, `shell_command` and `exec_command`).
+fn call_dir(args: &Value) -> Option<&str> {
+    args.get("workdir")
+        .and_then(Value::as_str)
+        .filter(|d| !d.trim().is_empty())
+}
+
+/// A call whose output is (being) gathered: its tool and arguments, the directory it ran
+/// in, its output so far, the exit code once known, and the line and time of its latest
+/// output.
 struct Running {
     name: String,
     args: Value,
+    dir: Option<String>,
     output: String,
     exit_code: Option<i64>,
     line: (usize, Option<String>),
@@ -223,17 +248,9 @@ struct Running {
 impl Running {
     /// The records this call and its output make.
     fn records(self, views: &mut FileViews, out: &mut Vec<SessionRecord>) {
-        let (n, timestamp) = self.line;
+        let (n, timestamp) = self.line.clone();
         let mut common = parts(n, None, timestamp);
-        call_records(
-            &self.name,
-            &self.args,
-            self.output,
-            self.exit_code,
-            &mut common,
-            views,
-            out,
-        );
+        call_records(self, &mut common, views, out);
     }
 }
 
@@ -277,14 +294,20 @@ impl CallOutput {
 
 /// The records a call and its output make.
 fn call_records(
-    name: &str,
-    args: &Value,
-    output: String,
-    exit_code: Option<i64>,
+    run: Running,
     common: &mut impl FnMut(&str) -> Common,
     views: &mut FileViews,
     out: &mut Vec<SessionRecord>,
 ) {
+    let Running {
+        name,
+        args,
+        dir,
+        output,
+        exit_code,
+        ..
+    } = run;
+    let (name, args, dir) = (name.as_str(), &args, dir.as_deref());
     // `{"explanation"?, "plan": [{"step", "status"}, …]}`
     let plan = (name == "update_plan").then(|| listed_plan(name, args, "plan", "step"));
     if let Some(plan) = plan.flatten() {
@@ -296,7 +319,10 @@ fn call_records(
         Some(script) => script.to_string(),
         None => command_line(name, &argv),
     };
-    let reads = file_reads(&tool, &output, exit_code);
+    let mut reads = file_reads(&tool, &output, exit_code);
+    if let Some(dir) = dir {
+        reads.iter_mut().for_each(|r| r.ran_in(dir));
+    }
     if !reads.is_empty() {
         for read in &reads {
             let (path, content) = views.add(read);
@@ -316,6 +342,8 @@ fn call_records(
         Some(patch) => {
             let applied = exit_code.is_none_or(|c| c == 0) && !refused;
             for (path, diff) in patch_sections(patch) {
+                // A relative path is the call's directory's, as `apply_patch` resolves it.
+                let path = views.name_in(&path, dir);
                 let view = match added_lines(&diff) {
                     _ if !applied => None,
                     Some(lines) => Some(views.write(&path, &lines)),

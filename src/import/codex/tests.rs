@@ -369,3 +369,73 @@ fn update_plan_calls_of_a_real_rollout_are_its_plan() {
         assert!(crate::optimizer::working_state::is_plan(plan), "{plan}");
     }
 }
+
+#[test]
+fn a_call_runs_in_its_workdir_so_its_reads_and_patches_name_one_file() {
+    let call = |id: &str, args: serde_json::Value| {
+        let payload = serde_json::json!({"type": "function_call", "name": "exec_command",
+            "call_id": id, "arguments": args.to_string()});
+        serde_json::json!({"timestamp": "2026-01-01T00:01:00Z", "type": "response_item",
+            "payload": payload})
+        .to_string()
+    };
+    let result = |id: &str, output: &str| {
+        let payload = serde_json::json!({"type": "function_call_output", "call_id": id,
+            "output": format!("Chunk ID: 1\nWall time: 0.1 seconds\nProcess exited with code 0\nOutput:\n{output}")});
+        serde_json::json!({"timestamp": "2026-01-01T00:01:01Z", "type": "response_item",
+            "payload": payload})
+        .to_string()
+    };
+    let patch = |id: &str, path: &str| {
+        let input =
+            format!("*** Begin Patch\n*** Update File: {path}\n@@\n-x = 1\n+x = 2\n*** End Patch");
+        let payload = serde_json::json!({"type": "custom_tool_call", "name": "apply_patch",
+            "call_id": id, "input": input});
+        serde_json::json!({"timestamp": "2026-01-01T00:02:00Z", "type": "response_item",
+            "payload": payload})
+        .to_string()
+    };
+    let done = |id: &str| {
+        let payload = serde_json::json!({"type": "custom_tool_call_output", "call_id": id,
+            "output": "{\"output\":\"Success. Updated the following files:\\nM a.py\\n\",\"metadata\":{\"exit_code\":0}}"});
+        serde_json::json!({"timestamp": "2026-01-01T00:02:01Z", "type": "response_item",
+            "payload": payload})
+        .to_string()
+    };
+    let lines = [
+        serde_json::json!({"timestamp": "2026-01-01T00:00:00Z", "type": "session_meta",
+            "payload": {"id": "s", "cwd": "/repo"}})
+        .to_string(),
+        // Read in a worktree, relative to it; patched by its absolute path.
+        call(
+            "r1",
+            serde_json::json!({"cmd": "cat src/a.py", "workdir": "/wt/feature"}),
+        ),
+        result("r1", "x = 1\n"),
+        patch("p1", "/wt/feature/src/a.py"),
+        done("p1"),
+        // Read in the session's own folder: named relative to it.
+        call("r2", serde_json::json!({"cmd": "cat /repo/b.py"})),
+        result("r2", "y = 1\n"),
+    ];
+    let (records, _) = import_rollout(&lines.join("\n"));
+    assert_eq!(
+        crate::import::files_of(&records),
+        [
+            ("/wt/feature/src/a.py", "x = 1\n"),
+            ("/wt/feature/src/a.py", "x = 2\n"),
+            ("b.py", "y = 1\n"),
+        ]
+    );
+    assert_eq!(records.diffs[0].path, "/wt/feature/src/a.py");
+    // The canary: without its workdir, the read is the folder's `src/a.py`, and the patch
+    // finds no view of its file.
+    let elsewhere = lines[1].replace(r#",\"workdir\":\"/wt/feature\""#, "");
+    assert_ne!(elsewhere, lines[1]);
+    let moved = [&lines[..1], &[elsewhere], &lines[2..]].concat();
+    let (records, _) = import_rollout(&moved.join("\n"));
+    assert_eq!(
+        crate::import::files_of(&records),
+        [("src/a.py", "x = 1\n"), ("b.py", "y = 1\n")]
+    );
+}

@@ -810,11 +810,21 @@ impl FileViews {
 
     /// The path a change names, as [`FileViews::path_of`] keeps it.
     fn named(&self, path: &str) -> String {
-        self.path_of(&FileRead {
+        self.name_in(path, None)
+    }
+
+    /// The path a change made in `dir` names (a relative path is `dir`'s), as
+    /// [`FileViews::path_of`] keeps it.
+    pub(crate) fn name_in(&self, path: &str, dir: Option<&str>) -> String {
+        let mut read = FileRead {
             path: path.to_string(),
             dir: None,
             lines: Vec::new(),
-        })
+        };
+        if let Some(dir) = dir {
+            read.ran_in(dir);
+        }
+        self.path_of(&read)
     }
 
     /// Takes out the view of the path a change names (the change puts it back once it
