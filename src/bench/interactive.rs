@@ -14,6 +14,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use super::baseline;
+use super::paired::{paired_rows, PairedRow};
 use super::real::Half;
 use super::session_cut::{Session, SessionClient, SessionCut};
 use crate::clients::catalog::HookClient;
@@ -702,6 +703,9 @@ pub struct InteractiveReport {
     /// Every compaction the transcripts record, both halves.
     #[serde(default)]
     pub compactions: Vec<CompactionResult>,
+    /// ctxopt against each baseline cut by cut, per half × client (and all clients).
+    #[serde(default)]
+    pub paired: Vec<PairedRow>,
 }
 
 /// Sums `results` into rows per half × client (and all clients) × strategy.
@@ -779,6 +783,7 @@ pub fn run(
     let compactions = run_compactions(&sessions, budget, tokenizer)?;
     Ok(InteractiveReport {
         compactions,
+        paired: paired_rows(&results),
         hook_budget: budget,
         sessions: infos,
         rows: rows(&results),
@@ -1177,6 +1182,7 @@ mod tests {
             left_out: client.is_none().then(|| NotASession::Unknown.to_string()),
         };
         let report = InteractiveReport {
+            paired: Vec::new(),
             hook_budget: DEFAULT_RESTORE_BUDGET,
             sessions: vec![
                 info("a", Some(SessionClient::ClaudeCode), Half::Tuning, 1),
@@ -1245,6 +1251,7 @@ mod tests {
         );
         assert!(r.only_instructions <= instructions.files_kept);
         let report = InteractiveReport {
+            paired: Vec::new(),
             hook_budget: DEFAULT_RESTORE_BUDGET,
             sessions: Vec::new(),
             rows: Vec::new(),
@@ -1322,6 +1329,7 @@ mod tests {
             only_instructions: 0,
         };
         let report = InteractiveReport {
+            paired: Vec::new(),
             hook_budget: DEFAULT_RESTORE_BUDGET,
             sessions: Vec::new(),
             rows: Vec::new(),

@@ -12,12 +12,14 @@
 //!   head + tail, dedupe + truncation, BM25 retrieval);
 //! - [`session_cut`] and [`interactive`]: real interactive sessions (Claude Code, Codex CLI,
 //!   Gemini CLI) cut after a share of their tool calls, the hook's answer after a compaction
-//!   against baselines of its size.
+//!   against baselines of its size; [`paired`]: ctxopt against each baseline cut by cut,
+//!   with the sign test of the cuts where they disagree.
 
 pub(crate) mod baseline;
 pub(crate) mod generate;
 pub mod interactive;
 pub mod metrics;
+pub mod paired;
 pub mod real;
 pub mod report;
 pub mod scenario;

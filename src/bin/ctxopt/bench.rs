@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use ctxopt::bench::{interactive, real, report, scenario, speed};
+use ctxopt::bench::{interactive, paired, real, report, scenario, speed};
 use ctxopt::hooks::DEFAULT_RESTORE_BUDGET;
 use ctxopt::optimizer::DEFAULT_BUDGET;
 use ctxopt::tokenizer::Tokenizer;
@@ -102,6 +102,10 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             args.dump_cuts.as_deref(),
         )?;
         print!("{}\n\n{}", result.corpus_line(), result.markdown_table());
+        print!(
+            "\nCut by cut against ctxopt (the sign test of the cuts where they disagree):\n\n{}",
+            paired::markdown_table(&result.paired)
+        );
         if !result.compactions.is_empty() {
             print!(
                 "\nAt the compactions the transcripts record:\n\n{}",
