@@ -76,10 +76,12 @@ pub struct BuildConfig {
     /// Threads for token counting (0: as many as the machine has, at most 8). The output
     /// never depends on it.
     pub threads: usize,
-    /// Render the files in play (the files the session read, changed or ran commands on,
-    /// the latest first) as a section of their own, after what the session is doing now
-    /// (see `docs/scoring.md`, "Files in play"). Off by default; the hook's restore after a
-    /// compaction turns it on.
+    /// A restore: the model has lost where it was working. Renders the files in play (the
+    /// files the session read, changed or ran commands on, the latest first) as a section of
+    /// their own, after what the session is doing now (see `docs/scoring.md`, "Files in
+    /// play"), and gives the output of the session's latest command a part in the working
+    /// state (which a model that still has its window has seen last). Off by default; the
+    /// hook's restore after a compaction turns it on.
     pub files_in_play: bool,
     /// What the model already has in its window, as text (a restore's: the client's own
     /// summary of the compacted conversation). The files in play it names are listed after
@@ -146,7 +148,7 @@ pub fn build(records: &Records, config: &BuildConfig) -> Result<BuildOutput, Opt
     let counts = tokens::count(&units, &mut fragments, config.tokenizer, config.threads);
     let features = extract::extract(&units, &fragments, &analyses, config.threads);
     let focus = score::focus(&units, &features, &analyses);
-    let mut state = working_state::working_state(&units, &analyses);
+    let mut state = working_state::working_state(&units, &analyses, config.files_in_play);
     let recency = score::Recency::new(&units, &state.steps_after);
     let indices: Vec<usize> = (0..fragments.len()).collect();
     let mut scores: Vec<Option<score::Scored>> =

@@ -79,7 +79,9 @@ impl Section {
     /// The section a fragment goes to.
     pub(crate) fn of(unit: &Unit, features: &Features, role: Option<StateRole>) -> Section {
         match role {
-            Some(StateRole::Instruction | StateRole::Now) if !is_constraint(unit, features) => {
+            Some(StateRole::Instruction | StateRole::Now | StateRole::LatestStep)
+                if !is_constraint(unit, features) =>
+            {
                 return Section::Now
             }
             Some(StateRole::Plan) => return Section::Plan,

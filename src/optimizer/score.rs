@@ -696,7 +696,7 @@ mod tests {
         let analyses = crate::optimizer::analysis::all_live(&units);
         let feats = extract(&units, &frags, &analyses, 1);
         let focus = focus(&units, &feats, &analyses);
-        let state = crate::optimizer::working_state::working_state(&units, &analyses);
+        let state = crate::optimizer::working_state::working_state(&units, &analyses, false);
         let rec = Recency::new(&units, &state.steps_after);
         let w = Weights::default();
         let s = frags

@@ -263,7 +263,7 @@ mod tests {
         use crate::optimizer::score;
         let (units, fragments, analyses, features) = analysed(records);
         let focus = score::focus(&units, &features, &analyses);
-        let state = crate::optimizer::working_state::working_state(&units, &analyses);
+        let state = crate::optimizer::working_state::working_state(&units, &analyses, false);
         let recency = score::Recency::new(&units, &state.steps_after);
         let weights = crate::optimizer::Weights::default();
         let mut scores: Vec<Option<Scored>> = fragments

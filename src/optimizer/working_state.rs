@@ -1,7 +1,8 @@
 //! The session's working state: where in the session each record sits (its position, for
 //! recency), and the records that say what the session is doing now — the user's latest
-//! instruction, the agent's latest statement, the latest plan, and the open problems (the
-//! latest failing run of a command not followed by its success). General, not per client:
+//! instruction, the agent's latest statement, the output of its latest command, the latest
+//! plan, and the open problems (the latest failing run of a command not followed by its
+//! success). General, not per client:
 //! read from the records' kinds, times, commands, exit codes and text.
 //!
 //! Each role is a value of the `working_state` signal (with its reason in the report), the
@@ -39,6 +40,9 @@ pub(crate) enum StateRole {
     Instruction,
     /// The agent's latest message: what it is doing now.
     Now,
+    /// In a restore, the output of the session's latest command (a plan aside): where the
+    /// work stands now.
+    LatestStep,
     /// The latest plan (a checklist of items with their status).
     Plan,
     /// The latest failing run of a command that no later run of it passed, or an error that
@@ -57,6 +61,7 @@ impl StateRole {
             StateRole::Now => "the agent's latest message: what it is doing now",
             StateRole::Plan => "the session's latest plan",
             StateRole::OpenProblem => "an open problem: the latest run of its command failed",
+            StateRole::LatestStep => "the output of the session's latest command",
             StateRole::InPlay => "a file in play: one of the files the session touched last",
         }
     }
@@ -76,8 +81,14 @@ pub(crate) struct WorkingState {
     pub(crate) last_read: Option<usize>,
 }
 
-/// Reads the working state of `units` (live ones only take a role).
-pub(crate) fn working_state(units: &[Unit], analyses: &[UnitAnalysis]) -> WorkingState {
+/// Reads the working state of `units` (live ones only take a role). In a `restore` (the
+/// model has lost its window) the latest command's output takes a part too: a model that
+/// still has its window has seen it last.
+pub(crate) fn working_state(
+    units: &[Unit],
+    analyses: &[UnitAnalysis],
+    restore: bool,
+) -> WorkingState {
     let mut times: Vec<i64> = units
         .iter()
         .filter(|u| u.kind != Kind::Task)
@@ -108,6 +119,10 @@ pub(crate) fn working_state(units: &[Unit], analyses: &[UnitAnalysis]) -> Workin
     }
     if let Some(i) = latest_of(&|u| u.kind == Kind::ToolOutput && is_plan(&u.text)) {
         roles[i] = Some(StateRole::Plan);
+    }
+    let latest_step = latest_of(&|u| u.kind == Kind::ToolOutput && !is_plan(&u.text));
+    if let Some(i) = latest_step.filter(|_| restore) {
+        roles[i] = Some(StateRole::LatestStep);
     }
     for i in open_problems(units, analyses, &steps_after) {
         roles[i] = Some(StateRole::OpenProblem);
@@ -265,13 +280,13 @@ pub(crate) const LEAD_BUDGET_SHARE: f64 = 0.25;
 /// every scored fragment: 1 for the fragments of a record with a role (of a file in play,
 /// only its best fragment — the one showing most of the lines the session's searches hit in
 /// it, then one showing none of the lines its latest change wrote ([`Places::rank`]), then
-/// the best-scoring —: it names the file and shows where the
-/// session was), else 0
-/// (the agent's latest message loses its role when none of its fragments has any relevance). It counts as
-/// relevance. Returns the fragments that lead — tried right after the current change —: the
-/// roles' fragments, by role (instruction, statement, plan, open problems) and, within a
-/// record, best score first, while their tokens together fit in [`LEAD_BUDGET_SHARE`] of
-/// `budget`.
+/// the best-scoring —: it names the file and shows where the session was; of the latest
+/// command's output, only its last fragment), else 0 (the agent's latest message loses its
+/// role when none of its fragments has any relevance). It counts as relevance. Returns the
+/// fragments that lead — tried right after the current change —: the roles' fragments, by
+/// role (instruction, statement, latest command, plan, open problems, files in play) and,
+/// within a record, best score first, while their tokens together fit in
+/// [`LEAD_BUDGET_SHARE`] of `budget`.
 pub(crate) fn apply(
     weight: f64,
     state: &mut WorkingState,
@@ -310,13 +325,26 @@ pub(crate) fn apply(
             }
         }
     }
+    // Of the latest command's output, the fragment where it ends: what the transcript's tail
+    // shows, and where a run's result (a summary, the last hit) usually is.
+    let mut last_chunk: BTreeMap<usize, usize> = BTreeMap::new();
+    for (fi, f) in fragments.iter().enumerate() {
+        if scores[fi].is_some() && state.roles[f.unit.0] == Some(StateRole::LatestStep) {
+            let entry = last_chunk.entry(f.unit.0).or_insert(fi);
+            if f.chunk > fragments[*entry].chunk {
+                *entry = fi;
+            }
+        }
+    }
     let mut candidates: Vec<(StateRole, f64, usize)> = Vec::new();
     for (fi, (f, scored)) in fragments.iter().zip(scores.iter_mut()).enumerate() {
         let Some(s) = scored else { continue };
-        let role = state.roles[f.unit.0].filter(|&r| {
-            r != StateRole::InPlay
-                || best.get(&f.unit.0) == Some(&fi)
-                || state.last_read == Some(f.unit.0)
+        let role = state.roles[f.unit.0].filter(|&r| match r {
+            StateRole::InPlay => {
+                best.get(&f.unit.0) == Some(&fi) || state.last_read == Some(f.unit.0)
+            }
+            StateRole::LatestStep => last_chunk.get(&f.unit.0) == Some(&fi),
+            _ => true,
         });
         let value = if role.is_some() { 1.0 } else { 0.0 };
         let contribution = round4(value * weight);
@@ -477,6 +505,76 @@ mod tests {
                     .iter()
                     .any(|c| c.reason.as_deref() == Some(role.reason()))
         })
+    }
+
+    #[test]
+    fn the_latest_commands_output_leads_in_now_by_where_it_ends() {
+        use crate::optimizer::{build, BuildConfig};
+        use crate::records::{Records, ToolOutput};
+        let run = |id: &str, s: usize, tool: &str, output: String| ToolOutput {
+            common: at(id, s),
+            tool: tool.into(),
+            args: None,
+            output,
+            exit_code: Some(0),
+            cwd: None,
+        };
+        // A long listing, then a search whose output ends with the line the agent edits next.
+        // Names made of letters, so the lines are not folded as alike.
+        let name = |i: usize| -> String {
+            [i / 676, i / 26 % 26, i % 26]
+                .iter()
+                .map(|&d| char::from(b'a' + d as u8))
+                .collect()
+        };
+        let mut hits: String = (0..400)
+            .map(|i| format!("src/{}.rs: pub fn {}_entry() {{}}\n", name(i), name(i + 1)))
+            .collect();
+        hits.push_str("src/config.rs:88: let retry_budget = Duration::from_secs(30);\n");
+        let records = Records {
+            task: Some("Make the retry budget configurable.".into()),
+            tool_outputs: vec![
+                run("ls", 10, "ls -R", "a\nb\nc\n".into()),
+                run("rg", 20, "rg -n pub", hits),
+            ],
+            ..Records::default()
+        };
+        let config = BuildConfig {
+            budget: 600,
+            files_in_play: true,
+            ..BuildConfig::default()
+        };
+        let out = build(&records, &config).unwrap();
+        let now = out.context.split("## Now\n").nth(1).unwrap_or_default();
+        let now = now.split("\n## ").next().unwrap_or_default();
+        assert!(
+            now.contains("retry_budget = Duration::from_secs(30)"),
+            "{}",
+            out.context
+        );
+        assert!(now.contains("$ rg -n pub"), "{now}");
+        // Only where it ends leads: the listing's start is not in Now.
+        assert!(!now.contains("src/aaa.rs"), "{now}");
+        let latest = |out: &crate::optimizer::BuildOutput, id: &str| {
+            out.sources.iter().any(|s| {
+                s.record == id
+                    && s.components
+                        .iter()
+                        .any(|c| c.reason.as_deref() == Some(StateRole::LatestStep.reason()))
+            })
+        };
+        assert!(latest(&out, "rg"));
+        // The canaries: the earlier command has no part in the working state, and outside a
+        // restore (the model still has its window) neither has the latest.
+        assert!(!latest(&out, "ls"));
+        let mid_session = build(
+            &records,
+            &BuildConfig {
+                budget: 600,
+                ..BuildConfig::default()
+            },
+        );
+        assert!(!latest(&mid_session.unwrap(), "rg"));
     }
 
     #[test]
