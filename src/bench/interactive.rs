@@ -708,57 +708,65 @@ pub struct InteractiveReport {
     pub paired: Vec<PairedRow>,
 }
 
-/// Sums `results` into rows per half × client (and all clients) × strategy.
-pub fn rows(results: &[CutResult]) -> Vec<InteractiveRow> {
-    let mut rows = Vec::new();
+/// `results` grouped per half × client (`None`: all clients), in the order the reports give
+/// them; empty groups left out.
+pub(crate) fn groups(results: &[CutResult]) -> Vec<(Half, Option<SessionClient>, Vec<&CutResult>)> {
     let clients = std::iter::once(None).chain(SessionClient::ALL.map(Some));
-    for half in Half::ALL {
-        for client in clients.clone() {
+    Half::ALL
+        .into_iter()
+        .flat_map(|half| clients.clone().map(move |client| (half, client)))
+        .map(|(half, client)| {
             let mine: Vec<&CutResult> = results
                 .iter()
                 .filter(|r| r.half == half && client.is_none_or(|c| r.client == c))
                 .collect();
-            if mine.is_empty() {
-                continue;
-            }
-            for strategy in Strategy::ALL {
-                let mut row = InteractiveRow {
-                    half,
-                    client,
-                    strategy,
-                    cuts: mine.len(),
-                    labelled_cuts: 0,
-                    all_files: 0,
-                    files: 0,
-                    files_kept: 0,
-                    code_cuts: 0,
-                    code_kept: 0,
-                    mean_tokens: 0.0,
-                    mean_millis: 0.0,
-                    max_millis: 0.0,
+            (half, client, mine)
+        })
+        .filter(|(_, _, mine)| !mine.is_empty())
+        .collect()
+}
+
+/// Sums `results` into rows per half × client (and all clients) × strategy.
+pub fn rows(results: &[CutResult]) -> Vec<InteractiveRow> {
+    let mut rows = Vec::new();
+    for (half, client, mine) in groups(results) {
+        for strategy in Strategy::ALL {
+            let mut row = InteractiveRow {
+                half,
+                client,
+                strategy,
+                cuts: mine.len(),
+                labelled_cuts: 0,
+                all_files: 0,
+                files: 0,
+                files_kept: 0,
+                code_cuts: 0,
+                code_kept: 0,
+                mean_tokens: 0.0,
+                mean_millis: 0.0,
+                max_millis: 0.0,
+            };
+            for r in &mine {
+                let Some((_, s)) = r.scores.iter().find(|(st, _)| *st == strategy) else {
+                    continue;
                 };
-                for r in &mine {
-                    let Some((_, s)) = r.scores.iter().find(|(st, _)| *st == strategy) else {
-                        continue;
-                    };
-                    if r.files > 0 {
-                        row.labelled_cuts += 1;
-                        row.files += r.files;
-                        row.files_kept += s.files_kept;
-                        row.all_files += usize::from(s.files_kept == r.files);
-                    }
-                    if let Some(kept) = s.code_kept {
-                        row.code_cuts += 1;
-                        row.code_kept += usize::from(kept);
-                    }
-                    row.mean_tokens += s.tokens as f64;
-                    row.mean_millis += s.millis;
-                    row.max_millis = row.max_millis.max(s.millis);
+                if r.files > 0 {
+                    row.labelled_cuts += 1;
+                    row.files += r.files;
+                    row.files_kept += s.files_kept;
+                    row.all_files += usize::from(s.files_kept == r.files);
                 }
-                row.mean_tokens /= mine.len() as f64;
-                row.mean_millis /= mine.len() as f64;
-                rows.push(row);
+                if let Some(kept) = s.code_kept {
+                    row.code_cuts += 1;
+                    row.code_kept += usize::from(kept);
+                }
+                row.mean_tokens += s.tokens as f64;
+                row.mean_millis += s.millis;
+                row.max_millis = row.max_millis.max(s.millis);
             }
+            row.mean_tokens /= mine.len() as f64;
+            row.mean_millis /= mine.len() as f64;
+            rows.push(row);
         }
     }
     rows

@@ -10,7 +10,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::interactive::{CutResult, CutScore, Strategy};
+use super::interactive::{groups, CutResult, CutScore, Strategy};
 use super::real::Half;
 use super::session_cut::SessionClient;
 
@@ -74,40 +74,30 @@ pub struct PairedRow {
 /// ctxopt against each baseline on `results`, per half × client (and all clients).
 pub fn paired_rows(results: &[CutResult]) -> Vec<PairedRow> {
     let mut rows = Vec::new();
-    let clients = std::iter::once(None).chain(SessionClient::ALL.map(Some));
-    for half in Half::ALL {
-        for client in clients.clone() {
-            let mine: Vec<&CutResult> = results
-                .iter()
-                .filter(|r| r.half == half && client.is_none_or(|c| r.client == c))
-                .collect();
-            if mine.is_empty() {
-                continue;
-            }
-            for baseline in Strategy::ALL.into_iter().filter(|s| *s != Strategy::Ctxopt) {
-                let mut row = PairedRow {
-                    half,
-                    client,
-                    baseline,
-                    all_files: Split::default(),
-                    code: Split::default(),
+    for (half, client, mine) in groups(results) {
+        for baseline in Strategy::ALL.into_iter().filter(|s| *s != Strategy::Ctxopt) {
+            let mut row = PairedRow {
+                half,
+                client,
+                baseline,
+                all_files: Split::default(),
+                code: Split::default(),
+            };
+            for r in &mine {
+                let (Some(ours), Some(theirs)) =
+                    (score_of(r, Strategy::Ctxopt), score_of(r, baseline))
+                else {
+                    continue;
                 };
-                for r in &mine {
-                    let (Some(ours), Some(theirs)) =
-                        (score_of(r, Strategy::Ctxopt), score_of(r, baseline))
-                    else {
-                        continue;
-                    };
-                    if r.files > 0 {
-                        row.all_files
-                            .add(ours.files_kept == r.files, theirs.files_kept == r.files);
-                    }
-                    if let (Some(ours), Some(theirs)) = (ours.code_kept, theirs.code_kept) {
-                        row.code.add(ours, theirs);
-                    }
+                if r.files > 0 {
+                    row.all_files
+                        .add(ours.files_kept == r.files, theirs.files_kept == r.files);
                 }
-                rows.push(row);
+                if let (Some(ours), Some(theirs)) = (ours.code_kept, theirs.code_kept) {
+                    row.code.add(ours, theirs);
+                }
             }
+            rows.push(row);
         }
     }
     rows
