@@ -91,31 +91,21 @@ fn a_windows_rollout_reads_with_get_content_and_patches_with_applypatch() {
         .filter(|e| e.message.contains("apply_patch verification failed"))
         .count();
     assert_eq!(refused, 2);
-    let patched: Vec<&str> = records.diffs[3]
-        .diff
-        .lines()
-        .filter_map(|l| l.strip_prefix('+'))
-        .filter(|l| !l.trim().is_empty())
-        .collect();
-    assert!(!patched.is_empty());
-    assert!(
-        patched.iter().all(|l| records.files[4].content.contains(l)),
-        "{}",
-        records.files[4].content
-    );
+    // Every line diff `d` adds is in the view `f` made of it.
+    let view_has_what_the_diff_added = |d: usize, f: usize| {
+        let added: Vec<&str> = records.diffs[d]
+            .diff
+            .lines()
+            .filter_map(|l| l.strip_prefix('+'))
+            .filter(|l| !l.trim().is_empty())
+            .collect();
+        assert!(!added.is_empty());
+        let view = &records.files[f].content;
+        assert!(added.iter().all(|l| view.contains(l)), "{view}");
+    };
+    view_has_what_the_diff_added(3, 4);
     assert!(records.files[0].content.contains("class TicketRepository"));
-    let added: Vec<&str> = records.diffs[0]
-        .diff
-        .lines()
-        .filter_map(|l| l.strip_prefix('+'))
-        .filter(|l| !l.trim().is_empty())
-        .collect();
-    assert!(!added.is_empty());
-    assert!(
-        added.iter().all(|l| records.files[3].content.contains(l)),
-        "{}",
-        records.files[3].content
-    );
+    view_has_what_the_diff_added(0, 3);
     let diffs: Vec<&str> = records.diffs.iter().map(|d| d.path.as_str()).collect();
     assert_eq!(
         diffs,
