@@ -91,7 +91,15 @@ pub(crate) fn normalize_on(
             .exit_code
             .map(|c| format!(" (exit {c})"))
             .unwrap_or_default();
-        d.unit.header = Some(format!("$ {}{exit}", one_line(&key, 300)));
+        let shown = match t
+            .args
+            .as_ref()
+            .and_then(|a| unshown_args(a, &t.tool, &t.output))
+        {
+            Some(a) => format!("{} {a}", t.tool.trim()),
+            None => t.tool.trim().to_string(),
+        };
+        d.unit.header = Some(format!("$ {}{exit}", one_line(&shown, 300)));
         d.key = format!("{key}\0{:?}", t.exit_code);
         if !excerpt.is_empty() {
             // Two outputs that collapse alike may differ in their exceptional lines.
@@ -454,6 +462,51 @@ pub(crate) fn canonical_json(value: &serde_json::Value) -> String {
     sort(value).to_string()
 }
 
+/// How long an argument's text must be for the output holding it to count as showing it
+/// (a short one, a search pattern or a folder, is often in the output by coincidence).
+const SHOWN_IN_OUTPUT_CHARS: usize = 40;
+
+/// The arguments of a run as its header shows them (canonical JSON), without what the
+/// record already shows: of an object, the fields whose longest text the command line
+/// (`tool`) holds, or the `output` when that text is long ([`SHOWN_IN_OUTPUT_CHARS`]): a
+/// shell tool's `command`, a plan tool's items; of any other value, the value when they
+/// hold it. `None` when nothing is left.
+pub(crate) fn unshown_args(args: &serde_json::Value, tool: &str, output: &str) -> Option<String> {
+    let shown = |v: &serde_json::Value| {
+        longest_text(v).is_some_and(|t| {
+            tool.contains(t) || (t.chars().count() >= SHOWN_IN_OUTPUT_CHARS && output.contains(t))
+        })
+    };
+    match args {
+        serde_json::Value::Null => None,
+        serde_json::Value::Object(map) => {
+            let rest: serde_json::Map<String, serde_json::Value> = map
+                .iter()
+                .filter(|(_, v)| !shown(v))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            (!rest.is_empty()).then(|| canonical_json(&serde_json::Value::Object(rest)))
+        }
+        other => (!shown(other)).then(|| canonical_json(other)),
+    }
+}
+
+/// The longest non-blank string in `value` (trimmed), if it has one.
+fn longest_text(value: &serde_json::Value) -> Option<&str> {
+    match value {
+        serde_json::Value::String(s) => Some(s.trim()).filter(|s| !s.is_empty()),
+        serde_json::Value::Array(items) => items
+            .iter()
+            .filter_map(longest_text)
+            .max_by_key(|s| s.len()),
+        serde_json::Value::Object(map) => map
+            .values()
+            .filter_map(longest_text)
+            .max_by_key(|s| s.len()),
+        _ => None,
+    }
+}
+
 /// The first line of `s`, at most `max` characters.
 pub(crate) fn one_line(s: &str, max: usize) -> String {
     let line = s.lines().next().unwrap_or("");
@@ -713,6 +766,40 @@ mod tests {
         let (units, frags) = normalize(&records, None).unwrap();
         assert!(units[0].fragments.is_empty());
         assert_eq!(frags[0].text(&units), "héllo — 世界");
+    }
+
+    #[test]
+    fn a_runs_header_leaves_out_the_arguments_the_record_already_shows() {
+        use serde_json::json;
+        // A shell tool named by its command line: the command is not said twice, its
+        // description stays.
+        let bash = json!({"command": "cargo test -p core", "description": "Run the tests"});
+        assert_eq!(
+            unshown_args(&bash, "cargo test -p core", "ok").as_deref(),
+            Some(r#"{"description":"Run the tests"}"#)
+        );
+        // A Codex call: the script is the command line, the folder is news.
+        let codex = json!({"command": ["bash", "-lc", "cat app.py"], "workdir": "/repo"});
+        assert_eq!(
+            unshown_args(&codex, "cat app.py", "x = 1").as_deref(),
+            Some(r#"{"workdir":"/repo"}"#)
+        );
+        // A plan whose items the output lists: nothing is left.
+        let plan = json!({"todos": [{"content": "Make the retry budget a setting of the client", "status": "pending"}]});
+        let listed = "Plan (TodoWrite):\n- [pending] Make the retry budget a setting of the client";
+        assert_eq!(unshown_args(&plan, "TodoWrite", listed), None);
+        // The canaries: short values the output holds by coincidence stay, and so does a
+        // command a tool name does not show.
+        let grep = json!({"path": "src", "pattern": "retry"});
+        assert_eq!(
+            unshown_args(&grep, "Grep", "src/client.rs:12: retry").as_deref(),
+            Some(r#"{"path":"src","pattern":"retry"}"#)
+        );
+        let bare = json!({"command": "journalctl -u media-sync"});
+        assert_eq!(
+            unshown_args(&bare, "bash", "").as_deref(),
+            Some(r#"{"command":"journalctl -u media-sync"}"#)
+        );
     }
 
     #[test]
