@@ -437,6 +437,16 @@ pub struct CutResult {
     pub(crate) before_millis: f64,
 }
 
+impl CutResult {
+    /// The score of `strategy` at this cut, if it ran.
+    pub(crate) fn score(&self, strategy: Strategy) -> Option<&CutScore> {
+        self.scores
+            .iter()
+            .find(|(s, _)| *s == strategy)
+            .map(|(_, score)| score)
+    }
+}
+
 /// Runs every cut of `sessions`: the hook at `budget`, the baselines at the size of its
 /// answer. With `dump`, each cut's labels and every strategy's context are written there
 /// ([`dump_cut`]).
@@ -747,7 +757,7 @@ pub fn rows(results: &[CutResult]) -> Vec<InteractiveRow> {
                 max_millis: 0.0,
             };
             for r in &mine {
-                let Some((_, s)) = r.scores.iter().find(|(st, _)| *st == strategy) else {
+                let Some(s) = r.score(strategy) else {
                     continue;
                 };
                 if r.files > 0 {

@@ -10,7 +10,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::interactive::{groups, CutResult, CutScore, Strategy};
+use super::interactive::{groups, CutResult, Strategy};
 use super::real::Half;
 use super::session_cut::SessionClient;
 
@@ -84,8 +84,7 @@ pub fn paired_rows(results: &[CutResult]) -> Vec<PairedRow> {
                 code: Split::default(),
             };
             for r in &mine {
-                let (Some(ours), Some(theirs)) =
-                    (score_of(r, Strategy::Ctxopt), score_of(r, baseline))
+                let (Some(ours), Some(theirs)) = (r.score(Strategy::Ctxopt), r.score(baseline))
                 else {
                     continue;
                 };
@@ -101,14 +100,6 @@ pub fn paired_rows(results: &[CutResult]) -> Vec<PairedRow> {
         }
     }
     rows
-}
-
-fn score_of(result: &CutResult, strategy: Strategy) -> Option<&CutScore> {
-    result
-        .scores
-        .iter()
-        .find(|(s, _)| *s == strategy)
-        .map(|(_, score)| score)
 }
 
 /// The rows as a Markdown table: per metric, the cuts only ctxopt keeps, the cuts only the
@@ -148,6 +139,7 @@ fn shown(p: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bench::interactive::CutScore;
 
     #[test]
     fn the_sign_test_gives_the_binomial_tail_twice() {

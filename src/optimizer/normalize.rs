@@ -83,22 +83,16 @@ pub(crate) fn normalize_on(
             Some(v) if !v.is_null() => Some(canonical_json(v)),
             _ => None,
         };
-        let key = match &args {
-            Some(a) => format!("{} {a}", t.tool.trim()),
-            None => t.tool.trim().to_string(),
-        };
+        let key = command_line(&t.tool, args.as_deref());
         let exit = t
             .exit_code
             .map(|c| format!(" (exit {c})"))
             .unwrap_or_default();
-        let shown = match t
+        let unshown = t
             .args
             .as_ref()
-            .and_then(|a| unshown_args(a, &t.tool, &t.output))
-        {
-            Some(a) => format!("{} {a}", t.tool.trim()),
-            None => t.tool.trim().to_string(),
-        };
+            .and_then(|a| unshown_args(a, &t.tool, &t.output));
+        let shown = command_line(&t.tool, unshown.as_deref());
         d.unit.header = Some(format!("$ {}{exit}", one_line(&shown, 300)));
         d.key = format!("{key}\0{:?}", t.exit_code);
         if !excerpt.is_empty() {
@@ -460,6 +454,14 @@ pub(crate) fn canonical_json(value: &serde_json::Value) -> String {
         }
     }
     sort(value).to_string()
+}
+
+/// A run's command line: its tool, then its arguments (as JSON) when it has any.
+fn command_line(tool: &str, args: Option<&str>) -> String {
+    match args {
+        Some(a) => format!("{} {a}", tool.trim()),
+        None => tool.trim().to_string(),
+    }
 }
 
 /// How long an argument's text must be for the output holding it to count as showing it

@@ -311,31 +311,30 @@ pub(crate) fn apply(
     // Of a file in play, its best fragment: the one showing most of the lines the session's
     // searches hit, then one showing no line its latest change wrote (the change shows that
     // region), then the best-scoring (ties: the first).
-    let mut best: BTreeMap<usize, usize> = BTreeMap::new();
     let total = |fi: usize| scores[fi].as_ref().map_or(0.0, |s| s.total);
-    for (fi, f) in fragments.iter().enumerate() {
-        if scores[fi].is_some() && state.roles[f.unit.0] == Some(StateRole::InPlay) {
-            let entry = best.entry(f.unit.0).or_insert(fi);
-            let better = places
-                .rank(fi)
-                .cmp(&places.rank(*entry))
-                .then(total(fi).total_cmp(&total(*entry)));
-            if better == std::cmp::Ordering::Greater {
-                *entry = fi;
+    let pick = |role: StateRole, order: &dyn Fn(usize, usize) -> std::cmp::Ordering| {
+        let mut picked: BTreeMap<usize, usize> = BTreeMap::new();
+        for (fi, f) in fragments.iter().enumerate() {
+            if scores[fi].is_some() && state.roles[f.unit.0] == Some(role) {
+                let entry = picked.entry(f.unit.0).or_insert(fi);
+                if order(fi, *entry) == std::cmp::Ordering::Greater {
+                    *entry = fi;
+                }
             }
         }
-    }
+        picked
+    };
+    let best = pick(StateRole::InPlay, &|a, b| {
+        places
+            .rank(a)
+            .cmp(&places.rank(b))
+            .then(total(a).total_cmp(&total(b)))
+    });
     // Of the latest command's output, the fragment where it ends: what the transcript's tail
     // shows, and where a run's result (a summary, the last hit) usually is.
-    let mut last_chunk: BTreeMap<usize, usize> = BTreeMap::new();
-    for (fi, f) in fragments.iter().enumerate() {
-        if scores[fi].is_some() && state.roles[f.unit.0] == Some(StateRole::LatestStep) {
-            let entry = last_chunk.entry(f.unit.0).or_insert(fi);
-            if f.chunk > fragments[*entry].chunk {
-                *entry = fi;
-            }
-        }
-    }
+    let last_chunk = pick(StateRole::LatestStep, &|a, b| {
+        fragments[a].chunk.cmp(&fragments[b].chunk)
+    });
     let mut candidates: Vec<(StateRole, f64, usize)> = Vec::new();
     for (fi, (f, scored)) in fragments.iter().zip(scores.iter_mut()).enumerate() {
         let Some(s) = scored else { continue };
