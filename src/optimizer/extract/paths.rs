@@ -1,5 +1,7 @@
 //! File paths in free text: unix (`src/a.ts`, `/usr/lib/x.py`, `./b.rs:10:5`) and windows
 //! (`C:\src\app.cs`, `src\lib\util.ts`), plus bare file names with a known source extension.
+//! A client's file mention (`@src/a.ts`, `@AGENTS.md`) names the file after the `@`; an
+//! address or a package at a version (`test@site.cc`, `pkg@1.2.3`) is not a file name.
 
 use std::borrow::Cow;
 
@@ -60,6 +62,11 @@ fn path_in_token(token: &str) -> Option<&str> {
         }
     }
     let t = t.trim_end_matches(['.', ':']);
+    // A mention (`@path`, as Claude Code and Gemini CLI prompts write it) names the path after it.
+    let (mention, t) = match t.strip_prefix('@') {
+        Some(rest) => (true, rest),
+        None => (false, t),
+    };
     if !t
         .chars()
         .all(|c| c.is_alphanumeric() || "/\\._-@+~:$".contains(c))
@@ -84,7 +91,9 @@ fn path_in_token(token: &str) -> Option<&str> {
         let segments_ok =
             t.split(['/', '\\']).filter(|s| !s.is_empty()).count() >= if rooted { 1 } else { 2 };
         // A relative directory (`internal/manifest`) needs word-like segments.
+        // A scope (`@scope/package`) is not a directory.
         let dir_like = !rooted
+            && !mention
             && t.split(['/', '\\']).all(|s| {
                 s.len() >= 3
                     && s.bytes().all(|b| {
@@ -94,8 +103,10 @@ fn path_in_token(token: &str) -> Option<&str> {
             });
         (segments_ok && (has_ext || dir_like || (rooted && t.len() > 3))).then_some(t)
     } else {
+        // `@` inside a bare name makes it an address or a package at a version.
         let known = ext.is_some_and(|(stem, ext)| {
             !stem.is_empty()
+                && !stem.contains('@')
                 && stem.chars().any(|c| c.is_alphabetic())
                 && KNOWN_EXTENSIONS.contains(&ext)
         });
@@ -175,6 +186,25 @@ mod tests {
             vec!["internal/manifest"]
         );
         assert!(found("and/or either/or 2024/05/01").is_empty());
+    }
+
+    #[test]
+    fn a_mention_names_the_path_after_its_at_sign() {
+        assert_eq!(
+            found("see @AGENTS.md and @./plugins/x/SKILL.md, then @/Users/me/app/a.txt"),
+            vec!["AGENTS.md", "plugins/x/SKILL.md", "/Users/me/app/a.txt"]
+        );
+        assert_eq!(found("@src/lib/util.ts:12"), vec!["src/lib/util.ts"]);
+    }
+
+    #[test]
+    fn addresses_packages_and_scopes_are_not_paths() {
+        assert!(found("log in as test@cipherbox.cc with helpers@0.5.15").is_empty());
+        assert!(found("npx -y @modelcontextprotocol/server-filesystem").is_empty());
+        assert_eq!(
+            found("in node_modules/@types/node/index.d.ts"),
+            vec!["node_modules/@types/node/index.d.ts"]
+        );
     }
 
     #[test]
