@@ -266,10 +266,10 @@ fn touched(units: &[Unit]) -> Vec<Touches> {
 /// a folder, when they have a file's extension. A bare name is left out: in a prompt,
 /// `Next.js` or `Node.js` is more often a product than a file.
 fn mentioned(text: &str) -> Vec<String> {
-    let mut named: Vec<String> = paths::paths(text)
+    let mut named: Vec<String> = paths::mentions(text)
         .into_iter()
-        .filter(|p| p.starts_with('@') || p.contains('/'))
-        .map(|p| p.strip_prefix('@').unwrap_or(&p).to_string())
+        .chain(paths::paths(text).into_iter().filter(|p| p.contains('/')))
+        .map(|p| p.into_owned())
         .filter(|p| is_file_like(p))
         .collect();
     named.sort_unstable();
@@ -534,7 +534,7 @@ mod tests {
         let units = units(
             r#"{"task": "t",
             "messages": [
-                {"role": "user", "timestamp": "2026-01-01T10:00:00Z", "text": "@docs/PLAN.md review it against src/sync.ts and src/sync.ts in Next.js"},
+                {"role": "user", "timestamp": "2026-01-01T10:00:00Z", "text": "@docs/PLAN.md and @AGENTS.md: review them against src/sync.ts and src/sync.ts in Next.js, log in as qa@site.cc"},
                 {"role": "assistant", "timestamp": "2026-01-01T10:01:00Z", "text": "I will also look at src/other.ts"}
             ],
             "files": [{"id": "r1", "timestamp": "2026-01-01T10:02:00Z", "path": "src/sync.ts", "content": "x"}]}"#,
@@ -542,8 +542,9 @@ mod tests {
         let index = index(&units, 4000, Tokenizer::default(), None).unwrap();
         insta::assert_snapshot!(index, @r"
         ## Files in play
-        [source: the session's reads, changes, commands and prompts | 2 files, latest first]
+        [source: the session's reads, changes, commands and prompts | 3 files, latest first]
         - src/sync.ts: read
+        - AGENTS.md: named by the user
         - docs/PLAN.md: named by the user
         ");
     }

@@ -15,10 +15,23 @@ const KNOWN_EXTENSIONS: &[&str] = &[
 /// The paths in `text`, in order of appearance, normalized by [`normalize_path`]
 /// (duplicates kept; the caller dedupes).
 pub(crate) fn paths(text: &str) -> Vec<Cow<'_, str>> {
+    found_paths(text).map(|(path, _)| path).collect()
+}
+
+/// The files `text` mentions (`@AGENTS.md`, `@src/a.ts`: a client attaches a file named so
+/// in a prompt), normalized by [`normalize_path`], in order of appearance.
+pub(crate) fn mentions(text: &str) -> Vec<Cow<'_, str>> {
+    found_paths(text)
+        .filter(|&(_, mention)| mention)
+        .map(|(path, _)| path)
+        .collect()
+}
+
+/// Each path of `text` and whether it was written as a mention.
+fn found_paths(text: &str) -> impl Iterator<Item = (Cow<'_, str>, bool)> {
     text.split(is_separator)
         .filter_map(path_in_token)
-        .map(normalize_path)
-        .collect()
+        .map(|(path, mention)| (normalize_path(path), mention))
 }
 
 /// The characters that end a token: whitespace and `"'`()[]{}<>,;|=` (ASCII by a match, the
@@ -47,8 +60,9 @@ fn is_separator(c: char) -> bool {
     }
 }
 
-/// The path in one whitespace-free token, with `:line:col` and trailing punctuation cut.
-fn path_in_token(token: &str) -> Option<&str> {
+/// The path in one whitespace-free token, with `:line:col` and trailing punctuation cut, and
+/// whether the token mentions it (`@path`).
+fn path_in_token(token: &str) -> Option<(&str, bool)> {
     if token.len() < 3 || !token.contains(['/', '\\', '.']) || token.contains("://") {
         return None;
     }
@@ -101,7 +115,7 @@ fn path_in_token(token: &str) -> Option<&str> {
                     })
                     && s.bytes().any(|b| b.is_ascii_lowercase())
             });
-        (segments_ok && (has_ext || dir_like || (rooted && t.len() > 3))).then_some(t)
+        (segments_ok && (has_ext || dir_like || (rooted && t.len() > 3))).then_some((t, mention))
     } else {
         // `@` inside a bare name makes it an address or a package at a version.
         let known = ext.is_some_and(|(stem, ext)| {
@@ -110,7 +124,7 @@ fn path_in_token(token: &str) -> Option<&str> {
                 && stem.chars().any(|c| c.is_alphabetic())
                 && KNOWN_EXTENSIONS.contains(&ext)
         });
-        known.then_some(t)
+        known.then_some((t, mention))
     }
 }
 
@@ -195,6 +209,10 @@ mod tests {
             vec!["AGENTS.md", "plugins/x/SKILL.md", "/Users/me/app/a.txt"]
         );
         assert_eq!(found("@src/lib/util.ts:12"), vec!["src/lib/util.ts"]);
+        assert_eq!(
+            mentions("read @AGENTS.md and src/b.ts, then @./c/d.md"),
+            vec!["AGENTS.md", "c/d.md"]
+        );
     }
 
     #[test]
