@@ -393,6 +393,9 @@ pub struct CutScore {
     pub(crate) files_kept: usize,
     /// Whether it holds a line of the code label (none when the cut has no code label).
     pub(crate) code_kept: Option<bool>,
+    /// How many of the code label's lines it holds.
+    #[serde(default)]
+    pub(crate) code_lines_kept: usize,
     /// Its tokens.
     pub tokens: usize,
     /// Milliseconds to make it.
@@ -411,6 +414,11 @@ pub fn score(cut: &SessionCut, context: &str, tokenizer: Tokenizer, millis: f64)
         files_kept: cut.files.iter().filter(|f| names(context, f)).count(),
         code_kept: (!cut.code.is_empty())
             .then(|| cut.code.iter().any(|l| context.contains(l.as_str()))),
+        code_lines_kept: cut
+            .code
+            .iter()
+            .filter(|l| context.contains(l.as_str()))
+            .count(),
         tokens: tokenizer.count(context),
         millis,
     }
@@ -429,8 +437,9 @@ pub struct CutResult {
     pub share: f64,
     /// The labelled files.
     pub files: usize,
-    /// Whether the cut has a code label.
-    pub(crate) has_code: bool,
+    /// The lines of the cut's code label (0: it has none).
+    #[serde(default)]
+    pub(crate) code_lines: usize,
     /// Per strategy, in [`Strategy::ALL`] order.
     pub(crate) scores: Vec<(Strategy, CutScore)>,
     /// Milliseconds of the `PreCompact`/`PreCompress` run before the answer.
@@ -487,7 +496,7 @@ pub(crate) fn run_cuts(
                 half: session.half,
                 share: cut.share,
                 files: cut.files.len(),
-                has_code: !cut.code.is_empty(),
+                code_lines: cut.code.len(),
                 scores,
                 before_millis: replay.before_millis,
             });
@@ -683,6 +692,12 @@ pub struct InteractiveRow {
     pub(crate) code_cuts: usize,
     /// Of those, the ones whose context holds a line of it.
     pub(crate) code_kept: usize,
+    /// The lines of those cuts' code labels.
+    #[serde(default)]
+    pub(crate) code_lines: usize,
+    /// Of those, the ones the context holds.
+    #[serde(default)]
+    pub(crate) code_lines_kept: usize,
     /// Mean tokens of the context.
     pub(crate) mean_tokens: f64,
     /// Mean milliseconds to make it.
@@ -752,6 +767,8 @@ pub fn rows(results: &[CutResult]) -> Vec<InteractiveRow> {
                 files_kept: 0,
                 code_cuts: 0,
                 code_kept: 0,
+                code_lines: 0,
+                code_lines_kept: 0,
                 mean_tokens: 0.0,
                 mean_millis: 0.0,
                 max_millis: 0.0,
@@ -769,6 +786,8 @@ pub fn rows(results: &[CutResult]) -> Vec<InteractiveRow> {
                 if let Some(kept) = s.code_kept {
                     row.code_cuts += 1;
                     row.code_kept += usize::from(kept);
+                    row.code_lines += r.code_lines;
+                    row.code_lines_kept += s.code_lines_kept;
                 }
                 row.mean_tokens += s.tokens as f64;
                 row.mean_millis += s.millis;
@@ -866,8 +885,8 @@ impl InteractiveReport {
     pub fn markdown_table(&self) -> String {
         let mut out = String::from(
             "| half | client | strategy | cuts (labelled) | all files named | per-file recall \
-             | cuts with the code | mean tokens | mean / max ms |\n\
-             | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n",
+             | cuts with the code | code lines kept | mean tokens | mean / max ms |\n\
+             | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
         );
         for r in &self.rows {
             let (all, recall) = if r.labelled_cuts == 0 {
@@ -878,13 +897,21 @@ impl InteractiveReport {
                     format!("{:.1} % ({}/{})", r.recall() * 100.0, r.files_kept, r.files),
                 )
             };
-            let code = if r.code_cuts == 0 {
-                "–".to_string()
+            let (code, lines) = if r.code_cuts == 0 {
+                ("–".to_string(), "–".to_string())
             } else {
-                format!("{}/{}", r.code_kept, r.code_cuts)
+                (
+                    format!("{}/{}", r.code_kept, r.code_cuts),
+                    format!(
+                        "{:.1} % ({}/{})",
+                        super::real::recall(r.code_lines_kept, r.code_lines) * 100.0,
+                        r.code_lines_kept,
+                        r.code_lines
+                    ),
+                )
             };
             out.push_str(&format!(
-                "| {} | {} | {} | {} ({}) | {all} | {recall} | {code} | {:.0} | {:.1} / {:.1} |\n",
+                "| {} | {} | {} | {} ({}) | {all} | {recall} | {code} | {lines} | {:.0} | {:.1} / {:.1} |\n",
                 r.half.name(),
                 r.client.map_or("all", SessionClient::name),
                 r.strategy.name(),
@@ -1057,6 +1084,13 @@ mod tests {
         // Canaries: the labels can be found, by the hook's answer and by the tail.
         assert!(s.files_kept >= 1, "{}", replay.context);
         assert_eq!(s.code_kept, Some(true), "{}", replay.context);
+        assert!(s.code_lines_kept >= 1 && s.code_lines_kept <= cut.code.len());
+        // Counted line by line: a context of the label's first line holds that one.
+        let first = score(cut, &cut.code[0], Tokenizer::default(), 0.0);
+        assert_eq!(
+            first.code_lines_kept,
+            cut.code.iter().filter(|l| cut.code[0].contains(l.as_str())).count()
+        );
         assert!(s.tokens > 0);
         let records = import_cut(&session, cut).unwrap();
         let tail = baseline::tail(&records, 10_000, Tokenizer::default());
@@ -1157,9 +1191,15 @@ mod tests {
 
     #[test]
     fn the_report_renders_rows_and_the_corpus_snapshot() {
-        let score = |files_kept, code_kept, tokens| CutScore {
+        // A kept code label holds 2 of its 4 lines (the tail's all 4).
+        let score = |files_kept, code_kept: Option<bool>, tokens| CutScore {
             files_kept,
             code_kept,
+            code_lines_kept: match code_kept {
+                Some(true) if tokens == 880 => 4,
+                Some(true) => 2,
+                _ => 0,
+            },
             tokens,
             millis: 2.0,
         };
@@ -1169,7 +1209,7 @@ mod tests {
             half,
             share: 0.5,
             files,
-            has_code: code.is_some(),
+            code_lines: if code.is_some() { 4 } else { 0 },
             scores: vec![
                 (Strategy::Ctxopt, score(ours, code, 900)),
                 (Strategy::Tail, score(files, code.map(|_| true), 880)),
@@ -1317,9 +1357,10 @@ mod tests {
 
     #[test]
     fn the_compactions_table_has_a_row_group_per_half_and_client() {
-        let score = |files_kept, code_kept, tokens| CutScore {
+        let score = |files_kept, code_kept: Option<bool>, tokens| CutScore {
             files_kept,
             code_kept,
+            code_lines_kept: usize::from(code_kept == Some(true)),
             tokens,
             millis: 2.0,
         };

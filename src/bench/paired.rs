@@ -7,6 +7,10 @@
 //! the code, and the other does not) say anything, and were the two equally good, each such
 //! cut would go either way with even odds. The **sign test** gives the chance of a split at
 //! least as uneven as the one seen under those odds (two-sided, exact binomial).
+//!
+//! "Holds a line of the code label" is one bit per cut; how many of the label's lines each
+//! holds says more, so the code is also compared by that count: the cuts where ctxopt holds
+//! more of the lines than the baseline against the cuts where it holds fewer.
 
 use serde::{Deserialize, Serialize};
 
@@ -69,6 +73,9 @@ pub struct PairedRow {
     pub all_files: Split,
     /// Cuts with a code label where one holds a line of it and the other does not.
     pub code: Split,
+    /// Cuts with a code label where one holds more of its lines than the other.
+    #[serde(default)]
+    pub code_lines: Split,
 }
 
 /// ctxopt against each baseline on `results`, per half × client (and all clients).
@@ -82,6 +89,7 @@ pub fn paired_rows(results: &[CutResult]) -> Vec<PairedRow> {
                 baseline,
                 all_files: Split::default(),
                 code: Split::default(),
+                code_lines: Split::default(),
             };
             for r in &mine {
                 let (Some(ours), Some(theirs)) = (r.score(Strategy::Ctxopt), r.score(baseline))
@@ -92,8 +100,10 @@ pub fn paired_rows(results: &[CutResult]) -> Vec<PairedRow> {
                     row.all_files
                         .add(ours.files_kept == r.files, theirs.files_kept == r.files);
                 }
-                if let (Some(ours), Some(theirs)) = (ours.code_kept, theirs.code_kept) {
-                    row.code.add(ours, theirs);
+                if let (Some(kept), Some(theirs_kept)) = (ours.code_kept, theirs.code_kept) {
+                    row.code.add(kept, theirs_kept);
+                    let (mine, its) = (ours.code_lines_kept, theirs.code_lines_kept);
+                    row.code_lines.add(mine > its, its > mine);
                 }
             }
             rows.push(row);
@@ -103,16 +113,17 @@ pub fn paired_rows(results: &[CutResult]) -> Vec<PairedRow> {
 }
 
 /// The rows as a Markdown table: per metric, the cuts only ctxopt keeps, the cuts only the
-/// baseline keeps, and the sign test's p-value.
+/// baseline keeps, and the sign test's p-value; for the code's lines, the cuts where ctxopt
+/// holds more of them and those where the baseline does.
 pub fn markdown_table(rows: &[PairedRow]) -> String {
     let mut out = String::from(
         "| half | client | against | all files: only ctxopt / only it | p | \
-         code: only ctxopt / only it | p |\n\
-         | --- | --- | --- | ---: | ---: | ---: | ---: |\n",
+         code: only ctxopt / only it | p | code lines: more in ctxopt / more in it | p |\n\
+         | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n",
     );
     for r in rows {
         out.push_str(&format!(
-            "| {} | {} | {} | {} / {} | {} | {} / {} | {} |\n",
+            "| {} | {} | {} | {} / {} | {} | {} / {} | {} | {} / {} | {} |\n",
             r.half.name(),
             r.client.map_or("all", SessionClient::name),
             r.baseline.name(),
@@ -122,6 +133,9 @@ pub fn markdown_table(rows: &[PairedRow]) -> String {
             r.code.ctxopt_only,
             r.code.baseline_only,
             shown(r.code.p_value()),
+            r.code_lines.ctxopt_only,
+            r.code_lines.baseline_only,
+            shown(r.code_lines.p_value()),
         ));
     }
     out
@@ -167,15 +181,18 @@ mod tests {
         );
     }
 
+    /// A cut of a 3-line code label (when the scores have one), scored for ctxopt and the
+    /// tail: per strategy, the files it names and the code lines it holds (none: no label).
     fn cut(
         half: Half,
         files: usize,
-        ours: (usize, Option<bool>),
-        tail: (usize, Option<bool>),
+        ours: (usize, Option<usize>),
+        tail: (usize, Option<usize>),
     ) -> CutResult {
-        let score = |(files_kept, code_kept): (usize, Option<bool>)| CutScore {
+        let score = |(files_kept, lines): (usize, Option<usize>)| CutScore {
             files_kept,
-            code_kept,
+            code_kept: lines.map(|n| n > 0),
+            code_lines_kept: lines.unwrap_or(0),
             tokens: 10,
             millis: 0.0,
         };
@@ -185,7 +202,7 @@ mod tests {
             half,
             share: 0.5,
             files,
-            has_code: ours.1.is_some(),
+            code_lines: if ours.1.is_some() { 3 } else { 0 },
             scores: vec![
                 (Strategy::Ctxopt, score(ours)),
                 (Strategy::Tail, score(tail)),
@@ -198,11 +215,14 @@ mod tests {
     fn only_the_cuts_where_ctxopt_and_a_baseline_disagree_count() {
         let results = [
             // ctxopt keeps both, the tail neither.
-            cut(Half::Tuning, 2, (2, Some(true)), (1, Some(false))),
+            cut(Half::Tuning, 2, (2, Some(2)), (1, Some(0))),
             // Both keep everything: no evidence.
-            cut(Half::Tuning, 1, (1, Some(true)), (1, Some(true))),
+            cut(Half::Tuning, 1, (1, Some(3)), (1, Some(3))),
             // The tail keeps the code ctxopt lost; no file label.
-            cut(Half::Tuning, 0, (0, Some(false)), (0, Some(true))),
+            cut(Half::Tuning, 0, (0, Some(0)), (0, Some(1))),
+            // Both hold a line of the code, the tail more of them: no evidence by the bit,
+            // one cut for the tail by the lines.
+            cut(Half::Tuning, 0, (0, Some(1)), (0, Some(3))),
             // The other half is apart.
             cut(Half::HeldOut, 1, (0, None), (1, None)),
         ];
@@ -225,6 +245,13 @@ mod tests {
                 baseline_only: 1
             }
         );
+        assert_eq!(
+            tuning_tail.code_lines,
+            Split {
+                ctxopt_only: 1,
+                baseline_only: 2
+            }
+        );
         let held_tail = rows
             .iter()
             .find(|r| r.half == Half::HeldOut && r.client.is_none() && r.baseline == Strategy::Tail)
@@ -236,7 +263,10 @@ mod tests {
                 baseline_only: 1
             }
         );
-        assert_eq!(held_tail.code, Split::default());
+        assert_eq!(
+            (held_tail.code, held_tail.code_lines),
+            (Split::default(), Split::default())
+        );
         // A baseline the cuts were not scored with has no disagreement to count.
         let bm25 = rows.iter().find(|r| r.baseline == Strategy::Bm25).unwrap();
         assert_eq!(
