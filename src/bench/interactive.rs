@@ -1089,7 +1089,10 @@ mod tests {
         let first = score(cut, &cut.code[0], Tokenizer::default(), 0.0);
         assert_eq!(
             first.code_lines_kept,
-            cut.code.iter().filter(|l| cut.code[0].contains(l.as_str())).count()
+            cut.code
+                .iter()
+                .filter(|l| cut.code[0].contains(l.as_str()))
+                .count()
         );
         assert!(s.tokens > 0);
         let records = import_cut(&session, cut).unwrap();

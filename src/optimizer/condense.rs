@@ -7,6 +7,9 @@
 const LIBRARY_MARKERS: &[&str] = &[
     "node_modules/",
     "node:internal",
+    // Node's built-in modules by their `node:` scheme (`node:events`, `node:async_hooks`).
+    "(node:",
+    "at node:",
     "(internal/",
     "site-packages/",
     "dist-packages/",
@@ -152,6 +155,20 @@ mod tests {
         let text = "panicked\n   0: rust_begin_unwind\n             at /rustc/abc/library/std/src/panicking.rs:645:5\n   1: core::panicking::panic_fmt\n             at /rustc/abc/library/core/src/panicking.rs:72:14\n   4: ledger::apply\n             at ./src/apply.rs:88:14";
         let c = condense_frames(text);
         assert_eq!(c.text, "panicked\n   [ctxopt: 2 library frames collapsed]\n   4: ledger::apply\n             at ./src/apply.rs:88:14");
+    }
+
+    #[test]
+    fn frames_in_nodes_built_in_modules_collapse_with_the_packages_around_them() {
+        let text = "TypeError: x\n    at getOwner (/app/src/order.ts:42:18)\n    at next (/app/node_modules/express/lib/router/route.js:149:13)\n    at AsyncResource.runInAsyncScope (node:async_hooks:206:9)\n    at done (/app/node_modules/raw-body/index.js:227:7)\n    at IncomingMessage.emit (node:events:519:28)\n    at node:events:531:35";
+        let c = condense_frames(text);
+        assert_eq!(
+            c.text,
+            "TypeError: x\n    at getOwner (/app/src/order.ts:42:18)\n    [ctxopt: 5 library frames collapsed]"
+        );
+        // The canary: a process warning's `(node:1)` is no frame.
+        let warning =
+            "(node:1) [DEP0005] DeprecationWarning: Buffer() is deprecated\n(node:1) again";
+        assert_eq!(condense_frames(warning).text, warning);
     }
 
     #[test]
