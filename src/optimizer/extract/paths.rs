@@ -87,7 +87,9 @@ fn path_in_token(token: &str) -> Option<(&str, bool)> {
     {
         return None;
     }
-    let drive = t.len() > 3 && t.as_bytes()[0].is_ascii_alphabetic() && &t[1..3] == ":\\";
+    let drive = t.len() > 3
+        && t.as_bytes()[0].is_ascii_alphabetic()
+        && t.as_bytes().get(1..3) == Some(b":\\".as_slice());
     let skip = usize::from(drive) * 2;
     let t = match t[skip..].find(':') {
         Some(colon) => &t[..skip + colon],
@@ -223,6 +225,24 @@ mod tests {
             found("in node_modules/@types/node/index.d.ts"),
             vec!["node_modules/@types/node/index.d.ts"]
         );
+    }
+
+    #[test]
+    fn words_with_letters_beyond_ascii_are_read_without_a_panic() {
+        // `später.` passes the first filter (a `.`), and its third byte is inside `ä`.
+        assert!(found("Das machen wir später. Größe: ñandú.").is_empty());
+        assert_eq!(
+            found("C:\\Users\\jürgen\\app.cs"),
+            vec!["C:/Users/jürgen/app.cs"]
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn no_text_makes_the_reader_panic(text in "\\PC{0,40}") {
+            let _ = paths(&text);
+            let _ = mentions(&text);
+        }
     }
 
     #[test]
