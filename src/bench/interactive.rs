@@ -1451,7 +1451,7 @@ mod tests {
                 }
             }
         }
-        assert_eq!((boundaries, with_hooks), (34, 17));
+        assert_eq!((boundaries, with_hooks), (45, 17));
         assert!(hooks >= 8 * 3, "{hooks}");
     }
 }
