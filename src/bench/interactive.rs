@@ -396,6 +396,10 @@ pub struct CutScore {
     /// How many of the code label's lines it holds.
     #[serde(default)]
     pub(crate) code_lines_kept: usize,
+    /// Whether it holds a distinctive line of the code label (none when the label has no
+    /// such line: [`SessionCut::distinctive_code`]).
+    #[serde(default)]
+    pub(crate) distinctive_kept: Option<bool>,
     /// Its tokens.
     pub tokens: usize,
     /// Milliseconds to make it.
@@ -419,6 +423,10 @@ pub fn score(cut: &SessionCut, context: &str, tokenizer: Tokenizer, millis: f64)
             .iter()
             .filter(|l| context.contains(l.as_str()))
             .count(),
+        distinctive_kept: {
+            let lines = cut.distinctive_code();
+            (!lines.is_empty()).then(|| lines.iter().any(|l| context.contains(l)))
+        },
         tokens: tokenizer.count(context),
         millis,
     }
@@ -698,6 +706,12 @@ pub struct InteractiveRow {
     /// Of those, the ones the context holds.
     #[serde(default)]
     pub(crate) code_lines_kept: usize,
+    /// Cuts whose code label has a distinctive line.
+    #[serde(default)]
+    pub(crate) distinctive_cuts: usize,
+    /// Of those, the ones whose context holds one.
+    #[serde(default)]
+    pub(crate) distinctive_kept: usize,
     /// Mean tokens of the context.
     pub(crate) mean_tokens: f64,
     /// Mean milliseconds to make it.
@@ -769,6 +783,8 @@ pub fn rows(results: &[CutResult]) -> Vec<InteractiveRow> {
                 code_kept: 0,
                 code_lines: 0,
                 code_lines_kept: 0,
+                distinctive_cuts: 0,
+                distinctive_kept: 0,
                 mean_tokens: 0.0,
                 mean_millis: 0.0,
                 max_millis: 0.0,
@@ -788,6 +804,10 @@ pub fn rows(results: &[CutResult]) -> Vec<InteractiveRow> {
                     row.code_kept += usize::from(kept);
                     row.code_lines += r.code_lines;
                     row.code_lines_kept += s.code_lines_kept;
+                }
+                if let Some(kept) = s.distinctive_kept {
+                    row.distinctive_cuts += 1;
+                    row.distinctive_kept += usize::from(kept);
                 }
                 row.mean_tokens += s.tokens as f64;
                 row.mean_millis += s.millis;
@@ -885,8 +905,9 @@ impl InteractiveReport {
     pub fn markdown_table(&self) -> String {
         let mut out = String::from(
             "| half | client | strategy | cuts (labelled) | all files named | per-file recall \
-             | cuts with the code | code lines kept | mean tokens | mean / max ms |\n\
-             | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
+             | cuts with the code | code lines kept | cuts with a distinctive line | mean tokens \
+             | mean / max ms |\n\
+             | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
         );
         for r in &self.rows {
             let (all, recall) = if r.labelled_cuts == 0 {
@@ -910,8 +931,13 @@ impl InteractiveReport {
                     ),
                 )
             };
+            let distinctive = if r.distinctive_cuts == 0 {
+                "–".to_string()
+            } else {
+                format!("{}/{}", r.distinctive_kept, r.distinctive_cuts)
+            };
             out.push_str(&format!(
-                "| {} | {} | {} | {} ({}) | {all} | {recall} | {code} | {lines} | {:.0} | {:.1} / {:.1} |\n",
+                "| {} | {} | {} | {} ({}) | {all} | {recall} | {code} | {lines} | {distinctive} | {:.0} | {:.1} / {:.1} |\n",
                 r.half.name(),
                 r.client.map_or("all", SessionClient::name),
                 r.strategy.name(),
@@ -1203,6 +1229,8 @@ mod tests {
                 Some(true) => 2,
                 _ => 0,
             },
+            // The tail holds the label's distinctive line; the others only common ones.
+            distinctive_kept: code_kept.map(|k| k && tokens == 880),
             tokens,
             millis: 2.0,
         };
@@ -1364,6 +1392,7 @@ mod tests {
             files_kept,
             code_kept,
             code_lines_kept: usize::from(code_kept == Some(true)),
+            distinctive_kept: code_kept,
             tokens,
             millis: 2.0,
         };

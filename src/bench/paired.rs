@@ -76,6 +76,9 @@ pub struct PairedRow {
     /// Cuts with a code label where one holds more of its lines than the other.
     #[serde(default)]
     pub code_lines: Split,
+    /// Cuts with a distinctive code line where one holds such a line and the other does not.
+    #[serde(default)]
+    pub distinctive: Split,
 }
 
 /// ctxopt against each baseline on `results`, per half × client (and all clients).
@@ -90,6 +93,7 @@ pub fn paired_rows(results: &[CutResult]) -> Vec<PairedRow> {
                 all_files: Split::default(),
                 code: Split::default(),
                 code_lines: Split::default(),
+                distinctive: Split::default(),
             };
             for r in &mine {
                 let (Some(ours), Some(theirs)) = (r.score(Strategy::Ctxopt), r.score(baseline))
@@ -105,6 +109,11 @@ pub fn paired_rows(results: &[CutResult]) -> Vec<PairedRow> {
                     let (mine, its) = (ours.code_lines_kept, theirs.code_lines_kept);
                     row.code_lines.add(mine > its, its > mine);
                 }
+                if let (Some(kept), Some(theirs_kept)) =
+                    (ours.distinctive_kept, theirs.distinctive_kept)
+                {
+                    row.distinctive.add(kept, theirs_kept);
+                }
             }
             rows.push(row);
         }
@@ -114,16 +123,18 @@ pub fn paired_rows(results: &[CutResult]) -> Vec<PairedRow> {
 
 /// The rows as a Markdown table: per metric, the cuts only ctxopt keeps, the cuts only the
 /// baseline keeps, and the sign test's p-value; for the code's lines, the cuts where ctxopt
-/// holds more of them and those where the baseline does.
+/// holds more of them and those where the baseline does; for the code's distinctive lines,
+/// the cuts only ctxopt holds one of and those only the baseline does.
 pub fn markdown_table(rows: &[PairedRow]) -> String {
     let mut out = String::from(
         "| half | client | against | all files: only ctxopt / only it | p | \
-         code: only ctxopt / only it | p | code lines: more in ctxopt / more in it | p |\n\
-         | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n",
+         code: only ctxopt / only it | p | code lines: more in ctxopt / more in it | p | \
+         distinctive code: only ctxopt / only it | p |\n\
+         | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
     );
     for r in rows {
         out.push_str(&format!(
-            "| {} | {} | {} | {} / {} | {} | {} / {} | {} | {} / {} | {} |\n",
+            "| {} | {} | {} | {} / {} | {} | {} / {} | {} | {} / {} | {} | {} / {} | {} |\n",
             r.half.name(),
             r.client.map_or("all", SessionClient::name),
             r.baseline.name(),
@@ -136,6 +147,9 @@ pub fn markdown_table(rows: &[PairedRow]) -> String {
             r.code_lines.ctxopt_only,
             r.code_lines.baseline_only,
             shown(r.code_lines.p_value()),
+            r.distinctive.ctxopt_only,
+            r.distinctive.baseline_only,
+            shown(r.distinctive.p_value()),
         ));
     }
     out
@@ -193,6 +207,8 @@ mod tests {
             files_kept,
             code_kept: lines.map(|n| n > 0),
             code_lines_kept: lines.unwrap_or(0),
+            // The label's first line is its one distinctive line, held with any line.
+            distinctive_kept: lines.map(|n| n > 0),
             tokens: 10,
             millis: 0.0,
         };
@@ -252,6 +268,7 @@ mod tests {
                 baseline_only: 2
             }
         );
+        assert_eq!(tuning_tail.distinctive, tuning_tail.code);
         let held_tail = rows
             .iter()
             .find(|r| r.half == Half::HeldOut && r.client.is_none() && r.baseline == Strategy::Tail)

@@ -27,6 +27,12 @@ pub(crate) const CUT_SHARES: [f64; 3] = [0.3, 0.5, 0.7];
 pub(crate) const HORIZON: usize = 30;
 /// The least length of a line of an edit's old text that counts as code.
 pub(crate) const CODE_LINE_CHARS: usize = 16;
+/// How many times the transcript up to a cut may hold a line of its code label for the line
+/// to be *distinctive*: shown about once (a Claude Code transcript writes a read file twice,
+/// in the tool result and in `toolUseResult`; a Codex CLI rollout a command's output in the
+/// call's output and in its end event), not a line such as `} catch (error) {` that recurs
+/// all over a codebase and any stretch of code may show.
+pub(crate) const DISTINCTIVE_AT_MOST: usize = 2;
 
 /// The client that wrote a session file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -158,6 +164,17 @@ pub struct SessionCut {
     pub(crate) files: Vec<String>,
     /// The code label: lines of the next edit's old text that the transcript holds.
     pub(crate) code: Vec<String>,
+}
+
+impl SessionCut {
+    /// The code label's distinctive lines (see [`DISTINCTIVE_AT_MOST`]).
+    pub(crate) fn distinctive_code(&self) -> Vec<&str> {
+        self.code
+            .iter()
+            .map(String::as_str)
+            .filter(|l| self.text.matches(&json_escaped(l)).count() <= DISTINCTIVE_AT_MOST)
+            .collect()
+    }
 }
 
 /// A compaction the client itself made, recorded in its session file: Claude Code's
@@ -718,6 +735,29 @@ pub(crate) mod tests {
         ]
         .join("\n")
             + "\n"
+    }
+
+    #[test]
+    fn a_code_line_the_transcript_holds_more_than_twice_is_not_distinctive() {
+        let cut = SessionCut {
+            share: 0.5,
+            calls: 3,
+            text: [
+                r#"{"content":"fn parse_header(input: &str) -> Header {\n} catch (error) {"}"#,
+                r#"{"toolUseResult":"fn parse_header(input: &str) -> Header {"}"#,
+                r#"{"content":"} catch (error) {\n} catch (error) {"}"#,
+            ]
+            .join("\n"),
+            files: Vec::new(),
+            code: vec![
+                "fn parse_header(input: &str) -> Header {".into(),
+                "} catch (error) {".into(),
+            ],
+        };
+        assert_eq!(
+            cut.distinctive_code(),
+            ["fn parse_header(input: &str) -> Header {"]
+        );
     }
 
     #[test]
