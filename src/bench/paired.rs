@@ -34,6 +34,16 @@ impl Split {
         sign_test(self.ctxopt_only, self.baseline_only)
     }
 
+    /// The split's two table cells: `ctxopt_only / baseline_only` and the p-value.
+    fn cells(self) -> String {
+        format!(
+            "{} / {} | {}",
+            self.ctxopt_only,
+            self.baseline_only,
+            shown(self.p_value())
+        )
+    }
+
     fn add(&mut self, ours: bool, theirs: bool) {
         self.ctxopt_only += usize::from(ours && !theirs);
         self.baseline_only += usize::from(theirs && !ours);
@@ -134,22 +144,14 @@ pub fn markdown_table(rows: &[PairedRow]) -> String {
     );
     for r in rows {
         out.push_str(&format!(
-            "| {} | {} | {} | {} / {} | {} | {} / {} | {} | {} / {} | {} | {} / {} | {} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} |\n",
             r.half.name(),
             r.client.map_or("all", SessionClient::name),
             r.baseline.name(),
-            r.all_files.ctxopt_only,
-            r.all_files.baseline_only,
-            shown(r.all_files.p_value()),
-            r.code.ctxopt_only,
-            r.code.baseline_only,
-            shown(r.code.p_value()),
-            r.code_lines.ctxopt_only,
-            r.code_lines.baseline_only,
-            shown(r.code_lines.p_value()),
-            r.distinctive.ctxopt_only,
-            r.distinctive.baseline_only,
-            shown(r.distinctive.p_value()),
+            r.all_files.cells(),
+            r.code.cells(),
+            r.code_lines.cells(),
+            r.distinctive.cells(),
         ));
     }
     out
