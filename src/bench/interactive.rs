@@ -414,15 +414,15 @@ fn names(text: &str, file: &str) -> bool {
 
 /// Scores `context` against the labels of `cut`.
 pub fn score(cut: &SessionCut, context: &str, tokenizer: Tokenizer, millis: f64) -> CutScore {
+    let code_lines_kept = cut
+        .code
+        .iter()
+        .filter(|l| context.contains(l.as_str()))
+        .count();
     CutScore {
         files_kept: cut.files.iter().filter(|f| names(context, f)).count(),
-        code_kept: (!cut.code.is_empty())
-            .then(|| cut.code.iter().any(|l| context.contains(l.as_str()))),
-        code_lines_kept: cut
-            .code
-            .iter()
-            .filter(|l| context.contains(l.as_str()))
-            .count(),
+        code_kept: (!cut.code.is_empty()).then_some(code_lines_kept > 0),
+        code_lines_kept,
         distinctive_kept: {
             let lines = cut.distinctive_code();
             (!lines.is_empty()).then(|| lines.iter().any(|l| context.contains(l)))

@@ -266,10 +266,9 @@ fn touched(units: &[Unit]) -> Vec<Touches> {
 /// a folder, when they have a file's extension. A bare name is left out: in a prompt,
 /// `Next.js` or `Node.js` is more often a product than a file.
 fn mentioned(text: &str) -> Vec<String> {
-    let mut named: Vec<String> = paths::mentions(text)
-        .into_iter()
-        .chain(paths::paths(text).into_iter().filter(|p| p.contains('/')))
-        .map(|p| p.into_owned())
+    let mut named: Vec<String> = paths::marked_paths(text)
+        .filter(|(p, mention)| *mention || p.contains('/'))
+        .map(|(p, _)| p.into_owned())
         .filter(|p| is_file_like(p))
         .collect();
     named.sort_unstable();

@@ -15,20 +15,12 @@ const KNOWN_EXTENSIONS: &[&str] = &[
 /// The paths in `text`, in order of appearance, normalized by [`normalize_path`]
 /// (duplicates kept; the caller dedupes).
 pub(crate) fn paths(text: &str) -> Vec<Cow<'_, str>> {
-    found_paths(text).map(|(path, _)| path).collect()
+    marked_paths(text).map(|(path, _)| path).collect()
 }
 
-/// The files `text` mentions (`@AGENTS.md`, `@src/a.ts`: a client attaches a file named so
-/// in a prompt), normalized by [`normalize_path`], in order of appearance.
-pub(crate) fn mentions(text: &str) -> Vec<Cow<'_, str>> {
-    found_paths(text)
-        .filter(|&(_, mention)| mention)
-        .map(|(path, _)| path)
-        .collect()
-}
-
-/// Each path of `text` and whether it was written as a mention.
-fn found_paths(text: &str) -> impl Iterator<Item = (Cow<'_, str>, bool)> {
+/// Each path of `text` as [`paths`] gives it, and whether it was written as a mention
+/// (`@AGENTS.md`, `@src/a.ts`: a client attaches a file named so in a prompt).
+pub(crate) fn marked_paths(text: &str) -> impl Iterator<Item = (Cow<'_, str>, bool)> {
     text.split(is_separator)
         .filter_map(path_in_token)
         .map(|(path, mention)| (normalize_path(path), mention))
@@ -211,10 +203,11 @@ mod tests {
             vec!["AGENTS.md", "plugins/x/SKILL.md", "/Users/me/app/a.txt"]
         );
         assert_eq!(found("@src/lib/util.ts:12"), vec!["src/lib/util.ts"]);
-        assert_eq!(
-            mentions("read @AGENTS.md and src/b.ts, then @./c/d.md"),
-            vec!["AGENTS.md", "c/d.md"]
-        );
+        let mentions: Vec<_> = marked_paths("read @AGENTS.md and src/b.ts, then @./c/d.md")
+            .filter(|&(_, mention)| mention)
+            .map(|(path, _)| path)
+            .collect();
+        assert_eq!(mentions, vec!["AGENTS.md", "c/d.md"]);
     }
 
     #[test]
@@ -241,7 +234,7 @@ mod tests {
         #[test]
         fn no_text_makes_the_reader_panic(text in "\\PC{0,40}") {
             let _ = paths(&text);
-            let _ = mentions(&text);
+            let _ = marked_paths(&text).count();
         }
     }
 
