@@ -283,10 +283,11 @@ pub(crate) const LEAD_BUDGET_SHARE: f64 = 0.25;
 /// the best-scoring —: it names the file and shows where the session was; of the latest
 /// command's output, only its last fragment), else 0 (the agent's latest message loses its
 /// role when none of its fragments has any relevance). It counts as relevance. Returns the
-/// fragments that lead — tried right after the current change —: the roles' fragments, by
-/// role (instruction, statement, latest command, plan, open problems, files in play) and,
-/// within a record, best score first, while their tokens together fit in
-/// [`LEAD_BUDGET_SHARE`] of `budget`.
+/// fragments that lead — tried right after the current change —: the fragments of the
+/// session's latest read first (the region it was looking at last, where its next change is
+/// most often made), then the roles' fragments by role (instruction, statement, latest
+/// command, plan, open problems, files in play); within a record, best score first; while
+/// their tokens together fit in [`LEAD_BUDGET_SHARE`] of `budget`.
 pub(crate) fn apply(
     weight: f64,
     state: &mut WorkingState,
@@ -335,7 +336,7 @@ pub(crate) fn apply(
     let last_chunk = pick(StateRole::LatestStep, &|a, b| {
         fragments[a].chunk.cmp(&fragments[b].chunk)
     });
-    let mut candidates: Vec<(StateRole, f64, usize)> = Vec::new();
+    let mut candidates: Vec<Candidate> = Vec::new();
     for (fi, (f, scored)) in fragments.iter().zip(scores.iter_mut()).enumerate() {
         let Some(s) = scored else { continue };
         let role = state.roles[f.unit.0].filter(|&r| match r {
@@ -357,17 +358,44 @@ pub(crate) fn apply(
         s.total = round4(s.total + contribution);
         s.relevance = round4(s.relevance + contribution);
         if let Some(role) = role {
-            candidates.push((role, s.total, fi));
+            candidates.push(Candidate {
+                latest_read: state.last_read == Some(f.unit.0),
+                role,
+                score: s.total,
+                fragment: fi,
+                tokens: f.tokens,
+            });
         }
     }
-    candidates.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.total_cmp(&a.1)).then(a.2.cmp(&b.2)));
-    let cap = (LEAD_BUDGET_SHARE * budget as f64) as usize;
+    leads(candidates, (LEAD_BUDGET_SHARE * budget as f64) as usize)
+}
+
+/// A fragment with a working-state role, a candidate to lead.
+#[derive(Debug, Clone, Copy)]
+struct Candidate {
+    /// Whether it is of the session's latest read.
+    latest_read: bool,
+    role: StateRole,
+    score: f64,
+    fragment: usize,
+    tokens: usize,
+}
+
+/// The fragments that lead, out of `candidates`: those of the latest read first, then by
+/// role, then best score first (ties: the first fragment), while their tokens fit in `cap`.
+fn leads(mut candidates: Vec<Candidate>, cap: usize) -> BTreeSet<usize> {
+    candidates.sort_by(|a, b| {
+        (!a.latest_read, a.role)
+            .cmp(&(!b.latest_read, b.role))
+            .then(b.score.total_cmp(&a.score))
+            .then(a.fragment.cmp(&b.fragment))
+    });
     let mut used = 0usize;
     let mut leads = BTreeSet::new();
-    for (_, _, fi) in candidates {
-        if used + fragments[fi].tokens <= cap {
-            used += fragments[fi].tokens;
-            leads.insert(fi);
+    for c in candidates {
+        if used + c.tokens <= cap {
+            used += c.tokens;
+            leads.insert(c.fragment);
         }
     }
     leads
@@ -574,6 +602,30 @@ mod tests {
             },
         );
         assert!(!latest(&mid_session.unwrap(), "rg"));
+    }
+
+    #[test]
+    fn the_latest_read_leads_before_the_roles_then_by_role_and_score() {
+        let c = |latest_read, role, score, fragment| Candidate {
+            latest_read,
+            role,
+            score,
+            fragment,
+            tokens: 10,
+        };
+        let candidates = vec![
+            c(false, StateRole::Instruction, 5.0, 0),
+            c(false, StateRole::Now, 4.0, 1),
+            c(true, StateRole::InPlay, 1.0, 2),
+            c(true, StateRole::InPlay, 2.0, 3),
+            c(false, StateRole::InPlay, 9.0, 4),
+        ];
+        // Room for three: the latest read's two, then the instruction.
+        assert_eq!(leads(candidates.clone(), 30), BTreeSet::from([0, 2, 3]));
+        // Room for one: the latest read's best-scoring fragment.
+        assert_eq!(leads(candidates.clone(), 15), BTreeSet::from([3]));
+        // Room for all.
+        assert_eq!(leads(candidates, 50).len(), 5);
     }
 
     #[test]
