@@ -375,9 +375,13 @@ pub(crate) fn apply(
 struct Candidate {
     /// Whether it is of the session's latest read.
     latest_read: bool,
+    /// Its part of the working state.
     role: StateRole,
+    /// Its score, the working-state component included.
     score: f64,
+    /// Its index among the fragments.
     fragment: usize,
+    /// Its tokens.
     tokens: usize,
 }
 
