@@ -39,6 +39,24 @@ pub(crate) const LEAD_SHARE: f64 = 0.75;
 /// returned to lead too, most visited first, while all the leads' tokens fit in it.
 pub(crate) const LEAD_BUDGET_SHARE: f64 = 0.25;
 
+/// Adds to `leads` the fragments of `order` in turn, each while the leads' tokens (`used` of
+/// them already taken) fit in `cap`: one that does not fit is skipped, and a smaller one after
+/// it may still lead.
+pub(crate) fn lead_while_fits(
+    order: impl IntoIterator<Item = usize>,
+    tokens: impl Fn(usize) -> usize,
+    mut used: usize,
+    cap: usize,
+    leads: &mut BTreeSet<usize>,
+) {
+    for fi in order {
+        if used + tokens(fi) <= cap {
+            used += tokens(fi);
+            leads.insert(fi);
+        }
+    }
+}
+
 /// Each file the session read, by its normalized lowercase path: how many records touch it.
 pub(crate) fn attention(
     units: &[Unit],
@@ -173,14 +191,14 @@ pub(crate) fn apply(
     }
     // Most visited first; each leads while the leads fit in their share of the budget.
     returned_to.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-    let mut used: usize = leads.iter().map(|&fi: &usize| fragments[fi].tokens).sum();
-    let cap = (LEAD_BUDGET_SHARE * budget as f64) as usize;
-    for (_, fi) in returned_to {
-        if used + fragments[fi].tokens <= cap {
-            used += fragments[fi].tokens;
-            leads.insert(fi);
-        }
-    }
+    let used: usize = leads.iter().map(|&fi: &usize| fragments[fi].tokens).sum();
+    lead_while_fits(
+        returned_to.into_iter().map(|(_, fi)| fi),
+        |fi| fragments[fi].tokens,
+        used,
+        (LEAD_BUDGET_SHARE * budget as f64) as usize,
+        &mut leads,
+    );
     for (fi, scored) in scores.iter_mut().enumerate() {
         let Some(s) = scored else { continue };
         let value = values[fi];

@@ -17,6 +17,7 @@ use crate::optimizer::fragment::{is_later, Fragment, Unit};
 use crate::optimizer::output::{ScoreComponent, Signal};
 use crate::optimizer::regions::Places;
 use crate::optimizer::score::{round4, Scored};
+use crate::optimizer::working_set::lead_while_fits;
 use crate::records::{Kind, Role};
 
 /// How many tool calls and turns halve a record's recency within a session.
@@ -363,11 +364,14 @@ pub(crate) fn apply(
                 role,
                 score: s.total,
                 fragment: fi,
-                tokens: f.tokens,
             });
         }
     }
-    leads(candidates, (LEAD_BUDGET_SHARE * budget as f64) as usize)
+    leads(
+        candidates,
+        |fi| fragments[fi].tokens,
+        (LEAD_BUDGET_SHARE * budget as f64) as usize,
+    )
 }
 
 /// A fragment with a working-state role, a candidate to lead.
@@ -381,27 +385,29 @@ struct Candidate {
     score: f64,
     /// Its index among the fragments.
     fragment: usize,
-    /// Its tokens.
-    tokens: usize,
 }
 
 /// The fragments that lead, out of `candidates`: those of the latest read first, then by
-/// role, then best score first (ties: the first fragment), while their tokens fit in `cap`.
-fn leads(mut candidates: Vec<Candidate>, cap: usize) -> BTreeSet<usize> {
+/// role, then best score first (ties: the first fragment), while their `tokens` fit in `cap`.
+fn leads(
+    mut candidates: Vec<Candidate>,
+    tokens: impl Fn(usize) -> usize,
+    cap: usize,
+) -> BTreeSet<usize> {
     candidates.sort_by(|a, b| {
         (!a.latest_read, a.role)
             .cmp(&(!b.latest_read, b.role))
             .then(b.score.total_cmp(&a.score))
             .then(a.fragment.cmp(&b.fragment))
     });
-    let mut used = 0usize;
     let mut leads = BTreeSet::new();
-    for c in candidates {
-        if used + c.tokens <= cap {
-            used += c.tokens;
-            leads.insert(c.fragment);
-        }
-    }
+    lead_while_fits(
+        candidates.iter().map(|c| c.fragment),
+        tokens,
+        0,
+        cap,
+        &mut leads,
+    );
     leads
 }
 
@@ -615,7 +621,6 @@ mod tests {
             role,
             score,
             fragment,
-            tokens: 10,
         };
         let candidates = vec![
             c(false, StateRole::Instruction, 5.0, 0),
@@ -625,11 +630,14 @@ mod tests {
             c(false, StateRole::InPlay, 9.0, 4),
         ];
         // Room for three: the latest read's two, then the instruction.
-        assert_eq!(leads(candidates.clone(), 30), BTreeSet::from([0, 2, 3]));
+        assert_eq!(
+            leads(candidates.clone(), |_| 10, 30),
+            BTreeSet::from([0, 2, 3])
+        );
         // Room for one: the latest read's best-scoring fragment.
-        assert_eq!(leads(candidates.clone(), 15), BTreeSet::from([3]));
+        assert_eq!(leads(candidates.clone(), |_| 10, 15), BTreeSet::from([3]));
         // Room for all.
-        assert_eq!(leads(candidates, 50).len(), 5);
+        assert_eq!(leads(candidates, |_| 10, 50).len(), 5);
     }
 
     #[test]
